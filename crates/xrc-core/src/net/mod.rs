@@ -1,0 +1,12 @@
+//! Packets and the wired plumbing they cross: fixed-delay pipes and
+//! rate-limited links with drop-tail queues.
+
+pub mod link;
+pub mod packet;
+pub mod pipe;
+pub mod queue;
+
+pub use link::{Link, LinkConfig, Enqueued};
+pub use packet::{AckHeader, DataHeader, FlowId, Packet, PacketKind, SackBlock, UeId, XrcOption};
+pub use pipe::Pipe;
+pub use queue::{DropTail, QueueCounters, QueueLimit};

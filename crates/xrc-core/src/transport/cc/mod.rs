@@ -1,0 +1,238 @@
+//! The congestion-control interface. This file holds only the trait and the
+//! types its hooks exchange; the shared Reno helpers live in [`helpers`],
+//! the algorithms one per module, and the name → constructor table in
+//! [`registry`].
+//!
+//! The hooks follow Linux's `struct tcp_congestion_ops`
+//! (`include/net/tcp.h`, `net/ipv4/tcp_cong.c`), because every loss- and
+//! delay-based algorithm we implement is specified by its Linux module:
+//!
+//! | Linux hook     | here              | required |
+//! |----------------|-------------------|----------|
+//! | `ssthresh`     | [`CongestionControl::ssthresh`] | yes |
+//! | `cong_avoid`   | [`CongestionControl::cong_avoid`] | yes, unless `cong_control` handles every ACK |
+//! | `set_state`    | [`CongestionControl::set_state`] | no |
+//! | `cwnd_event`   | [`CongestionControl::cwnd_event`] | no |
+//! | `in_ack_event` | [`CongestionControl::in_ack_event`] | no |
+//! | `pkts_acked`   | [`CongestionControl::pkts_acked`] | no |
+//! | `undo_cwnd`    | [`CongestionControl::undo_cwnd`] | no (Reno's rule) |
+//! | `cong_control` | [`CongestionControl::cong_control`] | no |
+//! | `sk_pacing_rate` | [`CongestionControl::pacing_rate`] | no |
+//!
+//! Two differences from Linux, both so that nothing is read from globals:
+//! `now` is passed into every hook, and the window the TCP framework and the
+//! algorithm share (`snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt`) is a small
+//! [`Window`] passed by reference instead of living in a socket. Explicit
+//! feedback from the network (the XRC option, later ABC marks, PBE-CC and
+//! NATCP reports) arrives through [`CongestionControl::on_feedback`].
+//!
+//! Windows are counted in segments (full-sized packets), as Linux counts
+//! `snd_cwnd`.
+
+pub mod cubic;
+pub mod helpers;
+pub mod newreno;
+pub mod registry;
+pub mod xrc;
+
+use crate::net::XrcOption;
+use crate::units::{BitRate, SimDuration, SimTime};
+
+/// Linux `TCP_INFINITE_SSTHRESH`.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// The congestion window state the TCP framework and the algorithm share.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Congestion window, segments (`snd_cwnd`).
+    pub cwnd: u32,
+    /// Slow-start threshold, segments (`snd_ssthresh`).
+    pub ssthresh: u32,
+    /// Fractional additive-increase counter, ACKed segments (`snd_cwnd_cnt`).
+    pub cwnd_cnt: u32,
+    /// Upper bound on `cwnd`, segments (`snd_cwnd_clamp`).
+    pub cwnd_clamp: u32,
+}
+
+impl Window {
+    pub fn new(initial_cwnd: u32) -> Self {
+        Window { cwnd: initial_cwnd, ssthresh: INFINITE_SSTHRESH, cwnd_cnt: 0, cwnd_clamp: u32::MAX / 2 }
+    }
+    /// Linux `tcp_in_slow_start`.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// Linux `enum tcp_ca_state`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    /// SACKs or duplicate ACKs seen, no loss decided yet.
+    Disorder,
+    /// Window reduced by ECN, no loss.
+    Cwr,
+    /// Fast recovery after a loss detected by (S)ACKs.
+    Recovery,
+    /// Recovery after a retransmission timeout.
+    Loss,
+}
+
+/// Linux `enum tcp_ca_event`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packet is in flight.
+    TxStart,
+    /// Congestion window restart after idle.
+    CwndRestart,
+    /// End of a congestion window reduction.
+    CompleteCwr,
+    /// Retransmission timeout.
+    Loss,
+    /// ECN: an ACK without / with the ECE flag.
+    EcnNoCe,
+    EcnIsCe,
+}
+
+/// A read-only view of the connection, as an algorithm may consult it.
+#[derive(Clone, Debug)]
+pub struct ConnView {
+    pub now: SimTime,
+    /// Sender maximum segment size, payload bytes.
+    pub mss: u32,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Segments sent and not cumulatively acknowledged.
+    pub packets_out: u32,
+    /// Linux `tcp_packets_in_flight`: out − (SACKed + lost) + retransmitted.
+    pub packets_in_flight: u32,
+    pub srtt: Option<SimDuration>,
+    /// Smallest RTT sample since the connection started.
+    pub min_rtt: Option<SimDuration>,
+    /// Segments delivered (cumulatively or selectively acknowledged).
+    pub delivered: u64,
+    pub ca_state: CaState,
+    /// Linux `tcp_is_cwnd_limited`: the window, not the application, limits sending.
+    pub is_cwnd_limited: bool,
+    /// The application has nothing more to send right now.
+    pub app_limited: bool,
+}
+
+/// Linux `struct ack_sample`: what one ACK acknowledged.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct AckSample {
+    /// Segments newly acknowledged (cumulatively or by SACK).
+    pub pkts_acked: u32,
+    /// RTT from the most recently sent segment this ACK acknowledged that was
+    /// never retransmitted (Linux `ca_rtt_us`), or from the timestamp echo.
+    pub rtt: Option<SimDuration>,
+    /// Packets in flight before this ACK.
+    pub in_flight: u32,
+}
+
+/// A delivery-rate sample (Linux `struct rate_sample`, `net/ipv4/tcp_rate.c`).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Segments delivered over `interval`; `None` when no valid sample.
+    pub delivered: Option<u64>,
+    pub interval: SimDuration,
+    /// `delivered` of the connection when the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// When the sampled packet was sent.
+    pub prior_time: SimTime,
+    pub prior_in_flight: u32,
+    /// Segments newly acknowledged or SACKed by this ACK.
+    pub acked_sacked: u32,
+    /// Segments newly marked lost by this ACK.
+    pub losses: u32,
+    pub rtt: Option<SimDuration>,
+    pub is_app_limited: bool,
+    /// This ACK acknowledged a retransmission (Linux `is_retrans`).
+    pub is_retrans: bool,
+}
+
+impl RateSample {
+    /// Delivery rate in bytes per second for segments of `mss` bytes.
+    pub fn delivery_rate(&self, mss: u32) -> Option<BitRate> {
+        let d = self.delivered?;
+        if self.interval.is_zero() {
+            return None;
+        }
+        Some(BitRate::from_bytes_over(d * mss as u64, self.interval))
+    }
+}
+
+/// Flags of the ACK being processed (subset of Linux `CA_ACK_*`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct AckFlags {
+    /// Not a pure duplicate: it acknowledged new data or updated the window.
+    pub slow_path: bool,
+    pub window_update: bool,
+    pub ece: bool,
+}
+
+/// Explicit network feedback delivered to the sender.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Feedback {
+    /// The XRC option written by the base station's agent.
+    Xrc(XrcOption),
+}
+
+/// One congestion-control algorithm for one connection.
+pub trait CongestionControl: Send {
+    /// The scheme's registry name (`"cubic"`).
+    fn name(&self) -> &'static str;
+
+    /// Called once before the first segment is sent (Linux `init`).
+    fn init(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView) {}
+
+    /// The new slow-start threshold on entering Recovery or Loss (Linux
+    /// `ssthresh`). Required.
+    fn ssthresh(&mut self, now: SimTime, w: &Window, c: &ConnView) -> u32;
+
+    /// Grows the window on an ACK in Open, Disorder or Loss state (Linux
+    /// `cong_avoid`). `acked` is the number of segments newly delivered.
+    fn cong_avoid(&mut self, now: SimTime, w: &mut Window, c: &ConnView, acked: u32);
+
+    /// The connection changed congestion state (Linux `set_state`).
+    fn set_state(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _new: CaState) {}
+
+    /// Linux `cwnd_event`.
+    fn cwnd_event(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _ev: CaEvent) {}
+
+    /// Called for every ACK before the window is adjusted (Linux `in_ack_event`).
+    fn in_ack_event(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _flags: AckFlags) {}
+
+    /// An ACK acknowledged new data; carries the RTT sample (Linux `pkts_acked`).
+    fn pkts_acked(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _s: &AckSample) {}
+
+    /// Window to restore after a spurious loss (Linux `undo_cwnd`; default is
+    /// Reno's `tcp_reno_undo_cwnd`). `prior_cwnd` is the window before the
+    /// reduction.
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
+        w.cwnd.max(prior_cwnd)
+    }
+
+    /// Full control of the window and pacing on every ACK (Linux
+    /// `cong_control`). Return `true` if the algorithm handled this ACK; the
+    /// framework then skips its own recovery window (PRR) and `cong_avoid`.
+    fn cong_control(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _rs: &RateSample) -> bool {
+        false
+    }
+
+    /// The pacing rate the algorithm asks for (Linux `sk_pacing_rate`);
+    /// `None` lets the framework decide (no pacing, or its default rule).
+    fn pacing_rate(&self) -> Option<BitRate> {
+        None
+    }
+
+    /// Explicit feedback from the network, delivered before the ACK that
+    /// carried it is processed.
+    fn on_feedback(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _fb: &Feedback) {}
+
+    /// A short label of the algorithm's internal mode for traces (e.g.
+    /// `"slow_start"`, `"unfair"`); empty by default.
+    fn mode(&self) -> &'static str {
+        ""
+    }
+}

@@ -1,0 +1,62 @@
+//! Scheme name → constructor. Adding an algorithm is one module plus one
+//! line here.
+//!
+//! Every algorithm has a `Config` that deserializes from the scenario's
+//! parameter table for that scheme (unknown keys rejected) and whose
+//! `Default` carries the reference values.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::CongestionControl;
+
+/// The names scenarios may use in `cc = "..."`.
+pub const SCHEMES: &[&str] = &["newreno", "cubic", "xrc"];
+
+/// Builds a controller from its name and parameter table. Errors name the
+/// offending parameter.
+pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn CongestionControl>, String> {
+    Ok(match name {
+        "newreno" => Box::new(super::newreno::NewReno::new(parse(params)?)),
+        "cubic" => Box::new(super::cubic::Cubic::new(parse(params)?)),
+        "xrc" => Box::new(super::xrc::Xrc::new(parse(params)?)),
+        other => return Err(unknown(other)),
+    })
+}
+
+/// The fully resolved parameters (defaults filled in) for a scheme.
+pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Value, String> {
+    match name {
+        "newreno" => roundtrip::<super::newreno::Config>(params),
+        "cubic" => roundtrip::<super::cubic::Config>(params),
+        "xrc" => roundtrip::<super::xrc::Config>(params),
+        other => Err(unknown(other)),
+    }
+}
+
+fn unknown(name: &str) -> String {
+    format!("unknown congestion control {name:?}; known: {}", SCHEMES.join(", "))
+}
+
+/// What every algorithm's `Config` provides.
+pub trait CcConfig: DeserializeOwned + Serialize + Default {
+    /// Rejects impossible parameter values, naming the parameter.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+fn parse<T: CcConfig>(params: &serde_json::Value) -> Result<T, String> {
+    let cfg: T = if params.is_null() {
+        T::default()
+    } else {
+        serde_json::from_value(params.clone()).map_err(|e| e.to_string())?
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+fn roundtrip<T: CcConfig>(params: &serde_json::Value) -> Result<serde_json::Value, String> {
+    let cfg: T = parse(params)?;
+    serde_json::to_value(cfg).map_err(|e| e.to_string())
+}

@@ -1,0 +1,11 @@
+//! Transport: the TCP sender and receiver and the congestion controllers.
+
+pub mod cc;
+pub mod rate;
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+pub use receiver::{ReceiverConfig, TcpReceiver};
+pub use sender::{Recovery, RetxKind, SenderOutput, SenderStats, TcpConfig, TcpSender};

@@ -1,0 +1,297 @@
+//! The TCP receiver: in-order delivery to the application, out-of-order
+//! buffering, cumulative ACKs with SACK blocks (RFC 2018), timestamps echo
+//! (RFC 7323 §4.3) and delayed ACKs (RFC 5681 §4.2; Linux's quick-ACK
+//! mode at the start of a connection and an immediate ACK for every
+//! out-of-order or hole-filling segment).
+
+use serde::{Deserialize, Serialize};
+
+use crate::net::{DataHeader, FlowId, Packet, SackBlock, packet::MAX_SACK_BLOCKS};
+use crate::units::{SimDuration, SimTime};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReceiverConfig {
+    /// Delay ACKs (acknowledge every `ack_every` full segments or after the timeout).
+    pub delayed_ack: bool,
+    pub ack_every: u32,
+    /// Linux's minimum delayed-ACK timeout is 40 ms (`TCP_DELACK_MIN`).
+    pub delack_timeout_ms: f64,
+    /// Segments acknowledged immediately at the start (Linux `TCP_MAX_QUICKACKS` = 16).
+    pub quickack_segments: u32,
+    /// Send SACK blocks.
+    pub sack: bool,
+}
+
+impl Default for ReceiverConfig {
+    fn default() -> Self {
+        ReceiverConfig { delayed_ack: true, ack_every: 2, delack_timeout_ms: 40.0, quickack_segments: 16, sack: true }
+    }
+}
+
+impl ReceiverConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.ack_every == 0 {
+            return Err("ack_every must be at least 1".into());
+        }
+        if !(self.delack_timeout_ms.is_finite() && self.delack_timeout_ms > 0.0) {
+            return Err(format!("delack_timeout_ms must be positive, got {}", self.delack_timeout_ms));
+        }
+        Ok(())
+    }
+}
+
+/// What one arriving segment did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Received {
+    /// Bytes newly delivered in order to the application.
+    pub delivered: u64,
+    /// The ACK to send now, if any.
+    pub ack: Option<Packet>,
+    /// The segment carried only bytes already received.
+    pub duplicate: bool,
+}
+
+pub struct TcpReceiver {
+    flow: FlowId,
+    cfg: ReceiverConfig,
+    delack: SimDuration,
+    rcv_nxt: u64,
+    /// Out-of-order data above `rcv_nxt`, disjoint, sorted.
+    ooo: Vec<SackBlock>,
+    /// Blocks in the order RFC 2018 wants them reported (most recent first).
+    recent: Vec<SackBlock>,
+    /// RFC 7323 TS.Recent.
+    ts_recent: SimTime,
+    last_ack_sent: u64,
+    unacked_segments: u32,
+    quickacks_left: u32,
+    delack_deadline: Option<SimTime>,
+    delivered_total: u64,
+    acks_sent: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(flow: FlowId, cfg: ReceiverConfig) -> Self {
+        let delack = SimDuration::try_from_millis_f64(cfg.delack_timeout_ms).unwrap_or(SimDuration::from_millis(40));
+        let quick = cfg.quickack_segments;
+        TcpReceiver {
+            flow,
+            cfg,
+            delack,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            recent: Vec::new(),
+            ts_recent: SimTime::ZERO,
+            last_ack_sent: 0,
+            unacked_segments: 0,
+            quickacks_left: quick,
+            delack_deadline: None,
+            delivered_total: 0,
+            acks_sent: 0,
+        }
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    pub fn delivered_total(&self) -> u64 {
+        self.delivered_total
+    }
+    pub fn acks_sent(&self) -> u64 {
+        self.acks_sent
+    }
+    pub fn next_timer(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+    pub fn out_of_order_blocks(&self) -> &[SackBlock] {
+        &self.ooo
+    }
+
+    pub fn on_data(&mut self, now: SimTime, d: &DataHeader) -> Received {
+        let start = d.seq;
+        let end = d.seq + d.len as u64;
+        let mut r = Received::default();
+        // RFC 7323 §4.3 (2): TS.Recent follows segments that cover Last.ACK.sent.
+        if start <= self.last_ack_sent && end > self.last_ack_sent {
+            self.ts_recent = d.ts_val;
+        }
+        if end <= self.rcv_nxt {
+            // Entirely old: a spurious retransmission. ACK at once (RFC 5681 §4.2).
+            r.duplicate = true;
+            r.ack = Some(self.make_ack(now));
+            return r;
+        }
+        let in_order = start <= self.rcv_nxt;
+        let had_holes = !self.ooo.is_empty();
+        if in_order {
+            let before = self.rcv_nxt;
+            self.rcv_nxt = end;
+            // Pull in any buffered data now contiguous.
+            while let Some(b) = self.ooo.first().copied() {
+                if b.start > self.rcv_nxt {
+                    break;
+                }
+                self.rcv_nxt = self.rcv_nxt.max(b.end);
+                self.ooo.remove(0);
+            }
+            self.recent.retain(|b| b.end > self.rcv_nxt);
+            r.delivered = self.rcv_nxt - before;
+            self.delivered_total += r.delivered;
+        } else {
+            self.insert_ooo(start, end);
+        }
+        self.unacked_segments += 1;
+        // Immediate ACK for out-of-order data, for data that fills a hole,
+        // in quick-ACK mode, or when delayed ACKs are off.
+        let immediate = !in_order
+            || had_holes
+            || !self.cfg.delayed_ack
+            || self.quickacks_left > 0
+            || self.unacked_segments >= self.cfg.ack_every;
+        if self.quickacks_left > 0 && in_order {
+            self.quickacks_left -= 1;
+        }
+        if immediate {
+            r.ack = Some(self.make_ack(now));
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.delack);
+        }
+        r
+    }
+
+    /// The delayed-ACK timer fired (or may have): send the pending ACK.
+    pub fn on_timer(&mut self, now: SimTime) -> Option<Packet> {
+        match self.delack_deadline {
+            Some(t) if t <= now => {
+                if self.unacked_segments > 0 {
+                    Some(self.make_ack(now))
+                } else {
+                    self.delack_deadline = None;
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        let mut nb = SackBlock { start: start.max(self.rcv_nxt), end };
+        // Merge with overlapping or adjacent blocks.
+        let mut i = 0;
+        while i < self.ooo.len() {
+            let b = self.ooo[i];
+            if b.end < nb.start || b.start > nb.end {
+                i += 1;
+                continue;
+            }
+            nb.start = nb.start.min(b.start);
+            nb.end = nb.end.max(b.end);
+            self.ooo.remove(i);
+        }
+        let pos = self.ooo.partition_point(|b| b.start < nb.start);
+        self.ooo.insert(pos, nb);
+        // RFC 2018 §4: the first block reports the most recent segment's block.
+        self.recent.retain(|b| !(b.end >= nb.start && b.start <= nb.end));
+        self.recent.insert(0, nb);
+        self.recent.truncate(8);
+    }
+
+    fn make_ack(&mut self, _now: SimTime) -> Packet {
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+        self.last_ack_sent = self.rcv_nxt;
+        self.acks_sent += 1;
+        let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        if self.cfg.sack {
+            for b in &self.recent {
+                if n == MAX_SACK_BLOCKS {
+                    break;
+                }
+                if b.end > self.rcv_nxt {
+                    blocks[n] = *b;
+                    n += 1;
+                }
+            }
+        }
+        Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.ts_recent)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::PacketKind;
+
+    fn seg(seq: u64) -> DataHeader {
+        DataHeader { seq, len: 1000, ts_val: SimTime::from_nanos(seq + 1), retransmit: false }
+    }
+    fn ack_of(p: &Packet) -> (u64, Vec<SackBlock>) {
+        match &p.kind {
+            PacketKind::Ack(a) => (a.ack, a.sack_blocks().to_vec()),
+            _ => panic!("not an ack"),
+        }
+    }
+    fn rx() -> TcpReceiver {
+        TcpReceiver::new(FlowId(0), ReceiverConfig { quickack_segments: 0, ..ReceiverConfig::default() })
+    }
+
+    #[test]
+    fn every_second_in_order_segment_is_acknowledged() {
+        let mut r = rx();
+        let t = SimTime::ZERO;
+        assert!(r.on_data(t, &seg(0)).ack.is_none());
+        assert_eq!(r.next_timer(), Some(SimTime::from_nanos(40_000_000)));
+        let a = r.on_data(t, &seg(1000)).ack.unwrap();
+        assert_eq!(ack_of(&a).0, 2000);
+        assert_eq!(r.next_timer(), None);
+    }
+
+    #[test]
+    fn a_lone_segment_is_acknowledged_when_the_delayed_ack_timer_fires() {
+        let mut r = rx();
+        r.on_data(SimTime::ZERO, &seg(0));
+        assert!(r.on_timer(SimTime::from_nanos(39_999_999)).is_none());
+        let a = r.on_timer(SimTime::from_nanos(40_000_000)).unwrap();
+        assert_eq!(ack_of(&a).0, 1000);
+    }
+
+    #[test]
+    fn out_of_order_segments_are_sacked_immediately_most_recent_first() {
+        let mut r = rx();
+        let t = SimTime::ZERO;
+        r.on_data(t, &seg(0));
+        let a = r.on_data(t, &seg(2000)).ack.unwrap();
+        assert_eq!(ack_of(&a), (1000, vec![SackBlock { start: 2000, end: 3000 }]));
+        let a = r.on_data(t, &seg(4000)).ack.unwrap();
+        assert_eq!(
+            ack_of(&a),
+            (1000, vec![SackBlock { start: 4000, end: 5000 }, SackBlock { start: 2000, end: 3000 }])
+        );
+        // Filling the first hole delivers two segments and acks at once.
+        let res = r.on_data(t, &seg(1000));
+        assert_eq!(res.delivered, 2000);
+        assert_eq!(ack_of(&res.ack.unwrap()), (3000, vec![SackBlock { start: 4000, end: 5000 }]));
+    }
+
+    #[test]
+    fn duplicate_data_is_not_delivered_twice() {
+        let mut r = rx();
+        let t = SimTime::ZERO;
+        assert_eq!(r.on_data(t, &seg(0)).delivered, 1000);
+        let d = r.on_data(t, &seg(0));
+        assert!(d.duplicate);
+        assert_eq!(d.delivered, 0);
+        assert_eq!(r.delivered_total(), 1000);
+    }
+
+    #[test]
+    fn quick_ack_mode_acknowledges_the_first_segments_one_by_one() {
+        let mut r = TcpReceiver::new(FlowId(0), ReceiverConfig { quickack_segments: 2, ..ReceiverConfig::default() });
+        let t = SimTime::ZERO;
+        assert!(r.on_data(t, &seg(0)).ack.is_some());
+        assert!(r.on_data(t, &seg(1000)).ack.is_some());
+        assert!(r.on_data(t, &seg(2000)).ack.is_none());
+    }
+}

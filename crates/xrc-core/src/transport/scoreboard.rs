@@ -1,0 +1,337 @@
+//! The sender's record of every segment sent and not yet cumulatively
+//! acknowledged: SACK marks, loss marks and retransmission state, with the
+//! counters Linux keeps (`packets_out`, `sacked_out`, `lost_out`,
+//! `retrans_out`).
+//!
+//! Loss marking follows RFC 6675 §4 `IsLost`: a segment is lost once
+//! `DupThresh` segments above it have been SACKed.
+
+use std::collections::VecDeque;
+
+use crate::units::SimTime;
+
+/// Delivery-rate bookkeeping taken when a segment is sent (Linux
+/// `tcp_skb_cb.tx`, `net/ipv4/tcp_rate.c`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxSnapshot {
+    pub delivered: u64,
+    pub delivered_time: SimTime,
+    pub first_tx_time: SimTime,
+    pub app_limited: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Seg {
+    pub seq: u64,
+    pub len: u32,
+    /// Time of the latest (re)transmission.
+    pub tx_time: SimTime,
+    /// Number of transmissions.
+    pub tx_count: u32,
+    pub sacked: bool,
+    pub lost: bool,
+    /// A retransmission of this segment is in flight (Linux `TCPCB_SACKED_RETRANS`).
+    pub retrans: bool,
+    pub snap: TxSnapshot,
+}
+
+impl Seg {
+    pub fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+    /// Karn's rule: only segments sent once give unambiguous RTT samples.
+    pub fn ever_retransmitted(&self) -> bool {
+        self.tx_count > 1
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<Seg>,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// Segments marked lost and not (yet) retransmitted since.
+    lost_pending: u32,
+}
+
+impl Scoreboard {
+    pub fn push(&mut self, seg: Seg) {
+        debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.seq));
+        self.segs.push_back(seg);
+    }
+
+    pub fn packets_out(&self) -> u32 {
+        self.segs.len() as u32
+    }
+    pub fn sacked_out(&self) -> u32 {
+        self.sacked_out
+    }
+    pub fn lost_out(&self) -> u32 {
+        self.lost_out
+    }
+    pub fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+    /// Linux `tcp_packets_in_flight` (RFC 6675 "pipe" in segments).
+    pub fn in_flight(&self) -> u32 {
+        self.packets_out() - (self.sacked_out + self.lost_out) + self.retrans_out
+    }
+    pub fn has_lost_to_retransmit(&self) -> bool {
+        self.lost_pending > 0
+    }
+    pub fn front(&self) -> Option<&Seg> {
+        self.segs.front()
+    }
+    pub fn get(&self, i: usize) -> &Seg {
+        &self.segs[i]
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &Seg> {
+        self.segs.iter()
+    }
+
+    /// Removes segments wholly below `ack`, calling `f` with each removed
+    /// segment before its counters are released.
+    pub fn ack_cumulative(&mut self, ack: u64, mut f: impl FnMut(&Seg)) {
+        while let Some(s) = self.segs.front() {
+            if s.end() > ack {
+                break;
+            }
+            let s = self.segs.pop_front().expect("front exists");
+            f(&s);
+            self.release(&s);
+        }
+    }
+
+    fn release(&mut self, s: &Seg) {
+        if s.sacked {
+            self.sacked_out -= 1;
+        }
+        if s.lost {
+            self.lost_out -= 1;
+            if !s.retrans {
+                self.lost_pending -= 1;
+            }
+        }
+        if s.retrans {
+            self.retrans_out -= 1;
+        }
+    }
+
+    /// Marks segments inside [start, end) as SACKed, calling `f` with each
+    /// newly SACKed segment. Returns how many were newly SACKed.
+    pub fn sack(&mut self, start: u64, end: u64, mut f: impl FnMut(&Seg)) -> u32 {
+        let first = self.segs.partition_point(|s| s.end() <= start);
+        let mut n = 0;
+        for i in first..self.segs.len() {
+            let s = &mut self.segs[i];
+            if s.seq >= end {
+                break;
+            }
+            if s.sacked || s.seq < start || s.end() > end {
+                continue;
+            }
+            s.sacked = true;
+            self.sacked_out += 1;
+            if s.lost {
+                s.lost = false;
+                self.lost_out -= 1;
+                if !s.retrans {
+                    self.lost_pending -= 1;
+                }
+            }
+            if s.retrans {
+                s.retrans = false;
+                self.retrans_out -= 1;
+            }
+            n += 1;
+            f(&self.segs[i]);
+        }
+        n
+    }
+
+    /// RFC 6675 `IsLost`: marks every un-SACKed segment that has at least
+    /// `dupthresh` SACKed segments above it. Returns how many were newly
+    /// marked.
+    pub fn mark_lost_by_sack(&mut self, dupthresh: u32) -> u32 {
+        if self.sacked_out < dupthresh {
+            return 0;
+        }
+        let mut above = 0u32;
+        let mut newly = 0;
+        for i in (0..self.segs.len()).rev() {
+            let s = &mut self.segs[i];
+            if s.sacked {
+                above += 1;
+                continue;
+            }
+            if above < dupthresh {
+                continue;
+            }
+            if s.lost {
+                // Everything below was marked when this one was.
+                break;
+            }
+            s.lost = true;
+            self.lost_out += 1;
+            if s.retrans {
+                // Its retransmission is deemed lost too.
+                s.retrans = false;
+                self.retrans_out -= 1;
+            }
+            self.lost_pending += 1;
+            newly += 1;
+        }
+        newly
+    }
+
+    /// Marks the first un-SACKed segment lost (NewReno fast retransmit and
+    /// partial ACKs). Returns whether it was newly marked.
+    pub fn mark_head_lost(&mut self) -> bool {
+        let Some(s) = self.segs.iter_mut().find(|s| !s.sacked) else { return false };
+        if s.lost && !s.retrans {
+            return false;
+        }
+        if s.retrans {
+            s.retrans = false;
+            self.retrans_out -= 1;
+        }
+        if !s.lost {
+            s.lost = true;
+            self.lost_out += 1;
+        }
+        self.lost_pending += 1;
+        true
+    }
+
+    /// Retransmission timeout: every un-SACKed segment is lost and no
+    /// retransmission is in flight any more (Linux `tcp_timeout_mark_lost`).
+    pub fn mark_all_lost(&mut self) -> u32 {
+        let mut n = 0;
+        for s in self.segs.iter_mut() {
+            if s.retrans {
+                s.retrans = false;
+                self.retrans_out -= 1;
+            }
+            if !s.sacked && !s.lost {
+                s.lost = true;
+                self.lost_out += 1;
+                n += 1;
+            }
+        }
+        self.lost_pending = self.segs.iter().filter(|s| s.lost && !s.retrans).count() as u32;
+        n
+    }
+
+    /// The lowest lost segment not yet retransmitted, with its index.
+    pub fn next_lost(&self) -> Option<usize> {
+        if self.lost_pending == 0 {
+            return None;
+        }
+        self.segs.iter().position(|s| s.lost && !s.retrans)
+    }
+
+    /// Records a retransmission of segment `i` at `now`.
+    pub fn on_retransmit(&mut self, i: usize, now: SimTime, snap: TxSnapshot) {
+        let s = &mut self.segs[i];
+        debug_assert!(!s.sacked);
+        if s.lost && !s.retrans {
+            self.lost_pending -= 1;
+        }
+        if !s.retrans {
+            s.retrans = true;
+            self.retrans_out += 1;
+        }
+        s.tx_time = now;
+        s.tx_count += 1;
+        s.snap = snap;
+    }
+
+    /// Highest SACKed sequence end (RFC 6675 HighACK-side bookkeeping).
+    pub fn highest_sacked_end(&self) -> Option<u64> {
+        if self.sacked_out == 0 {
+            return None;
+        }
+        self.segs.iter().rev().find(|s| s.sacked).map(|s| s.end())
+    }
+
+    /// Checks the counters against the segments (used by tests).
+    pub fn consistent(&self) -> bool {
+        let sacked = self.segs.iter().filter(|s| s.sacked).count() as u32;
+        let lost = self.segs.iter().filter(|s| s.lost).count() as u32;
+        let retrans = self.segs.iter().filter(|s| s.retrans).count() as u32;
+        let pending = self.segs.iter().filter(|s| s.lost && !s.retrans).count() as u32;
+        let no_sacked_lost = self.segs.iter().all(|s| !(s.sacked && (s.lost || s.retrans)));
+        sacked == self.sacked_out
+            && lost == self.lost_out
+            && retrans == self.retrans_out
+            && pending == self.lost_pending
+            && no_sacked_lost
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for i in 0..n {
+            b.push(Seg {
+                seq: i * 100,
+                len: 100,
+                tx_time: SimTime::ZERO,
+                tx_count: 1,
+                sacked: false,
+                lost: false,
+                retrans: false,
+                snap: TxSnapshot::default(),
+            });
+        }
+        b
+    }
+
+    #[test]
+    fn a_hole_becomes_lost_after_three_segments_above_it_are_sacked() {
+        let mut b = board(10);
+        b.sack(100, 300, |_| {});
+        assert_eq!(b.mark_lost_by_sack(3), 0);
+        b.sack(300, 400, |_| {});
+        assert_eq!(b.mark_lost_by_sack(3), 1);
+        assert_eq!(b.next_lost(), Some(0));
+        assert_eq!(b.in_flight(), 10 - 3 - 1);
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn a_retransmission_counts_in_flight_until_sacked_or_acked() {
+        let mut b = board(5);
+        b.sack(100, 500, |_| {});
+        b.mark_lost_by_sack(3);
+        b.on_retransmit(0, SimTime::from_nanos(1), TxSnapshot::default());
+        assert_eq!(b.in_flight(), 1);
+        assert!(!b.has_lost_to_retransmit());
+        let mut removed = 0;
+        b.ack_cumulative(500, |_| removed += 1);
+        assert_eq!(removed, 5);
+        assert_eq!((b.packets_out(), b.in_flight()), (0, 0));
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn a_timeout_marks_everything_unsacked_lost() {
+        let mut b = board(6);
+        b.sack(200, 300, |_| {});
+        assert_eq!(b.mark_all_lost(), 5);
+        assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.next_lost(), Some(0));
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn sacking_a_partially_covered_segment_does_nothing() {
+        let mut b = board(3);
+        assert_eq!(b.sack(150, 300, |_| {}), 1);
+        assert!(b.get(2).sacked && !b.get(1).sacked);
+    }
+}

@@ -1,0 +1,289 @@
+//! Units as types: simulated time, durations, byte counts and bit rates.
+//!
+//! Simulated time is an integer count of nanoseconds since the start of the
+//! run. Nothing in the simulator compares floating-point times; floats appear
+//! only at the edges (configuration in, metrics out).
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
+
+/// A point in simulated time, in nanoseconds since the start of the run.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SimTime(u64);
+
+/// A non-negative span of simulated time, in nanoseconds.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SimDuration(u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimTime(ns)
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+    /// Time elapsed since `earlier`; zero if `earlier` is in the future.
+    pub fn saturating_since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+    /// The duration since the start of the run.
+    pub const fn since_start(self) -> SimDuration {
+        SimDuration(self.0)
+    }
+    /// The first multiple of `period` (offset by `phase`) at or after `self`.
+    pub fn next_boundary(self, period: SimDuration, phase: SimDuration) -> SimTime {
+        debug_assert!(period.0 > 0);
+        let p = period.0;
+        let ph = phase.0 % p;
+        if self.0 <= ph {
+            return SimTime(ph);
+        }
+        let k = (self.0 - ph).div_ceil(p);
+        SimTime(ph + k * p)
+    }
+}
+
+impl SimDuration {
+    pub const ZERO: SimDuration = SimDuration(0);
+    pub const MAX: SimDuration = SimDuration(u64::MAX);
+
+    pub const fn from_nanos(ns: u64) -> Self {
+        SimDuration(ns)
+    }
+    pub const fn from_micros(us: u64) -> Self {
+        SimDuration(us * 1_000)
+    }
+    pub const fn from_millis(ms: u64) -> Self {
+        SimDuration(ms * 1_000_000)
+    }
+    pub const fn from_secs(s: u64) -> Self {
+        SimDuration(s * 1_000_000_000)
+    }
+    /// Converts a non-negative, finite number of milliseconds, rounding to the
+    /// nearest nanosecond. Returns `None` for negative, NaN or too large input.
+    pub fn try_from_millis_f64(ms: f64) -> Option<Self> {
+        Self::try_from_nanos_f64(ms * 1e6)
+    }
+    pub fn try_from_secs_f64(s: f64) -> Option<Self> {
+        Self::try_from_nanos_f64(s * 1e9)
+    }
+    fn try_from_nanos_f64(ns: f64) -> Option<Self> {
+        if ns.is_finite() && ns >= 0.0 && ns < u64::MAX as f64 {
+            Some(SimDuration(ns.round() as u64))
+        } else {
+            None
+        }
+    }
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    pub fn as_micros(self) -> u64 {
+        self.0 / 1_000
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+    pub fn saturating_sub(self, rhs: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(rhs.0))
+    }
+    pub fn mul_f64(self, k: f64) -> SimDuration {
+        debug_assert!(k >= 0.0);
+        SimDuration((self.0 as f64 * k).round() as u64)
+    }
+    pub fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn add(self, rhs: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(rhs.0))
+    }
+}
+impl AddAssign<SimDuration> for SimTime {
+    fn add_assign(&mut self, rhs: SimDuration) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+impl Sub<SimDuration> for SimTime {
+    type Output = SimTime;
+    fn sub(self, rhs: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_sub(rhs.0))
+    }
+}
+impl Add for SimDuration {
+    type Output = SimDuration;
+    fn add(self, rhs: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(rhs.0))
+    }
+}
+impl AddAssign for SimDuration {
+    fn add_assign(&mut self, rhs: SimDuration) {
+        self.0 = self.0.saturating_add(rhs.0);
+    }
+}
+impl Sub for SimDuration {
+    type Output = SimDuration;
+    fn sub(self, rhs: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(rhs.0))
+    }
+}
+impl Mul<u64> for SimDuration {
+    type Output = SimDuration;
+    fn mul(self, rhs: u64) -> SimDuration {
+        SimDuration(self.0.saturating_mul(rhs))
+    }
+}
+impl Div<u64> for SimDuration {
+    type Output = SimDuration;
+    fn div(self, rhs: u64) -> SimDuration {
+        SimDuration(self.0 / rhs)
+    }
+}
+
+impl fmt::Debug for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.6}s", self.as_secs_f64())
+    }
+}
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.6}s", self.as_secs_f64())
+    }
+}
+impl fmt::Debug for SimDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:.3}ms", self.as_millis_f64())
+    }
+}
+
+/// A count of bytes.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    pub const fn bits(self) -> u64 {
+        self.0 * 8
+    }
+}
+impl Add for Bytes {
+    type Output = Bytes;
+    fn add(self, rhs: Bytes) -> Bytes {
+        Bytes(self.0 + rhs.0)
+    }
+}
+impl AddAssign for Bytes {
+    fn add_assign(&mut self, rhs: Bytes) {
+        self.0 += rhs.0;
+    }
+}
+
+/// A bit rate, in bits per second.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct BitRate(u64);
+
+impl BitRate {
+    pub const ZERO: BitRate = BitRate(0);
+
+    pub const fn from_bps(bps: u64) -> Self {
+        BitRate(bps)
+    }
+    /// Converts a non-negative, finite rate in Mbit/s. `None` otherwise.
+    pub fn try_from_mbps(mbps: f64) -> Option<Self> {
+        let bps = mbps * 1e6;
+        if bps.is_finite() && bps >= 0.0 && bps < u64::MAX as f64 {
+            Some(BitRate(bps.round() as u64))
+        } else {
+            None
+        }
+    }
+    pub const fn bps(self) -> u64 {
+        self.0
+    }
+    pub fn mbps(self) -> f64 {
+        self.0 as f64 * 1e-6
+    }
+    /// The rate that carries `bytes` in `over`; zero for an empty interval.
+    pub fn from_bytes_over(bytes: u64, over: SimDuration) -> Self {
+        if over.is_zero() {
+            return BitRate(0);
+        }
+        BitRate(((bytes as u128 * 8 * 1_000_000_000) / over.as_nanos() as u128) as u64)
+    }
+    /// Time to serialize `bytes` at this rate, rounded up to the nanosecond.
+    /// `None` for a zero rate (the bytes never leave).
+    pub fn tx_time(self, bytes: u64) -> Option<SimDuration> {
+        if self.0 == 0 {
+            return None;
+        }
+        let ns = (bytes as u128 * 8 * 1_000_000_000).div_ceil(self.0 as u128);
+        Some(SimDuration(ns.min(u64::MAX as u128) as u64))
+    }
+    /// Bytes carried at this rate during `d` (rounded down).
+    pub fn bytes_in(self, d: SimDuration) -> u64 {
+        ((self.0 as u128 * d.as_nanos() as u128) / 8_000_000_000) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialization_time_of_a_full_packet_at_ten_megabits_is_1_2_ms() {
+        let r = BitRate::try_from_mbps(10.0).unwrap();
+        assert_eq!(r.tx_time(1500), Some(SimDuration::from_micros(1200)));
+    }
+
+    #[test]
+    fn serialization_time_rounds_up_to_the_nanosecond() {
+        let r = BitRate::from_bps(3);
+        assert_eq!(r.tx_time(1).unwrap().as_nanos(), 2_666_666_667);
+    }
+
+    #[test]
+    fn zero_rate_never_serializes() {
+        assert_eq!(BitRate::ZERO.tx_time(1), None);
+    }
+
+    #[test]
+    fn next_boundary_is_at_or_after_now() {
+        let p = SimDuration::from_millis(10);
+        let ph = SimDuration::from_millis(3);
+        assert_eq!(SimTime::from_nanos(0).next_boundary(p, ph), SimTime::from_nanos(3_000_000));
+        assert_eq!(
+            SimTime::from_nanos(3_000_000).next_boundary(p, ph),
+            SimTime::from_nanos(3_000_000)
+        );
+        assert_eq!(
+            SimTime::from_nanos(3_000_001).next_boundary(p, ph),
+            SimTime::from_nanos(13_000_000)
+        );
+    }
+
+    #[test]
+    fn negative_or_nan_durations_are_rejected() {
+        assert!(SimDuration::try_from_millis_f64(-1.0).is_none());
+        assert!(SimDuration::try_from_millis_f64(f64::NAN).is_none());
+        assert_eq!(SimDuration::try_from_millis_f64(1.5), Some(SimDuration::from_micros(1500)));
+    }
+
+    #[test]
+    fn rate_from_bytes_over_interval() {
+        let r = BitRate::from_bytes_over(1500, SimDuration::from_millis(1));
+        assert_eq!(r.bps(), 12_000_000);
+    }
+}
