@@ -1,4 +1,13 @@
-//! The radio access network: the LTE downlink at the base station, the UE
-//! side, the uplink grant model, the XRC agent and a trace-driven link.
+//! The radio access network: the LTE downlink at the base station (channel,
+//! AMC tables, MAC scheduler, HARQ, RLC, PDCP), the UE receive side and
+//! uplink grant model, the XRC agent, and a trace-driven link.
 
+pub mod agent;
 pub mod amc;
+pub mod cell;
+pub mod channel;
+pub mod pdcp;
+pub mod rlc;
+pub mod scheduler;
+pub mod trace_link;
+pub mod uplink;

@@ -1,17 +1,554 @@
-//! XRC (placeholder; being written).
-use serde::{Deserialize, Serialize};
-use super::helpers::{reno_cong_avoid, reno_ssthresh};
-use super::{CongestionControl, ConnView, Window};
-use crate::units::SimTime;
+//! XRC sender: explicit rate control driven by the base station's feedback.
+//!
+//! Reference: M. Kheirkhah, M. M. Kassem, G. Fairhurst, M. K. Marina,
+//! "XRC: An Explicit Rate Control for Future Cellular Networks", IEEE ICC
+//! 2022, §III-B. The agent half (capacity and HoL delay written into ACKs)
+//! is `ran::agent`.
+//!
+//! The model, with the paper's equation numbers:
+//!
+//! ```text
+//! (2)  twnd = R_exp · RTT_min                       target window
+//! (3)  σ    = max( mean_j RTT_j − RTT_min , HoL_exp ) queuing delay, per window of data
+//!      bottleneck = Internet  if HoL_exp ≤ λ and (mean RTT − RTT_min) − HoL_exp > λ
+//!                   wireless  otherwise
+//! ```
+//!
+//! State diagram (evaluated once per window of data, i.e. per round trip):
+//!
+//! ```text
+//!            no feedback / stale ──────────────► Reno (standard TCP)
+//!  feedback: cwnd < twnd, σ ≤ λ  ──────────────► Ramp    (reach twnd within `ramp_rtts` RTTs)
+//!            cwnd ≥ twnd, σ ≤ λ  ──────────────► Probe   (+`probe_segments` per RTT)
+//!            σ > λ, wireless     ── first round ► cwnd := twnd, then Hold (+probe per RTT)
+//!                                ── N rounds    ► Unfair  (α large until σ ≤ λ or a loss)
+//!            Internet bottleneck ──────────────► Internet (Reno AI, capped at twnd)
+//!  any loss  ──────────────────────────────────► standard recovery (Reno ssthresh), then as above
+//! ```
+//!
+//! Choices where the paper is silent, each a parameter:
+//! 1. *Window of data* is a round: from a segment being sent until it is
+//!    acknowledged (`snd_una` passes the `snd_nxt` recorded at the round's
+//!    start). σ and the bottleneck location are re-evaluated at each round's
+//!    end; HoL_exp is the latest value received.
+//! 2. *Fast ramp "within 2 RTTs"*: at each round start the gap twnd − cwnd is
+//!    measured and spread evenly over `ramp_rtts` rounds (α = gap / ramp_rtts
+//!    segments per RTT), never overshooting twnd.
+//! 3. *Slow probing* is one segment per RTT (`probe_segments`), Reno's rate.
+//! 4. *Reset* sets cwnd to twnd when σ first exceeds λ; while σ stays above
+//!    λ at a wireless bottleneck the sender keeps probing slowly, and after
+//!    `unfair_after_rtts` (N = 10) such rounds enters the unfairness mode.
+//! 5. *Unfairness mode*: α = `unfair_gain` × cwnd per RTT (1.0 = doubling,
+//!    like slow start) until σ ≤ λ at a round end, or a loss.
+//! 6. *Standard loss recovery*: ssthresh = max(cwnd/2, 2) (Reno) and the
+//!    framework's SACK/PRR recovery; after recovery the ramp brings the
+//!    window back to twnd.
+//! 7. *Internet bottleneck*: Reno additive increase, capped at twnd.
+//! 8. *No feedback*: before the first feedback, or when none has arrived for
+//!    `feedback_timeout_ms`, the sender is Reno (slow start, AIMD).
+//! 9. RTT_min is the smallest RTT sample since the connection started (the
+//!    paper's definition), from the framework's per-ACK samples.
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+use serde::{Deserialize, Serialize};
+
+use super::helpers::{cong_avoid_ai, reno_cong_avoid, reno_ssthresh};
+use super::registry::CcConfig;
+use super::{AckSample, CaState, CongestionControl, ConnView, Feedback, Window};
+use crate::units::{SimDuration, SimTime};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Config {}
-impl super::registry::CcConfig for Config {}
-pub struct Xrc;
-impl Xrc { pub fn new(_c: Config) -> Self { Xrc } }
+pub struct Config {
+    /// Queuing budget λ, ms (paper: 10 ms).
+    pub budget_ms: f64,
+    /// Round trips over which the ramp closes the gap to twnd (paper: 2).
+    pub ramp_rtts: f64,
+    /// Window growth per RTT while probing, segments (paper: one).
+    pub probe_segments: f64,
+    /// Rounds with σ > λ at a wireless bottleneck before the unfairness
+    /// mode (paper: N = 10).
+    pub unfair_after_rtts: u32,
+    /// Growth per RTT in the unfairness mode, as a fraction of cwnd.
+    pub unfair_gain: f64,
+    /// Feedback older than this is ignored and the sender falls back to Reno.
+    pub feedback_timeout_ms: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            budget_ms: 10.0,
+            ramp_rtts: 2.0,
+            probe_segments: 1.0,
+            unfair_after_rtts: 10,
+            unfair_gain: 1.0,
+            feedback_timeout_ms: 1000.0,
+        }
+    }
+}
+
+impl CcConfig for Config {
+    fn validate(&self) -> Result<(), String> {
+        let pos = |n: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{n} must be a positive number, got {v}"))
+            }
+        };
+        pos("budget_ms", self.budget_ms)?;
+        pos("ramp_rtts", self.ramp_rtts)?;
+        pos("probe_segments", self.probe_segments)?;
+        pos("unfair_gain", self.unfair_gain)?;
+        pos("feedback_timeout_ms", self.feedback_timeout_ms)?;
+        Ok(())
+    }
+}
+
+/// Where the sender believes the bottleneck is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Bottleneck {
+    Wireless,
+    Internet,
+}
+
+/// The sender's operating mode.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// No (fresh) feedback: standard TCP.
+    Reno,
+    /// cwnd below twnd: fast increase.
+    Ramp,
+    /// At or above twnd: one segment per RTT.
+    Probe,
+    /// σ above budget after a reset, counting rounds toward unfairness.
+    Hold,
+    /// Unfairness mode against loss-based competitors.
+    Unfair,
+    /// Internet bottleneck: Reno capped at twnd.
+    Internet,
+}
+
+#[derive(Clone, Debug, Default)]
+struct RoundStats {
+    sum_rtt_ns: u128,
+    samples: u64,
+}
+
+pub struct Xrc {
+    cfg: Config,
+    budget: SimDuration,
+    feedback_timeout: SimDuration,
+    rate_bps: Option<u64>,
+    hol: SimDuration,
+    last_feedback: Option<SimTime>,
+    min_rtt: Option<SimDuration>,
+    round: RoundStats,
+    round_end: u64,
+    round_start_cwnd: u32,
+    /// σ and its end-to-end part from the last completed round.
+    sigma: Option<SimDuration>,
+    sigma_e2e: Option<SimDuration>,
+    bottleneck: Bottleneck,
+    over_budget_rounds: u32,
+    mode: Mode,
+    /// Fractional window growth carried between ACKs, segments.
+    credit: f64,
+    /// Ramp speed, segments per RTT, fixed while the ramp lasts.
+    ramp_per_rtt: f64,
+}
+
+impl Xrc {
+    pub fn new(cfg: Config) -> Self {
+        let budget = SimDuration::try_from_millis_f64(cfg.budget_ms).unwrap_or(SimDuration::from_millis(10));
+        let feedback_timeout =
+            SimDuration::try_from_millis_f64(cfg.feedback_timeout_ms).unwrap_or(SimDuration::from_secs(1));
+        Xrc {
+            cfg,
+            budget,
+            feedback_timeout,
+            rate_bps: None,
+            hol: SimDuration::ZERO,
+            last_feedback: None,
+            min_rtt: None,
+            round: RoundStats::default(),
+            round_end: 0,
+            round_start_cwnd: 0,
+            sigma: None,
+            sigma_e2e: None,
+            bottleneck: Bottleneck::Wireless,
+            over_budget_rounds: 0,
+            mode: Mode::Reno,
+            credit: 0.0,
+            ramp_per_rtt: 0.0,
+        }
+    }
+
+    /// Eq. (2): twnd = R_exp · RTT_min, in segments of `mss` bytes.
+    pub fn target_window(&self, mss: u32) -> Option<u32> {
+        let r = self.rate_bps? as f64;
+        let rtt = self.min_rtt?.as_secs_f64();
+        let bytes = r / 8.0 * rtt;
+        Some(((bytes / mss as f64).round() as u32).max(2))
+    }
+    pub fn sigma(&self) -> Option<SimDuration> {
+        self.sigma
+    }
+    pub fn bottleneck(&self) -> Bottleneck {
+        self.bottleneck
+    }
+    pub fn current_mode(&self) -> Mode {
+        self.mode
+    }
+    pub fn explicit_rate_bps(&self) -> Option<u64> {
+        self.rate_bps
+    }
+
+    fn feedback_fresh(&self, now: SimTime) -> bool {
+        self.last_feedback.is_some_and(|t| now.saturating_since(t) <= self.feedback_timeout)
+    }
+
+    /// Ends the current round if `snd_una` passed its end: evaluates eq. (3)
+    /// and the bottleneck location, and moves between modes.
+    fn maybe_end_round(&mut self, w: &mut Window, c: &ConnView) {
+        if c.snd_una < self.round_end {
+            return;
+        }
+        if self.round.samples > 0 {
+            if let Some(min) = self.min_rtt {
+                let mean = (self.round.sum_rtt_ns / self.round.samples as u128) as u64;
+                let e2e = SimDuration::from_nanos(mean.saturating_sub(min.as_nanos()));
+                self.sigma_e2e = Some(e2e);
+                // Eq. (3).
+                self.sigma = Some(e2e.max(self.hol));
+                // Bottleneck location (§III-B).
+                self.bottleneck = if self.hol <= self.budget && e2e.saturating_sub(self.hol) > self.budget {
+                    Bottleneck::Internet
+                } else {
+                    Bottleneck::Wireless
+                };
+            }
+        }
+        self.round = RoundStats::default();
+        self.round_end = c.snd_nxt;
+        self.round_start_cwnd = w.cwnd;
+        if self.feedback_fresh(c.now) {
+            self.update_mode(w, c);
+        } else {
+            self.mode = Mode::Reno;
+            self.over_budget_rounds = 0;
+        }
+    }
+
+    fn update_mode(&mut self, w: &mut Window, c: &ConnView) {
+        let Some(twnd) = self.target_window(c.mss) else {
+            self.mode = Mode::Reno;
+            return;
+        };
+        let over = self.sigma.is_some_and(|s| s > self.budget);
+        if self.bottleneck == Bottleneck::Internet {
+            self.over_budget_rounds = 0;
+            self.mode = Mode::Internet;
+            return;
+        }
+        if over {
+            self.over_budget_rounds += 1;
+            match self.mode {
+                Mode::Unfair => {}
+                _ if self.over_budget_rounds > self.cfg.unfair_after_rtts => {
+                    self.mode = Mode::Unfair;
+                }
+                Mode::Hold => {}
+                _ => {
+                    // Reset to the target window (§III-B, congestion avoidance).
+                    w.cwnd = twnd.min(w.cwnd_clamp);
+                    w.cwnd_cnt = 0;
+                    self.credit = 0.0;
+                    self.round_start_cwnd = w.cwnd;
+                    self.mode = Mode::Hold;
+                }
+            }
+        } else {
+            self.over_budget_rounds = 0;
+            if w.cwnd < twnd {
+                // Choice 2: spread the gap over `ramp_rtts` rounds; keep the
+                // speed while the ramp lasts so it ends on time, and speed up
+                // if the target moved away.
+                let needed = (twnd - w.cwnd) as f64 / self.cfg.ramp_rtts;
+                let keep = if self.mode == Mode::Ramp { self.ramp_per_rtt } else { 0.0 };
+                self.ramp_per_rtt = needed.max(keep).max(self.cfg.probe_segments);
+                self.mode = Mode::Ramp;
+            } else {
+                self.mode = Mode::Probe;
+            }
+        }
+    }
+
+    /// Adds `per_rtt` segments per round trip, spread over the ACKs of the
+    /// round (as many as the window at the round's start).
+    fn grow(&mut self, w: &mut Window, per_rtt: f64, acked: u32) {
+        let acks_per_round = self.round_start_cwnd.max(1) as f64;
+        self.credit += per_rtt * acked as f64 / acks_per_round;
+        if self.credit >= 1.0 {
+            let whole = self.credit.floor();
+            self.credit -= whole;
+            w.cwnd = w.cwnd.saturating_add(whole as u32).min(w.cwnd_clamp);
+        }
+    }
+}
+
 impl CongestionControl for Xrc {
-    fn name(&self) -> &'static str { "xrc" }
-    fn ssthresh(&mut self, _now: SimTime, w: &Window, _c: &ConnView) -> u32 { reno_ssthresh(w) }
-    fn cong_avoid(&mut self, _now: SimTime, w: &mut Window, c: &ConnView, acked: u32) { reno_cong_avoid(w, c, acked) }
+    fn name(&self) -> &'static str {
+        "xrc"
+    }
+
+    fn ssthresh(&mut self, _now: SimTime, w: &Window, _c: &ConnView) -> u32 {
+        reno_ssthresh(w)
+    }
+
+    fn set_state(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, new: CaState) {
+        if matches!(new, CaState::Recovery | CaState::Loss) {
+            // A loss ends the unfairness mode (the competitors got their signal).
+            if self.mode == Mode::Unfair {
+                self.mode = Mode::Hold;
+            }
+            self.over_budget_rounds = 0;
+            self.credit = 0.0;
+        }
+    }
+
+    fn pkts_acked(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, s: &AckSample) {
+        if let Some(r) = s.rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.round.sum_rtt_ns += r.as_nanos() as u128;
+            self.round.samples += 1;
+        }
+    }
+
+    fn on_feedback(&mut self, now: SimTime, _w: &mut Window, _c: &ConnView, fb: &Feedback) {
+        let Feedback::Xrc(x) = fb;
+        self.rate_bps = Some(x.rate_bps);
+        self.hol = x.hol;
+        self.last_feedback = Some(now);
+    }
+
+    fn cong_avoid(&mut self, now: SimTime, w: &mut Window, c: &ConnView, acked: u32) {
+        self.maybe_end_round(w, c);
+        if !self.feedback_fresh(now) {
+            self.mode = Mode::Reno;
+        }
+        let twnd = self.target_window(c.mss);
+        let (Some(twnd), false) = (twnd, self.mode == Mode::Reno) else {
+            reno_cong_avoid(w, c, acked);
+            // Leave Reno as soon as feedback and an RTT sample exist.
+            if self.feedback_fresh(now) && self.target_window(c.mss).is_some() {
+                self.update_mode(w, c);
+            }
+            return;
+        };
+        if !c.is_cwnd_limited {
+            return;
+        }
+        match self.mode {
+            Mode::Reno => unreachable!("handled above"),
+            Mode::Ramp => {
+                if w.cwnd >= twnd {
+                    self.mode = Mode::Probe;
+                    self.grow(w, self.cfg.probe_segments, acked);
+                } else {
+                    self.grow(w, self.ramp_per_rtt, acked);
+                    w.cwnd = w.cwnd.min(twnd);
+                }
+            }
+            Mode::Probe | Mode::Hold => self.grow(w, self.cfg.probe_segments, acked),
+            Mode::Unfair => {
+                let per_rtt = self.cfg.unfair_gain * self.round_start_cwnd as f64;
+                self.grow(w, per_rtt, acked)
+            }
+            Mode::Internet => {
+                if w.cwnd < twnd {
+                    let cwnd = w.cwnd;
+                    if w.in_slow_start() {
+                        reno_cong_avoid(w, c, acked);
+                    } else {
+                        cong_avoid_ai(w, cwnd, acked);
+                    }
+                    w.cwnd = w.cwnd.min(twnd);
+                }
+            }
+        }
+    }
+
+    fn mode(&self) -> &'static str {
+        match self.mode {
+            Mode::Reno => "reno",
+            Mode::Ramp => "ramp",
+            Mode::Probe => "probe",
+            Mode::Hold => "hold",
+            Mode::Unfair => "unfair",
+            Mode::Internet => "internet",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::XrcOption;
+    use crate::transport::cc::CaState;
+
+    const MSS: u32 = 1448;
+
+    fn view(now: SimTime, snd_una: u64, snd_nxt: u64) -> ConnView {
+        ConnView {
+            now,
+            mss: MSS,
+            snd_una,
+            snd_nxt,
+            packets_out: 0,
+            packets_in_flight: 0,
+            srtt: None,
+            min_rtt: None,
+            delivered: 0,
+            ca_state: CaState::Open,
+            is_cwnd_limited: true,
+            app_limited: false,
+        }
+    }
+
+    /// Drives `rounds` round trips of `rtt` with feedback (rate, HoL) on
+    /// every ACK, one ACK per segment.
+    struct Harness {
+        x: Xrc,
+        w: Window,
+        now: SimTime,
+        seq: u64,
+    }
+
+    impl Harness {
+        fn new() -> Self {
+            let mut w = Window::new(10);
+            w.ssthresh = super::super::INFINITE_SSTHRESH;
+            Harness { x: Xrc::new(Config::default()), w, now: SimTime::ZERO, seq: 0 }
+        }
+        fn round(&mut self, rtt_ms: u64, rate_mbps: f64, hol_ms: u64) {
+            let n = self.w.cwnd;
+            let end = self.seq + n as u64 * MSS as u64;
+            self.now += SimDuration::from_millis(rtt_ms);
+            for i in 0..n {
+                self.seq += MSS as u64;
+                let c = view(self.now, self.seq, end + (i as u64 + 1) * MSS as u64);
+                let fb = Feedback::Xrc(XrcOption {
+                    rate_bps: (rate_mbps * 1e6) as u64,
+                    hol: SimDuration::from_millis(hol_ms),
+                });
+                self.x.on_feedback(self.now, &mut self.w, &c, &fb);
+                let s = AckSample { pkts_acked: 1, rtt: Some(SimDuration::from_millis(rtt_ms)), in_flight: n };
+                self.x.pkts_acked(self.now, &mut self.w, &c, &s);
+                self.x.cong_avoid(self.now, &mut self.w, &c, 1);
+            }
+        }
+    }
+
+    #[test]
+    fn target_window_is_rate_times_min_rtt_in_segments() {
+        let mut x = Xrc::new(Config::default());
+        x.rate_bps = Some(30_000_000);
+        x.min_rtt = Some(SimDuration::from_millis(38));
+        // 30e6/8 * 0.038 = 142500 bytes = 98.4 segments of 1448 bytes.
+        assert_eq!(x.target_window(MSS), Some(98));
+    }
+
+    #[test]
+    fn the_window_reaches_the_target_within_two_round_trips_of_feedback() {
+        let mut h = Harness::new();
+        // 30 Mbit/s, 38 ms: twnd = 98 segments.
+        h.round(38, 30.0, 0); // first samples: leaves Reno
+        let start = h.w.cwnd;
+        assert!(start < 98, "still below target after one round: {start}");
+        h.round(38, 30.0, 0);
+        h.round(38, 30.0, 0);
+        assert!(h.w.cwnd >= 96, "cwnd {} after two ramp rounds", h.w.cwnd);
+        assert!(h.w.cwnd <= 99, "the ramp does not overshoot: {}", h.w.cwnd);
+    }
+
+    #[test]
+    fn above_the_target_the_window_probes_one_segment_per_round_trip() {
+        let mut h = Harness::new();
+        for _ in 0..4 {
+            h.round(38, 30.0, 0);
+        }
+        let before = h.w.cwnd;
+        h.round(38, 30.0, 0);
+        h.round(38, 30.0, 0);
+        assert_eq!(h.x.current_mode(), Mode::Probe);
+        assert!((h.w.cwnd as i64 - before as i64 - 2).abs() <= 1, "{before} -> {}", h.w.cwnd);
+    }
+
+    #[test]
+    fn queuing_delay_above_the_budget_resets_the_window_to_the_target() {
+        let mut h = Harness::new();
+        for _ in 0..4 {
+            h.round(38, 30.0, 0);
+        }
+        h.w.cwnd = 150; // as if probing had overshot
+        h.round(38, 30.0, 25); // HoL 25 ms > 10 ms budget
+        h.round(38, 30.0, 25); // round end evaluates σ
+        assert_eq!(h.x.current_mode(), Mode::Hold);
+        assert!(h.w.cwnd <= 100, "reset to twnd (98), got {}", h.w.cwnd);
+    }
+
+    #[test]
+    fn persistent_queuing_at_the_wireless_hop_enters_the_unfairness_mode_after_n_rounds() {
+        let mut h = Harness::new();
+        for _ in 0..4 {
+            h.round(38, 30.0, 0);
+        }
+        for _ in 0..10 {
+            h.round(38, 15.0, 40);
+            assert_ne!(h.x.current_mode(), Mode::Unfair);
+        }
+        h.round(38, 15.0, 40);
+        assert_eq!(h.x.current_mode(), Mode::Unfair);
+        let before = h.w.cwnd;
+        h.round(38, 15.0, 40);
+        assert!(h.w.cwnd >= before * 2 - 1, "unfair mode doubles per RTT: {before} -> {}", h.w.cwnd);
+    }
+
+    #[test]
+    fn end_to_end_delay_without_hol_delay_means_an_internet_bottleneck() {
+        let mut h = Harness::new();
+        h.round(38, 30.0, 0);
+        for _ in 0..3 {
+            h.round(38, 30.0, 0);
+        }
+        // RTT grows by 30 ms while the RLC HoL stays at 1 ms.
+        h.round(68, 30.0, 1);
+        h.round(68, 30.0, 1);
+        assert_eq!(h.x.bottleneck(), Bottleneck::Internet);
+        assert_eq!(h.x.current_mode(), Mode::Internet);
+    }
+
+    #[test]
+    fn without_feedback_xrc_is_reno() {
+        let mut x = Xrc::new(Config::default());
+        let mut w = Window::new(10);
+        let c = view(SimTime::ZERO, 0, 0);
+        x.cong_avoid(SimTime::ZERO, &mut w, &c, 5);
+        assert_eq!(w.cwnd, 15, "slow start");
+        assert_eq!(x.current_mode(), Mode::Reno);
+    }
+
+    #[test]
+    fn a_loss_halves_the_window_like_reno() {
+        let mut x = Xrc::new(Config::default());
+        let w = Window { cwnd: 80, ..Window::new(10) };
+        assert_eq!(x.ssthresh(SimTime::ZERO, &w, &view(SimTime::ZERO, 0, 0)), 40);
+    }
+
+    #[test]
+    fn bad_parameters_are_rejected_by_name() {
+        let c = Config { budget_ms: -1.0, ..Config::default() };
+        assert!(c.validate().unwrap_err().contains("budget_ms"));
+    }
 }

@@ -1,0 +1,471 @@
+//! A UE's downlink channel, reduced to the wideband CQI the scheduler sees
+//! each TTI.
+//!
+//! Three kinds:
+//! - `fixed_cqi`: a constant CQI.
+//! - `distance`: SNR from transmit power, path loss at the UE's distance,
+//!   optional log-normal shadowing (a new draw whenever the UE moves) and
+//!   optional Rayleigh fast fading, then CQI by [`amc::cqi_from_sinr_db`].
+//!   The distance follows a trajectory: fixed, a schedule, or random jumps
+//!   (the XRC paper "randomly change[s] the distance between the UE and the
+//!   base station").
+//! - `cqi_trace`: CQI values read from a file, piecewise constant in time.
+//!
+//! Path-loss models: 3GPP TR 36.942 §4.5 urban macro
+//! `L = 128.1 + 37.6 log10(R_km)` (2 GHz), free space (Friis), or a
+//! log-distance model `L = L0 + 10 n log10(d / 1 m)`.
+//!
+//! Fast fading: Rayleigh, by the sum-of-sinusoids model of Zheng and Xiao
+//! ("Simulation models with correct statistical properties for Rayleigh
+//! fading channels", IEEE Trans. Commun. 51(6), 2003) with 16 paths, whose
+//! autocorrelation follows Clarke's J0(2π f_d τ). The power gain has mean 1.
+//!
+//! Deviations: a single wideband CQI (no sub-band CQI, no frequency-
+//! selective scheduling); the CQI the scheduler uses is the one for the
+//! current TTI (ideal, delay-free CQI reporting, as ns-3's default periodic
+//! wideband reports are near-ideal); no inter-cell interference unless
+//! given as a constant power.
+
+use serde::{Deserialize, Serialize};
+
+use super::amc::{self, Cqi};
+use crate::engine::Rng;
+use crate::units::{SimDuration, SimTime};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ChannelConfig {
+    FixedCqi {
+        cqi: u8,
+    },
+    Distance {
+        pathloss: PathLoss,
+        trajectory: Trajectory,
+        tx_power_dbm: f64,
+        antenna_gain_db: f64,
+        noise_figure_db: f64,
+        /// Constant interference power added to the noise, dBm (`None`: none).
+        interference_dbm: Option<f64>,
+        shadowing_std_db: f64,
+        /// Rayleigh fast fading with this maximum Doppler shift (`None`: off).
+        fading_doppler_hz: Option<f64>,
+    },
+    CqiTrace {
+        /// (time in ms, CQI 0..=15) points, times strictly increasing; the
+        /// value holds until the next point. Loaded from the scenario's file.
+        points: Vec<(f64, u8)>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PathLoss {
+    /// 3GPP TR 36.942 §4.5 urban macro at 2 GHz.
+    UrbanMacro,
+    /// Friis free space at `frequency_mhz`.
+    FreeSpace { frequency_mhz: f64 },
+    /// L0 at 1 m plus 10·exponent·log10(d).
+    LogDistance { l0_db: f64, exponent: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Trajectory {
+    Fixed { distance_m: f64 },
+    /// (time in s, distance in m), piecewise constant.
+    Schedule { points: Vec<(f64, f64)> },
+    /// Every `interval_s`, a new distance uniform in [min_m, max_m].
+    RandomJumps { interval_s: f64, min_m: f64, max_m: f64 },
+}
+
+fn finite(name: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() {
+        Ok(())
+    } else {
+        Err(format!("{name} must be a finite number, got {v}"))
+    }
+}
+
+impl ChannelConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            ChannelConfig::FixedCqi { cqi } => {
+                if !(1..=15).contains(cqi) {
+                    return Err(format!("cqi must be in 1..=15, got {cqi}"));
+                }
+            }
+            ChannelConfig::Distance {
+                pathloss,
+                trajectory,
+                tx_power_dbm,
+                antenna_gain_db,
+                noise_figure_db,
+                interference_dbm,
+                shadowing_std_db,
+                fading_doppler_hz,
+            } => {
+                finite("tx_power_dbm", *tx_power_dbm)?;
+                finite("antenna_gain_db", *antenna_gain_db)?;
+                finite("noise_figure_db", *noise_figure_db)?;
+                if let Some(i) = interference_dbm {
+                    finite("interference_dbm", *i)?;
+                }
+                if !(shadowing_std_db.is_finite() && *shadowing_std_db >= 0.0) {
+                    return Err(format!("shadowing_std_db must be >= 0, got {shadowing_std_db}"));
+                }
+                if let Some(f) = fading_doppler_hz {
+                    if !(f.is_finite() && *f > 0.0) {
+                        return Err(format!("fading_doppler_hz must be positive, got {f}"));
+                    }
+                }
+                match pathloss {
+                    PathLoss::UrbanMacro => {}
+                    PathLoss::FreeSpace { frequency_mhz } => {
+                        if !(frequency_mhz.is_finite() && *frequency_mhz > 0.0) {
+                            return Err(format!("pathloss.frequency_mhz must be positive, got {frequency_mhz}"));
+                        }
+                    }
+                    PathLoss::LogDistance { l0_db, exponent } => {
+                        finite("pathloss.l0_db", *l0_db)?;
+                        if !(exponent.is_finite() && *exponent > 0.0) {
+                            return Err(format!("pathloss.exponent must be positive, got {exponent}"));
+                        }
+                    }
+                }
+                let dist = |n: &str, d: f64| {
+                    if d.is_finite() && d > 0.0 {
+                        Ok(())
+                    } else {
+                        Err(format!("{n} must be a positive distance in metres, got {d}"))
+                    }
+                };
+                match trajectory {
+                    Trajectory::Fixed { distance_m } => dist("trajectory.distance_m", *distance_m)?,
+                    Trajectory::Schedule { points } => {
+                        if points.is_empty() {
+                            return Err("trajectory.points must not be empty".into());
+                        }
+                        let mut last = f64::NEG_INFINITY;
+                        for (i, (t, d)) in points.iter().enumerate() {
+                            if !(t.is_finite() && *t >= 0.0 && *t > last) {
+                                return Err(format!(
+                                    "trajectory.points.{i}: time {t} s must be >= 0 and after the previous point"
+                                ));
+                            }
+                            dist(&format!("trajectory.points.{i}"), *d)?;
+                            last = *t;
+                        }
+                    }
+                    Trajectory::RandomJumps { interval_s, min_m, max_m } => {
+                        if !(interval_s.is_finite() && *interval_s > 0.0) {
+                            return Err(format!("trajectory.interval_s must be positive, got {interval_s}"));
+                        }
+                        dist("trajectory.min_m", *min_m)?;
+                        dist("trajectory.max_m", *max_m)?;
+                        if min_m > max_m {
+                            return Err(format!("trajectory.min_m ({min_m}) exceeds trajectory.max_m ({max_m})"));
+                        }
+                    }
+                }
+            }
+            ChannelConfig::CqiTrace { points } => {
+                if points.is_empty() {
+                    return Err("cqi trace has no points".into());
+                }
+                let mut last = f64::NEG_INFINITY;
+                for (i, (t, c)) in points.iter().enumerate() {
+                    if !(t.is_finite() && *t >= 0.0 && *t > last) {
+                        return Err(format!("cqi trace point {i}: time {t} ms is not after the previous one"));
+                    }
+                    if *c > 15 {
+                        return Err(format!("cqi trace point {i}: CQI {c} is outside 0..=15"));
+                    }
+                    last = *t;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PathLoss {
+    /// Path loss in dB at `d_m` metres.
+    pub fn loss_db(&self, d_m: f64) -> f64 {
+        let d = d_m.max(1.0);
+        match self {
+            PathLoss::UrbanMacro => 128.1 + 37.6 * (d / 1000.0).log10(),
+            PathLoss::FreeSpace { frequency_mhz } => {
+                // Friis: 20 log10(d_m) + 20 log10(f_MHz) - 27.55
+                20.0 * d.log10() + 20.0 * frequency_mhz.log10() - 27.55
+            }
+            PathLoss::LogDistance { l0_db, exponent } => l0_db + 10.0 * exponent * d.log10(),
+        }
+    }
+}
+
+const FADING_PATHS: usize = 16;
+
+/// Sum-of-sinusoids Rayleigh fading (Zheng & Xiao 2003).
+#[derive(Clone, Debug)]
+struct Fading {
+    doppler_hz: f64,
+    alpha: [f64; FADING_PATHS],
+    phi: [f64; FADING_PATHS],
+    psi: [f64; FADING_PATHS],
+}
+
+impl Fading {
+    fn new(doppler_hz: f64, rng: &mut Rng) -> Self {
+        let mut alpha = [0.0; FADING_PATHS];
+        let mut phi = [0.0; FADING_PATHS];
+        let mut psi = [0.0; FADING_PATHS];
+        let theta = rng.uniform_range(-std::f64::consts::PI, std::f64::consts::PI);
+        for n in 0..FADING_PATHS {
+            alpha[n] = (2.0 * std::f64::consts::PI * (n as f64 + 1.0) - std::f64::consts::PI + theta)
+                / (4.0 * FADING_PATHS as f64);
+            phi[n] = rng.uniform_range(-std::f64::consts::PI, std::f64::consts::PI);
+            psi[n] = rng.uniform_range(-std::f64::consts::PI, std::f64::consts::PI);
+        }
+        Fading { doppler_hz, alpha, phi, psi }
+    }
+
+    /// Power gain |h(t)|², mean 1.
+    fn power_gain(&self, t: SimTime) -> f64 {
+        let wt = 2.0 * std::f64::consts::PI * self.doppler_hz * t.as_secs_f64();
+        let (mut re, mut im) = (0.0, 0.0);
+        for n in 0..FADING_PATHS {
+            re += (wt * self.alpha[n].cos() + self.phi[n]).cos();
+            im += (wt * self.alpha[n].sin() + self.psi[n]).cos();
+        }
+        // Each quadrature component has variance M/2; normalise to E|h|² = 1.
+        (re * re + im * im) / FADING_PATHS as f64
+    }
+}
+
+/// The channel state of one UE.
+pub struct Channel {
+    kind: Kind,
+}
+
+enum Kind {
+    Fixed(Cqi),
+    Distance(Box<DistanceChannel>),
+    Trace { points: Vec<(SimTime, Option<Cqi>)>, idx: usize },
+}
+
+struct DistanceChannel {
+    pathloss: PathLoss,
+    trajectory: Trajectory,
+    /// Transmit power + gain − noise − interference, dB (SNR before path loss).
+    budget_db: f64,
+    shadowing_std_db: f64,
+    fading: Option<Fading>,
+    rng: Rng,
+    distance_m: f64,
+    shadow_db: f64,
+    next_change: Option<SimTime>,
+    schedule_idx: usize,
+}
+
+/// Thermal noise density, dBm/Hz.
+const THERMAL_NOISE_DBM_HZ: f64 = -174.0;
+
+impl Channel {
+    /// `bandwidth_hz` is the occupied bandwidth (PRBs × 180 kHz) for the
+    /// noise power. `rng` is the UE's channel stream.
+    pub fn new(cfg: &ChannelConfig, bandwidth_hz: f64, mut rng: Rng) -> Self {
+        let kind = match cfg {
+            ChannelConfig::FixedCqi { cqi } => Kind::Fixed(Cqi::new(*cqi).expect("validated")),
+            ChannelConfig::CqiTrace { points } => Kind::Trace {
+                points: points
+                    .iter()
+                    .map(|(t, c)| (SimTime::ZERO + SimDuration::try_from_millis_f64(*t).expect("validated"), Cqi::new(*c)))
+                    .collect(),
+                idx: 0,
+            },
+            ChannelConfig::Distance {
+                pathloss,
+                trajectory,
+                tx_power_dbm,
+                antenna_gain_db,
+                noise_figure_db,
+                interference_dbm,
+                shadowing_std_db,
+                fading_doppler_hz,
+            } => {
+                let noise_dbm = THERMAL_NOISE_DBM_HZ + 10.0 * bandwidth_hz.log10() + noise_figure_db;
+                let noise_mw = 10f64.powf(noise_dbm / 10.0)
+                    + interference_dbm.map_or(0.0, |i| 10f64.powf(i / 10.0));
+                let budget_db = tx_power_dbm + antenna_gain_db - 10.0 * noise_mw.log10();
+                let fading = fading_doppler_hz.map(|f| Fading::new(f, &mut rng));
+                let mut d = DistanceChannel {
+                    pathloss: pathloss.clone(),
+                    trajectory: trajectory.clone(),
+                    budget_db,
+                    shadowing_std_db: *shadowing_std_db,
+                    fading,
+                    rng,
+                    distance_m: 1.0,
+                    shadow_db: 0.0,
+                    next_change: Some(SimTime::ZERO),
+                    schedule_idx: 0,
+                };
+                d.advance(SimTime::ZERO);
+                Kind::Distance(Box::new(d))
+            }
+        };
+        Channel { kind }
+    }
+
+    /// The CQI the UE reports for the TTI starting at `now` (`None`: out of
+    /// range, not schedulable). Calls must come in non-decreasing time.
+    pub fn cqi(&mut self, now: SimTime) -> Option<Cqi> {
+        match &mut self.kind {
+            Kind::Fixed(c) => Some(*c),
+            Kind::Trace { points, idx } => {
+                while *idx + 1 < points.len() && points[*idx + 1].0 <= now {
+                    *idx += 1;
+                }
+                if points[*idx].0 > now {
+                    return None;
+                }
+                points[*idx].1
+            }
+            Kind::Distance(d) => {
+                d.advance(now);
+                amc::cqi_from_sinr_db(d.sinr_db(now))
+            }
+        }
+    }
+
+    /// Current distance, if the channel is distance based.
+    pub fn distance_m(&self) -> Option<f64> {
+        match &self.kind {
+            Kind::Distance(d) => Some(d.distance_m),
+            _ => None,
+        }
+    }
+}
+
+impl DistanceChannel {
+    fn advance(&mut self, now: SimTime) {
+        while let Some(t) = self.next_change {
+            if t > now {
+                break;
+            }
+            let moved = match &self.trajectory {
+                Trajectory::Fixed { distance_m } => {
+                    self.distance_m = *distance_m;
+                    self.next_change = None;
+                    true
+                }
+                Trajectory::Schedule { points } => {
+                    let (_, d) = points[self.schedule_idx];
+                    self.distance_m = d;
+                    self.schedule_idx += 1;
+                    self.next_change = points
+                        .get(self.schedule_idx)
+                        .map(|(ts, _)| SimTime::ZERO + SimDuration::try_from_secs_f64(*ts).expect("validated"));
+                    true
+                }
+                Trajectory::RandomJumps { interval_s, min_m, max_m } => {
+                    self.distance_m = self.rng.uniform_range(*min_m, *max_m);
+                    let step = SimDuration::try_from_secs_f64(*interval_s).expect("validated");
+                    self.next_change = Some(t + step);
+                    true
+                }
+            };
+            if moved && self.shadowing_std_db > 0.0 {
+                self.shadow_db = self.shadowing_std_db * self.rng.standard_normal();
+            }
+        }
+    }
+
+    fn sinr_db(&self, now: SimTime) -> f64 {
+        let mut s = self.budget_db - self.pathloss.loss_db(self.distance_m) - self.shadow_db;
+        if let Some(f) = &self.fading {
+            s += 10.0 * f.power_gain(now).max(1e-12).log10();
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn distance(traj: Trajectory, fading: Option<f64>) -> ChannelConfig {
+        ChannelConfig::Distance {
+            pathloss: PathLoss::UrbanMacro,
+            trajectory: traj,
+            tx_power_dbm: 46.0,
+            antenna_gain_db: 0.0,
+            noise_figure_db: 9.0,
+            interference_dbm: None,
+            shadowing_std_db: 0.0,
+            fading_doppler_hz: fading,
+        }
+    }
+
+    #[test]
+    fn urban_macro_loss_at_one_kilometre_is_128_1_db() {
+        assert!((PathLoss::UrbanMacro.loss_db(1000.0) - 128.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_cqi_falls_as_the_ue_moves_away() {
+        let mut last = 16;
+        for d in [50.0, 200.0, 500.0, 1000.0, 2000.0, 4000.0] {
+            let cfg = distance(Trajectory::Fixed { distance_m: d }, None);
+            cfg.validate().unwrap();
+            let mut ch = Channel::new(&cfg, 9e6, Rng::from_seed(1));
+            let c = ch.cqi(SimTime::ZERO).map_or(0, |c| c.get());
+            assert!(c <= last, "CQI rose from {last} to {c} at {d} m");
+            last = c;
+        }
+        assert!(last < 15);
+    }
+
+    #[test]
+    fn random_jumps_change_the_distance_every_interval_within_bounds() {
+        let cfg = distance(Trajectory::RandomJumps { interval_s: 1.0, min_m: 100.0, max_m: 900.0 }, None);
+        let mut ch = Channel::new(&cfg, 9e6, Rng::from_seed(2));
+        let mut seen = Vec::new();
+        for s in 0..20u64 {
+            ch.cqi(SimTime::from_nanos(s * 1_000_000_000));
+            let d = ch.distance_m().unwrap();
+            assert!((100.0..900.0).contains(&d));
+            seen.push(d);
+        }
+        seen.dedup();
+        assert!(seen.len() > 15);
+    }
+
+    #[test]
+    fn rayleigh_fading_has_unit_mean_power() {
+        let mut rng = Rng::from_seed(5);
+        let f = Fading::new(100.0, &mut rng);
+        let n = 200_000;
+        let mean: f64 = (0..n).map(|i| f.power_gain(SimTime::from_nanos(i * 1_000_000))).sum::<f64>() / n as f64;
+        assert!((mean - 1.0).abs() < 0.1, "mean power gain {mean}");
+    }
+
+    #[test]
+    fn a_cqi_trace_holds_each_value_until_the_next_point() {
+        let cfg = ChannelConfig::CqiTrace { points: vec![(0.0, 15), (10.0, 0), (20.0, 7)] };
+        cfg.validate().unwrap();
+        let mut ch = Channel::new(&cfg, 9e6, Rng::from_seed(0));
+        assert_eq!(ch.cqi(SimTime::from_nanos(9_999_999)).map(|c| c.get()), Some(15));
+        assert_eq!(ch.cqi(SimTime::from_nanos(10_000_000)), None);
+        assert_eq!(ch.cqi(SimTime::from_nanos(25_000_000)).map(|c| c.get()), Some(7));
+    }
+
+    #[test]
+    fn impossible_channels_are_rejected_with_the_field_named() {
+        assert!(ChannelConfig::FixedCqi { cqi: 16 }.validate().unwrap_err().contains("cqi"));
+        let bad = distance(Trajectory::RandomJumps { interval_s: 1.0, min_m: 500.0, max_m: 100.0 }, None);
+        assert!(bad.validate().unwrap_err().contains("min_m"));
+        let bad = ChannelConfig::CqiTrace { points: vec![(5.0, 3), (5.0, 4)] };
+        assert!(bad.validate().is_err());
+    }
+}

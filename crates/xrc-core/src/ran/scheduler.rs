@@ -1,0 +1,221 @@
+//! The downlink MAC scheduler: every TTI it shares the cell's resource
+//! block groups (RBGs, resource allocation type 0, TS 36.213 §7.1.6.1)
+//! among the UEs that have data, after HARQ retransmissions took theirs.
+//!
+//! - Proportional fair (default): UEs in decreasing order of
+//!   r_i / R_i, where r_i is the rate the UE's MCS gives over the whole
+//!   band and R_i its throughput averaged with an exponential window of
+//!   `pf_window_ttis` TTIs (ns-3 `PfFfMacScheduler` uses 99 + 1); each UE in
+//!   turn gets the RBGs it needs to empty its buffer, until none are left.
+//!   With a wideband CQI this is PF in the time domain, as in ns-3 when the
+//!   CQI is wideband.
+//! - Round robin: the RBGs are split evenly among the UEs with data, the
+//!   starting UE rotating every TTI; RBGs a UE does not need go to the
+//!   others.
+//!
+//! Both give a UE no more RBGs than its buffer needs, so the free RBGs the
+//! XRC agent shares out are real.
+
+use serde::{Deserialize, Serialize};
+
+use super::amc::{self, Itbs, Prbs};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerKind {
+    Pf,
+    Rr,
+}
+
+/// The cell's RBG layout: `sizes[i]` PRBs in group i (the last may be short).
+#[derive(Clone, Debug)]
+pub struct RbgLayout {
+    pub sizes: Vec<u16>,
+    pub total_prbs: u16,
+}
+
+impl RbgLayout {
+    pub fn new(total_prbs: u16) -> Self {
+        let p = amc::rbg_size(total_prbs);
+        let mut sizes = Vec::new();
+        let mut left = total_prbs;
+        while left > 0 {
+            let s = p.min(left);
+            sizes.push(s);
+            left -= s;
+        }
+        RbgLayout { sizes, total_prbs }
+    }
+}
+
+/// A UE asking for new-data resources this TTI.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub index: usize,
+    pub itbs: Itbs,
+    /// Bytes needed to empty its buffer, headers included.
+    pub demand_bytes: u64,
+    /// Averaged served rate for PF, bits per TTI.
+    pub avg_bits: f64,
+}
+
+/// PRBs given to a candidate (by `index`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub index: usize,
+    pub prbs: u16,
+}
+
+/// Allocates up to `free_rbgs` groups (taken from the end of the layout so
+/// that a short last group is used last) among the candidates.
+pub fn allocate(
+    kind: SchedulerKind,
+    layout: &RbgLayout,
+    free_prbs: u16,
+    candidates: &[Candidate],
+    rr_start: usize,
+    out: &mut Vec<Grant>,
+) {
+    out.clear();
+    if candidates.is_empty() || free_prbs == 0 {
+        return;
+    }
+    // Free groups: whole groups covering `free_prbs` PRBs, in layout order.
+    let mut groups: Vec<u16> = Vec::with_capacity(layout.sizes.len());
+    let mut left = free_prbs;
+    for &s in &layout.sizes {
+        if left == 0 {
+            break;
+        }
+        let g = s.min(left);
+        groups.push(g);
+        left -= g;
+    }
+    let needed_groups = |c: &Candidate, groups: &[u16], from: usize| -> usize {
+        // Smallest number of groups (from `from`) whose PRBs carry the demand.
+        let bits = (c.demand_bytes.saturating_mul(8)).min(u32::MAX as u64) as u32;
+        let max = Prbs::new(110).expect("110 is valid");
+        let prbs_needed = amc::min_prbs_for_bits(c.itbs, bits, max).get();
+        let mut acc = 0u16;
+        let mut n = 0;
+        for &g in &groups[from..] {
+            if acc >= prbs_needed {
+                break;
+            }
+            acc += g;
+            n += 1;
+        }
+        n
+    };
+    match kind {
+        SchedulerKind::Pf => {
+            let mut order: Vec<(f64, usize)> = candidates
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let full = amc::tbs(c.itbs, Prbs::new(layout.total_prbs).expect("valid")).get() as f64;
+                    (full / c.avg_bits.max(1.0), k)
+                })
+                .collect();
+            // Highest metric first; ties broken by UE order (deterministic).
+            order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let mut next = 0;
+            for (_, k) in order {
+                if next >= groups.len() {
+                    break;
+                }
+                let n = needed_groups(&candidates[k], &groups, next).max(1);
+                let take = n.min(groups.len() - next);
+                let prbs: u16 = groups[next..next + take].iter().sum();
+                next += take;
+                out.push(Grant { index: candidates[k].index, prbs });
+            }
+        }
+        SchedulerKind::Rr => {
+            let k = candidates.len();
+            let mut want: Vec<usize> = candidates.iter().map(|c| needed_groups(c, &groups, 0).max(1)).collect();
+            let mut got = vec![0usize; k];
+            let mut avail = groups.len();
+            // Hand out one group at a time in rotating order until nobody
+            // wants more or none are left (water filling).
+            let mut i = rr_start % k;
+            let mut idle_rounds = 0;
+            while avail > 0 && idle_rounds < k {
+                if got[i] < want[i] {
+                    got[i] += 1;
+                    avail -= 1;
+                    idle_rounds = 0;
+                } else {
+                    idle_rounds += 1;
+                }
+                i = (i + 1) % k;
+            }
+            let mut next = 0;
+            for (j, c) in candidates.iter().enumerate() {
+                if got[j] == 0 {
+                    continue;
+                }
+                let prbs: u16 = groups[next..next + got[j]].iter().sum();
+                next += got[j];
+                want[j] = 0;
+                out.push(Grant { index: c.index, prbs });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(index: usize, itbs: u8, demand: u64, avg: f64) -> Candidate {
+        Candidate { index, itbs: Itbs::new(itbs).unwrap(), demand_bytes: demand, avg_bits: avg }
+    }
+
+    #[test]
+    fn ten_megahertz_has_seventeen_groups_with_a_short_last_one() {
+        let l = RbgLayout::new(50);
+        assert_eq!(l.sizes.len(), 17);
+        assert_eq!(*l.sizes.last().unwrap(), 2);
+        assert_eq!(l.sizes.iter().sum::<u16>(), 50);
+    }
+
+    #[test]
+    fn a_backlogged_ue_alone_gets_every_prb() {
+        let l = RbgLayout::new(50);
+        let mut out = Vec::new();
+        allocate(SchedulerKind::Pf, &l, 50, &[cand(0, 26, 1_000_000, 1.0)], 0, &mut out);
+        assert_eq!(out, vec![Grant { index: 0, prbs: 50 }]);
+    }
+
+    #[test]
+    fn a_ue_gets_only_the_groups_its_buffer_needs() {
+        let l = RbgLayout::new(50);
+        let mut out = Vec::new();
+        // 1502 bytes + headers at ITBS 26: 12032 bits needs 17 PRBs -> 6 groups of 3.
+        allocate(SchedulerKind::Pf, &l, 50, &[cand(0, 26, 1507, 1.0)], 0, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(out[0].prbs < 50 && out[0].prbs % 3 == 0, "{:?}", out);
+    }
+
+    #[test]
+    fn proportional_fair_serves_the_ue_with_the_lower_average_first() {
+        let l = RbgLayout::new(50);
+        let mut out = Vec::new();
+        let c = [cand(0, 20, 1_000_000, 20_000.0), cand(1, 20, 1_000_000, 5_000.0)];
+        allocate(SchedulerKind::Pf, &l, 50, &c, 0, &mut out);
+        assert_eq!(out, vec![Grant { index: 1, prbs: 50 }]);
+    }
+
+    #[test]
+    fn round_robin_splits_the_band_evenly_among_backlogged_ues() {
+        let l = RbgLayout::new(50);
+        let mut out = Vec::new();
+        let c = [cand(0, 20, 1_000_000, 0.0), cand(1, 20, 1_000_000, 0.0)];
+        allocate(SchedulerKind::Rr, &l, 50, &c, 0, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].prbs + out[1].prbs, 50);
+        // 17 groups: 9 and 8, the short last group (2 PRBs) on one side.
+        assert!((out[0].prbs as i32 - out[1].prbs as i32).abs() <= 4, "{:?}", out);
+    }
+}

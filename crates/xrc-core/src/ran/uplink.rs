@@ -1,0 +1,215 @@
+//! The uplink a UE's ACKs take to the base station: a buffer that empties
+//! only on uplink grants.
+//!
+//! LTE FDD procedure (TS 36.321 §5.4.4 scheduling request, §5.4.5 buffer
+//! status reporting; TS 36.213 §8 "n+4" grant timing), reduced to timing:
+//! 1. Data arrives in an empty UE buffer with no grant pending: the UE waits
+//!    for its next scheduling-request (SR) opportunity (every `sr_period`,
+//!    at a per-UE phase) and sends an SR.
+//! 2. The base station answers with a grant `sr_grant_delay` later; the UE
+//!    transmits on the PUSCH `grant_tx_delay` after the grant (4 ms in FDD).
+//! 3. The PUSCH carries up to `grant_bytes` of the buffer (everything that
+//!    arrived before the transmission) and a buffer status report; if data
+//!    is left, the base station grants again and the next PUSCH is
+//!    `bsr_grant_delay` later.
+//! 4. The base station has the data one TTI after the PUSCH starts.
+//!
+//! This is what makes ACK timing jitter by up to an SR period in LTE (Bruhn
+//! and Muehleisen, Ericsson, "Behavior of TCP CUBIC in Low-Latency Mobile
+//! Radio Networks": "MAC layer effects primary cause of RTT variation").
+//!
+//! Deviations: no uplink HARQ or uplink channel errors; the grant size is a
+//! parameter rather than a scheduling outcome; no semi-persistent or
+//! proactive grants.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::net::Packet;
+use crate::units::{SimDuration, SimTime};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UplinkConfig {
+    /// SR periodicity, ms (TS 36.213 Table 10.1.5-1 allows 1, 2, 5, 10, 20, 40, 80).
+    pub sr_period_ms: f64,
+    /// SR opportunity to grant, ms.
+    pub sr_grant_delay_ms: f64,
+    /// Grant to PUSCH transmission, ms (FDD: 4).
+    pub grant_tx_delay_ms: f64,
+    /// PUSCH with leftover data to the next PUSCH, ms.
+    pub bsr_grant_delay_ms: f64,
+    /// Bytes one grant carries.
+    pub grant_bytes: u32,
+}
+
+impl Default for UplinkConfig {
+    fn default() -> Self {
+        UplinkConfig {
+            sr_period_ms: 10.0,
+            sr_grant_delay_ms: 3.0,
+            grant_tx_delay_ms: 4.0,
+            bsr_grant_delay_ms: 4.0,
+            grant_bytes: 1500,
+        }
+    }
+}
+
+impl UplinkConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.sr_period_ms.is_finite() && self.sr_period_ms >= 1.0) {
+            return Err(format!("sr_period_ms must be at least 1 ms, got {}", self.sr_period_ms));
+        }
+        for (n, v) in [
+            ("sr_grant_delay_ms", self.sr_grant_delay_ms),
+            ("grant_tx_delay_ms", self.grant_tx_delay_ms),
+            ("bsr_grant_delay_ms", self.bsr_grant_delay_ms),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{n} must be >= 0, got {v}"));
+            }
+        }
+        if self.bsr_grant_delay_ms < 1.0 {
+            return Err(format!("bsr_grant_delay_ms must be at least one TTI (1 ms), got {}", self.bsr_grant_delay_ms));
+        }
+        if self.grant_bytes < 100 {
+            return Err(format!("grant_bytes must be at least 100, got {}", self.grant_bytes));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+pub struct Uplink {
+    sr_period: SimDuration,
+    sr_phase: SimDuration,
+    sr_grant: SimDuration,
+    grant_tx: SimDuration,
+    bsr_grant: SimDuration,
+    tti: SimDuration,
+    grant_bytes: u32,
+    buffer: VecDeque<Packet>,
+    /// Start of the next PUSCH transmission already granted or requested.
+    next_pusch: Option<SimTime>,
+    srs_sent: u64,
+}
+
+impl Uplink {
+    /// `sr_phase` places this UE's SR opportunities within the period.
+    pub fn new(cfg: &UplinkConfig, tti: SimDuration, sr_phase: SimDuration) -> Self {
+        let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
+        Uplink {
+            sr_period: ms(cfg.sr_period_ms),
+            sr_phase,
+            sr_grant: ms(cfg.sr_grant_delay_ms),
+            grant_tx: ms(cfg.grant_tx_delay_ms),
+            bsr_grant: ms(cfg.bsr_grant_delay_ms),
+            tti,
+            grant_bytes: cfg.grant_bytes,
+            buffer: VecDeque::new(),
+            next_pusch: None,
+            srs_sent: 0,
+        }
+    }
+
+    /// An ACK enters the UE's uplink buffer. Returns the PUSCH time when a
+    /// new one had to be requested (schedule an event then).
+    #[must_use]
+    pub fn push(&mut self, now: SimTime, pkt: Packet) -> Option<SimTime> {
+        self.buffer.push_back(pkt);
+        if self.next_pusch.is_some() {
+            return None;
+        }
+        let sr = now.next_boundary(self.sr_period, self.sr_phase);
+        self.srs_sent += 1;
+        // Transmissions start on TTI boundaries.
+        let t = (sr + self.sr_grant + self.grant_tx).next_boundary(self.tti, SimDuration::ZERO);
+        self.next_pusch = Some(t);
+        Some(t)
+    }
+
+    /// The granted PUSCH starts at `now`: returns what it carries (up to
+    /// the grant size, at least one packet) and the next PUSCH if data is
+    /// left. The packets reach the base station one TTI later.
+    pub fn on_pusch(&mut self, now: SimTime, sent: &mut Vec<Packet>) -> Option<SimTime> {
+        self.next_pusch = None;
+        let mut bytes = 0u32;
+        while let Some(p) = self.buffer.front() {
+            if !sent.is_empty() && bytes + p.size > self.grant_bytes {
+                break;
+            }
+            bytes += p.size;
+            sent.push(self.buffer.pop_front().expect("front exists"));
+        }
+        if self.buffer.is_empty() {
+            return None;
+        }
+        let t = (now + self.bsr_grant).next_boundary(self.tti, SimDuration::ZERO);
+        self.next_pusch = Some(t);
+        Some(t)
+    }
+
+    pub fn tti(&self) -> SimDuration {
+        self.tti
+    }
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+    pub fn scheduling_requests(&self) -> u64 {
+        self.srs_sent
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::FlowId;
+
+    fn ack() -> Packet {
+        Packet::ack(FlowId(0), 0, &[], SimTime::ZERO)
+    }
+    fn ms(v: u64) -> SimTime {
+        SimTime::from_nanos(v * 1_000_000)
+    }
+
+    #[test]
+    fn an_ack_waits_for_the_next_sr_opportunity_then_the_grant_pipeline() {
+        let cfg = UplinkConfig::default();
+        let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::from_millis(2));
+        // Arrives at 3 ms: next SR at 12 ms, grant at 15, PUSCH at 19.
+        assert_eq!(ul.push(ms(3), ack()), Some(ms(19)));
+        // A second ACK rides the same grant.
+        assert_eq!(ul.push(ms(5), ack()), None);
+        let mut sent = Vec::new();
+        assert_eq!(ul.on_pusch(ms(19), &mut sent), None);
+        assert_eq!(sent.len(), 2);
+    }
+
+    #[test]
+    fn leftover_data_gets_the_next_grant_from_the_buffer_status_report() {
+        let cfg = UplinkConfig { grant_bytes: 100, ..UplinkConfig::default() };
+        let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::ZERO);
+        let first = ul.push(ms(0), ack()).unwrap();
+        let _ = ul.push(ms(0), ack());
+        let _ = ul.push(ms(0), ack());
+        let mut sent = Vec::new();
+        let next = ul.on_pusch(first, &mut sent).unwrap();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(next, first + SimDuration::from_millis(4));
+    }
+
+    #[test]
+    fn the_delay_jitters_across_a_whole_sr_period() {
+        let cfg = UplinkConfig::default();
+        let mut delays = Vec::new();
+        for arrival in 0..10u64 {
+            let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::ZERO);
+            let t = ul.push(ms(arrival) + SimDuration::from_micros(1), ack()).unwrap();
+            delays.push(t.saturating_since(ms(arrival)).as_millis_f64());
+        }
+        let min = delays.iter().cloned().fold(f64::MAX, f64::min);
+        let max = delays.iter().cloned().fold(f64::MIN, f64::max);
+        assert!(max - min >= 8.0, "jitter {min}..{max}");
+    }
+}
