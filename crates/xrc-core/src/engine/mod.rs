@@ -6,6 +6,7 @@
 //! first out). The queue is generic over the event type, so the layers above
 //! define their own events and the engine knows nothing about them.
 
+pub mod bench;
 pub mod queue;
 pub mod rng;
 

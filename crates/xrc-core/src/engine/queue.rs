@@ -1,37 +1,24 @@
-//! A binary-heap event queue keyed by (time, sequence).
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! A four-ary min-heap of events keyed by (time, sequence).
+//!
+//! The key packs time and insertion sequence into one `u128` (time in the
+//! high 64 bits), so one integer comparison orders by time and then by
+//! insertion: events at the same instant come out first in, first out. A
+//! four-ary heap is shallower than a binary one and its children share a
+//! cache line, which makes push and pop cheaper for the few thousand pending
+//! events a simulation holds.
 
 use crate::units::SimTime;
 
-struct Entry<E> {
-    at: SimTime,
-    seq: u64,
-    event: E,
-}
+const ARITY: usize = 4;
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.at == other.at && self.seq == other.seq
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // `BinaryHeap` is a max-heap: reverse so the earliest (time, seq) is on top.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.at.cmp(&self.at).then_with(|| other.seq.cmp(&self.seq))
-    }
+struct Entry<E> {
+    key: u128,
+    event: E,
 }
 
 /// Pending events, popped in (time, insertion sequence) order.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Vec<Entry<E>>,
     next_seq: u64,
     now: SimTime,
     popped: u64,
@@ -45,7 +32,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), next_seq: 0, now: SimTime::ZERO, popped: 0 }
+        EventQueue { heap: Vec::with_capacity(1024), next_seq: 0, now: SimTime::ZERO, popped: 0 }
     }
 
     /// The time of the event most recently popped (the current simulated time).
@@ -58,25 +45,73 @@ impl<E> EventQueue<E> {
     pub fn schedule(&mut self, at: SimTime, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
         let at = at.max(self.now);
-        let seq = self.next_seq;
+        let key = ((at.as_nanos() as u128) << 64) | self.next_seq as u128;
         self.next_seq += 1;
-        self.heap.push(Entry { at, seq, event });
+        self.heap.push(Entry { key, event });
+        self.sift_up(self.heap.len() - 1);
     }
 
     /// The time of the next pending event.
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.at)
+        self.heap.first().map(|e| SimTime::from_nanos((e.key >> 64) as u64))
     }
 
     /// Pops the next event if it is due at or before `limit`, advancing `now`.
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
-        if self.heap.peek()?.at > limit {
+        let top = self.heap.first()?;
+        let at = SimTime::from_nanos((top.key >> 64) as u64);
+        if at > limit {
             return None;
         }
-        let e = self.heap.pop()?;
-        self.now = e.at;
+        let last = self.heap.pop().expect("non-empty");
+        let e = if self.heap.is_empty() {
+            last
+        } else {
+            let top = std::mem::replace(&mut self.heap[0], last);
+            self.sift_down(0);
+            top
+        };
+        self.now = at;
         self.popped += 1;
-        Some((e.at, e.event))
+        Some((at, e.event))
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        let key = self.heap[i].key;
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if self.heap[parent].key <= key {
+                break;
+            }
+            self.heap.swap(parent, i);
+            i = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        let key = self.heap[i].key;
+        loop {
+            let first = i * ARITY + 1;
+            if first >= n {
+                break;
+            }
+            let end = (first + ARITY).min(n);
+            let mut best = first;
+            let mut best_key = self.heap[first].key;
+            for c in first + 1..end {
+                let k = self.heap[c].key;
+                if k < best_key {
+                    best = c;
+                    best_key = k;
+                }
+            }
+            if key <= best_key {
+                break;
+            }
+            self.heap.swap(i, best);
+            i = best;
+        }
     }
 
     /// Advances the clock to `t` when no event is due before it.

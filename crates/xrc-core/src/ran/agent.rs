@@ -31,7 +31,7 @@ use crate::net::XrcOption;
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     /// Write feedback into ACKs.
     pub enabled: bool,

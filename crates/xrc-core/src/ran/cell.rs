@@ -38,7 +38,7 @@ use crate::net::{FlowId, Packet, PacketKind, Pipe, UeId};
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct HarqConfig {
     /// Probability that a transmission of a transport block fails.
     pub bler: f64,
@@ -55,7 +55,7 @@ impl Default for HarqConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct RlcConfig {
     /// Transmit buffer limit in SDUs (packets); `None` for no limit.
     pub buffer_packets: Option<u32>,
@@ -72,8 +72,12 @@ impl Default for RlcConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CellConfig {
+    /// Channel bandwidth, MHz (1.4, 3, 5, 10, 15 or 20); when given it sets
+    /// `prbs` (TS 36.101 Table 5.6-1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth_mhz: Option<f64>,
     /// Downlink bandwidth in PRBs (6, 15, 25, 50, 75 or 100).
     pub prbs: u16,
     pub scheduler: SchedulerKind,
@@ -92,6 +96,7 @@ pub struct CellConfig {
 impl Default for CellConfig {
     fn default() -> Self {
         CellConfig {
+            bandwidth_mhz: None,
             prbs: 50,
             scheduler: SchedulerKind::Pf,
             pf_window_ttis: 100.0,
@@ -106,6 +111,15 @@ impl Default for CellConfig {
 }
 
 impl CellConfig {
+    /// Applies `bandwidth_mhz` to `prbs`.
+    pub fn normalize(&mut self) -> Result<(), String> {
+        if let Some(b) = self.bandwidth_mhz.take() {
+            self.prbs = amc::prbs_for_bandwidth_mhz(b)
+                .ok_or_else(|| format!("bandwidth_mhz: {b} is not an LTE channel bandwidth (1.4, 3, 5, 10, 15 or 20 MHz)"))?;
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if !(6..=110).contains(&self.prbs) {
             return Err(format!("prbs must be in 6..=110 (1.4 to 20 MHz), got {}", self.prbs));

@@ -39,28 +39,51 @@ pub enum ChannelConfig {
         cqi: u8,
     },
     Distance {
+        #[serde(default)]
         pathloss: PathLoss,
         trajectory: Trajectory,
+        /// Base station transmit power over the band, dBm (macro cell: 46).
+        #[serde(default = "default_tx_power_dbm")]
         tx_power_dbm: f64,
+        #[serde(default)]
         antenna_gain_db: f64,
+        /// UE noise figure, dB.
+        #[serde(default = "default_noise_figure_db")]
         noise_figure_db: f64,
         /// Constant interference power added to the noise, dBm (`None`: none).
+        #[serde(default)]
         interference_dbm: Option<f64>,
+        /// Log-normal shadowing, a new draw whenever the UE moves; dB.
+        #[serde(default)]
         shadowing_std_db: f64,
         /// Rayleigh fast fading with this maximum Doppler shift (`None`: off).
+        #[serde(default)]
         fading_doppler_hz: Option<f64>,
     },
     CqiTrace {
+        /// File of `time_ms cqi` lines (whitespace or comma separated); read
+        /// into `points` when the scenario is resolved.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
         /// (time in ms, CQI 0..=15) points, times strictly increasing; the
-        /// value holds until the next point. Loaded from the scenario's file.
+        /// value holds until the next point.
+        #[serde(default)]
         points: Vec<(f64, u8)>,
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+fn default_tx_power_dbm() -> f64 {
+    46.0
+}
+fn default_noise_figure_db() -> f64 {
+    9.0
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PathLoss {
     /// 3GPP TR 36.942 §4.5 urban macro at 2 GHz.
+    #[default]
     UrbanMacro,
     /// Friis free space at `frequency_mhz`.
     FreeSpace { frequency_mhz: f64 },
@@ -86,7 +109,36 @@ fn finite(name: &str, v: f64) -> Result<(), String> {
     }
 }
 
+/// Parses a CQI trace: one `time_ms cqi` pair per line (whitespace or a
+/// comma between them); blank lines and lines starting with `#` are skipped.
+pub fn parse_cqi_trace(text: &str) -> Result<Vec<(f64, u8)>, String> {
+    let mut points = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let s = line.trim();
+        if s.is_empty() || s.starts_with('#') {
+            continue;
+        }
+        let mut it = s.split(|c: char| c == ',' || c.is_whitespace()).filter(|x| !x.is_empty());
+        let (Some(t), Some(c), None) = (it.next(), it.next(), it.next()) else {
+            return Err(format!("line {}: expected `time_ms cqi`, got {:?}", i + 1, s));
+        };
+        let t: f64 = t.parse().map_err(|_| format!("line {}: time {:?} is not a number", i + 1, t))?;
+        let c: u8 = c.parse().map_err(|_| format!("line {}: CQI {:?} is not an integer in 0..=15", i + 1, c))?;
+        points.push((t, c));
+    }
+    Ok(points)
+}
+
 impl ChannelConfig {
+    /// Reads a CQI trace file into its points.
+    pub fn normalize(&mut self) -> Result<(), String> {
+        if let ChannelConfig::CqiTrace { file: Some(f), points } = self {
+            let text = std::fs::read_to_string(&*f).map_err(|e| format!("file: cannot read {f:?}: {e}"))?;
+            *points = parse_cqi_trace(&text).map_err(|e| format!("file {f:?}: {e}"))?;
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         match self {
             ChannelConfig::FixedCqi { cqi } => {
@@ -168,7 +220,7 @@ impl ChannelConfig {
                     }
                 }
             }
-            ChannelConfig::CqiTrace { points } => {
+            ChannelConfig::CqiTrace { points, .. } => {
                 if points.is_empty() {
                     return Err("cqi trace has no points".into());
                 }
@@ -276,7 +328,7 @@ impl Channel {
     pub fn new(cfg: &ChannelConfig, bandwidth_hz: f64, mut rng: Rng) -> Self {
         let kind = match cfg {
             ChannelConfig::FixedCqi { cqi } => Kind::Fixed(Cqi::new(*cqi).expect("validated")),
-            ChannelConfig::CqiTrace { points } => Kind::Trace {
+            ChannelConfig::CqiTrace { points, .. } => Kind::Trace {
                 points: points
                     .iter()
                     .map(|(t, c)| (SimTime::ZERO + SimDuration::try_from_millis_f64(*t).expect("validated"), Cqi::new(*c)))
@@ -452,7 +504,7 @@ mod tests {
 
     #[test]
     fn a_cqi_trace_holds_each_value_until_the_next_point() {
-        let cfg = ChannelConfig::CqiTrace { points: vec![(0.0, 15), (10.0, 0), (20.0, 7)] };
+        let cfg = ChannelConfig::CqiTrace { file: None, points: vec![(0.0, 15), (10.0, 0), (20.0, 7)] };
         cfg.validate().unwrap();
         let mut ch = Channel::new(&cfg, 9e6, Rng::from_seed(0));
         assert_eq!(ch.cqi(SimTime::from_nanos(9_999_999)).map(|c| c.get()), Some(15));
@@ -465,7 +517,7 @@ mod tests {
         assert!(ChannelConfig::FixedCqi { cqi: 16 }.validate().unwrap_err().contains("cqi"));
         let bad = distance(Trajectory::RandomJumps { interval_s: 1.0, min_m: 500.0, max_m: 100.0 }, None);
         assert!(bad.validate().unwrap_err().contains("min_m"));
-        let bad = ChannelConfig::CqiTrace { points: vec![(5.0, 3), (5.0, 4)] };
+        let bad = ChannelConfig::CqiTrace { file: None, points: vec![(5.0, 3), (5.0, 4)] };
         assert!(bad.validate().is_err());
     }
 }

@@ -30,7 +30,7 @@ use crate::net::Packet;
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct UplinkConfig {
     /// SR periodicity, ms (TS 36.213 Table 10.1.5-1 allows 1, 2, 5, 10, 20, 40, 80).
     pub sr_period_ms: f64,

@@ -1,1 +1,12 @@
-//! (being written)
+//! Scenarios: the resolved configuration and the world that runs it.
+
+pub mod config;
+pub mod world;
+
+pub use config::ScenarioConfig;
+pub use world::{RunResult, World};
+
+/// Parses, completes and validates a scenario given as JSON.
+pub fn from_json(text: &str) -> Result<ScenarioConfig, String> {
+    ScenarioConfig::resolve(text)
+}

@@ -10,7 +10,7 @@ use crate::net::{DataHeader, FlowId, Packet, SackBlock, packet::MAX_SACK_BLOCKS}
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct ReceiverConfig {
     /// Delay ACKs (acknowledge every `ack_every` full segments or after the timeout).
     pub delayed_ack: bool,

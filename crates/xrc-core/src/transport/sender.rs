@@ -44,7 +44,7 @@ pub enum Recovery {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// Payload bytes per full segment.
     pub mss: u32,

@@ -30,7 +30,11 @@
 //! 1. *Window of data* is a round: from a segment being sent until it is
 //!    acknowledged (`snd_una` passes the `snd_nxt` recorded at the round's
 //!    start). σ and the bottleneck location are re-evaluated at each round's
-//!    end; HoL_exp is the latest value received.
+//!    end. HoL_exp is the mean of the HoL values received during the round,
+//!    like the RTT term: a single HoL reading is dominated by the burst
+//!    structure of the radio link (HARQ retransmissions stall RLC in-order
+//!    delivery for 8 ms and release the ACKs in a burst), which would make
+//!    the sender reset on noise.
 //! 2. *Fast ramp "within 2 RTTs"*: at each round start the gap twnd − cwnd is
 //!    measured and spread evenly over `ramp_rtts` rounds (α = gap / ramp_rtts
 //!    segments per RTT), never overshooting twnd.
@@ -38,6 +42,12 @@
 //! 4. *Reset* sets cwnd to twnd when σ first exceeds λ; while σ stays above
 //!    λ at a wireless bottleneck the sender keeps probing slowly, and after
 //!    `unfair_after_rtts` (N = 10) such rounds enters the unfairness mode.
+//!    The paper enters that mode "when XRC flow competes with non-XRC
+//!    flows"; the sender cannot see them, so a round counts only if the
+//!    sender was also *starved*: it delivered less than R_exp · RTT_min /
+//!    (RTT_min + λ), what its explicit rate gives with a budget's worth of
+//!    queue. A lone XRC flow whose σ sits above λ because of radio jitter
+//!    (HARQ stalls, uplink grants) gets its rate and never turns unfair.
 //! 5. *Unfairness mode*: α = `unfair_gain` × cwnd per RTT (1.0 = doubling,
 //!    like slow start) until σ ≤ λ at a round end, or a loss.
 //! 6. *Standard loss recovery*: ssthresh = max(cwnd/2, 2) (Reno) and the
@@ -48,6 +58,11 @@
 //!    `feedback_timeout_ms`, the sender is Reno (slow start, AIMD).
 //! 9. RTT_min is the smallest RTT sample since the connection started (the
 //!    paper's definition), from the framework's per-ACK samples.
+//! 10. *Instantaneous decrease* (§III: the sender "instantaneously
+//!    increase[s]/decrease[s] its sending rate"): on every ACK, a window
+//!    more than a budget's worth of data (R_exp · λ) above twnd is cut to
+//!    twnd at once, so a capacity drop does not wait for the round's end.
+//!    The unfairness mode is exempt.
 
 use serde::{Deserialize, Serialize};
 
@@ -133,6 +148,11 @@ pub enum Mode {
 struct RoundStats {
     sum_rtt_ns: u128,
     samples: u64,
+    sum_hol_ns: u128,
+    hol_samples: u64,
+    sum_rate_bps: u128,
+    start: SimTime,
+    start_delivered: u64,
 }
 
 pub struct Xrc {
@@ -140,7 +160,10 @@ pub struct Xrc {
     budget: SimDuration,
     feedback_timeout: SimDuration,
     rate_bps: Option<u64>,
+    /// Latest HoL delay received.
     hol: SimDuration,
+    /// Mean HoL delay over the last completed round.
+    hol_mean: SimDuration,
     last_feedback: Option<SimTime>,
     min_rtt: Option<SimDuration>,
     round: RoundStats,
@@ -151,6 +174,8 @@ pub struct Xrc {
     sigma_e2e: Option<SimDuration>,
     bottleneck: Bottleneck,
     over_budget_rounds: u32,
+    /// The last round delivered less than the explicit rate allows.
+    starved: bool,
     mode: Mode,
     /// Fractional window growth carried between ACKs, segments.
     credit: f64,
@@ -169,6 +194,7 @@ impl Xrc {
             feedback_timeout,
             rate_bps: None,
             hol: SimDuration::ZERO,
+            hol_mean: SimDuration::ZERO,
             last_feedback: None,
             min_rtt: None,
             round: RoundStats::default(),
@@ -178,6 +204,7 @@ impl Xrc {
             sigma_e2e: None,
             bottleneck: Bottleneck::Wireless,
             over_budget_rounds: 0,
+            starved: false,
             mode: Mode::Reno,
             credit: 0.0,
             ramp_per_rtt: 0.0,
@@ -204,6 +231,12 @@ impl Xrc {
         self.rate_bps
     }
 
+    /// The explicit rate times the budget, in segments: the queue XRC allows itself.
+    fn budget_segments(&self, mss: u32) -> u32 {
+        let r = self.rate_bps.unwrap_or(0) as f64;
+        (r / 8.0 * self.budget.as_secs_f64() / mss as f64).ceil() as u32
+    }
+
     fn feedback_fresh(&self, now: SimTime) -> bool {
         self.last_feedback.is_some_and(|t| now.saturating_since(t) <= self.feedback_timeout)
     }
@@ -214,22 +247,40 @@ impl Xrc {
         if c.snd_una < self.round_end {
             return;
         }
+        self.starved = false;
         if self.round.samples > 0 {
             if let Some(min) = self.min_rtt {
+                // Choice 4: the sender is starved when it delivered less than
+                // its explicit rate allows with a budget's worth of queue
+                // ahead of it: R · RTT_min / (RTT_min + λ).
+                let span = c.now.saturating_since(self.round.start);
+                if self.round.hol_samples > 0 && !span.is_zero() {
+                    let r_exp = (self.round.sum_rate_bps / self.round.hol_samples as u128) as f64;
+                    let got = c.delivered.saturating_sub(self.round.start_delivered) as f64 * c.mss as f64 * 8.0
+                        / span.as_secs_f64();
+                    let share = min.as_secs_f64() / (min.as_secs_f64() + self.budget.as_secs_f64());
+                    self.starved = got < r_exp * share;
+                }
                 let mean = (self.round.sum_rtt_ns / self.round.samples as u128) as u64;
                 let e2e = SimDuration::from_nanos(mean.saturating_sub(min.as_nanos()));
+                let hol = if self.round.hol_samples > 0 {
+                    SimDuration::from_nanos((self.round.sum_hol_ns / self.round.hol_samples as u128) as u64)
+                } else {
+                    self.hol
+                };
                 self.sigma_e2e = Some(e2e);
+                self.hol_mean = hol;
                 // Eq. (3).
-                self.sigma = Some(e2e.max(self.hol));
+                self.sigma = Some(e2e.max(hol));
                 // Bottleneck location (§III-B).
-                self.bottleneck = if self.hol <= self.budget && e2e.saturating_sub(self.hol) > self.budget {
+                self.bottleneck = if hol <= self.budget && e2e.saturating_sub(hol) > self.budget {
                     Bottleneck::Internet
                 } else {
                     Bottleneck::Wireless
                 };
             }
         }
-        self.round = RoundStats::default();
+        self.round = RoundStats { start: c.now, start_delivered: c.delivered, ..RoundStats::default() };
         self.round_end = c.snd_nxt;
         self.round_start_cwnd = w.cwnd;
         if self.feedback_fresh(c.now) {
@@ -252,7 +303,14 @@ impl Xrc {
             return;
         }
         if over {
-            self.over_budget_rounds += 1;
+            if self.starved {
+                self.over_budget_rounds += 1;
+            } else {
+                self.over_budget_rounds = 0;
+                if self.mode == Mode::Unfair {
+                    self.mode = Mode::Probe; // got its share: leave, reset below
+                }
+            }
             match self.mode {
                 Mode::Unfair => {}
                 _ if self.over_budget_rounds > self.cfg.unfair_after_rtts => {
@@ -325,11 +383,28 @@ impl CongestionControl for Xrc {
         }
     }
 
-    fn on_feedback(&mut self, now: SimTime, _w: &mut Window, _c: &ConnView, fb: &Feedback) {
+    fn on_feedback(&mut self, now: SimTime, w: &mut Window, c: &ConnView, fb: &Feedback) {
         let Feedback::Xrc(x) = fb;
         self.rate_bps = Some(x.rate_bps);
         self.hol = x.hol;
+        self.round.sum_hol_ns += x.hol.as_nanos() as u128;
+        self.round.sum_rate_bps += x.rate_bps as u128;
+        self.round.hol_samples += 1;
         self.last_feedback = Some(now);
+        // Choice 10: never more than a budget's worth of data above target.
+        if !matches!(self.mode, Mode::Unfair | Mode::Reno) {
+            if let (Some(twnd), Some(min)) = (self.target_window(c.mss), self.min_rtt) {
+                let _ = min;
+                let slack = self.budget_segments(c.mss);
+                if w.cwnd > twnd.saturating_add(slack) {
+                    w.cwnd = twnd.min(w.cwnd_clamp);
+                    w.cwnd_cnt = 0;
+                    self.credit = 0.0;
+                    self.round_start_cwnd = w.cwnd;
+                    self.mode = Mode::Hold;
+                }
+            }
+        }
     }
 
     fn cong_avoid(&mut self, now: SimTime, w: &mut Window, c: &ConnView, acked: u32) {
@@ -409,7 +484,7 @@ mod tests {
             packets_in_flight: 0,
             srtt: None,
             min_rtt: None,
-            delivered: 0,
+            delivered: snd_una / MSS as u64,
             ca_state: CaState::Open,
             is_cwnd_limited: true,
             app_limited: false,
@@ -504,15 +579,49 @@ mod tests {
         for _ in 0..4 {
             h.round(38, 30.0, 0);
         }
+        // A competitor holds 40 ms of queue: the RTT is 80 ms, the HoL 40 ms,
+        // and the explicit share halves to 15 Mbit/s.
         for _ in 0..10 {
-            h.round(38, 15.0, 40);
+            h.round(80, 15.0, 40);
             assert_ne!(h.x.current_mode(), Mode::Unfair);
         }
-        h.round(38, 15.0, 40);
+        // A round is judged when it ends (one round late), and the round in
+        // which the window was cut to the new target delivered at the old
+        // rate, so it does not count as starved.
+        for _ in 0..3 {
+            h.round(80, 15.0, 40);
+        }
         assert_eq!(h.x.current_mode(), Mode::Unfair);
         let before = h.w.cwnd;
-        h.round(38, 15.0, 40);
+        h.round(80, 15.0, 40);
         assert!(h.w.cwnd >= before * 2 - 1, "unfair mode doubles per RTT: {before} -> {}", h.w.cwnd);
+    }
+
+    #[test]
+    fn a_lone_flow_above_budget_from_jitter_that_gets_its_rate_never_turns_unfair() {
+        let mut h = Harness::new();
+        for _ in 0..4 {
+            h.round(38, 30.0, 0);
+        }
+        // σ = 12 ms of jitter: above budget, but probing soon delivers the rate.
+        for _ in 0..40 {
+            h.round(50, 30.0, 12);
+            assert_ne!(h.x.current_mode(), Mode::Unfair);
+        }
+    }
+
+    #[test]
+    fn a_capacity_drop_cuts_the_window_to_the_new_target_on_the_next_ack() {
+        let mut h = Harness::new();
+        for _ in 0..4 {
+            h.round(38, 30.0, 0);
+        }
+        assert!(h.w.cwnd >= 98);
+        let c = view(h.now, h.seq, h.seq);
+        let fb = Feedback::Xrc(XrcOption { rate_bps: 6_000_000, hol: SimDuration::from_millis(3) });
+        h.x.on_feedback(h.now, &mut h.w, &c, &fb);
+        // 6 Mbit/s · 38 ms = 19.7 segments.
+        assert_eq!(h.w.cwnd, 20);
     }
 
     #[test]

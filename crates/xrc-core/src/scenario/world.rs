@@ -1,0 +1,930 @@
+//! The world: builds the components a scenario describes, routes packets
+//! between them and runs the events.
+//!
+//! Forward path of a flow: sender → its own access pipe (half its extra
+//! RTT) → the shared Internet link (rate, delay, drop-tail) → then
+//! - cellular: the base station's PDCP/RLC → MAC/HARQ → the UE's RLC → receiver;
+//! - trace: the Mahimahi link's queue → receiver;
+//! - wired: the receiver directly.
+//!
+//! Reverse path: receiver → (cellular: the UE's uplink grants, then the
+//! agent at PDCP writes the XRC option; trace: a fixed uplink delay, then
+//! the agent) → the Internet reverse link → the flow's access pipe → sender.
+//!
+//! Timers use lazy cancellation: a component keeps its deadline, the world
+//! keeps at most one pending event per timer at or before that deadline, and
+//! a timer event that finds its deadline moved simply re-arms.
+
+use crate::engine::{EventQueue, RngStreams};
+use crate::metrics::Recorder;
+use crate::net::{Enqueued, Link, LinkConfig, Packet, PacketKind, Pipe, QueueLimit};
+use crate::ran::cell::{Cell, CellOutput};
+use crate::ran::trace_link::{Trace, TraceLink};
+use crate::transport::cc::{self, CaState};
+use crate::transport::{RetxKind, SenderOutput, TcpReceiver, TcpSender};
+use crate::units::{BitRate, SimDuration, SimTime};
+
+use super::config::{ScenarioConfig, Topology, Traffic};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Ev {
+    FlowStart(u32),
+    FlowStop(u32),
+    SenderTimer(u32),
+    ReceiverTimer(u32),
+    FwdAccess(u32),
+    RevAccess(u32),
+    InetFwdTxDone,
+    InetFwdArrive,
+    InetRevTxDone,
+    InetRevArrive,
+    Tti,
+    AirArrive(u32),
+    Reorder(u32),
+    Pusch(u32),
+    UplinkArrive(u32),
+    TraceOpportunity,
+    TraceUplink,
+    Tick,
+    Bin,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum FlowState {
+    Waiting,
+    Running,
+    /// The application stopped; data in flight is still delivered.
+    Closing,
+    Done,
+}
+
+struct Flow {
+    ue: Option<usize>,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    fwd: Pipe,
+    rev: Pipe,
+    state: FlowState,
+    start: SimTime,
+    end: Option<SimTime>,
+    sender_timer: Option<SimTime>,
+    receiver_timer: Option<SimTime>,
+    bin_bytes: u64,
+    last_cwnd: Option<(u32, u32, CaState)>,
+}
+
+enum Access {
+    Cellular(Box<Cell>),
+    Trace(Box<TraceRt>),
+    Wired,
+}
+
+struct TraceRt {
+    link: TraceLink,
+    uplink: Pipe,
+    agent_enabled: bool,
+    activity: crate::ran::pdcp::FlowActivity,
+    inactivity: SimDuration,
+}
+
+/// Per-UE accumulators for the summary and the rate series.
+#[derive(Clone, Debug, Default)]
+struct UeAcc {
+    live_flows: u32,
+    available_bits_active: f64,
+    delivered_bits_active: f64,
+    active_ns: u64,
+    bin_available_bits: f64,
+    bin_delivered_bits: f64,
+    bin_agent_sum: f64,
+    bin_samples: u64,
+    rlc_drops: u64,
+}
+
+pub struct World {
+    cfg: ScenarioConfig,
+    q: EventQueue<Ev>,
+    end: SimTime,
+    flows: Vec<Flow>,
+    inet_fwd: Link,
+    inet_rev: Link,
+    access: Access,
+    ues: Vec<UeAcc>,
+    rec: Recorder,
+    bin: SimDuration,
+    bin_index: u64,
+    tick: SimDuration,
+    tti_index: u64,
+    out: SenderOutput,
+    cell_out: CellOutput,
+    scratch: Vec<Packet>,
+    finished: bool,
+}
+
+/// What the caller gets at the end.
+pub struct RunResult {
+    pub recorder: Recorder,
+    pub events: u64,
+    pub sim_time: SimTime,
+}
+
+fn ms(v: f64) -> SimDuration {
+    SimDuration::try_from_millis_f64(v).expect("validated")
+}
+fn secs(v: f64) -> SimTime {
+    SimTime::ZERO + SimDuration::try_from_secs_f64(v).expect("validated")
+}
+
+impl World {
+    /// Builds the world. For the trace topology, `trace_text` may supply the
+    /// Mahimahi trace's contents; otherwise the file is read.
+    pub fn new(cfg: ScenarioConfig, trace_text: Option<&str>) -> Result<World, String> {
+        cfg.validate()?;
+        let streams = RngStreams::new(cfg.seed);
+        let rate = |v: Option<f64>| v.map(|r| BitRate::try_from_mbps(r).expect("validated"));
+        let limit = QueueLimit { packets: cfg.internet.buffer_packets, bytes: cfg.internet.buffer_bytes };
+        let delay = ms(cfg.internet.delay_ms);
+        let inet_fwd = Link::new(&LinkConfig { rate: rate(cfg.internet.rate_mbps), delay, limit });
+        let inet_rev = Link::new(&LinkConfig { rate: rate(cfg.internet.reverse_rate_mbps), delay, limit });
+
+        let (access, n_ues, tick) = match cfg.topology {
+            Topology::Cellular => {
+                let cell_cfg = cfg.cell.as_ref().expect("validated");
+                let channels: Vec<_> = cfg.ues.iter().map(|u| u.channel.clone()).collect();
+                let mut cell = Cell::new(cell_cfg, &channels, &streams);
+                for (k, f) in cfg.flows.iter().enumerate() {
+                    cell.register_flow(crate::net::FlowId(k as u32), f.ue.expect("validated") as usize);
+                }
+                let tick = cell.tti();
+                (Access::Cellular(Box::new(cell)), cfg.ues.len(), tick)
+            }
+            Topology::Trace => {
+                let t = cfg.trace.as_ref().expect("validated");
+                let owned;
+                let text = match trace_text {
+                    Some(t) => t,
+                    None => {
+                        owned = std::fs::read_to_string(&t.downlink)
+                            .map_err(|e| format!("trace.downlink: cannot read {:?}: {e}", t.downlink))?;
+                        owned.as_str()
+                    }
+                };
+                let trace = Trace::parse(text).map_err(|e| format!("trace.downlink ({}): {e}", t.downlink))?;
+                let window = SimDuration::from_millis(t.agent.window_ttis as u64);
+                let mut activity = crate::ran::pdcp::FlowActivity::default();
+                for k in 0..cfg.flows.len() {
+                    activity.register(crate::net::FlowId(k as u32), crate::net::UeId(0));
+                }
+                let rt = TraceRt {
+                    link: TraceLink::new(trace, t.buffer_packets, t.buffer_bytes, window),
+                    uplink: Pipe::new(ms(t.uplink_delay_ms)),
+                    agent_enabled: t.agent.enabled,
+                    activity,
+                    inactivity: t.agent.inactivity(),
+                };
+                (Access::Trace(Box::new(rt)), 1, SimDuration::from_millis(1))
+            }
+            Topology::Wired => (Access::Wired, 0, SimDuration::from_millis(1)),
+        };
+
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (k, f) in cfg.flows.iter().enumerate() {
+            let id = crate::net::FlowId(k as u32);
+            let controller = cc::registry::build(&f.cc, &f.cc_params).map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
+            let half = ms(f.extra_rtt_ms / 2.0);
+            flows.push(Flow {
+                ue: f.ue.map(|u| u as usize),
+                sender: TcpSender::new(id, f.tcp.clone(), controller),
+                receiver: TcpReceiver::new(id, f.receiver.clone()),
+                fwd: Pipe::new(half),
+                rev: Pipe::new(half),
+                state: FlowState::Waiting,
+                start: secs(f.start_s),
+                end: None,
+                sender_timer: None,
+                receiver_timer: None,
+                bin_bytes: 0,
+                last_cwnd: None,
+            });
+        }
+        let end = secs(cfg.duration_s);
+        let bin = ms(cfg.output.bin_ms);
+        let mut w = World {
+            q: EventQueue::new(),
+            end,
+            flows,
+            inet_fwd,
+            inet_rev,
+            access,
+            ues: vec![UeAcc::default(); n_ues],
+            rec: Recorder::default(),
+            bin,
+            bin_index: 0,
+            tick,
+            tti_index: 0,
+            out: SenderOutput::default(),
+            cell_out: CellOutput::default(),
+            scratch: Vec::new(),
+            finished: false,
+            cfg,
+        };
+        for k in 0..w.flows.len() {
+            let start = w.flows[k].start;
+            w.q.schedule(start, Ev::FlowStart(k as u32));
+            if let Some(s) = w.cfg.flows[k].stop_s {
+                w.q.schedule(secs(s), Ev::FlowStop(k as u32));
+            }
+        }
+        match w.access {
+            Access::Cellular(_) => w.q.schedule(SimTime::ZERO, Ev::Tti),
+            Access::Trace(_) => w.q.schedule(SimTime::ZERO, Ev::Tick),
+            Access::Wired => {}
+        }
+        w.q.schedule(SimTime::ZERO + bin, Ev::Bin);
+        Ok(w)
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.q.now()
+    }
+    pub fn end_time(&self) -> SimTime {
+        self.end
+    }
+    pub fn events(&self) -> u64 {
+        self.q.events_processed()
+    }
+    pub fn done(&self) -> bool {
+        self.finished
+    }
+
+    /// Runs events up to `until` (capped at the scenario's end). Returns
+    /// whether the run is complete.
+    pub fn run_until(&mut self, until: SimTime) -> bool {
+        if self.finished {
+            return true;
+        }
+        let limit = until.min(self.end);
+        while let Some((now, ev)) = self.q.pop_until(limit) {
+            self.dispatch(now, ev);
+        }
+        if limit >= self.end {
+            self.q.advance_to(self.end);
+            self.finish();
+        } else {
+            self.q.advance_to(limit);
+        }
+        self.finished
+    }
+
+    /// Runs to the end and hands back the recorded data.
+    pub fn run(mut self) -> RunResult {
+        self.run_until(SimTime::MAX);
+        self.into_result()
+    }
+
+    pub fn into_result(mut self) -> RunResult {
+        if !self.finished {
+            self.finish();
+        }
+        RunResult { events: self.q.events_processed(), sim_time: self.q.now(), recorder: self.rec }
+    }
+
+    fn dispatch(&mut self, now: SimTime, ev: Ev) {
+        match ev {
+            Ev::FlowStart(f) => self.flow_start(now, f as usize),
+            Ev::FlowStop(f) => self.flow_stop(now, f as usize),
+            Ev::SenderTimer(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.sender_timer.is_some_and(|t| t <= now) {
+                    fl.sender_timer = None;
+                }
+                if fl.state != FlowState::Waiting && fl.state != FlowState::Done {
+                    if fl.sender.next_timer().is_some_and(|t| t <= now) {
+                        self.out.clear();
+                        fl.sender.on_timer(now, &mut self.out);
+                        self.after_sender(now, f as usize);
+                    } else {
+                        self.arm_sender_timer(f as usize);
+                    }
+                }
+            }
+            Ev::ReceiverTimer(f) => {
+                let fl = &mut self.flows[f as usize];
+                if fl.receiver_timer.is_some_and(|t| t <= now) {
+                    fl.receiver_timer = None;
+                }
+                if let Some(ack) = fl.receiver.on_timer(now) {
+                    self.send_ack(now, f as usize, ack);
+                }
+                self.arm_receiver_timer(f as usize);
+            }
+            Ev::FwdAccess(f) => {
+                while let Some(p) = self.flows[f as usize].fwd.pop_arrived(now) {
+                    self.inet_fwd_enqueue(now, p);
+                }
+                if let Some(t) = self.flows[f as usize].fwd.next_arrival() {
+                    self.q.schedule(t, Ev::FwdAccess(f));
+                }
+            }
+            Ev::RevAccess(f) => {
+                while let Some(p) = self.flows[f as usize].rev.pop_arrived(now) {
+                    self.sender_receive(now, f as usize, p);
+                }
+                if let Some(t) = self.flows[f as usize].rev.next_arrival() {
+                    self.q.schedule(t, Ev::RevAccess(f));
+                }
+            }
+            Ev::InetFwdTxDone => {
+                let d = self.inet_fwd.tx_done(now);
+                if let Some(t) = d.arrival {
+                    self.q.schedule(t, Ev::InetFwdArrive);
+                }
+                if let Some(t) = d.next_tx_done {
+                    self.q.schedule(t, Ev::InetFwdTxDone);
+                }
+            }
+            Ev::InetFwdArrive => {
+                while let Some(p) = self.inet_fwd.pop_arrived(now) {
+                    self.downlink_arrive(now, p);
+                }
+                if let Some(t) = self.inet_fwd.next_arrival() {
+                    self.q.schedule(t, Ev::InetFwdArrive);
+                }
+            }
+            Ev::InetRevTxDone => {
+                let d = self.inet_rev.tx_done(now);
+                if let Some(t) = d.arrival {
+                    self.q.schedule(t, Ev::InetRevArrive);
+                }
+                if let Some(t) = d.next_tx_done {
+                    self.q.schedule(t, Ev::InetRevTxDone);
+                }
+            }
+            Ev::InetRevArrive => {
+                while let Some(p) = self.inet_rev.pop_arrived(now) {
+                    let f = p.flow.0 as usize;
+                    if let Some(t) = self.flows[f].rev.push(now, p) {
+                        self.q.schedule(t, Ev::RevAccess(f as u32));
+                    }
+                }
+                if let Some(t) = self.inet_rev.next_arrival() {
+                    self.q.schedule(t, Ev::InetRevArrive);
+                }
+            }
+            Ev::Tti => self.on_tti(now),
+            Ev::AirArrive(u) => {
+                let mut out = std::mem::take(&mut self.cell_out);
+                out.clear();
+                if let Access::Cellular(cell) = &mut self.access {
+                    cell.on_air_arrival(now, u as usize, &mut out);
+                }
+                self.after_cell(now, &mut out);
+                self.cell_out = out;
+            }
+            Ev::Reorder(u) => {
+                let mut out = std::mem::take(&mut self.cell_out);
+                out.clear();
+                if let Access::Cellular(cell) = &mut self.access {
+                    cell.on_reorder_timer(now, u as usize, &mut out);
+                }
+                self.after_cell(now, &mut out);
+                self.cell_out = out;
+            }
+            Ev::Pusch(u) => {
+                if let Access::Cellular(cell) = &mut self.access {
+                    let (head, next) = cell.on_pusch(now, u as usize, &mut self.scratch);
+                    if let Some(t) = head {
+                        self.q.schedule(t, Ev::UplinkArrive(u));
+                    }
+                    if let Some(t) = next {
+                        self.q.schedule(t, Ev::Pusch(u));
+                    }
+                }
+            }
+            Ev::UplinkArrive(u) => {
+                let mut pkts = std::mem::take(&mut self.scratch);
+                pkts.clear();
+                let mut next = None;
+                if let Access::Cellular(cell) = &mut self.access {
+                    next = cell.on_uplink_arrival(now, u as usize, &mut pkts);
+                }
+                for p in pkts.drain(..) {
+                    self.inet_rev_enqueue(now, p);
+                }
+                self.scratch = pkts;
+                if let Some(t) = next {
+                    self.q.schedule(t, Ev::UplinkArrive(u));
+                }
+            }
+            Ev::TraceOpportunity => {
+                let mut pkts = std::mem::take(&mut self.scratch);
+                pkts.clear();
+                let mut next = None;
+                if let Access::Trace(tr) = &mut self.access {
+                    next = tr.link.on_opportunity(now, &mut pkts);
+                }
+                for p in pkts.drain(..) {
+                    self.ue_delivered(now, 0, p);
+                }
+                self.scratch = pkts;
+                if let Some(t) = next {
+                    self.q.schedule(t, Ev::TraceOpportunity);
+                }
+            }
+            Ev::TraceUplink => {
+                let mut pkts = std::mem::take(&mut self.scratch);
+                pkts.clear();
+                let mut next = None;
+                if let Access::Trace(tr) = &mut self.access {
+                    let rate = tr.link.recent_capacity_bps(now);
+                    let hol = tr.link.hol_delay(now);
+                    let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
+                    while let Some(mut p) = tr.uplink.pop_arrived(now) {
+                        if tr.agent_enabled && matches!(p.kind, PacketKind::Ack(_)) {
+                            p.set_xrc_option(crate::ran::agent::feedback(rate, af, hol));
+                        }
+                        pkts.push(p);
+                    }
+                    next = tr.uplink.next_arrival();
+                }
+                for p in pkts.drain(..) {
+                    self.inet_rev_enqueue(now, p);
+                }
+                self.scratch = pkts;
+                if let Some(t) = next {
+                    self.q.schedule(t, Ev::TraceUplink);
+                }
+            }
+            Ev::Tick => self.on_trace_tick(now),
+            Ev::Bin => self.on_bin(now),
+        }
+    }
+
+    // ----- flows -----
+
+    fn flow_start(&mut self, now: SimTime, f: usize) {
+        let traffic = self.cfg.flows[f].traffic.clone();
+        let fl = &mut self.flows[f];
+        if fl.state != FlowState::Waiting {
+            return;
+        }
+        fl.state = FlowState::Running;
+        if let Some(u) = fl.ue {
+            self.ues[u].live_flows += 1;
+            let n = self.ues[u].live_flows;
+            if let Access::Cellular(cell) = &mut self.access {
+                cell.set_live_flows(u, n);
+            }
+        }
+        self.out.clear();
+        let fl = &mut self.flows[f];
+        match traffic {
+            Traffic::Bulk => fl.sender.app_write(now, u64::MAX, &mut self.out),
+            Traffic::Transfer { size_bytes } => {
+                fl.sender.app_write(now, size_bytes, &mut self.out);
+                fl.sender.app_close(false);
+            }
+        }
+        self.after_sender(now, f);
+    }
+
+    fn flow_stop(&mut self, now: SimTime, f: usize) {
+        let fl = &mut self.flows[f];
+        if fl.state != FlowState::Running {
+            return;
+        }
+        fl.sender.app_close(true);
+        fl.state = FlowState::Closing;
+        self.check_flow_done(now, f);
+    }
+
+    fn check_flow_done(&mut self, now: SimTime, f: usize) {
+        let fl = &mut self.flows[f];
+        if matches!(fl.state, FlowState::Running | FlowState::Closing) && fl.sender.finished() {
+            fl.state = FlowState::Done;
+            fl.end = Some(now);
+            if let Some(u) = fl.ue {
+                self.ues[u].live_flows -= 1;
+                let n = self.ues[u].live_flows;
+                if let Access::Cellular(cell) = &mut self.access {
+                    cell.set_live_flows(u, n);
+                }
+            }
+        }
+    }
+
+    /// Routes what the sender produced and records its state.
+    fn after_sender(&mut self, now: SimTime, f: usize) {
+        let t = now.as_secs_f64();
+        let fl = &mut self.flows[f];
+        let mut pkts = std::mem::take(&mut self.out.packets);
+        for p in pkts.drain(..) {
+            if let Some(at) = fl.fwd.push(now, p) {
+                self.q.schedule(at, Ev::FwdAccess(f as u32));
+            }
+        }
+        self.out.packets = pkts;
+        if self.cfg.output.rtt_trace {
+            for r in self.out.rtt_samples.drain(..) {
+                self.rec.rtt.t.push(t);
+                self.rec.rtt.flow.push(f as u32);
+                self.rec.rtt.rtt_ms.push(r.as_millis_f64());
+            }
+        }
+        for (seq, kind) in self.out.retransmits.drain(..) {
+            self.rec.retransmits.t.push(t);
+            self.rec.retransmits.flow.push(f as u32);
+            self.rec.retransmits.seq.push(seq);
+            self.rec.retransmits.kind.push(match kind {
+                RetxKind::Fast => 0,
+                RetxKind::Timeout => 1,
+            });
+        }
+        let fl = &mut self.flows[f];
+        let state = (fl.sender.cwnd(), fl.sender.ssthresh(), fl.sender.ca_state());
+        if self.cfg.output.cwnd_trace && fl.last_cwnd != Some(state) {
+            fl.last_cwnd = Some(state);
+            let c = &mut self.rec.cwnd;
+            c.t.push(t);
+            c.flow.push(f as u32);
+            c.cwnd.push(state.0);
+            c.ssthresh.push(state.1);
+            c.in_flight.push(fl.sender.in_flight());
+            c.srtt_ms.push(fl.sender.srtt().map_or(f64::NAN, |d| d.as_millis_f64()));
+            c.pacing_mbps.push(fl.sender.pacing_rate().map_or(f64::NAN, |r| r.mbps()));
+            c.ca_state.push(match state.2 {
+                CaState::Open => 0,
+                CaState::Disorder => 1,
+                CaState::Cwr => 2,
+                CaState::Recovery => 3,
+                CaState::Loss => 4,
+            });
+        }
+        self.arm_sender_timer(f);
+        self.check_flow_done(now, f);
+    }
+
+    fn arm_sender_timer(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        if let Some(t) = fl.sender.next_timer() {
+            if fl.sender_timer.is_none_or(|s| t < s) {
+                fl.sender_timer = Some(t);
+                self.q.schedule(t, Ev::SenderTimer(f as u32));
+            }
+        }
+    }
+
+    fn arm_receiver_timer(&mut self, f: usize) {
+        let fl = &mut self.flows[f];
+        if let Some(t) = fl.receiver.next_timer() {
+            if fl.receiver_timer.is_none_or(|s| t < s) {
+                fl.receiver_timer = Some(t);
+                self.q.schedule(t, Ev::ReceiverTimer(f as u32));
+            }
+        }
+    }
+
+    fn sender_receive(&mut self, now: SimTime, f: usize, p: Packet) {
+        let PacketKind::Ack(ack) = &p.kind else { return };
+        if self.flows[f].state == FlowState::Waiting || self.flows[f].state == FlowState::Done {
+            return;
+        }
+        if let Some(x) = ack.xrc {
+            let fb = &mut self.rec.feedback;
+            fb.t.push(now.as_secs_f64());
+            fb.flow.push(f as u32);
+            fb.rate_mbps.push(x.rate_bps as f64 * 1e-6);
+            fb.hol_ms.push(x.hol.as_millis_f64());
+        }
+        self.out.clear();
+        self.flows[f].sender.on_ack(now, ack, &mut self.out);
+        self.after_sender(now, f);
+    }
+
+    // ----- forward path -----
+
+    fn inet_fwd_enqueue(&mut self, now: SimTime, p: Packet) {
+        match self.inet_fwd.enqueue(now, p) {
+            Enqueued::Dropped(p) => self.record_drop(now, 0, &p),
+            Enqueued::Queued => {}
+            Enqueued::TxStarted(t) => self.q.schedule(t, Ev::InetFwdTxDone),
+            Enqueued::InPipe(Some(t)) => self.q.schedule(t, Ev::InetFwdArrive),
+            Enqueued::InPipe(None) => {}
+        }
+    }
+
+    fn inet_rev_enqueue(&mut self, now: SimTime, p: Packet) {
+        match self.inet_rev.enqueue(now, p) {
+            Enqueued::Dropped(p) => self.record_drop(now, 3, &p),
+            Enqueued::Queued => {}
+            Enqueued::TxStarted(t) => self.q.schedule(t, Ev::InetRevTxDone),
+            Enqueued::InPipe(Some(t)) => self.q.schedule(t, Ev::InetRevArrive),
+            Enqueued::InPipe(None) => {}
+        }
+    }
+
+    fn record_drop(&mut self, now: SimTime, location: u8, p: &Packet) {
+        let seq = match &p.kind {
+            PacketKind::Data(d) => d.seq,
+            PacketKind::Ack(a) => a.ack,
+        };
+        self.rec.drop(now, location, p.flow.0, seq);
+    }
+
+    /// A packet leaves the Internet segment toward its receiver.
+    fn downlink_arrive(&mut self, now: SimTime, p: Packet) {
+        let f = p.flow.0 as usize;
+        match &mut self.access {
+            Access::Wired => self.receiver_receive(now, f, p),
+            Access::Cellular(cell) => {
+                let ue = self.flows[f].ue.expect("validated");
+                if let Err(p) = cell.enqueue_downlink(now, ue, p) {
+                    self.ues[ue].rlc_drops += 1;
+                    self.record_drop(now, 1, &p);
+                }
+            }
+            Access::Trace(tr) => {
+                tr.activity.on_packet(p.flow, now);
+                match tr.link.enqueue(now, p) {
+                    Ok(Some(t)) => self.q.schedule(t, Ev::TraceOpportunity),
+                    Ok(None) => {}
+                    Err(p) => {
+                        self.ues[0].rlc_drops += 1;
+                        self.record_drop(now, 2, &p);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A packet reaches its UE (after the radio link).
+    fn ue_delivered(&mut self, now: SimTime, ue: usize, p: Packet) {
+        let acc = &mut self.ues[ue];
+        let bits = p.size as f64 * 8.0;
+        acc.bin_delivered_bits += bits;
+        if acc.live_flows > 0 {
+            acc.delivered_bits_active += bits;
+        }
+        let f = p.flow.0 as usize;
+        self.receiver_receive(now, f, p);
+    }
+
+    fn receiver_receive(&mut self, now: SimTime, f: usize, p: Packet) {
+        let PacketKind::Data(d) = &p.kind else { return };
+        let fl = &mut self.flows[f];
+        let r = fl.receiver.on_data(now, d);
+        fl.bin_bytes += r.delivered;
+        if let Some(ack) = r.ack {
+            self.send_ack(now, f, ack);
+        }
+        self.arm_receiver_timer(f);
+    }
+
+    fn send_ack(&mut self, now: SimTime, f: usize, ack: Packet) {
+        match &mut self.access {
+            Access::Wired => self.inet_rev_enqueue(now, ack),
+            Access::Cellular(cell) => {
+                let ue = self.flows[f].ue.expect("validated");
+                if let Some(t) = cell.uplink_push(now, ue, ack) {
+                    self.q.schedule(t, Ev::Pusch(ue as u32));
+                }
+            }
+            Access::Trace(tr) => {
+                if let Some(t) = tr.uplink.push(now, ack) {
+                    self.q.schedule(t, Ev::TraceUplink);
+                }
+            }
+        }
+    }
+
+    // ----- cell -----
+
+    fn on_tti(&mut self, now: SimTime) {
+        let mut out = std::mem::take(&mut self.cell_out);
+        out.clear();
+        let sample = self.tti_index % self.cfg.output.rlc_sample_ttis as u64 == 0;
+        self.tti_index += 1;
+        let tti = self.tick;
+        if let Access::Cellular(cell) = &mut self.access {
+            cell.on_tti(now, &mut out);
+            let t = now.as_secs_f64();
+            for u in 0..cell.num_ues() {
+                let s = *cell.ue_tti(u);
+                let acc = &mut self.ues[u];
+                let active = acc.live_flows > 0;
+                if active {
+                    acc.available_bits_active += s.available_bits;
+                    acc.active_ns += tti.as_nanos();
+                }
+                acc.bin_available_bits += s.available_bits;
+                acc.bin_agent_sum += s.agent_bps as f64;
+                acc.bin_samples += 1;
+                if sample {
+                    let r = &mut self.rec.rlc;
+                    r.t.push(t);
+                    r.ue.push(u as u32);
+                    r.hol_ms.push(s.hol.as_millis_f64());
+                    r.sdus.push(s.rlc_sdus);
+                    r.bytes.push(s.rlc_bytes);
+                    r.cqi.push(s.cqi);
+                    r.available_mbps.push(s.available_bits / tti.as_secs_f64() * 1e-6);
+                    r.agent_mbps.push(s.agent_bps as f64 * 1e-6);
+                    r.active.push(active as u8);
+                }
+            }
+        }
+        self.after_cell(now, &mut out);
+        self.cell_out = out;
+        let next = now + tti;
+        if next < self.end {
+            self.q.schedule(next, Ev::Tti);
+        }
+    }
+
+    fn after_cell(&mut self, now: SimTime, out: &mut CellOutput) {
+        for &(u, t) in &out.air_heads {
+            self.q.schedule(t, Ev::AirArrive(u as u32));
+        }
+        for &(u, t) in &out.reorder_timers {
+            self.q.schedule(t, Ev::Reorder(u as u32));
+        }
+        if out.discarded > 0 {
+            // Packets lost by HARQ give-ups are discovered at reassembly;
+            // their identity is gone with the transport block.
+            for _ in 0..out.discarded {
+                self.rec.drop(now, 4, u32::MAX, 0);
+            }
+        }
+        for (u, p) in out.delivered.drain(..) {
+            self.ue_delivered(now, u, p);
+        }
+    }
+
+    /// Trace topology: sample the queue every millisecond.
+    fn on_trace_tick(&mut self, now: SimTime) {
+        let tick = self.tick;
+        if let Access::Trace(tr) = &self.access {
+            let t = now.as_secs_f64();
+            let hol = tr.link.hol_delay(now);
+            let from = now.since_start();
+            let avail_bps = tr.link.capacity_between(from, from + tick) as f64;
+            let agent = tr.link.recent_capacity_bps(now) as f64;
+            let acc = &mut self.ues[0];
+            let active = acc.live_flows > 0;
+            let bits = avail_bps * tick.as_secs_f64();
+            if active {
+                acc.available_bits_active += bits;
+                acc.active_ns += tick.as_nanos();
+            }
+            acc.bin_available_bits += bits;
+            acc.bin_agent_sum += agent;
+            acc.bin_samples += 1;
+            let sample = self.tti_index % self.cfg.output.rlc_sample_ttis as u64 == 0;
+            self.tti_index += 1;
+            if sample {
+                let r = &mut self.rec.rlc;
+                r.t.push(t);
+                r.ue.push(0);
+                r.hol_ms.push(hol.as_millis_f64());
+                r.sdus.push(tr.link.queued_packets() as u32);
+                r.bytes.push(tr.link.queued_bytes());
+                r.cqi.push(0);
+                r.available_mbps.push(avail_bps * 1e-6);
+                r.agent_mbps.push(agent * 1e-6);
+                r.active.push(active as u8);
+            }
+        }
+        let next = now + tick;
+        if next < self.end {
+            self.q.schedule(next, Ev::Tick);
+        }
+    }
+
+    // ----- bins and the end -----
+
+    fn on_bin(&mut self, now: SimTime) {
+        self.close_bin(now);
+        let next = now + self.bin;
+        if next <= self.end {
+            self.q.schedule(next, Ev::Bin);
+        }
+    }
+
+    /// Closes the bin that ends at `now`.
+    fn close_bin(&mut self, now: SimTime) {
+        let start = SimTime::ZERO + self.bin * self.bin_index;
+        if now <= start {
+            return;
+        }
+        let width = now.saturating_since(start);
+        let t = start.as_secs_f64();
+        for (k, fl) in self.flows.iter_mut().enumerate() {
+            if fl.state == FlowState::Waiting && fl.bin_bytes == 0 {
+                continue;
+            }
+            let r = &mut self.rec.flow_tput;
+            r.t.push(t);
+            r.flow.push(k as u32);
+            r.bytes.push(fl.bin_bytes);
+            r.goodput_mbps.push(fl.bin_bytes as f64 * 8.0 / width.as_secs_f64() * 1e-6);
+            fl.bin_bytes = 0;
+        }
+        for (u, acc) in self.ues.iter_mut().enumerate() {
+            let r = &mut self.rec.ue_rate;
+            r.t.push(t);
+            r.ue.push(u as u32);
+            r.available_mbps.push(acc.bin_available_bits / width.as_secs_f64() * 1e-6);
+            r.delivered_mbps.push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
+            r.agent_mbps.push(if acc.bin_samples > 0 { acc.bin_agent_sum / acc.bin_samples as f64 * 1e-6 } else { 0.0 });
+            acc.bin_available_bits = 0.0;
+            acc.bin_delivered_bits = 0.0;
+            acc.bin_agent_sum = 0.0;
+            acc.bin_samples = 0;
+        }
+        self.bin_index += 1;
+    }
+
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        let now = self.q.now();
+        self.close_bin(now);
+        for (k, fl) in self.flows.iter().enumerate() {
+            let s = fl.sender.stats();
+            let r = &mut self.rec.flows;
+            r.flow.push(k as u32);
+            r.ue.push(fl.ue.map_or(u32::MAX, |u| u as u32));
+            r.start_s.push(fl.start.as_secs_f64());
+            r.end_s.push(fl.end.unwrap_or(now).as_secs_f64());
+            r.bytes_delivered.push(fl.receiver.delivered_total());
+            r.segments_sent.push(s.segments_sent);
+            r.retransmits.push(s.retransmits_fast + s.retransmits_timeout);
+            r.timeouts.push(s.timeouts);
+            r.completed.push((fl.state == FlowState::Done) as u8);
+        }
+        for (u, acc) in self.ues.iter().enumerate() {
+            let r = &mut self.rec.ues;
+            r.ue.push(u as u32);
+            r.available_bits_active.push(acc.available_bits_active);
+            r.delivered_bits_active.push(acc.delivered_bits_active);
+            r.active_s.push(acc.active_ns as f64 * 1e-9);
+            let (n, x, l) = match &self.access {
+                Access::Cellular(cell) => {
+                    let s = cell.radio_stats(u);
+                    (s.tbs_new, s.tbs_retx, s.tbs_lost)
+                }
+                _ => (0, 0, 0),
+            };
+            r.tbs_new.push(n);
+            r.tbs_retx.push(x);
+            r.tbs_lost.push(l);
+            r.rlc_drops.push(acc.rlc_drops);
+        }
+    }
+
+    // ----- inspection (tests) -----
+
+    /// Queue conservation of every queue in the world.
+    pub fn queues_conserve_packets(&self) -> Result<(), String> {
+        let check = |name: &str, c: crate::net::QueueCounters| {
+            if c.conserved() {
+                Ok(())
+            } else {
+                Err(format!("{name}: {c:?}"))
+            }
+        };
+        check("internet forward", self.inet_fwd.counters())?;
+        check("internet reverse", self.inet_rev.counters())?;
+        for (k, f) in self.flows.iter().enumerate() {
+            let (a, b, c) = f.fwd.counters();
+            check(&format!("flow {k} forward access"), crate::net::QueueCounters { arrived: a, departed: b, dropped: 0, held: c })?;
+            let (a, b, c) = f.rev.counters();
+            check(&format!("flow {k} reverse access"), crate::net::QueueCounters { arrived: a, departed: b, dropped: 0, held: c })?;
+        }
+        match &self.access {
+            Access::Cellular(cell) => {
+                for u in 0..cell.num_ues() {
+                    check(&format!("RLC of UE {u}"), cell.rlc_counters(u))?;
+                }
+            }
+            Access::Trace(tr) => check("trace queue", tr.link.counters())?,
+            Access::Wired => {}
+        }
+        Ok(())
+    }
+
+    /// For each flow: (bytes the sender has had acknowledged, bytes its
+    /// receiver delivered to the application, receiver's next expected byte).
+    pub fn flow_progress(&self) -> Vec<(u64, u64, u64)> {
+        self.flows
+            .iter()
+            .map(|f| (f.sender.snd_una(), f.receiver.delivered_total(), f.receiver.rcv_nxt()))
+            .collect()
+    }
+
+    pub fn scoreboards_consistent(&self) -> bool {
+        self.flows.iter().all(|f| f.sender.scoreboard_consistent())
+    }
+}

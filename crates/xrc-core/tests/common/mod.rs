@@ -1,0 +1,90 @@
+//! Scenario builders shared by the integration tests.
+#![allow(dead_code)]
+
+use xrc_core::ran::cell::CellConfig;
+use xrc_core::ran::channel::ChannelConfig;
+use xrc_core::scenario::config::{
+    FlowConfig, InternetConfig, OutputConfig, ScenarioConfig, Topology, TraceConfig, Traffic, UeConfig,
+};
+use xrc_core::transport::{ReceiverConfig, TcpConfig};
+
+pub fn flow(id: &str, ue: Option<u32>, cc: &str) -> FlowConfig {
+    FlowConfig {
+        id: id.into(),
+        ue,
+        cc: cc.into(),
+        cc_params: serde_json::Value::Null,
+        start_s: 0.0,
+        stop_s: None,
+        extra_rtt_ms: 0.0,
+        traffic: Traffic::Bulk,
+        tcp: TcpConfig::default(),
+        receiver: ReceiverConfig::default(),
+    }
+}
+
+pub fn output() -> OutputConfig {
+    OutputConfig { bin_ms: 100.0, rlc_sample_ttis: 1, cwnd_trace: true, rtt_trace: true }
+}
+
+/// 20 Mbit/s, 40 ms RTT, 100-packet drop-tail dumbbell.
+pub fn dumbbell(cc: &str, duration_s: f64) -> ScenarioConfig {
+    ScenarioConfig {
+        name: "dumbbell".into(),
+        description: String::new(),
+        seed: 1,
+        duration_s,
+        topology: Topology::Wired,
+        internet: InternetConfig {
+            rate_mbps: Some(20.0),
+            delay_ms: 20.0,
+            buffer_packets: Some(100),
+            buffer_bytes: None,
+            reverse_rate_mbps: None,
+        },
+        cell: None,
+        ues: vec![],
+        trace: None,
+        flows: vec![flow("f0", None, cc)],
+        output: output(),
+    }
+}
+
+/// One UE at a fixed CQI, 10 MHz, RLC 128 packets, 30 ms wired RTT.
+pub fn lte(cc: &str, cqi: u8, duration_s: f64) -> ScenarioConfig {
+    ScenarioConfig {
+        name: "lte".into(),
+        description: String::new(),
+        seed: 1,
+        duration_s,
+        topology: Topology::Cellular,
+        internet: InternetConfig {
+            rate_mbps: Some(1000.0),
+            delay_ms: 15.0,
+            buffer_packets: Some(1000),
+            buffer_bytes: None,
+            reverse_rate_mbps: None,
+        },
+        cell: Some(CellConfig::default()),
+        ues: vec![UeConfig { channel: ChannelConfig::FixedCqi { cqi } }],
+        trace: None,
+        flows: vec![flow("f0", Some(0), cc)],
+        output: output(),
+    }
+}
+
+pub fn trace(cc: &str, path: &str, duration_s: f64) -> ScenarioConfig {
+    let mut s = lte(cc, 15, duration_s);
+    s.topology = Topology::Trace;
+    s.cell = None;
+    s.ues = vec![];
+    s.internet.delay_ms = 5.0;
+    s.trace = Some(TraceConfig {
+        downlink: path.into(),
+        buffer_packets: None,
+        buffer_bytes: Some(150_000),
+        uplink_delay_ms: 0.0,
+        agent: Default::default(),
+    });
+    s
+}

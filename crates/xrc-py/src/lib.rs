@@ -1,0 +1,163 @@
+//! Python bindings: the core runs a resolved scenario and hands its tables
+//! back as raw little-endian column buffers (NumPy reads them without a
+//! copy per row). The GIL is released while events run.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use xrc_core::metrics::Column;
+use xrc_core::ran::trace_link::Trace;
+use xrc_core::scenario::{self, World};
+use xrc_core::transport::cc::registry;
+use xrc_core::units::{SimDuration, SimTime};
+
+/// The core's version (the Cargo package version).
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Names of the congestion-control schemes the core knows.
+#[pyfunction]
+fn schemes() -> Vec<&'static str> {
+    registry::SCHEMES.to_vec()
+}
+
+/// Resolves a scheme's parameters (JSON object text or "null"): returns the
+/// full parameter set as JSON, or raises ValueError naming the parameter.
+#[pyfunction]
+fn resolve_cc(name: &str, params_json: &str) -> PyResult<String> {
+    let v: serde_json::Value = serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let r = registry::resolve(name, &v).map_err(PyValueError::new_err)?;
+    Ok(r.to_string())
+}
+
+/// Parses a Mahimahi trace; returns (opportunities, period_ms, mean Mbit/s)
+/// or raises ValueError naming the line.
+#[pyfunction]
+fn check_trace(text: &str) -> PyResult<(usize, u64, f64)> {
+    let t = Trace::parse(text).map_err(PyValueError::new_err)?;
+    Ok((t.ms.len(), t.period_ms, t.mean_rate_bps() * 1e-6))
+}
+
+/// Resolves a scenario (JSON): fills in defaults, applies shorthands and
+/// validates. Returns the resolved scenario as JSON, or raises ValueError
+/// naming the field and the value.
+#[pyfunction]
+fn resolve(scenario_json: &str) -> PyResult<String> {
+    let cfg = scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
+    serde_json::to_string(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A running simulation.
+#[pyclass(unsendable)]
+struct Simulation {
+    world: Option<World>,
+}
+
+fn column_to_py<'py>(py: Python<'py>, c: &Column<'_>) -> (&'static str, Bound<'py, PyBytes>) {
+    fn bytes_of<T: Copy>(v: &[T], to_le: impl Fn(T) -> Vec<u8>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(std::mem::size_of_val(v));
+        for &x in v {
+            out.extend_from_slice(&to_le(x));
+        }
+        out
+    }
+    match c {
+        Column::F64(v) => ("<f8", PyBytes::new(py, &bytes_of(v, |x: f64| x.to_le_bytes().to_vec()))),
+        Column::U64(v) => ("<u8", PyBytes::new(py, &bytes_of(v, |x: u64| x.to_le_bytes().to_vec()))),
+        Column::U32(v) => ("<u4", PyBytes::new(py, &bytes_of(v, |x: u32| x.to_le_bytes().to_vec()))),
+        Column::U8(v) => ("|u1", PyBytes::new(py, v)),
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    /// Builds the world from a resolved scenario (JSON). `trace_text` is the
+    /// downlink trace's contents for the trace topology.
+    #[new]
+    #[pyo3(signature = (resolved_json, trace_text=None))]
+    fn new(resolved_json: &str, trace_text: Option<&str>) -> PyResult<Self> {
+        let cfg = scenario::from_json(resolved_json).map_err(PyValueError::new_err)?;
+        let world = World::new(cfg, trace_text).map_err(PyValueError::new_err)?;
+        Ok(Simulation { world: Some(world) })
+    }
+
+    /// Runs until simulated time `t_s` (seconds). Returns whether the run is complete.
+    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
+        let w = self.world.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let until = SimTime::ZERO + SimDuration::try_from_secs_f64(t_s.max(0.0)).unwrap_or(SimDuration::MAX);
+        Ok(py.detach(|| w.run_until(until)))
+    }
+
+    #[getter]
+    fn now_s(&self) -> f64 {
+        self.world.as_ref().map_or(f64::NAN, |w| w.now().as_secs_f64())
+    }
+    #[getter]
+    fn end_s(&self) -> f64 {
+        self.world.as_ref().map_or(f64::NAN, |w| w.end_time().as_secs_f64())
+    }
+    #[getter]
+    fn events(&self) -> u64 {
+        self.world.as_ref().map_or(0, |w| w.events())
+    }
+
+    /// Checks the conservation invariants of every queue; raises on a violation.
+    fn check_invariants(&self) -> PyResult<()> {
+        let w = self.world.as_ref().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        w.queues_conserve_packets().map_err(PyRuntimeError::new_err)?;
+        if !w.scoreboards_consistent() {
+            return Err(PyRuntimeError::new_err("a sender's scoreboard counters disagree with its segments"));
+        }
+        Ok(())
+    }
+
+    /// Per flow: (bytes acknowledged at the sender, bytes delivered to the
+    /// receiving application, receiver's next expected byte).
+    fn flow_progress(&self) -> PyResult<Vec<(u64, u64, u64)>> {
+        let w = self.world.as_ref().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        Ok(w.flow_progress())
+    }
+
+    /// Ends the run (if not ended) and returns
+    /// `{"events", "sim_time_s", "tables": {name: {column: (dtype, bytes)}}}`.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let w = self.world.take().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let r = w.into_result();
+        let out = PyDict::new(py);
+        out.set_item("events", r.events)?;
+        out.set_item("sim_time_s", r.sim_time.as_secs_f64())?;
+        let tables = PyDict::new(py);
+        for t in r.recorder.tables() {
+            let cols = PyDict::new(py);
+            for (name, c) in t.columns() {
+                let (dtype, b) = column_to_py(py, &c);
+                cols.set_item(name, (dtype, b))?;
+            }
+            tables.set_item(t.name(), cols)?;
+        }
+        out.set_item("tables", tables)?;
+        Ok(out)
+    }
+}
+
+/// Pops `n` events through the engine's queue alone (with a standing
+/// population of `pending` events); returns events per second of wall time.
+#[pyfunction]
+fn engine_microbench(py: Python<'_>, n: u64, pending: u64) -> f64 {
+    py.detach(|| xrc_core::engine::bench::events_per_second(n, pending))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(schemes, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_cc, m)?)?;
+    m.add_function(wrap_pyfunction!(check_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_microbench, m)?)?;
+    m.add_class::<Simulation>()?;
+    Ok(())
+}

@@ -1,0 +1,120 @@
+"""The ``xrc`` command.
+
+    xrc run SCENARIO --out DIR [--seed N] [--set PATH=VALUE ...] [--force] [--no-plots]
+    xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
+    xrc bench [SCENARIO] [--repeat N]
+
+Exit status: 0 on success, 2 for bad input (the message names the field and
+the value), 1 for anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .scenario import ScenarioError, load
+
+
+def _scenario_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", help="scenario file (TOML)")
+    p.add_argument("--seed", type=int, default=None, help="master seed (overrides the scenario's)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                   help="override a scenario field, e.g. --set flows.0.cc=cubic (repeatable)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="xrc", description="XRC and the cellular congestion-control lab.")
+    ap.add_argument("--version", action="store_true", help="print versions and exit")
+    sub = ap.add_subparsers(dest="cmd")
+
+    r = sub.add_parser("run", help="run a scenario into a run directory")
+    _scenario_args(r)
+    r.add_argument("--out", required=True, help="run directory to create")
+    r.add_argument("--force", action="store_true", help="replace the run directory if it exists")
+    r.add_argument("--no-plots", action="store_true", help="skip the figures")
+    r.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    v = sub.add_parser("validate", help="check a scenario and print it resolved")
+    _scenario_args(v)
+    v.add_argument("--print", action="store_true", help="print the resolved scenario as JSON")
+
+    b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
+    b.add_argument("scenario", nargs="?", default="scenarios/bench/lte-1ue-20s.toml")
+    b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
+    b.add_argument("--ns3-seconds", type=float, default=11.0,
+                   help="ns-3.44 LTE wall time for the same scenario, for the speed-up line (default 11 s)")
+    return ap
+
+
+def _print_summary(summary) -> None:
+    print(f"{summary['scenario']}: {summary['sim_time_s']:.1f} s simulated in {summary['wall_time_s']:.2f} s "
+          f"({summary['events']} events)")
+    for f in summary["flows"]:
+        r = f["rtt_ms"]
+        p50 = "-" if r["p50"] is None else f"{r['p50']:.1f}"
+        p95 = "-" if r["p95"] is None else f"{r['p95']:.1f}"
+        print(f"  flow {f['id']:<10} {f['cc']:<8} goodput {f['goodput_mbps']:6.2f} Mbit/s  "
+              f"RTT p50 {p50} p95 {p95} ms  retransmits {f['retransmits']}")
+    for u in summary["ues"]:
+        h = u["hol_delay_ms"]
+        util = "-" if u["utilization"] is None else f"{u['utilization']:.3f}"
+        frac = "-" if u["frac_time_hol_below_budget"] is None else f"{u['frac_time_hol_below_budget']:.3f}"
+        p90 = "-" if h["p90"] is None else f"{h['p90']:.1f}"
+        print(f"  UE {u['id']}: capacity {u['capacity_mbps']:.2f} delivered {u['delivered_mbps']:.2f} Mbit/s  "
+              f"utilization {util}  HoL p90 {p90} ms  HoL<=budget {frac}")
+    if summary["jain_index"] is not None:
+        print(f"  Jain's index {summary['jain_index']:.4f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = _parser()
+    args = ap.parse_args(argv)
+    if args.version:
+        from . import __version__, _core
+
+        print(f"xrc {__version__} (core {_core.version()})")
+        return 0
+    if args.cmd is None:
+        ap.print_help()
+        return 2
+    try:
+        if args.cmd == "run":
+            from .runner import OutputError, run_to_dir
+
+            sc = load(args.scenario, overrides=args.overrides, seed=args.seed)
+            try:
+                summary = run_to_dir(sc, args.out, force=args.force, plots=not args.no_plots,
+                                     progress=not args.quiet, argv=["xrc", *argv])
+            except OutputError as e:
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
+            if not args.quiet:
+                _print_summary(summary)
+                print(f"  wrote {args.out}")
+            return 0
+        if args.cmd == "validate":
+            sc = load(args.scenario, overrides=args.overrides, seed=args.seed)
+            if args.print:
+                print(json.dumps(sc.resolved, indent=2, sort_keys=True))
+            else:
+                print(f"{args.scenario}: ok ({sc.name}, seed {sc.seed}, {len(sc.resolved['flows'])} flows, "
+                      f"{sc.resolved['duration_s']} s)")
+            return 0
+        if args.cmd == "bench":
+            from .bench import bench
+
+            return bench(args.scenario, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
+    except ScenarioError as e:
+        print(f"xrc: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("xrc: interrupted", file=sys.stderr)
+        return 130
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

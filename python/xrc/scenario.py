@@ -1,0 +1,212 @@
+"""Scenario files: TOML in, a resolved scenario out.
+
+A scenario is a TOML file. Loading it:
+
+1. parses the TOML (``tomllib``);
+2. applies ``--set PATH=VALUE`` overrides (``flows.0.cc=cubic``);
+3. moves per-scheme parameter tables into the flow's ``cc_params``: a flow
+   may carry ``[flows.xrc]``-style tables for any scheme, and top-level
+   ``[cc.<scheme>]`` tables give defaults for every flow of that scheme;
+4. makes file paths absolute, relative to the scenario file;
+5. asks the core to resolve it: the core's configuration types are the
+   schema (unknown keys are rejected), they fill in defaults, and the
+   core's validation checks every value.
+
+Every error is a :class:`ScenarioError` naming the field by its dotted
+path and quoting the value.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import _core
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot run. ``str()`` names the field and the value."""
+
+
+@dataclass
+class Scenario:
+    """A resolved scenario ready to run."""
+
+    path: Path | None
+    source_text: str
+    overrides: list[str]
+    resolved: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.resolved["name"]
+
+    @property
+    def seed(self) -> int:
+        return self.resolved["seed"]
+
+    def resolved_json(self) -> str:
+        return json.dumps(self.resolved, sort_keys=True)
+
+
+def parse_value(text: str) -> Any:
+    """Parses an override value as a TOML value; bare words are strings and
+    ``null`` removes the key (the default applies)."""
+    if text.strip().lower() in ("null", "none"):
+        return None
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_override(doc: dict[str, Any], assignment: str) -> None:
+    """Applies one ``PATH=VALUE`` override to ``doc`` in place."""
+    if "=" not in assignment:
+        raise ScenarioError(f"--set {assignment!r}: expected PATH=VALUE, for example flows.0.cc=cubic")
+    path, _, raw = assignment.partition("=")
+    path = path.strip()
+    if not path:
+        raise ScenarioError(f"--set {assignment!r}: the path is empty")
+    value = parse_value(raw.strip())
+    keys = path.split(".")
+    node: Any = doc
+    walked: list[str] = []
+    for i, key in enumerate(keys):
+        last = i == len(keys) - 1
+        here = ".".join(walked + [key])
+        if isinstance(node, list):
+            if not key.isdigit():
+                raise ScenarioError(f"--set {path}: {'.'.join(walked)} is a list; {key!r} is not an index")
+            idx = int(key)
+            if idx >= len(node):
+                raise ScenarioError(f"--set {path}: {'.'.join(walked)} has {len(node)} entries, there is no index {idx}")
+            if last:
+                node[idx] = value
+                return
+            node = node[idx]
+        elif isinstance(node, dict):
+            if last:
+                if value is None:
+                    node.pop(key, None)
+                else:
+                    node[key] = value
+                return
+            if key not in node:
+                node[key] = {}
+            node = node[key]
+        else:
+            raise ScenarioError(f"--set {path}: {'.'.join(walked) or '(top)'} is a value, not a table; cannot set {here}")
+        walked.append(key)
+
+
+def _absolute(base: Path, p: str) -> str:
+    q = Path(p).expanduser()
+    if not q.is_absolute():
+        q = base / q
+    return str(q.resolve())
+
+
+def _normalize(doc: dict[str, Any], base: Path) -> None:
+    schemes = set(_core.schemes())
+    global_cc = doc.pop("cc", {}) or {}
+    if not isinstance(global_cc, dict):
+        raise ScenarioError(f"cc: expected a table of per-scheme parameters, got {global_cc!r}")
+    for name, table in global_cc.items():
+        if name not in schemes:
+            raise ScenarioError(f"cc.{name}: unknown congestion control {name!r}; known: {', '.join(sorted(schemes))}")
+        if not isinstance(table, dict):
+            raise ScenarioError(f"cc.{name}: expected a table of parameters, got {table!r}")
+        try:
+            _core.resolve_cc(name, json.dumps(table))
+        except ValueError as e:
+            raise ScenarioError(f"cc.{name}: {e}") from None
+    flows = doc.get("flows")
+    if isinstance(flows, list):
+        for k, f in enumerate(flows):
+            if not isinstance(f, dict):
+                raise ScenarioError(f"flows.{k}: expected a table, got {f!r}")
+            per_scheme = {n: f.pop(n) for n in list(f) if n in schemes}
+            for name, table in per_scheme.items():
+                if not isinstance(table, dict):
+                    raise ScenarioError(f"flows.{k}.{name}: expected a table of parameters, got {table!r}")
+                try:
+                    _core.resolve_cc(name, json.dumps({**global_cc.get(name, {}), **table}))
+                except ValueError as e:
+                    raise ScenarioError(f"flows.{k}.{name}: {e}") from None
+            cc = f.get("cc")
+            if isinstance(cc, str) and "cc_params" not in f:
+                f["cc_params"] = {**global_cc.get(cc, {}), **per_scheme.get(cc, {})}
+    trace = doc.get("trace")
+    if isinstance(trace, dict) and isinstance(trace.get("downlink"), str):
+        p = _absolute(base, trace["downlink"])
+        if not Path(p).is_file():
+            raise ScenarioError(f"trace.downlink: file not found: {trace['downlink']!r} (looked at {p})")
+        text = Path(p).read_text(errors="replace")
+        try:
+            _core.check_trace(text)
+        except ValueError as e:
+            raise ScenarioError(f"trace.downlink ({trace['downlink']}): {e}") from None
+        trace["downlink"] = p
+    ues = doc.get("ues")
+    if isinstance(ues, list):
+        for k, u in enumerate(ues):
+            ch = u.get("channel") if isinstance(u, dict) else None
+            if isinstance(ch, dict) and isinstance(ch.get("file"), str):
+                p = _absolute(base, ch["file"])
+                if not Path(p).is_file():
+                    raise ScenarioError(f"ues.{k}.channel.file: file not found: {ch['file']!r} (looked at {p})")
+                ch["file"] = p
+
+
+def load_text(text: str, *, base: Path, overrides: list[str] | None = None, seed: int | None = None,
+              path: Path | None = None) -> Scenario:
+    """Loads a scenario from TOML text. Raises :class:`ScenarioError`."""
+    overrides = list(overrides or [])
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"not valid TOML: {e}") from None
+    for o in overrides:
+        apply_override(doc, o)
+    if seed is not None:
+        doc["seed"] = seed
+    if "seed" not in doc:
+        raise ScenarioError("seed: missing; every run needs a master seed (give `seed = N` in the scenario or --seed N)")
+    if "name" not in doc and path is not None:
+        doc["name"] = path.stem
+    _normalize(doc, base)
+    try:
+        resolved_json = _core.resolve(json.dumps(doc))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    return Scenario(path=path, source_text=text, overrides=overrides, resolved=json.loads(resolved_json))
+
+
+def load(path: str | Path, *, overrides: list[str] | None = None, seed: int | None = None) -> Scenario:
+    """Loads a scenario file. Raises :class:`ScenarioError`."""
+    p = Path(path)
+    if not p.is_file():
+        raise ScenarioError(f"scenario file not found: {str(path)!r}")
+    try:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"cannot read scenario {str(path)!r}: {e}") from None
+    return load_text(text, base=p.resolve().parent, overrides=overrides, seed=seed, path=p)
+
+
+def from_dict(doc: dict[str, Any], *, base: Path | None = None) -> Scenario:
+    """Resolves a scenario given as a Python dict (for sweeps and tests)."""
+    doc = copy.deepcopy(doc)
+    if "seed" not in doc:
+        raise ScenarioError("seed: missing; every run needs a master seed")
+    _normalize(doc, base or Path.cwd())
+    try:
+        resolved_json = _core.resolve(json.dumps(doc))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    return Scenario(path=None, source_text="", overrides=[], resolved=json.loads(resolved_json))

@@ -1,0 +1,43 @@
+"""The scheme registry: names, display labels and plot colours, in one place
+for every plot and report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str
+    label: str
+    color: str
+
+
+SCHEMES: dict[str, Scheme] = {s.name: s for s in [
+    Scheme("xrc", "XRC", "#d62728"),
+    Scheme("cubic", "CUBIC", "#1f77b4"),
+    Scheme("newreno", "NewReno", "#2ca02c"),
+    Scheme("illinois", "Illinois", "#9467bd"),
+    Scheme("veno", "Veno", "#8c564b"),
+    Scheme("vegas", "Vegas", "#e377c2"),
+    Scheme("bbr", "BBR", "#ff7f0e"),
+    Scheme("copa", "Copa", "#17becf"),
+    Scheme("abc", "ABC", "#bcbd22"),
+    Scheme("pbe", "PBE-CC", "#7f7f7f"),
+    Scheme("natcp", "NATCP", "#393b79"),
+    Scheme("nacubic", "NACubic", "#637939"),
+    Scheme("roccet", "ROCCET", "#843c39"),
+    Scheme("oracle", "Oracle", "#000000"),
+]}
+
+_FALLBACK = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+
+
+def label_of(name: str) -> str:
+    s = SCHEMES.get(name)
+    return s.label if s else name
+
+
+def color_of(name: str, index: int = 0) -> str:
+    s = SCHEMES.get(name)
+    return s.color if s else _FALLBACK[index % len(_FALLBACK)]
