@@ -173,6 +173,8 @@ table!(
         segments_sent: U64,
         retransmits: U64,
         timeouts: U64,
+        /// The application finished: a transfer delivered all its bytes, or
+        /// a bulk flow stopped and everything it sent was acknowledged.
         completed: U8,
     }
 );

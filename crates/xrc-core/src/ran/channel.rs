@@ -222,15 +222,15 @@ impl ChannelConfig {
             }
             ChannelConfig::CqiTrace { points, .. } => {
                 if points.is_empty() {
-                    return Err("cqi trace has no points".into());
+                    return Err("points: the CQI trace has no points".into());
                 }
                 let mut last = f64::NEG_INFINITY;
                 for (i, (t, c)) in points.iter().enumerate() {
                     if !(t.is_finite() && *t >= 0.0 && *t > last) {
-                        return Err(format!("cqi trace point {i}: time {t} ms is not after the previous one"));
+                        return Err(format!("points.{i}: time {t} ms is not after the previous point"));
                     }
                     if *c > 15 {
-                        return Err(format!("cqi trace point {i}: CQI {c} is outside 0..=15"));
+                        return Err(format!("points.{i}: CQI {c} is outside 0..=15"));
                     }
                     last = *t;
                 }

@@ -242,7 +242,7 @@ impl ScenarioConfig {
                     return Err("topology \"cellular\" needs at least one [[ues]] entry".into());
                 }
                 for (k, u) in self.ues.iter().enumerate() {
-                    u.channel.validate().map_err(|e| format!("ues.{k}.channel: {e}"))?;
+                    u.channel.validate().map_err(|e| format!("ues.{k}.channel.{e}"))?;
                 }
             }
             Topology::Trace => {

@@ -71,6 +71,8 @@ struct Flow {
     receiver_timer: Option<SimTime>,
     bin_bytes: u64,
     last_cwnd: Option<(u32, u32, CaState)>,
+    /// A finite transfer was cut short by its stop time.
+    truncated: bool,
 }
 
 enum Access {
@@ -205,6 +207,7 @@ impl World {
                 receiver_timer: None,
                 bin_bytes: 0,
                 last_cwnd: None,
+                truncated: false,
             });
         }
         let end = secs(cfg.duration_s);
@@ -493,6 +496,8 @@ impl World {
         if fl.state != FlowState::Running {
             return;
         }
+        fl.truncated = matches!(self.cfg.flows[f].traffic, Traffic::Transfer { .. })
+            && fl.sender.write_end() > fl.sender.snd_nxt();
         fl.sender.app_close(true);
         fl.state = FlowState::Closing;
         self.check_flow_done(now, f);
@@ -862,7 +867,7 @@ impl World {
             r.segments_sent.push(s.segments_sent);
             r.retransmits.push(s.retransmits_fast + s.retransmits_timeout);
             r.timeouts.push(s.timeouts);
-            r.completed.push((fl.state == FlowState::Done) as u8);
+            r.completed.push((fl.state == FlowState::Done && !fl.truncated) as u8);
         }
         for (u, acc) in self.ues.iter().enumerate() {
             let r = &mut self.rec.ues;

@@ -296,12 +296,30 @@ impl TcpSender {
         }
     }
 
-    /// Linux `tcp_is_cwnd_limited`.
+    /// Linux `tcp_is_cwnd_limited`: the window limited sending at some
+    /// point of the current window of data, or (in slow start) the window
+    /// is less than twice the largest flight of that window.
     fn is_cwnd_limited(&self) -> bool {
+        if self.cwnd_limited {
+            return true;
+        }
         if self.w.in_slow_start() {
             return self.w.cwnd < 2 * self.max_packets_out;
         }
-        self.cwnd_limited
+        false
+    }
+
+    /// Linux `tcp_cwnd_validate`, called after each transmission attempt.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let out_now = self.sb.packets_out();
+        if self.snd_una >= self.max_packets_seq
+            || is_cwnd_limited
+            || (!self.cwnd_limited && out_now > self.max_packets_out)
+        {
+            self.cwnd_limited = is_cwnd_limited;
+            self.max_packets_out = out_now;
+            self.max_packets_seq = self.snd_nxt;
+        }
     }
 
     // ----- application side -----
@@ -343,12 +361,18 @@ impl TcpSender {
         let prior_snd_una = self.snd_una;
         let was_lost = self.sb.lost_out();
 
-        // --- SACK tagging (Linux tcp_sacktag_write_queue) ---
+        // --- SACK tagging (Linux tcp_sacktag_write_queue): blocks in
+        // sequence order; the send times of the first and last newly SACKed
+        // never-retransmitted segments (`first_sackt`, `last_sackt`).
         let mut newly_sacked = 0u32;
-        let mut newest_rtt: Option<(SimTime, SimDuration)> = None; // (tx_time, rtt) of most recently sent
-        let mut oldest_rtt: Option<SimDuration> = None;
+        let mut first_sackt: Option<SimTime> = None;
+        let mut last_sackt: Option<SimTime> = None;
         if self.cfg.recovery == Recovery::Sack {
-            for b in ack.sack_blocks() {
+            let mut blocks = [crate::net::SackBlock::default(); crate::net::packet::MAX_SACK_BLOCKS];
+            let n = ack.sack_blocks().len();
+            blocks[..n].copy_from_slice(ack.sack_blocks());
+            blocks[..n].sort_by_key(|b| b.start);
+            for b in &blocks[..n] {
                 if b.end <= self.snd_una || b.start >= self.snd_nxt {
                     continue;
                 }
@@ -356,36 +380,34 @@ impl TcpSender {
                 newly_sacked += self.sb.sack(b.start, b.end, |s| {
                     rate.on_delivered(s);
                     if !s.ever_retransmitted() {
-                        let r = now.saturating_since(s.tx_time);
-                        if newest_rtt.is_none_or(|(t, _)| s.tx_time > t) {
-                            newest_rtt = Some((s.tx_time, r));
-                        }
+                        first_sackt.get_or_insert(s.tx_time);
+                        last_sackt = Some(s.tx_time);
                     }
                 });
             }
         }
 
-        // --- cumulative ACK (Linux tcp_clean_rtx_queue) ---
+        // --- cumulative ACK (Linux tcp_clean_rtx_queue): the send times of
+        // the first and last newly acknowledged segments not SACKed before
+        // (`first_ackt`, `last_ackt`), and whether any was retransmitted.
         let mut newly_acked = 0u32;
         let mut newly_acked_unsacked = 0u32;
         let mut acked_retrans = false;
+        let mut first_ackt: Option<SimTime> = None;
+        let mut last_ackt: Option<SimTime> = None;
         if ack.ack > self.snd_una {
             let rate = &mut self.rate;
             self.sb.ack_cumulative(ack.ack, |s| {
                 newly_acked += 1;
+                if s.ever_retransmitted() {
+                    acked_retrans = true;
+                }
                 if !s.sacked {
                     newly_acked_unsacked += 1;
                     rate.on_delivered(s);
-                    if s.ever_retransmitted() {
-                        acked_retrans = true;
-                    } else {
-                        let r = now.saturating_since(s.tx_time);
-                        if oldest_rtt.is_none() {
-                            oldest_rtt = Some(r);
-                        }
-                        if newest_rtt.is_none_or(|(t, _)| s.tx_time > t) {
-                            newest_rtt = Some((s.tx_time, r));
-                        }
+                    if !s.ever_retransmitted() {
+                        first_ackt.get_or_insert(s.tx_time);
+                        last_ackt = Some(s.tx_time);
                     }
                 }
             });
@@ -395,13 +417,22 @@ impl TcpSender {
         let snd_una_advanced = self.snd_una > prior_snd_una;
         let delivered_now = newly_acked_unsacked + newly_sacked;
 
-        // --- RTT sample (Linux tcp_ack_update_rtt) ---
-        let mut seq_rtt = oldest_rtt.or(newest_rtt.map(|(_, r)| r));
-        let mut ca_rtt = newest_rtt.map(|(_, r)| r);
+        // --- RTT samples (Linux tcp_clean_rtx_queue, tcp_ack_update_rtt):
+        // Karn's rule drops the cumulative sample when retransmitted data was
+        // acknowledged; SACKed segments give their own; the timestamp echo
+        // is the last resort. `seq_rtt` feeds the RTO estimator, `ca_rtt`
+        // (the most recently sent segment) the congestion control.
+        let since = |t: SimTime| now.saturating_since(t);
+        let (mut seq_rtt, mut ca_rtt) = match (first_ackt, last_ackt, acked_retrans) {
+            (Some(f), Some(l), false) => (Some(since(f)), Some(since(l))),
+            _ => (None, None),
+        };
+        if let (Some(f), Some(l)) = (first_sackt, last_sackt) {
+            seq_rtt = seq_rtt.or(Some(since(f)));
+            ca_rtt = Some(since(l));
+        }
         if seq_rtt.is_none() && snd_una_advanced && ack.ts_ecr > SimTime::ZERO {
-            // Only retransmitted data acknowledged: fall back on the
-            // timestamp echo, which RFC 7323 makes unambiguous.
-            let r = now.saturating_since(ack.ts_ecr);
+            let r = since(ack.ts_ecr);
             seq_rtt = Some(r);
             ca_rtt = Some(r);
         }
@@ -412,10 +443,8 @@ impl TcpSender {
         let view = self.view(now);
         let flags = AckFlags { slow_path: snd_una_advanced || newly_sacked > 0, window_update: false, ece: false };
         self.cc.in_ack_event(now, &mut self.w, &view, flags);
-        if newly_acked > 0 || ca_rtt.is_some() {
-            let sample = AckSample { pkts_acked: newly_acked, rtt: ca_rtt, in_flight: prior_in_flight };
-            self.cc.pkts_acked(now, &mut self.w, &view, &sample);
-        }
+        let sample = AckSample { pkts_acked: newly_acked, rtt: ca_rtt, in_flight: prior_in_flight };
+        self.cc.pkts_acked(now, &mut self.w, &view, &sample);
 
         // --- loss state machine (Linux tcp_fastretrans_alert) ---
         let is_dupack = !snd_una_advanced && self.sb.packets_out() > 0 && newly_sacked == 0 && ack.sack_len == 0;
@@ -605,7 +634,10 @@ impl TcpSender {
     }
 
     fn set_state(&mut self, now: SimTime, s: CaState) {
-        if self.state == s {
+        // Linux guards most transitions by "if the state changes", but
+        // tcp_enter_loss sets Loss unconditionally, so a second timeout
+        // resets the algorithm again.
+        if self.state == s && s != CaState::Loss {
             return;
         }
         self.state = s;
@@ -677,13 +709,25 @@ impl TcpSender {
         self.cfg.rwnd_bytes.is_none_or(|w| end <= self.snd_una + w)
     }
 
-    /// Sends what the window, the receiver, the application and pacing allow.
+    /// Sends what the window, the receiver, the application and pacing
+    /// allow (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
     fn transmit(&mut self, now: SimTime, out: &mut SenderOutput) {
         if !self.initialized {
             self.initialized = true;
             let view = self.view(now);
             self.cc.init(now, &mut self.w, &view);
         }
+        let mut sent = 0u32;
+        let mut limited = false;
+        self.transmit_loop(now, out, &mut sent, &mut limited);
+        // Linux: is_cwnd_limited |= (packets_in_flight >= cwnd).
+        limited |= self.sb.in_flight() >= self.w.cwnd;
+        if sent > 0 || limited {
+            self.cwnd_validate(limited);
+        }
+    }
+
+    fn transmit_loop(&mut self, now: SimTime, out: &mut SenderOutput, sent: &mut u32, limited: &mut bool) {
         loop {
             if self.pace_wait.is_some() {
                 return;
@@ -695,7 +739,6 @@ impl TcpSender {
                 if self.sb.in_flight() < self.w.cwnd && !self.closed {
                     self.rate.mark_app_limited(self.sb.in_flight());
                 }
-                self.cwnd_limited = false;
                 return;
             }
             let in_flight = match self.cfg.recovery {
@@ -708,7 +751,7 @@ impl TcpSender {
                 && retransmit.is_some()
                 && self.state == CaState::Recovery;
             if in_flight >= self.w.cwnd && !forced {
-                self.cwnd_limited = true;
+                *limited = true;
                 return;
             }
             if let Some(rate) = self.effective_pacing_rate() {
@@ -728,6 +771,7 @@ impl TcpSender {
                 Some(i) => self.send_retransmission(now, i, out),
                 None => self.send_new(now, out),
             }
+            *sent += 1;
         }
     }
 
@@ -741,6 +785,12 @@ impl TcpSender {
     }
 
     fn before_send(&mut self, now: SimTime) {
+        if self.sb.in_flight() == 0 {
+            // Linux tcp_event_data_sent: CA_EVENT_TX_START when nothing is
+            // in flight (new data or a retransmission).
+            let view = self.view(now);
+            self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::TxStart);
+        }
         if self.sb.packets_out() == 0 {
             // Linux tcp_event_data_sent / tcp_cwnd_restart (RFC 7661).
             if self.cfg.slow_start_after_idle {
@@ -762,8 +812,6 @@ impl TcpSender {
                     }
                 }
             }
-            let view = self.view(now);
-            self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::TxStart);
         }
     }
 
@@ -788,6 +836,7 @@ impl TcpSender {
     }
 
     fn send_retransmission(&mut self, now: SimTime, i: usize, out: &mut SenderOutput) {
+        self.before_send(now);
         let snap = self.rate.on_send(now, self.sb.packets_out());
         self.sb.on_retransmit(i, now, snap);
         let s = self.sb.get(i);
@@ -806,12 +855,6 @@ impl TcpSender {
         self.stats.segments_sent += 1;
         self.last_send = Some(now);
         self.prr_out += 1;
-        // Linux tcp_cwnd_validate: the largest flight over the last window.
-        let out_now = self.sb.packets_out();
-        if self.snd_una >= self.max_packets_seq || out_now > self.max_packets_out {
-            self.max_packets_out = out_now;
-            self.max_packets_seq = self.snd_nxt;
-        }
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }

@@ -1,0 +1,84 @@
+"""Run directories: their contents, the summary contract, determinism."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from xrc.cli import main
+
+from .conftest import SCENARIOS
+
+FIG1 = SCENARIOS / "paper" / "fig1-time-varying.toml"
+
+
+def _run(out, *extra):
+    assert main(["run", str(FIG1), "--out", str(out), "--quiet", *extra]) == 0
+
+
+@pytest.fixture(scope="module")
+def fig1_short(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "fig1"
+    _run(out, "--set", "duration_s=12")
+    return out
+
+
+def test_a_run_directory_holds_config_metadata_series_summary_and_plots(fig1_short):
+    names = {p.name for p in fig1_short.iterdir()}
+    for n in ["scenario.toml", "scenario.resolved.json", "metadata.json", "summary.json", "flow_throughput.parquet",
+              "cwnd.parquet", "rtt.parquet", "rlc.parquet", "ue_rate.parquet", "drops.parquet", "retransmits.parquet",
+              "feedback.parquet", "flows.parquet", "ues.parquet", "plots"]:
+        assert n in names, n
+    plots = {p.name for p in (fig1_short / "plots").iterdir()}
+    for stem in ["rate", "hol_cdf", "cwnd"]:
+        assert f"{stem}.png" in plots and f"{stem}.svg" in plots
+    meta = json.loads((fig1_short / "metadata.json").read_text())
+    assert meta["seed"] == 1 and meta["xrc_version"] and meta["core_version"]
+    assert meta["overrides"] == ["duration_s=12"]
+    resolved = json.loads((fig1_short / "scenario.resolved.json").read_text())
+    assert resolved["duration_s"] == 12 and resolved["cell"]["prbs"] == 50
+
+
+def test_the_summary_follows_its_contract(fig1_short):
+    s = json.loads((fig1_short / "summary.json").read_text())
+    assert {"scenario", "seed", "sim_time_s", "wall_time_s", "events", "flows", "ues", "jain_index"} <= set(s)
+    assert s["scenario"] == "fig1-time-varying" and s["seed"] == 1 and s["sim_time_s"] == pytest.approx(12.0)
+    assert isinstance(s["events"], int) and s["events"] > 0
+    f = s["flows"][0]
+    assert {"id", "cc", "ue", "goodput_mbps", "rtt_ms", "retransmits"} <= set(f)
+    assert set(f["rtt_ms"]) == {"p50", "p95"} and f["ue"] == 0 and f["cc"] == "xrc"
+    u = s["ues"][0]
+    assert {"id", "capacity_mbps", "delivered_mbps", "utilization", "hol_delay_ms", "frac_time_hol_below_budget"} <= set(u)
+    assert set(u["hol_delay_ms"]) == {"p50", "p80", "p90", "p95", "p99"}
+    assert 0 < u["utilization"] <= 1.05
+    assert s["jain_index"] is None  # a single flow
+
+
+def test_rlc_state_is_sampled_every_tti(fig1_short):
+    t = pq.read_table(fig1_short / "rlc.parquet")
+    assert t.num_rows == 12_000
+    assert set(t.column_names) >= {"t", "ue", "hol_ms", "sdus", "bytes", "cqi", "available_mbps", "agent_mbps"}
+
+
+def test_the_same_scenario_and_seed_give_byte_identical_results(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _run(a, "--set", "duration_s=15", "--no-plots")
+    _run(b, "--set", "duration_s=15", "--no-plots")
+    sa = json.loads((a / "summary.json").read_text())
+    sb = json.loads((b / "summary.json").read_text())
+    sa.pop("wall_time_s"), sb.pop("wall_time_s")
+    assert sa == sb
+    parquets = sorted(p.name for p in a.glob("*.parquet"))
+    assert len(parquets) >= 10
+    for name in parquets:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert (a / "scenario.resolved.json").read_bytes() == (b / "scenario.resolved.json").read_bytes()
+
+
+def test_another_seed_gives_another_run(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    _run(a, "--set", "duration_s=8", "--no-plots")
+    _run(b, "--set", "duration_s=8", "--no-plots", "--seed", "2")
+    assert (a / "rlc.parquet").read_bytes() != (b / "rlc.parquet").read_bytes()
