@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import __version__, _core
 from .results import columns_to_arrays, summarize, write_parquet
 from .scenario import Scenario
@@ -84,8 +86,12 @@ def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
         bar.close()
     raw = sim.finish()
     wall = time.perf_counter() - t0
+    tables = columns_to_arrays(raw["tables"])
+    names = np.array(list(raw["mode_names"]) or [""], dtype=object)
+    cw = tables["cwnd"]
+    cw["mode"] = names[cw["mode"].astype(np.int64)].astype(str) if cw["mode"].size else np.array([], dtype=str)
     return {
-        "tables": columns_to_arrays(raw["tables"]),
+        "tables": tables,
         "events": int(raw["events"]),
         "sim_time_s": float(raw["sim_time_s"]),
         "wall_time_s": wall,

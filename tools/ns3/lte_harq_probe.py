@@ -16,6 +16,10 @@ Everything is measured from ns-3's own trace sources, connected in small C++ hel
   * PacketSink "Rx" on the UE                         (delivered application bytes)
 Only events after --warmup seconds are counted.
 
+Setup (Python 3.11):
+  python3.11 -m venv venv && venv/bin/pip install ns3==3.44.post0
+  (first import takes ~10-20 s: cppyy parses the ns-3 headers and JITs the helpers)
+
 Usage:
   python lte_harq_probe.py --distance 5000            # one run, prints one row (+ --json)
   python lte_harq_probe.py --sweep 1000,4000,8000     # several distances in one process
@@ -201,7 +205,9 @@ def defaults():
     return {f"{t}::{a}": str(X.AttrDefault(t, a)) for t, a in q}
 
 
-def run_one(distance, sim_time=6.0, warmup=1.0, udp_rate_mbps=60.0, pkt_size=1400, seed_run=1):
+def run_one(distance, sim_time=6.0, warmup=1.0, udp_rate_mbps=60.0, pkt_size=1400, seed_run=1, amc=""):
+    if amc:  # non-default AMC model ("PiroEW2010"); default is "Vienna" (= LteAmc::MiErrorModel)
+        ns.Config.SetDefault("ns3::LteAmc::AmcModel", ns.StringValue(amc))
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(seed_run)
 
@@ -282,6 +288,7 @@ def run_one(distance, sim_time=6.0, warmup=1.0, udp_rate_mbps=60.0, pkt_size=140
     mcs_mode = max(hist, key=hist.get) if hist else -1
     res = {
         "distance_m": distance,
+        "amc_model": str(X.AttrDefault("ns3::LteAmc", "AmcModel")),
         "trace_connect": conn,
         "sinr_db": sinr_db,
         "rsrp_dbm": rsrp_dbm,
@@ -340,6 +347,7 @@ def main():
     ap.add_argument("--udp-rate", type=float, default=60.0, help="offered DL UDP rate, Mb/s")
     ap.add_argument("--run", type=int, default=1, help="RngRun")
     ap.add_argument("--json", type=str, default="", help="append JSON lines here")
+    ap.add_argument("--amc", type=str, default="", help="override LteAmc::AmcModel (Vienna|PiroEW2010)")
     ap.add_argument("--defaults", action="store_true", help="print ns-3 defaults and exit")
     a = ap.parse_args()
 
@@ -353,6 +361,10 @@ def main():
         return
 
     dists = [float(x) for x in a.sweep.split(",")] if a.sweep else [a.distance]
+    if a.amc:
+        ns.Config.SetDefault("ns3::LteAmc::AmcModel", ns.StringValue(a.amc))
+        print(f"  OVERRIDE LteAmc::AmcModel = {X.AttrDefault('ns3::LteAmc', 'AmcModel')}; "
+              f"GetMcsFromCqi = {X.CqiMcsTable()}")
     print()
     print("CQI* = CQI an ideal UE computes from the reported SINR (LteAmc::CreateCqiFeedbacks, flat)")
     print("BLER_1st = failed first transmissions (ndi=1) / first transmissions, UE DlPhyReception")
@@ -360,7 +372,7 @@ def main():
     print("lost = TBs sent by eNB but never evaluated by UE PHY (DCI lost to PDCCH error model)")
     print(HDR)
     for d in dists:
-        r = run_one(d, a.sim_time, a.warmup, a.udp_rate, seed_run=a.run)
+        r = run_one(d, a.sim_time, a.warmup, a.udp_rate, seed_run=a.run, amc=a.amc)
         print(fmt_row(r), flush=True)
         if a.json:
             with open(a.json, "a") as f:

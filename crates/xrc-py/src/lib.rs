@@ -139,6 +139,7 @@ impl Simulation {
             tables.set_item(t.name(), cols)?;
         }
         out.set_item("tables", tables)?;
+        out.set_item("mode_names", r.recorder.mode_names.clone())?;
         Ok(out)
     }
 }

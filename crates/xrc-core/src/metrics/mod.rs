@@ -85,6 +85,12 @@ table!(
         pacing_mbps: F64,
         /// 0 Open, 1 Disorder, 2 CWR, 3 Recovery, 4 Loss.
         ca_state: U8,
+        /// The algorithm's mode, an index into the run's mode names.
+        mode: U8,
+        /// The algorithm's target window, segments (NaN if it has none).
+        target: F64,
+        /// The algorithm's queuing-delay estimate, ms (NaN if it has none).
+        qdelay_ms: F64,
     }
 );
 
@@ -199,6 +205,8 @@ table!(
 /// Everything a run records.
 #[derive(Debug, Default)]
 pub struct Recorder {
+    /// Names of the congestion-control modes, indexed by `Cwnd::mode`.
+    pub mode_names: Vec<&'static str>,
     pub flow_tput: FlowThroughput,
     pub cwnd: Cwnd,
     pub rtt: RttSamples,
@@ -225,6 +233,17 @@ impl Recorder {
             &self.flows,
             &self.ues,
         ]
+    }
+
+    /// The index of a mode name, adding it on first use.
+    pub fn mode_code(&mut self, name: &'static str) -> u8 {
+        match self.mode_names.iter().position(|n| *n == name) {
+            Some(i) => i as u8,
+            None => {
+                self.mode_names.push(name);
+                (self.mode_names.len() - 1) as u8
+            }
+        }
     }
 
     pub fn drop(&mut self, t: SimTime, location: u8, flow: u32, seq: u64) {

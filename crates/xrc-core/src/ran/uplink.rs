@@ -8,9 +8,10 @@
 //!    at a per-UE phase) and sends an SR.
 //! 2. The base station answers with a grant `sr_grant_delay` later; the UE
 //!    transmits on the PUSCH `grant_tx_delay` after the grant (4 ms in FDD).
-//! 3. The PUSCH carries up to `grant_bytes` of the buffer (everything that
-//!    arrived before the transmission) and a buffer status report; if data
-//!    is left, the base station grants again and the next PUSCH is
+//! 3. The UE builds the PUSCH transport block when the grant arrives, so
+//!    the PUSCH carries up to `grant_bytes` of what was buffered by then,
+//!    plus a buffer status report; if data is left (or arrived after the
+//!    block was built), the base station grants again and the next PUSCH is
 //!    `bsr_grant_delay` later.
 //! 4. The base station has the data one TTI after the PUSCH starts.
 //!
@@ -89,7 +90,8 @@ pub struct Uplink {
     bsr_grant: SimDuration,
     tti: SimDuration,
     grant_bytes: u32,
-    buffer: VecDeque<Packet>,
+    /// Buffered packets with their arrival times.
+    buffer: VecDeque<(SimTime, Packet)>,
     /// Start of the next PUSCH transmission already granted or requested.
     next_pusch: Option<SimTime>,
     srs_sent: u64,
@@ -117,8 +119,10 @@ impl Uplink {
     /// new one had to be requested (schedule an event then).
     #[must_use]
     pub fn push(&mut self, now: SimTime, pkt: Packet) -> Option<SimTime> {
-        self.buffer.push_back(pkt);
+        self.buffer.push_back((now, pkt));
         if self.next_pusch.is_some() {
+            // A PUSCH is coming: the data rides it if its block is not built
+            // yet, or the buffer status report it carries asks for more.
             return None;
         }
         let sr = now.next_boundary(self.sr_period, self.sr_phase);
@@ -134,13 +138,15 @@ impl Uplink {
     /// left. The packets reach the base station one TTI later.
     pub fn on_pusch(&mut self, now: SimTime, sent: &mut Vec<Packet>) -> Option<SimTime> {
         self.next_pusch = None;
+        // The block was built when the grant arrived.
+        let built = now - self.grant_tx;
         let mut bytes = 0u32;
-        while let Some(p) = self.buffer.front() {
-            if !sent.is_empty() && bytes + p.size > self.grant_bytes {
+        while let Some((arrived, p)) = self.buffer.front() {
+            if *arrived > built || (!sent.is_empty() && bytes + p.size > self.grant_bytes) {
                 break;
             }
             bytes += p.size;
-            sent.push(self.buffer.pop_front().expect("front exists"));
+            sent.push(self.buffer.pop_front().expect("front exists").1);
         }
         if self.buffer.is_empty() {
             return None;
@@ -179,11 +185,16 @@ mod tests {
         let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::from_millis(2));
         // Arrives at 3 ms: next SR at 12 ms, grant at 15, PUSCH at 19.
         assert_eq!(ul.push(ms(3), ack()), Some(ms(19)));
-        // A second ACK rides the same grant.
-        assert_eq!(ul.push(ms(5), ack()), None);
+        // A second ACK before the grant rides the same PUSCH.
+        assert_eq!(ul.push(ms(14), ack()), None);
+        // A third, after the block was built at 15 ms, waits for the next one.
+        assert_eq!(ul.push(ms(16), ack()), None);
         let mut sent = Vec::new();
-        assert_eq!(ul.on_pusch(ms(19), &mut sent), None);
+        assert_eq!(ul.on_pusch(ms(19), &mut sent), Some(ms(23)));
         assert_eq!(sent.len(), 2);
+        sent.clear();
+        assert_eq!(ul.on_pusch(ms(23), &mut sent), None);
+        assert_eq!(sent.len(), 1);
     }
 
     #[test]

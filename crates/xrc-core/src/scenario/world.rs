@@ -70,7 +70,7 @@ struct Flow {
     sender_timer: Option<SimTime>,
     receiver_timer: Option<SimTime>,
     bin_bytes: u64,
-    last_cwnd: Option<(u32, u32, CaState)>,
+    last_cwnd: Option<(u32, u32, CaState, &'static str)>,
     /// A finite transfer was cut short by its stop time.
     truncated: bool,
 }
@@ -546,10 +546,14 @@ impl World {
             });
         }
         let fl = &mut self.flows[f];
-        let state = (fl.sender.cwnd(), fl.sender.ssthresh(), fl.sender.ca_state());
+        let state = (fl.sender.cwnd(), fl.sender.ssthresh(), fl.sender.ca_state(), fl.sender.cc().mode());
         if self.cfg.output.cwnd_trace && fl.last_cwnd != Some(state) {
             fl.last_cwnd = Some(state);
+            let mode = self.rec.mode_code(state.3);
             let c = &mut self.rec.cwnd;
+            c.mode.push(mode);
+            c.target.push(fl.sender.cc().target_window().unwrap_or(f64::NAN));
+            c.qdelay_ms.push(fl.sender.cc().queuing_delay().map_or(f64::NAN, |d| d.as_millis_f64()));
             c.t.push(t);
             c.flow.push(f as u32);
             c.cwnd.push(state.0);

@@ -235,4 +235,16 @@ pub trait CongestionControl: Send {
     fn mode(&self) -> &'static str {
         ""
     }
+
+    /// The window the algorithm aims at, segments, if it has one (XRC's
+    /// twnd, BBR's BDP estimate), for traces.
+    fn target_window(&self) -> Option<f64> {
+        None
+    }
+
+    /// The algorithm's estimate of queuing delay, if it keeps one (XRC's σ),
+    /// for traces.
+    fn queuing_delay(&self) -> Option<SimDuration> {
+        None
+    }
 }

@@ -181,6 +181,8 @@ pub struct Xrc {
     credit: f64,
     /// Ramp speed, segments per RTT, fixed while the ramp lasts.
     ramp_per_rtt: f64,
+    /// The connection's MSS, learned from the first view (for traces).
+    mss_hint: u32,
 }
 
 impl Xrc {
@@ -208,6 +210,7 @@ impl Xrc {
             mode: Mode::Reno,
             credit: 0.0,
             ramp_per_rtt: 0.0,
+            mss_hint: 1448,
         }
     }
 
@@ -218,6 +221,12 @@ impl Xrc {
         let bytes = r / 8.0 * rtt;
         Some(((bytes / mss as f64).round() as u32).max(2))
     }
+    fn target_window_f64(&self) -> Option<f64> {
+        let r = self.rate_bps? as f64;
+        let rtt = self.min_rtt?.as_secs_f64();
+        Some(r / 8.0 * rtt / self.mss_hint as f64)
+    }
+
     pub fn sigma(&self) -> Option<SimDuration> {
         self.sigma
     }
@@ -385,6 +394,7 @@ impl CongestionControl for Xrc {
 
     fn on_feedback(&mut self, now: SimTime, w: &mut Window, c: &ConnView, fb: &Feedback) {
         let Feedback::Xrc(x) = fb;
+        self.mss_hint = c.mss;
         self.rate_bps = Some(x.rate_bps);
         self.hol = x.hol;
         self.round.sum_hol_ns += x.hol.as_nanos() as u128;
@@ -452,6 +462,14 @@ impl CongestionControl for Xrc {
                 }
             }
         }
+    }
+
+    fn target_window(&self) -> Option<f64> {
+        self.target_window_f64()
+    }
+
+    fn queuing_delay(&self) -> Option<SimDuration> {
+        self.sigma
     }
 
     fn mode(&self) -> &'static str {
