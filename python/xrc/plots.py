@@ -49,11 +49,12 @@ def plot_rates(tables, resolved, directory: Path) -> list[str]:
             ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post", lw=1.2,
                     color=color_of(f["cc"], k), label=f"{f['id']} ({label_of(f['cc'])})")
         ax.set_ylabel("Mbit/s")
-        ax.set_title(f"UE {r}" if n_ues else "flows")
+        if n_ues > 1:
+            ax.set_title(f"UE {r}", fontsize=9)
         ax.legend(loc="upper right", fontsize=8)
         ax.grid(alpha=0.3)
     axes[-1][0].set_xlabel("time (s)")
-    fig.suptitle(f"{resolved['name']}: rate against available capacity")
+    axes[0][0].set_title(f"{resolved['name']}: rate against available capacity" + (" (UE 0)" if n_ues > 1 else ""))
     return _save(fig, directory, "rate")
 
 
