@@ -183,6 +183,8 @@ pub struct TcpSender {
     initialized: bool,
     stats: SenderStats,
     latest_feedback: Option<Feedback>,
+    /// Segments marked lost over the connection's life.
+    lost_total: u64,
 }
 
 impl TcpSender {
@@ -217,6 +219,7 @@ impl TcpSender {
             initialized: false,
             stats: SenderStats::default(),
             latest_feedback: None,
+            lost_total: 0,
         }
     }
 
@@ -293,6 +296,12 @@ impl TcpSender {
             ca_state: self.state,
             is_cwnd_limited: self.is_cwnd_limited(),
             app_limited: self.rate.app_limited_until != 0,
+            sacked_out: self.sb.sacked_out(),
+            lost_out: self.sb.lost_out(),
+            retrans_out: self.sb.retrans_out(),
+            lost_total: self.lost_total,
+            last_send: self.last_send,
+            pacing: self.cfg.pacing || self.cc.pacing_rate().is_some(),
         }
     }
 
@@ -455,6 +464,7 @@ impl TcpSender {
             }
         }
         let newly_lost = self.sb.lost_out().saturating_sub(was_lost);
+        self.lost_total += newly_lost as u64;
 
         // --- rate sample (Linux tcp_rate_gen) ---
         let min_rtt = self.rtt.min();
@@ -674,7 +684,7 @@ impl TcpSender {
             self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
             self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::Loss);
         }
-        self.sb.mark_all_lost();
+        self.lost_total += self.sb.mark_all_lost() as u64;
         self.w.cwnd = self.sb.in_flight() + 1;
         self.w.cwnd_cnt = 0;
         self.dupacks = 0;

@@ -847,6 +847,7 @@ mod tests {
             ca_state: CaState::Open,
             is_cwnd_limited: limited,
             app_limited: false,
+            ..ConnView::default()
         }
     }
 

@@ -65,8 +65,9 @@ impl Window {
 }
 
 /// Linux `enum tcp_ca_state`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum CaState {
+    #[default]
     Open,
     /// SACKs or duplicate ACKs seen, no loss decided yet.
     Disorder,
@@ -95,7 +96,8 @@ pub enum CaEvent {
 }
 
 /// A read-only view of the connection, as an algorithm may consult it.
-#[derive(Clone, Debug)]
+/// (`Default` is for tests; the framework fills every field.)
+#[derive(Clone, Debug, Default)]
 pub struct ConnView {
     pub now: SimTime,
     /// Sender maximum segment size, payload bytes.
@@ -116,6 +118,17 @@ pub struct ConnView {
     pub is_cwnd_limited: bool,
     /// The application has nothing more to send right now.
     pub app_limited: bool,
+    /// Segments SACKed, marked lost, and retransmitted and in flight
+    /// (Linux `sacked_out`, `lost_out`, `retrans_out`).
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    /// Segments marked lost over the connection's life (Linux `tp->lost`).
+    pub lost_total: u64,
+    /// When data was last sent (Linux `lsndtime`).
+    pub last_send: Option<SimTime>,
+    /// The framework paces (Linux: `sk_pacing_status != SK_PACING_NONE`).
+    pub pacing: bool,
 }
 
 /// Linux `struct ack_sample`: what one ACK acknowledged.

@@ -506,6 +506,7 @@ mod tests {
             ca_state: CaState::Open,
             is_cwnd_limited: true,
             app_limited: false,
+            ..ConnView::default()
         }
     }
 
