@@ -23,6 +23,21 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 /// The XRC option as the agent writes it: kind (1), length (1), per-flow
 /// rate in kbit/s (4), HoL delay in 1/10 ms (2).
 pub const XRC_OPTION_BYTES: u32 = 8;
+/// The PBE-CC capacity report the UE writes into its ACKs: kind, length,
+/// rate in kbit/s, padding.
+pub const PBE_OPTION_BYTES: u32 = 8;
+
+/// ABC's marking of a data packet (Goyal et al., NSDI 2020): the sender
+/// declares the packet ABC-capable, the base station marks it accelerate
+/// or brake. Carried in the ECN bits, so it adds no bytes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum AbcMark {
+    #[default]
+    NotCapable,
+    Capable,
+    Accelerate,
+    Brake,
+}
 
 /// A half-open byte range [start, end) the receiver holds above its
 /// cumulative ACK.
@@ -62,6 +77,7 @@ pub struct DataHeader {
     pub ts_val: SimTime,
     /// This copy is a retransmission.
     pub retransmit: bool,
+    pub abc: AbcMark,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +90,11 @@ pub struct AckHeader {
     pub ts_ecr: SimTime,
     /// Written by the XRC agent at the base station.
     pub xrc: Option<XrcOption>,
+    /// ABC marks of the data this ACK acknowledges (echoed by the receiver).
+    pub abc_accelerate: u16,
+    pub abc_brake: u16,
+    /// The UE's PBE-CC capacity estimate for this flow, bit/s.
+    pub pbe_rate_bps: Option<u64>,
 }
 
 impl AckHeader {
@@ -101,7 +122,7 @@ impl Packet {
         Packet {
             flow,
             size: TCP_IP_HEADER_BYTES + len,
-            kind: PacketKind::Data(DataHeader { seq, len, ts_val, retransmit }),
+            kind: PacketKind::Data(DataHeader { seq, len, ts_val, retransmit, abc: AbcMark::NotCapable }),
         }
     }
 
@@ -113,12 +134,31 @@ impl Packet {
         Packet {
             flow,
             size: TCP_IP_HEADER_BYTES + sack_bytes,
-            kind: PacketKind::Ack(AckHeader { ack, sack: blocks, sack_len: n as u8, ts_ecr, xrc: None }),
+            kind: PacketKind::Ack(AckHeader {
+                ack,
+                sack: blocks,
+                sack_len: n as u8,
+                ts_ecr,
+                xrc: None,
+                abc_accelerate: 0,
+                abc_brake: 0,
+                pbe_rate_bps: None,
+            }),
         }
     }
 
     pub fn is_data(&self) -> bool {
         matches!(self.kind, PacketKind::Data(_))
+    }
+
+    /// Writes (or overwrites) the PBE-CC capacity report of an ACK.
+    pub fn set_pbe_option(&mut self, rate_bps: u64) {
+        if let PacketKind::Ack(a) = &mut self.kind {
+            if a.pbe_rate_bps.is_none() {
+                self.size += PBE_OPTION_BYTES;
+            }
+            a.pbe_rate_bps = Some((rate_bps / 1000).min(u32::MAX as u64) * 1000);
+        }
     }
 
     /// Writes (or overwrites) the XRC option, growing the packet by the

@@ -25,7 +25,10 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use super::abc::{AbcConfig, AbcMarker};
 use super::agent::{self, AgentConfig, CapacityWindow};
+use super::netassist::{NetAssistConfig, PeriodStats};
+use super::pbe::{PbeConfig, PbeMonitor, TtiView};
 use super::amc::{self, Itbs, Prbs};
 use super::channel::{Channel, ChannelConfig};
 use super::pdcp::{FlowActivity, PDCP_HEADER_BYTES};
@@ -34,7 +37,7 @@ use super::scheduler::{self, Candidate, Grant, RbgLayout, SchedulerKind};
 use super::uplink::{Uplink, UplinkConfig};
 use crate::engine::{Rng, RngStreams};
 use crate::net::queue::QueueCounters;
-use crate::net::{FlowId, Packet, PacketKind, Pipe, UeId};
+use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeId};
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,6 +94,12 @@ pub struct CellConfig {
     pub rlc: RlcConfig,
     pub uplink: UplinkConfig,
     pub agent: AgentConfig,
+    /// ABC's accelerate/brake marking of ABC-capable packets.
+    pub abc: AbcConfig,
+    /// The UEs' PBE-CC capacity estimators.
+    pub pbe: PbeConfig,
+    /// NATCP's NetAssist reports.
+    pub net_assist: NetAssistConfig,
 }
 
 impl Default for CellConfig {
@@ -106,6 +115,9 @@ impl Default for CellConfig {
             rlc: RlcConfig::default(),
             uplink: UplinkConfig::default(),
             agent: AgentConfig::default(),
+            abc: AbcConfig::default(),
+            pbe: PbeConfig::default(),
+            net_assist: NetAssistConfig::default(),
         }
     }
 }
@@ -155,6 +167,9 @@ impl CellConfig {
         }
         self.uplink.validate().map_err(|e| format!("uplink.{e}"))?;
         self.agent.validate().map_err(|e| format!("agent.{e}"))?;
+        self.abc.validate().map_err(|e| format!("abc.{e}"))?;
+        self.pbe.validate().map_err(|e| format!("pbe.{e}"))?;
+        self.net_assist.validate().map_err(|e| format!("net_assist.{e}"))?;
         Ok(())
     }
 }
@@ -209,6 +224,14 @@ struct Ue {
     uplink: Uplink,
     ul_pipe: Pipe,
     cap: CapacityWindow,
+    /// New-data bits actually sent, over the agent's window (ABC's cr).
+    served: CapacityWindow,
+    abc: AbcMarker,
+    pbe: PbeMonitor,
+    na: PeriodStats,
+    /// This TTI: PRBs the UE got and whether its block decodes.
+    tti_prbs: u16,
+    tti_tb_ok: Option<bool>,
     /// Flows of this UE that have started and not ended.
     live_flows: u32,
     tti: UeTti,
@@ -282,6 +305,12 @@ impl Cell {
                     uplink: Uplink::new(&cfg.uplink, tti, phase),
                     ul_pipe: Pipe::new(tti),
                     cap: CapacityWindow::new(cfg.agent.window_ttis),
+                    served: CapacityWindow::new(cfg.agent.window_ttis),
+                    abc: AbcMarker::new(&cfg.abc),
+                    pbe: PbeMonitor::new(&cfg.pbe, tti.as_secs_f64()),
+                    na: PeriodStats::default(),
+                    tti_prbs: 0,
+                    tti_tb_ok: None,
                     live_flows: 0,
                     tti: UeTti::default(),
                     stats: UeRadioStats::default(),
@@ -359,6 +388,8 @@ impl Cell {
             u.itbs = cqi.map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)));
             u.tti.new_bits = 0;
             u.tti.retx_bits = 0;
+            u.tti_prbs = 0;
+            u.tti_tb_ok = None;
         }
         // 2. HARQ retransmissions due.
         let mut has_tb = vec![false; self.ues.len()];
@@ -377,7 +408,9 @@ impl Cell {
             tb.transmissions += 1;
             u.stats.tbs_retx += 1;
             u.tti.retx_bits = tb.bits as u64;
-            Self::transmit(&mut self.harq_rng, &self.cfg.harq, self.dl_delay, self.harq_rtt, now, i, u, tb, out);
+            u.tti_prbs = prbs;
+            let ok = Self::transmit(&mut self.harq_rng, &self.cfg.harq, self.dl_delay, self.harq_rtt, now, i, u, tb, out);
+            u.tti_tb_ok = Some(ok);
         }
         // 3. New data.
         self.candidates.clear();
@@ -408,13 +441,26 @@ impl Cell {
             let u = &mut self.ues[g.index];
             let itbs = u.itbs.expect("candidates have an MCS");
             let bits = amc::tbs(itbs, Prbs::new(g.prbs).expect("1..=110")).get();
-            let Some(pdu) = u.rlc.build_pdu(bits / 8) else { continue };
+            let Some(mut pdu) = u.rlc.build_pdu(bits / 8) else { continue };
             used += g.prbs;
             u.stats.tbs_new += 1;
             u.tti.new_bits = bits as u64;
             served[g.index] = bits as u64;
+            // ABC marks ABC-capable packets as they leave the UE's queue.
+            let link = u.cap.rate_bps(self.tti) as f64;
+            let dequeue = u.served.rate_bps(self.tti) as f64;
+            for seg in pdu.segments.iter_mut() {
+                if let Some(Packet { kind: PacketKind::Data(d), .. }) = seg.pkt.as_mut() {
+                    if d.abc == AbcMark::Capable {
+                        let accel = u.abc.mark(link, dequeue, now.saturating_since(seg.arrival));
+                        d.abc = if accel { AbcMark::Accelerate } else { AbcMark::Brake };
+                    }
+                }
+            }
+            u.tti_prbs = g.prbs;
             let tb = Tb { pdu, bits, prbs: g.prbs, transmissions: 1, due: now };
-            Self::transmit(&mut self.harq_rng, &self.cfg.harq, self.dl_delay, self.harq_rtt, now, g.index, u, tb, out);
+            let ok = Self::transmit(&mut self.harq_rng, &self.cfg.harq, self.dl_delay, self.harq_rtt, now, g.index, u, tb, out);
+            u.tti_tb_ok = Some(ok);
             self.grants.push(g);
         }
         let free = total.saturating_sub(used);
@@ -425,8 +471,18 @@ impl Cell {
             .filter(|&i| self.activity.ue_is_active(UeId(i as u32), now, self.inactivity))
             .count() as u32;
         let full = Prbs::new(total).expect("validated");
+        let scheduled = self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32;
         for (i, u) in self.ues.iter_mut().enumerate() {
             u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as f64;
+            u.served.push(served[i]);
+            u.pbe.observe(&TtiView {
+                cell_prbs: total,
+                own_prbs: u.tti_prbs,
+                idle_prbs: free,
+                scheduled_ues: scheduled,
+                own_itbs: u.itbs,
+                own_tb: u.tti_tb_ok,
+            });
             let ue_active = self.activity.ue_is_active(u.id, now, self.inactivity);
             let bits = agent::tti_capacity_bits(
                 u.tti.new_bits,
@@ -437,6 +493,8 @@ impl Cell {
                 self.cfg.agent.include_free_prbs,
             );
             u.cap.push(bits);
+            u.na.capacity_bits += bits as f64;
+            u.na.ttis += 1;
             u.tti.cqi = u.cqi;
             u.tti.itbs = u.itbs.map(|x| x.get());
             u.tti.hol = u.rlc.hol_delay(now);
@@ -469,7 +527,7 @@ impl Cell {
         u: &mut Ue,
         mut tb: Tb,
         out: &mut CellOutput,
-    ) {
+    ) -> bool {
         let failed = harq.bler > 0.0 && rng.bernoulli(harq.bler);
         if !failed {
             let at = now + dl_delay;
@@ -484,6 +542,7 @@ impl Cell {
             // HARQ gives up; RLC UM does not retransmit.
             u.stats.tbs_lost += 1;
         }
+        !failed
     }
 
     /// Transport blocks due at the UE by `now` are decoded and handed to RLC.
@@ -530,6 +589,56 @@ impl Cell {
         for p in rx.delivered.drain(..) {
             out.delivered.push((ue, p));
         }
+    }
+
+    /// The UE's PBE-CC report for one of its flows, bit/s: its transport
+    /// capacity estimate divided among its active flows.
+    pub fn pbe_rate_bps(&self, ue: usize, now: SimTime) -> u64 {
+        let af = self.activity.active_flows(UeId(ue as u32), now, self.inactivity).max(1);
+        (self.ues[ue].pbe.transport_rate_bps() / af as f64) as u64
+    }
+
+    /// Closes a NetAssist period for `ue`: (bandwidth bit/s, minimum RTT,
+    /// the UE's active flows). `wired_rtt` is the network's minimum delay
+    /// both ways on the wired segment.
+    pub fn net_assist_report(&mut self, ue: usize, now: SimTime, wired_rtt: SimDuration) -> (u64, SimDuration, u32) {
+        let tti_s = self.tti.as_secs_f64();
+        let flows = self.activity.active_flows(UeId(ue as u32), now, self.inactivity);
+        let u = &mut self.ues[ue];
+        let (sum, n) = u.uplink.take_delay_stats();
+        u.na.ul_delay_sum_s += sum;
+        u.na.ul_samples += n;
+        let bw = u.na.bandwidth_bps(tti_s);
+        let ul = u.na.mean_ul_delay_s().unwrap_or(
+            (self.cfg.uplink.sr_grant_delay_ms + self.cfg.uplink.grant_tx_delay_ms) / 1e3 + tti_s,
+        );
+        // Downlink: half a TTI of scheduling wait, the TTI, decoding, and
+        // one full packet's transmission at the bandwidth.
+        let dl = 0.5 * tti_s + self.dl_delay.as_secs_f64() + if bw > 0.0 { 1500.0 * 8.0 / bw } else { 0.0 };
+        u.na = PeriodStats::default();
+        let min_rtt = wired_rtt + SimDuration::try_from_secs_f64(dl + ul).unwrap_or(SimDuration::ZERO);
+        (bw as u64, min_rtt, flows)
+    }
+
+    /// The shortest air-interface round trip: a packet that arrives just at
+    /// a TTI boundary and an ACK that finds an SR opportunity at once.
+    pub fn min_air_rtt(&self) -> SimDuration {
+        let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
+        self.dl_delay + ms(self.cfg.uplink.sr_grant_delay_ms) + ms(self.cfg.uplink.grant_tx_delay_ms) + self.tti
+    }
+
+    /// The UE's current fair-share capacity after HARQ losses, bit/s (the
+    /// ground truth of the last TTI).
+    pub fn available_bps(&self, ue: usize) -> f64 {
+        self.ues[ue].tti.available_bits / self.tti.as_secs_f64()
+    }
+
+    pub fn live_flows(&self, ue: usize) -> u32 {
+        self.ues[ue].live_flows
+    }
+
+    pub fn net_assist_config(&self) -> &NetAssistConfig {
+        &self.cfg.net_assist
     }
 
     /// The UE sends `pkt` (an ACK) uplink. Returns a PUSCH time to schedule.

@@ -2,10 +2,13 @@
 //! AMC tables, MAC scheduler, HARQ, RLC, PDCP), the UE receive side and
 //! uplink grant model, the XRC agent, and a trace-driven link.
 
+pub mod abc;
 pub mod agent;
 pub mod amc;
 pub mod cell;
 pub mod channel;
+pub mod netassist;
+pub mod pbe;
 pub mod pdcp;
 pub mod rlc;
 pub mod scheduler;

@@ -53,6 +53,8 @@ pub struct Segment {
     pub bytes: u32,
     /// The packet travels with the SDU's last segment.
     pub pkt: Option<Packet>,
+    /// When the SDU entered the transmit buffer.
+    pub arrival: SimTime,
 }
 
 /// An RLC PDU: what one transport block carries for one UE.
@@ -164,13 +166,27 @@ impl RlcTx {
                 let sdu = self.sdus.pop_front().expect("head exists");
                 self.bytes -= sdu.remaining as u64;
                 self.departed += 1;
-                segments.push(Segment { sdu_sn: sdu.sn, first, last: true, bytes: sdu.remaining, pkt: Some(sdu.pkt) });
+                segments.push(Segment {
+                    sdu_sn: sdu.sn,
+                    first,
+                    last: true,
+                    bytes: sdu.remaining,
+                    pkt: Some(sdu.pkt),
+                    arrival: sdu.arrival,
+                });
             } else {
                 let take = room;
                 head.remaining -= take;
                 head.started = true;
                 self.bytes -= take as u64;
-                segments.push(Segment { sdu_sn: head.sn, first, last: false, bytes: take, pkt: None });
+                segments.push(Segment {
+                    sdu_sn: head.sn,
+                    first,
+                    last: false,
+                    bytes: take,
+                    pkt: None,
+                    arrival: head.arrival,
+                });
                 room = 0;
                 break;
             }

@@ -95,6 +95,10 @@ pub struct Uplink {
     /// Start of the next PUSCH transmission already granted or requested.
     next_pusch: Option<SimTime>,
     srs_sent: u64,
+    /// Sum and count of uplink delays (buffer entry to base station) since
+    /// the last `take_delay_stats`.
+    delay_sum_s: f64,
+    delay_count: u64,
 }
 
 impl Uplink {
@@ -112,6 +116,8 @@ impl Uplink {
             buffer: VecDeque::new(),
             next_pusch: None,
             srs_sent: 0,
+            delay_sum_s: 0.0,
+            delay_count: 0,
         }
     }
 
@@ -146,7 +152,10 @@ impl Uplink {
                 break;
             }
             bytes += p.size;
-            sent.push(self.buffer.pop_front().expect("front exists").1);
+            let (arrived, p) = self.buffer.pop_front().expect("front exists");
+            self.delay_sum_s += (now + self.tti).saturating_since(arrived).as_secs_f64();
+            self.delay_count += 1;
+            sent.push(p);
         }
         if self.buffer.is_empty() {
             return None;
@@ -154,6 +163,14 @@ impl Uplink {
         let t = (now + self.bsr_grant).next_boundary(self.tti, SimDuration::ZERO);
         self.next_pusch = Some(t);
         Some(t)
+    }
+
+    /// (sum of uplink delays in s, count) since the last call.
+    pub fn take_delay_stats(&mut self) -> (f64, u64) {
+        let r = (self.delay_sum_s, self.delay_count);
+        self.delay_sum_s = 0.0;
+        self.delay_count = 0;
+        r
     }
 
     pub fn tti(&self) -> SimDuration {

@@ -20,7 +20,7 @@ use crate::metrics::Recorder;
 use crate::net::{Enqueued, Link, LinkConfig, Packet, PacketKind, Pipe, QueueLimit};
 use crate::ran::cell::{Cell, CellOutput};
 use crate::ran::trace_link::{Trace, TraceLink};
-use crate::transport::cc::{self, CaState};
+use crate::transport::cc::{self, CaState, Feedback};
 use crate::transport::{RetxKind, SenderOutput, TcpReceiver, TcpSender};
 use crate::units::{BitRate, SimDuration, SimTime};
 
@@ -47,6 +47,8 @@ enum Ev {
     TraceUplink,
     Tick,
     Bin,
+    NetAssist,
+    OutOfBand(u32),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -73,6 +75,10 @@ struct Flow {
     last_cwnd: Option<(u32, u32, CaState, &'static str)>,
     /// A finite transfer was cut short by its stop time.
     truncated: bool,
+    /// NetAssist reports in flight to this flow's sender (constant delay, FIFO).
+    oob: std::collections::VecDeque<(SimTime, Feedback)>,
+    /// The path's true base RTT (for the oracle).
+    base_rtt: SimDuration,
 }
 
 enum Access {
@@ -83,6 +89,12 @@ enum Access {
 
 struct TraceRt {
     link: TraceLink,
+    abc: crate::ran::abc::AbcMarker,
+    /// Bits leaving the queue per millisecond, over the agent's window.
+    departures: crate::ran::agent::CapacityWindow,
+    departed_this_ms: u64,
+    na_capacity_bits: f64,
+    na_ms: u64,
     uplink: Pipe,
     agent_enabled: bool,
     activity: crate::ran::pdcp::FlowActivity,
@@ -121,6 +133,8 @@ pub struct World {
     cell_out: CellOutput,
     scratch: Vec<Packet>,
     finished: bool,
+    /// Losses of NetAssist reports.
+    na_rng: crate::engine::Rng,
 }
 
 /// What the caller gets at the end.
@@ -178,6 +192,11 @@ impl World {
                     activity.register(crate::net::FlowId(k as u32), crate::net::UeId(0));
                 }
                 let rt = TraceRt {
+                    abc: crate::ran::abc::AbcMarker::new(&crate::ran::abc::AbcConfig::default()),
+                    departures: crate::ran::agent::CapacityWindow::new(t.agent.window_ttis),
+                    departed_this_ms: 0,
+                    na_capacity_bits: 0.0,
+                    na_ms: 0,
                     link: TraceLink::new(trace, t.buffer_packets, t.buffer_bytes, window),
                     uplink: Pipe::new(ms(t.uplink_delay_ms)),
                     agent_enabled: t.agent.enabled,
@@ -208,6 +227,8 @@ impl World {
                 bin_bytes: 0,
                 last_cwnd: None,
                 truncated: false,
+                oob: std::collections::VecDeque::new(),
+                base_rtt: SimDuration::ZERO,
             });
         }
         let end = secs(cfg.duration_s);
@@ -229,6 +250,7 @@ impl World {
             cell_out: CellOutput::default(),
             scratch: Vec::new(),
             finished: false,
+            na_rng: streams.stream("netassist/loss"),
             cfg,
         };
         for k in 0..w.flows.len() {
@@ -244,6 +266,13 @@ impl World {
             Access::Wired => {}
         }
         w.q.schedule(SimTime::ZERO + bin, Ev::Bin);
+        for k in 0..w.flows.len() {
+            w.flows[k].base_rtt = w.base_rtt(k);
+        }
+        if w.flows.iter().any(|f| f.sender.signals().net_assist) {
+            let period = w.net_assist_period();
+            w.q.schedule(SimTime::ZERO + period, Ev::NetAssist);
+        }
         Ok(w)
     }
 
@@ -425,6 +454,20 @@ impl World {
                 let mut next = None;
                 if let Access::Trace(tr) = &mut self.access {
                     next = tr.link.on_opportunity(now, &mut pkts);
+                    // ABC marks ABC-capable packets as they leave the queue.
+                    let link = tr.link.recent_capacity_bps(now) as f64;
+                    let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
+                    for p in pkts.iter_mut() {
+                        tr.departed_this_ms += p.size as u64 * 8;
+                        if let PacketKind::Data(d) = &mut p.kind {
+                            if d.abc == crate::net::AbcMark::Capable {
+                                // Queuing delay is not tracked per packet on the
+                                // trace link; the head-of-line delay stands in.
+                                let accel = tr.abc.mark(link, dequeue, tr.link.hol_delay(now));
+                                d.abc = if accel { crate::net::AbcMark::Accelerate } else { crate::net::AbcMark::Brake };
+                            }
+                        }
+                    }
                 }
                 for p in pkts.drain(..) {
                     self.ue_delivered(now, 0, p);
@@ -460,6 +503,21 @@ impl World {
             }
             Ev::Tick => self.on_trace_tick(now),
             Ev::Bin => self.on_bin(now),
+            Ev::NetAssist => self.on_net_assist(now),
+            Ev::OutOfBand(f) => {
+                let f = f as usize;
+                while self.flows[f].oob.front().is_some_and(|(t, _)| *t <= now) {
+                    let (_, fb) = self.flows[f].oob.pop_front().expect("front exists");
+                    if matches!(self.flows[f].state, FlowState::Running | FlowState::Closing) {
+                        self.out.clear();
+                        self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
+                        self.after_sender(now, f);
+                    }
+                }
+                if let Some((t, _)) = self.flows[f].oob.front() {
+                    self.q.schedule(*t, Ev::OutOfBand(f as u32));
+                }
+            }
         }
     }
 
@@ -689,16 +747,27 @@ impl World {
         self.arm_receiver_timer(f);
     }
 
-    fn send_ack(&mut self, now: SimTime, f: usize, ack: Packet) {
+    fn send_ack(&mut self, now: SimTime, f: usize, mut ack: Packet) {
+        let pbe = self.flows[f].sender.signals().pbe;
         match &mut self.access {
             Access::Wired => self.inet_rev_enqueue(now, ack),
             Access::Cellular(cell) => {
                 let ue = self.flows[f].ue.expect("validated");
+                if pbe {
+                    ack.set_pbe_option(cell.pbe_rate_bps(ue, now));
+                }
                 if let Some(t) = cell.uplink_push(now, ue, ack) {
                     self.q.schedule(t, Ev::Pusch(ue as u32));
                 }
             }
             Access::Trace(tr) => {
+                if pbe {
+                    // The UE sees only its own link: the trace's recent
+                    // capacity, less PBE's header overhead, per active flow.
+                    let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity).max(1);
+                    let r = tr.link.recent_capacity_bps(now) as f64 * 0.932 / af as f64;
+                    ack.set_pbe_option(r as u64);
+                }
                 if let Some(t) = tr.uplink.push(now, ack) {
                     self.q.schedule(t, Ev::TraceUplink);
                 }
@@ -744,9 +813,112 @@ impl World {
         }
         self.after_cell(now, &mut out);
         self.cell_out = out;
+        self.feed_oracles(now);
         let next = now + tti;
         if next < self.end {
             self.q.schedule(next, Ev::Tti);
+        }
+    }
+
+    /// Gives every oracle flow its UE's instantaneous fair share and its
+    /// path's base RTT, with zero delay.
+    fn feed_oracles(&mut self, now: SimTime) {
+        for f in 0..self.flows.len() {
+            let fl = &self.flows[f];
+            if !fl.sender.signals().oracle || !matches!(fl.state, FlowState::Running | FlowState::Closing) {
+                continue;
+            }
+            let Some(ue) = fl.ue else { continue };
+            let (cap, live) = match &self.access {
+                Access::Cellular(cell) => (cell.available_bps(ue), cell.live_flows(ue)),
+                Access::Trace(tr) => {
+                    let from = now.since_start();
+                    (tr.link.capacity_between(from, from + self.tick) as f64, self.ues[0].live_flows)
+                }
+                Access::Wired => continue,
+            };
+            let fb = Feedback::Oracle { capacity_bps: (cap / live.max(1) as f64) as u64, base_rtt: fl.base_rtt };
+            self.out.clear();
+            self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
+            self.after_sender(now, f);
+        }
+    }
+
+    /// The path's propagation and minimum processing delay, both ways: what
+    /// an RTT sample would read with empty queues and perfect alignment.
+    fn base_rtt(&self, f: usize) -> SimDuration {
+        let fc = &self.cfg.flows[f];
+        let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
+        let mut rtt = ms(fc.extra_rtt_ms) + ms(self.cfg.internet.delay_ms) * 2;
+        let ser = |r: Option<f64>, bytes: u64| {
+            r.and_then(|r| BitRate::try_from_mbps(r)).and_then(|r| r.tx_time(bytes)).unwrap_or(SimDuration::ZERO)
+        };
+        rtt += ser(self.cfg.internet.rate_mbps, (fc.tcp.mss + 52) as u64);
+        rtt += ser(self.cfg.internet.reverse_rate_mbps, 52);
+        match &self.access {
+            Access::Cellular(cell) => rtt += cell.min_air_rtt(),
+            Access::Trace(_) => {
+                let t = self.cfg.trace.as_ref().expect("validated");
+                rtt += ms(t.uplink_delay_ms);
+            }
+            Access::Wired => {}
+        }
+        rtt
+    }
+
+    fn net_assist_period(&self) -> SimDuration {
+        let ms = match (&self.cfg.cell, self.cfg.topology) {
+            (Some(c), Topology::Cellular) => c.net_assist.period_ms,
+            _ => 50.0,
+        };
+        SimDuration::try_from_millis_f64(ms).expect("validated")
+    }
+
+    /// NATCP's NetAssist: a report per UE to every subscribed flow, out of band.
+    fn on_net_assist(&mut self, now: SimTime) {
+        let wired = SimDuration::try_from_millis_f64(self.cfg.internet.delay_ms).expect("validated") * 2;
+        let (delay, loss) = match (&self.cfg.cell, self.cfg.topology) {
+            (Some(c), Topology::Cellular) => (c.net_assist.delay_ms, c.net_assist.loss),
+            _ => (None, 0.0),
+        };
+        let delay = SimDuration::try_from_millis_f64(delay.unwrap_or(self.cfg.internet.delay_ms)).expect("validated");
+        let n_ues = self.ues.len();
+        for ue in 0..n_ues {
+            let subscribed = self.flows.iter().any(|f| f.ue == Some(ue) && f.sender.signals().net_assist);
+            let report = match &mut self.access {
+                Access::Cellular(cell) => cell.net_assist_report(ue, now, wired),
+                Access::Trace(tr) => {
+                    let bw = if tr.na_ms > 0 { tr.na_capacity_bits / (tr.na_ms as f64 * 1e-3) } else { 0.0 };
+                    tr.na_capacity_bits = 0.0;
+                    tr.na_ms = 0;
+                    let t = self.cfg.trace.as_ref().expect("validated");
+                    let extra = t.uplink_delay_ms / 1e3 + if bw > 0.0 { 12_000.0 / bw } else { 0.0 };
+                    let flows = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
+                    (bw as u64, wired + SimDuration::try_from_secs_f64(extra).unwrap_or(SimDuration::ZERO), flows)
+                }
+                Access::Wired => continue,
+            };
+            if !subscribed {
+                continue;
+            }
+            for f in 0..self.flows.len() {
+                if self.flows[f].ue != Some(ue) || !self.flows[f].sender.signals().net_assist {
+                    continue;
+                }
+                if loss > 0.0 && self.na_rng.bernoulli(loss) {
+                    continue;
+                }
+                let fb = Feedback::NetAssist { bw_bps: report.0, min_rtt: report.1, flows: report.2 };
+                let at = now + delay;
+                if self.flows[f].oob.is_empty() {
+                    self.q.schedule(at, Ev::OutOfBand(f as u32));
+                }
+                self.flows[f].oob.push_back((at, fb));
+            }
+        }
+        let next = now + self.net_assist_period();
+        if next < self.end {
+            self.q.schedule(next, Ev::NetAssist);
         }
     }
 
@@ -772,6 +944,13 @@ impl World {
     /// Trace topology: sample the queue every millisecond.
     fn on_trace_tick(&mut self, now: SimTime) {
         let tick = self.tick;
+        if let Access::Trace(tr) = &mut self.access {
+            let d = std::mem::take(&mut tr.departed_this_ms);
+            tr.departures.push(d);
+            let from = now.since_start();
+            tr.na_capacity_bits += tr.link.capacity_between(from, from + tick) as f64 * tick.as_secs_f64();
+            tr.na_ms += 1;
+        }
         if let Access::Trace(tr) = &self.access {
             let t = now.as_secs_f64();
             let hol = tr.link.hol_delay(now);
@@ -803,6 +982,7 @@ impl World {
                 r.active.push(active as u8);
             }
         }
+        self.feed_oracles(now);
         let next = now + tick;
         if next < self.end {
             self.q.schedule(next, Ev::Tick);

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::net::{DataHeader, FlowId, Packet, SackBlock, packet::MAX_SACK_BLOCKS};
+use crate::net::{AbcMark, DataHeader, FlowId, Packet, PacketKind, SackBlock, packet::MAX_SACK_BLOCKS};
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,6 +69,9 @@ pub struct TcpReceiver {
     delack_deadline: Option<SimTime>,
     delivered_total: u64,
     acks_sent: u64,
+    /// ABC marks seen since the last ACK.
+    abc_accelerate: u16,
+    abc_brake: u16,
 }
 
 impl TcpReceiver {
@@ -89,6 +92,8 @@ impl TcpReceiver {
             delack_deadline: None,
             delivered_total: 0,
             acks_sent: 0,
+            abc_accelerate: 0,
+            abc_brake: 0,
         }
     }
 
@@ -112,6 +117,11 @@ impl TcpReceiver {
         let start = d.seq;
         let end = d.seq + d.len as u64;
         let mut r = Received::default();
+        match d.abc {
+            AbcMark::Accelerate => self.abc_accelerate = self.abc_accelerate.saturating_add(1),
+            AbcMark::Brake => self.abc_brake = self.abc_brake.saturating_add(1),
+            _ => {}
+        }
         // RFC 7323 §4.3 (2): TS.Recent follows segments that cover Last.ACK.sent.
         if start <= self.last_ack_sent && end > self.last_ack_sent {
             self.ts_recent = d.ts_val;
@@ -215,7 +225,12 @@ impl TcpReceiver {
                 }
             }
         }
-        Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.ts_recent)
+        let mut p = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.ts_recent);
+        if let PacketKind::Ack(a) = &mut p.kind {
+            a.abc_accelerate = std::mem::take(&mut self.abc_accelerate);
+            a.abc_brake = std::mem::take(&mut self.abc_brake);
+        }
+        p
     }
 }
 
@@ -225,7 +240,7 @@ mod tests {
     use crate::net::PacketKind;
 
     fn seg(seq: u64) -> DataHeader {
-        DataHeader { seq, len: 1000, ts_val: SimTime::from_nanos(seq + 1), retransmit: false }
+        DataHeader { seq, len: 1000, ts_val: SimTime::from_nanos(seq + 1), retransmit: false, abc: AbcMark::NotCapable }
     }
     fn ack_of(p: &Packet) -> (u64, Vec<SackBlock>) {
         match &p.kind {

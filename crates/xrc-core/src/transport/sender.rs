@@ -25,12 +25,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::cc::{
-    AckFlags, AckSample, CaEvent, CaState, CongestionControl, ConnView, Feedback, RateSample, Window,
+    AckFlags, AckSample, CaEvent, CaState, CongestionControl, ConnView, Feedback, RateSample, Signals, Window,
 };
 use super::rate::RateState;
 use super::rtt::{RttConfig, RttEstimator};
 use super::scoreboard::{Scoreboard, Seg};
-use crate::net::{AckHeader, FlowId, Packet};
+use crate::net::{AbcMark, AckHeader, FlowId, Packet, PacketKind};
 use crate::units::{BitRate, SimDuration, SimTime};
 
 /// How losses are recovered.
@@ -182,13 +182,14 @@ pub struct TcpSender {
     cwnd_limited: bool,
     initialized: bool,
     stats: SenderStats,
-    latest_feedback: Option<Feedback>,
+    signals: Signals,
     /// Segments marked lost over the connection's life.
     lost_total: u64,
 }
 
 impl TcpSender {
     pub fn new(flow: FlowId, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let signals = cc.signals();
         let rtt = RttEstimator::new(cfg.rtt_config());
         let w = Window::new(cfg.initial_cwnd);
         TcpSender {
@@ -218,7 +219,7 @@ impl TcpSender {
             cwnd_limited: false,
             initialized: false,
             stats: SenderStats::default(),
-            latest_feedback: None,
+            signals,
             lost_total: 0,
         }
     }
@@ -267,6 +268,22 @@ impl TcpSender {
     pub fn pacing_rate(&self) -> Option<BitRate> {
         self.effective_pacing_rate()
     }
+    /// The network signals this flow's algorithm needs.
+    pub fn signals(&self) -> Signals {
+        self.signals
+    }
+
+    /// Feedback that does not ride an ACK (NetAssist, the oracle).
+    pub fn on_out_of_band(&mut self, now: SimTime, fb: &Feedback, out: &mut SenderOutput) {
+        if !self.initialized {
+            return;
+        }
+        let view = self.view(now);
+        self.cc.on_feedback(now, &mut self.w, &view, fb);
+        self.w.cwnd = self.w.cwnd.clamp(1, self.w.cwnd_clamp);
+        self.transmit(now, out);
+    }
+
     /// All written data has been acknowledged and the application closed.
     pub fn finished(&self) -> bool {
         self.closed && self.snd_una >= self.write_end
@@ -361,9 +378,14 @@ impl TcpSender {
         }
         let view = self.view(now);
         if let Some(x) = ack.xrc {
-            let fb = Feedback::Xrc(x);
-            self.latest_feedback = Some(fb);
+            self.cc.on_feedback(now, &mut self.w, &view, &Feedback::Xrc(x));
+        }
+        if self.signals.abc && (ack.abc_accelerate > 0 || ack.abc_brake > 0) {
+            let fb = Feedback::Abc { accelerate: ack.abc_accelerate, brake: ack.abc_brake };
             self.cc.on_feedback(now, &mut self.w, &view, &fb);
+        }
+        if let (true, Some(r)) = (self.signals.pbe, ack.pbe_rate_bps) {
+            self.cc.on_feedback(now, &mut self.w, &view, &Feedback::Pbe { rate_bps: r });
         }
 
         let prior_in_flight = self.sb.in_flight();
@@ -842,7 +864,17 @@ impl TcpSender {
         });
         self.snd_nxt += len as u64;
         self.after_send(now);
-        out.packets.push(Packet::data(self.flow, seq, len, now, false));
+        out.packets.push(self.data_packet(seq, len, now, false));
+    }
+
+    fn data_packet(&self, seq: u64, len: u32, now: SimTime, retransmit: bool) -> Packet {
+        let mut p = Packet::data(self.flow, seq, len, now, retransmit);
+        if self.signals.abc {
+            if let PacketKind::Data(d) = &mut p.kind {
+                d.abc = AbcMark::Capable;
+            }
+        }
+        p
     }
 
     fn send_retransmission(&mut self, now: SimTime, i: usize, out: &mut SenderOutput) {
@@ -858,7 +890,7 @@ impl TcpSender {
         }
         self.after_send(now);
         out.retransmits.push((seq, kind));
-        out.packets.push(Packet::data(self.flow, seq, len, now, true));
+        out.packets.push(self.data_packet(seq, len, now, true));
     }
 
     fn after_send(&mut self, now: SimTime) {

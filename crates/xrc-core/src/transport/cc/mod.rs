@@ -187,8 +187,33 @@ pub struct AckFlags {
 /// Explicit network feedback delivered to the sender.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Feedback {
-    /// The XRC option written by the base station's agent.
+    /// The XRC option written by the base station's agent, on an ACK.
     Xrc(XrcOption),
+    /// ABC marks echoed on an ACK: how many of the acknowledged data
+    /// packets the base station marked accelerate and brake.
+    Abc { accelerate: u16, brake: u16 },
+    /// The UE's PBE-CC capacity report for this flow, on an ACK, bit/s.
+    Pbe { rate_bps: u64 },
+    /// A NetAssist report (NATCP), out of band: the UE's bottleneck
+    /// bandwidth, the minimum RTT, and the number of flows of the UE.
+    NetAssist { bw_bps: u64, min_rtt: SimDuration, flows: u32 },
+    /// Ground truth with zero delay: the flow's instantaneous fair share of
+    /// its UE's capacity and the path's base RTT.
+    Oracle { capacity_bps: u64, base_rtt: SimDuration },
+}
+
+/// The network signals an algorithm consumes; the framework turns them on
+/// for its flow.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Signals {
+    /// Send data ABC-capable, so the base station marks it.
+    pub abc: bool,
+    /// Ask the UE to write its PBE-CC capacity estimate into ACKs.
+    pub pbe: bool,
+    /// Subscribe to NetAssist's out-of-band reports.
+    pub net_assist: bool,
+    /// Receive the oracle's ground truth every TTI.
+    pub oracle: bool,
 }
 
 /// One congestion-control algorithm for one connection.
@@ -242,6 +267,11 @@ pub trait CongestionControl: Send {
     /// Explicit feedback from the network, delivered before the ACK that
     /// carried it is processed.
     fn on_feedback(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _fb: &Feedback) {}
+
+    /// The network signals this algorithm needs (none by default).
+    fn signals(&self) -> Signals {
+        Signals::default()
+    }
 
     /// A short label of the algorithm's internal mode for traces (e.g.
     /// `"slow_start"`, `"unfair"`); empty by default.

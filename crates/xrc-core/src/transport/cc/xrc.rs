@@ -393,7 +393,7 @@ impl CongestionControl for Xrc {
     }
 
     fn on_feedback(&mut self, now: SimTime, w: &mut Window, c: &ConnView, fb: &Feedback) {
-        let Feedback::Xrc(x) = fb;
+        let Feedback::Xrc(x) = fb else { return };
         self.mss_hint = c.mss;
         self.rate_bps = Some(x.rate_bps);
         self.hol = x.hol;
