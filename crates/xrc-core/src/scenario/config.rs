@@ -206,6 +206,10 @@ impl ScenarioConfig {
             if f.id.is_empty() {
                 f.id = format!("f{k}");
             }
+            // SACK is negotiated: a sender without it gets no SACK blocks.
+            if f.tcp.recovery == crate::transport::Recovery::Newreno {
+                f.receiver.sack = false;
+            }
             let field = if crate::transport::cc::registry::SCHEMES.contains(&f.cc.as_str()) { f.cc.clone() } else { "cc".into() };
             f.cc_params = crate::transport::cc::registry::resolve(&f.cc, &f.cc_params)
                 .map_err(|e| format!("flows.{k}.{field}: {e}"))?;

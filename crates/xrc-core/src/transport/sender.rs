@@ -478,7 +478,9 @@ impl TcpSender {
         self.cc.pkts_acked(now, &mut self.w, &view, &sample);
 
         // --- loss state machine (Linux tcp_fastretrans_alert) ---
-        let is_dupack = !snd_una_advanced && self.sb.packets_out() > 0 && newly_sacked == 0 && ack.sack_len == 0;
+        // RFC 5681 §2: same cumulative ACK, data outstanding (no payload and
+        // no window change hold for every ACK here).
+        let is_dupack = !snd_una_advanced && self.sb.packets_out() > 0;
         match self.cfg.recovery {
             Recovery::Sack => self.sack_state_machine(now, snd_una_advanced, newly_sacked),
             Recovery::Newreno => {
