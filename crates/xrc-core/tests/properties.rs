@@ -24,7 +24,7 @@ fn pick<'a, T>(rng: &mut Rng, xs: &'a [T]) -> &'a T {
 
 fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64>>) {
     let mut rng = Rng::from_seed(0xC0FFEE ^ case);
-    let cc = ["newreno", "cubic", "xrc"];
+    let cc = xrc_core::transport::cc::registry::SCHEMES;
     let topology = *pick(&mut rng, &[Topology::Wired, Topology::Cellular, Topology::Cellular, Topology::Trace]);
     let duration = rng.uniform_range(2.0, 6.0);
     let mut s = common::lte("newreno", 15, duration);

@@ -699,8 +699,10 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        // Linux tcp_enter_loss.
-        let first_loss = matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr)
+        // Linux tcp_enter_loss: mark everything lost first, then reduce
+        // ssthresh if it was not already reduced in this window.
+        self.lost_total += self.sb.mark_all_lost() as u64;
+        let first_loss = matches!(self.state, CaState::Open | CaState::Disorder)
             || self.snd_una >= self.high_seq
             || (self.state == CaState::Loss && self.rtt.backoff() == 0);
         if first_loss {
@@ -708,7 +710,6 @@ impl TcpSender {
             self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
             self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::Loss);
         }
-        self.lost_total += self.sb.mark_all_lost() as u64;
         self.w.cwnd = self.sb.in_flight() + 1;
         self.w.cwnd_cnt = 0;
         self.dupacks = 0;

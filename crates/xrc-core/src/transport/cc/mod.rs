@@ -31,8 +31,11 @@
 
 pub mod cubic;
 pub mod helpers;
+pub mod illinois;
 pub mod newreno;
 pub mod registry;
+pub mod vegas;
+pub mod veno;
 pub mod xrc;
 
 use crate::net::XrcOption;

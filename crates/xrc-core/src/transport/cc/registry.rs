@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use super::CongestionControl;
 
 /// The names scenarios may use in `cc = "..."`.
-pub const SCHEMES: &[&str] = &["newreno", "cubic", "xrc"];
+pub const SCHEMES: &[&str] = &["newreno", "cubic", "xrc", "illinois", "veno", "vegas"];
 
 /// Builds a controller from its name and parameter table. Errors name the
 /// offending parameter.
@@ -20,6 +20,9 @@ pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestio
         "newreno" => Box::new(super::newreno::NewReno::new(parse(params)?)),
         "cubic" => Box::new(super::cubic::Cubic::new(parse(params)?)),
         "xrc" => Box::new(super::xrc::Xrc::new(parse(params)?)),
+        "illinois" => Box::new(super::illinois::Illinois::new(parse(params)?)),
+        "veno" => Box::new(super::veno::Veno::new(parse(params)?)),
+        "vegas" => Box::new(super::vegas::Vegas::new(parse(params)?)),
         other => return Err(unknown(other)),
     })
 }
@@ -30,6 +33,9 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "newreno" => roundtrip::<super::newreno::Config>(params),
         "cubic" => roundtrip::<super::cubic::Config>(params),
         "xrc" => roundtrip::<super::xrc::Config>(params),
+        "illinois" => roundtrip::<super::illinois::Config>(params),
+        "veno" => roundtrip::<super::veno::Config>(params),
+        "vegas" => roundtrip::<super::vegas::Config>(params),
         other => Err(unknown(other)),
     }
 }
