@@ -29,6 +29,7 @@
 //! Windows are counted in segments (full-sized packets), as Linux counts
 //! `snd_cwnd`.
 
+pub mod copa;
 pub mod cubic;
 pub mod helpers;
 pub mod illinois;

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use super::CongestionControl;
 
 /// The names scenarios may use in `cc = "..."`.
-pub const SCHEMES: &[&str] = &["newreno", "cubic", "xrc", "illinois", "veno", "vegas"];
+pub const SCHEMES: &[&str] = &["newreno", "cubic", "xrc", "illinois", "veno", "vegas", "copa"];
 
 /// Builds a controller from its name and parameter table. Errors name the
 /// offending parameter.
@@ -23,6 +23,7 @@ pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestio
         "illinois" => Box::new(super::illinois::Illinois::new(parse(params)?)),
         "veno" => Box::new(super::veno::Veno::new(parse(params)?)),
         "vegas" => Box::new(super::vegas::Vegas::new(parse(params)?)),
+        "copa" => Box::new(super::copa::Copa::new(parse(params)?)),
         other => return Err(unknown(other)),
     })
 }
@@ -36,6 +37,7 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "illinois" => roundtrip::<super::illinois::Config>(params),
         "veno" => roundtrip::<super::veno::Config>(params),
         "vegas" => roundtrip::<super::vegas::Config>(params),
+        "copa" => roundtrip::<super::copa::Config>(params),
         other => Err(unknown(other)),
     }
 }
