@@ -182,6 +182,22 @@ table!(
         /// The application finished: a transfer delivered all its bytes, or
         /// a bulk flow stopped and everything it sent was acknowledged.
         completed: U8,
+        /// A transfer's completion time: start to its last byte reaching the
+        /// receiving application, s (NaN if not a completed transfer).
+        fct_s: F64,
+    }
+);
+
+table!(
+    /// Video chunks: when each started, was written, and was delivered.
+    Chunks, "chunks", {
+        flow: U32,
+        chunk: U32,
+        start_s: F64,
+        written_s: F64,
+        delivered_s: F64,
+        /// Start to delivery of the last byte, s (NaN if never delivered).
+        delivery_time_s: F64,
     }
 );
 
@@ -217,6 +233,7 @@ pub struct Recorder {
     pub retransmits: Retransmits,
     pub flows: FlowSummary,
     pub ues: UeSummary,
+    pub chunks: Chunks,
 }
 
 impl Recorder {
@@ -232,6 +249,7 @@ impl Recorder {
             &self.retransmits,
             &self.flows,
             &self.ues,
+            &self.chunks,
         ]
     }
 

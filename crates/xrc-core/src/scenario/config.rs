@@ -106,6 +106,9 @@ pub struct TraceConfig {
     /// The agent: `window_ttis` is the averaging window in ms here.
     #[serde(default)]
     pub agent: AgentConfig,
+    /// ABC's marking at the link's queue.
+    #[serde(default)]
+    pub abc: crate::ran::abc::AbcConfig,
 }
 
 fn default_trace_buffer() -> Option<u64> {
@@ -256,6 +259,7 @@ impl ScenarioConfig {
                     return Err("trace.buffer_packets must be at least 1, got 0".into());
                 }
                 t.agent.validate().map_err(|e| format!("trace.agent.{e}"))?;
+                t.abc.validate().map_err(|e| format!("trace.abc.{e}"))?;
             }
             Topology::Wired => {
                 if i.rate_mbps.is_none() {
@@ -280,11 +284,7 @@ impl ScenarioConfig {
                 }
             }
             non_negative(&format!("{p}.extra_rtt_ms"), f.extra_rtt_ms)?;
-            if let Traffic::Transfer { size_bytes } = f.traffic {
-                if size_bytes == 0 {
-                    return Err(format!("{p}.traffic.size_bytes must be at least 1, got 0"));
-                }
-            }
+            f.traffic.validate().map_err(|e| format!("{p}.traffic.{e}"))?;
             f.tcp.validate().map_err(|e| format!("{p}.tcp.{e}"))?;
             f.receiver.validate().map_err(|e| format!("{p}.receiver.{e}"))?;
             crate::transport::cc::registry::resolve(&f.cc, &f.cc_params)

@@ -49,6 +49,7 @@ enum Ev {
     Bin,
     NetAssist,
     OutOfBand(u32),
+    AppTick(u32),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -79,6 +80,9 @@ struct Flow {
     oob: std::collections::VecDeque<(SimTime, Feedback)>,
     /// The path's true base RTT (for the oracle).
     base_rtt: SimDuration,
+    video: Option<crate::traffic::VideoSource>,
+    /// A finite transfer's last byte reached the receiving application.
+    completed_at: Option<SimTime>,
 }
 
 enum Access {
@@ -192,7 +196,7 @@ impl World {
                     activity.register(crate::net::FlowId(k as u32), crate::net::UeId(0));
                 }
                 let rt = TraceRt {
-                    abc: crate::ran::abc::AbcMarker::new(&crate::ran::abc::AbcConfig::default()),
+                    abc: crate::ran::abc::AbcMarker::new(&t.abc),
                     departures: crate::ran::agent::CapacityWindow::new(t.agent.window_ttis),
                     departed_this_ms: 0,
                     na_capacity_bits: 0.0,
@@ -229,6 +233,13 @@ impl World {
                 truncated: false,
                 oob: std::collections::VecDeque::new(),
                 base_rtt: SimDuration::ZERO,
+                video: match &f.traffic {
+                    Traffic::Video { period_s, on_s, rate_mbps } => {
+                        Some(crate::traffic::VideoSource::new(*period_s, *on_s, *rate_mbps))
+                    }
+                    _ => None,
+                },
+                completed_at: None,
             });
         }
         let end = secs(cfg.duration_s);
@@ -504,6 +515,7 @@ impl World {
             Ev::Tick => self.on_trace_tick(now),
             Ev::Bin => self.on_bin(now),
             Ev::NetAssist => self.on_net_assist(now),
+            Ev::AppTick(f) => self.on_app_tick(now, f as usize),
             Ev::OutOfBand(f) => {
                 let f = f as usize;
                 while self.flows[f].oob.front().is_some_and(|(t, _)| *t <= now) {
@@ -545,8 +557,36 @@ impl World {
                 fl.sender.app_write(now, size_bytes, &mut self.out);
                 fl.sender.app_close(false);
             }
+            Traffic::Video { .. } => {
+                if let Some(v) = fl.video.as_mut() {
+                    v.start_chunk(now);
+                }
+                self.q.schedule(now, Ev::AppTick(f as u32));
+            }
         }
         self.after_sender(now, f);
+    }
+
+    /// The video source writes its next millisecond of the chunk, or starts
+    /// a chunk when it is time.
+    fn on_app_tick(&mut self, now: SimTime, f: usize) {
+        let fl = &mut self.flows[f];
+        if fl.state != FlowState::Running {
+            return;
+        }
+        let Some(v) = fl.video.as_mut() else { return };
+        if v.ready() {
+            v.start_chunk(now);
+        }
+        let (bytes, more) = v.tick(now);
+        if more {
+            self.q.schedule(now + crate::traffic::VIDEO_TICK, Ev::AppTick(f as u32));
+        }
+        if bytes > 0 {
+            self.out.clear();
+            self.flows[f].sender.app_write(now, bytes, &mut self.out);
+            self.after_sender(now, f);
+        }
     }
 
     fn flow_stop(&mut self, now: SimTime, f: usize) {
@@ -741,6 +781,19 @@ impl World {
         let fl = &mut self.flows[f];
         let r = fl.receiver.on_data(now, d);
         fl.bin_bytes += r.delivered;
+        if r.delivered > 0 {
+            let total = fl.receiver.delivered_total();
+            if let Traffic::Transfer { size_bytes } = self.cfg.flows[f].traffic {
+                if total >= size_bytes && fl.completed_at.is_none() {
+                    fl.completed_at = Some(now);
+                }
+            }
+            if let Some(v) = fl.video.as_mut() {
+                if let Some(next) = v.on_delivered(now, total) {
+                    self.q.schedule(next, Ev::AppTick(f as u32));
+                }
+            }
+        }
         if let Some(ack) = r.ack {
             self.send_ack(now, f, ack);
         }
@@ -832,7 +885,12 @@ impl World {
             let (cap, live) = match &self.access {
                 Access::Cellular(cell) => (cell.available_bps(ue), cell.live_flows(ue)),
                 Access::Trace(tr) => {
-                    let from = now.since_start();
+                    // The trace is known in advance: the capacity the flow's
+                    // packets will meet when they reach the queue.
+                    let fc = &self.cfg.flows[f];
+                    let fwd = SimDuration::try_from_millis_f64(fc.extra_rtt_ms / 2.0 + self.cfg.internet.delay_ms)
+                        .expect("validated");
+                    let from = now.since_start() + fwd;
                     (tr.link.capacity_between(from, from + self.tick) as f64, self.ues[0].live_flows)
                 }
                 Access::Wired => continue,
@@ -908,7 +966,10 @@ impl World {
                 if loss > 0.0 && self.na_rng.bernoulli(loss) {
                     continue;
                 }
-                let fb = Feedback::NetAssist { bw_bps: report.0, min_rtt: report.1, flows: report.2 };
+                // The server's own propagation delay is part of its path's
+                // minimum RTT (NATCP's server.cc adds it too).
+                let extra = SimDuration::try_from_millis_f64(self.cfg.flows[f].extra_rtt_ms).expect("validated");
+                let fb = Feedback::NetAssist { bw_bps: report.0, min_rtt: report.1 + extra, flows: report.2 };
                 let at = now + delay;
                 if self.flows[f].oob.is_empty() {
                     self.q.schedule(at, Ev::OutOfBand(f as u32));
@@ -1052,6 +1113,19 @@ impl World {
             r.retransmits.push(s.retransmits_fast + s.retransmits_timeout);
             r.timeouts.push(s.timeouts);
             r.completed.push((fl.state == FlowState::Done && !fl.truncated) as u8);
+            r.fct_s.push(fl.completed_at.map_or(f64::NAN, |t| t.saturating_since(fl.start).as_secs_f64()));
+            if let Some(v) = fl.video.as_ref() {
+                for c in v.chunks() {
+                    let ch = &mut self.rec.chunks;
+                    ch.flow.push(k as u32);
+                    ch.chunk.push(c.index);
+                    ch.start_s.push(c.start.as_secs_f64());
+                    ch.written_s.push(c.written.map_or(f64::NAN, |t| t.as_secs_f64()));
+                    ch.delivered_s.push(c.delivered.map_or(f64::NAN, |t| t.as_secs_f64()));
+                    ch.delivery_time_s
+                        .push(c.delivered.map_or(f64::NAN, |t| t.saturating_since(c.start).as_secs_f64()));
+                }
+            }
         }
         for (u, acc) in self.ues.iter().enumerate() {
             let r = &mut self.rec.ues;

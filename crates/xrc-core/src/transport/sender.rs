@@ -658,8 +658,11 @@ impl TcpSender {
                     self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
                     self.set_state(now, CaState::Recovery);
                     self.sb.mark_head_lost();
-                    // Step 2: cwnd = ssthresh + 3 * SMSS.
-                    self.w.cwnd = self.w.ssthresh + self.cfg.dupthresh;
+                    // Step 2: cwnd = ssthresh + 3 * SMSS. An algorithm that
+                    // leaves ssthresh "infinite" keeps its window instead.
+                    if self.w.ssthresh < super::cc::INFINITE_SSTHRESH {
+                        self.w.cwnd = self.w.ssthresh + self.cfg.dupthresh;
+                    }
                 } else if self.state == CaState::Open {
                     self.set_state(now, CaState::Disorder);
                 }

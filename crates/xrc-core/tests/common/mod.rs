@@ -85,6 +85,7 @@ pub fn trace(cc: &str, path: &str, duration_s: f64) -> ScenarioConfig {
         buffer_bytes: Some(150_000),
         uplink_delay_ms: 0.0,
         agent: Default::default(),
+        abc: Default::default(),
     });
     s
 }

@@ -29,11 +29,16 @@
 //! Windows are counted in segments (full-sized packets), as Linux counts
 //! `snd_cwnd`.
 
+pub mod abc;
 pub mod copa;
 pub mod cubic;
 pub mod helpers;
 pub mod illinois;
+pub mod nacubic;
+pub mod natcp;
 pub mod newreno;
+pub mod oracle;
+pub mod pbe;
 pub mod registry;
 pub mod vegas;
 pub mod veno;

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use super::CongestionControl;
 
 /// The names scenarios may use in `cc = "..."`.
-pub const SCHEMES: &[&str] = &["newreno", "cubic", "xrc", "illinois", "veno", "vegas", "copa"];
+pub const SCHEMES: &[&str] = &["newreno", "cubic", "xrc", "illinois", "veno", "vegas", "copa", "abc", "pbe", "natcp", "nacubic", "oracle"];
 
 /// Builds a controller from its name and parameter table. Errors name the
 /// offending parameter.
@@ -24,6 +24,11 @@ pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestio
         "veno" => Box::new(super::veno::Veno::new(parse(params)?)),
         "vegas" => Box::new(super::vegas::Vegas::new(parse(params)?)),
         "copa" => Box::new(super::copa::Copa::new(parse(params)?)),
+        "abc" => Box::new(super::abc::Abc::new(parse(params)?)),
+        "pbe" => Box::new(super::pbe::Pbe::new(parse(params)?)),
+        "natcp" => Box::new(super::natcp::Natcp::new(parse(params)?)),
+        "nacubic" => Box::new(super::nacubic::NaCubic::new(parse(params)?)),
+        "oracle" => Box::new(super::oracle::Oracle::new(parse(params)?)),
         other => return Err(unknown(other)),
     })
 }
@@ -38,6 +43,11 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "veno" => roundtrip::<super::veno::Config>(params),
         "vegas" => roundtrip::<super::vegas::Config>(params),
         "copa" => roundtrip::<super::copa::Config>(params),
+        "abc" => roundtrip::<super::abc::Config>(params),
+        "pbe" => roundtrip::<super::pbe::Config>(params),
+        "natcp" => roundtrip::<super::natcp::Config>(params),
+        "nacubic" => roundtrip::<super::nacubic::Config>(params),
+        "oracle" => roundtrip::<super::oracle::Config>(params),
         other => Err(unknown(other)),
     }
 }

@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+"""Cross-validate xrc against ns-3.44 on a wired dumbbell.
+
+One bulk TCP flow through a 20 Mbit/s bottleneck with a 100-packet drop-tail
+queue and a 40 ms base RTT, in ns-3.44 (PyPI ``ns3==3.44.post0``, cppyy
+bindings) and in xrc (scenarios/validation/dumbbell-20mbit-40ms.toml), for
+each congestion control both implement. Prints a side-by-side table:
+
+* goodput, Mbit/s: bytes delivered in order to the receiving application in
+  [--steady-from, --duration) s (default 5-30 s, after slow start), both
+  sides binned in 100 ms;
+* mean and p95 RTT, ms: the sender's RTT samples taken in the same
+  interval (ns-3: the ``LastRTT`` trace source of TcpSocketBase, one sample
+  per ACK that advances SND.UNA; xrc: ``rtt.parquet``);
+* retransmitted segments over the whole run (ns-3: the ``Retransmission``
+  trace source; xrc: ``retransmits.parquet``);
+
+and the relative differences (xrc vs ns-3) with the targets: goodput within
+3 %, mean RTT within 10 %. See docs/validation.md for the measured table
+and the reasons for every gap.
+
+Not part of the test suite (it needs ns-3 and takes a few minutes). ns-3 is
+installed on first use into ``.venv-ns3`` at the repository root
+(``python -m venv`` + ``pip install ns3==3.44.post0``) unless
+``--ns3-python`` names a Python that already has it. xrc runs from the
+repository's ``.venv`` (``make setup``) unless ``--xrc-python`` says
+otherwise. Each simulation runs in its own process, one at a time.
+
+Usage:
+  scripts/crossval_ns3.py                              # cubic, newreno, bbr, vegas; 30 s
+  scripts/crossval_ns3.py --schemes cubic,vegas --duration 60 --json out.json
+  scripts/crossval_ns3.py --ns3-python /path/to/venv/bin/python
+
+Exit status: 0 when every compared scheme meets both targets, 1 when one
+misses, 2 for bad arguments or a failed simulation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SCENARIO = REPO / "scenarios" / "validation" / "dumbbell-20mbit-40ms.toml"
+NS3_VENV = REPO / ".venv-ns3"
+NS3_PIN = "ns3==3.44.post0"
+ALL_SCHEMES = ("cubic", "newreno", "bbr", "vegas")
+NS3_TYPES = {"cubic": "ns3::TcpCubic", "newreno": "ns3::TcpNewReno", "bbr": "ns3::TcpBbr", "vegas": "ns3::TcpVegas"}
+GOODPUT_TOL = 0.03
+RTT_TOL = 0.10
+
+# The dumbbell, as in the scenario file (the xrc worker checks they agree).
+RATE_MBPS = 20.0
+ONE_WAY_MS = 20.0
+BUFFER_PACKETS = 100
+MSS = 1448
+BIN_S = 0.1
+
+
+# ---------------------------------------------------------------- statistics
+# Plain Python so both workers (and the ns-3 venv, which has no NumPy) use
+# the same code.
+
+def percentile(sorted_xs: list[float], q: float) -> float | None:
+    """NumPy's default (linear) percentile of an already sorted list."""
+    if not sorted_xs:
+        return None
+    pos = (len(sorted_xs) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_xs) - 1)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+
+
+def metrics(*, bins: list[int], rtt_t: list[float], rtt_ms: list[float], retx_t: list[float],
+            t0: float, t1: float, duration: float, extra: dict) -> dict:
+    """The compared numbers from raw series: ``bins`` are bytes delivered per
+    100 ms bin from t = 0, ``rtt_*`` the sender's samples, ``retx_t`` the
+    times of retransmissions."""
+    i0, i1 = round(t0 / BIN_S), round(t1 / BIN_S)
+    window = sum(bins[i0:i1])
+    rtts = sorted(r for t, r in zip(rtt_t, rtt_ms) if t0 <= t < t1)
+    return {
+        "goodput_mbps": window * 8 / (t1 - t0) / 1e6,
+        "goodput_whole_mbps": sum(bins) * 8 / duration / 1e6,
+        "rtt_mean_ms": sum(rtts) / len(rtts) if rtts else None,
+        "rtt_p50_ms": percentile(rtts, 50),
+        "rtt_p95_ms": percentile(rtts, 95),
+        "rtt_min_ms": rtts[0] if rtts else None,
+        "rtt_samples": len(rtts),
+        "retransmits": len(retx_t),
+        "retransmits_in_window": sum(1 for t in retx_t if t0 <= t < t1),
+        "window_s": [t0, t1],
+        **extra,
+    }
+
+
+# ---------------------------------------------------------------- ns-3 worker
+
+NS3_CPP = r"""
+#include "ns3/core-module.h"
+#include "ns3/network-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/applications-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+#include <vector>
+
+namespace xrcval {
+using namespace ns3;
+
+struct Rec {
+    std::vector<uint64_t> bins;          // bytes delivered to the sink per 100 ms
+    std::vector<double> rttT, rttMs;     // every RTT sample the sender takes (see Rx below)
+    std::vector<double> lastT, lastMs;   // the LastRTT trace source (fires on changes only)
+    std::vector<double> srttT, srttMs;   // smoothed RTT (the "RTT" trace source), for reference
+    std::vector<double> retxT;           // Retransmission trace
+    uint64_t queueDrops = 0;             // bottleneck: device queue, and the traffic-control
+    uint64_t tcDrops = 0;                //   layer when the (stopped) device queue is full
+    uint32_t maxQueue = 0;
+    uint64_t sinkBytes = 0;
+    uint32_t highAck = 0;
+    bool anyAck = false;
+    double binS = 0.1;
+};
+static Rec g;
+
+static void SinkRx(Ptr<const Packet> p, const Address&)
+{
+    size_t i = (size_t)(Simulator::Now().GetSeconds() / g.binS);
+    if (g.bins.size() <= i) g.bins.resize(i + 1, 0);
+    g.bins[i] += p->GetSize();
+    g.sinkBytes += p->GetSize();
+}
+// The sender's RTT samples, as TcpSocketBase::EstimateRtt takes them with
+// timestamps on: one per ACK that acknowledges new data, now - TSecr, both
+// in the TS clock's whole milliseconds (TcpOptionTS::ElapsedTimeFromTsValue).
+// The LastRTT trace source carries the same values but, being a
+// TracedValue, fires only when a sample differs from the previous one, so
+// runs of equal samples would be under-counted; it is recorded as a check.
+static void SenderRx(Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    if (!(h.GetFlags() & TcpHeader::ACK) || !h.HasOption(TcpOption::TS)) return;
+    uint32_t ack = h.GetAckNumber().GetValue();
+    if (g.anyAck && (int32_t)(ack - g.highAck) <= 0) return;
+    g.anyAck = true;
+    g.highAck = ack;
+    uint32_t echo = DynamicCast<const TcpOptionTS>(h.GetOption(TcpOption::TS))->GetEcho();
+    uint32_t now32 = (uint32_t)((uint64_t)Simulator::Now().GetMilliSeconds() & 0xFFFFFFFF);
+    if (now32 <= echo) return;
+    g.rttT.push_back(Simulator::Now().GetSeconds());
+    g.rttMs.push_back((double)(now32 - echo));
+}
+static void LastRtt(Time, Time v)
+{
+    g.lastT.push_back(Simulator::Now().GetSeconds());
+    g.lastMs.push_back(v.GetSeconds() * 1e3);
+}
+static void Srtt(Time, Time v)
+{
+    g.srttT.push_back(Simulator::Now().GetSeconds());
+    g.srttMs.push_back(v.GetSeconds() * 1e3);
+}
+static void Retx(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&, Ptr<const TcpSocketBase>)
+{
+    g.retxT.push_back(Simulator::Now().GetSeconds());
+}
+static void QDrop(Ptr<const Packet>) { g.queueDrops++; }
+static void TcDrop(Ptr<const Packet>) { g.tcDrops++; }
+static void QLen(uint32_t, uint32_t v) { if (v > g.maxQueue) g.maxQueue = v; }
+
+void Reset(double binS) { g = Rec(); g.binS = binS; }
+
+void ConnectSink(Ptr<Application> app)
+{
+    app->TraceConnectWithoutContext("Rx", MakeCallback(&SinkRx));
+}
+void ConnectQueue(Ptr<NetDevice> dev)
+{
+    Ptr<Queue<Packet>> q = DynamicCast<PointToPointNetDevice>(dev)->GetQueue();
+    q->TraceConnectWithoutContext("Drop", MakeCallback(&QDrop));
+    q->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&QLen));
+    dev->GetNode()->GetObject<TrafficControlLayer>()->TraceConnectWithoutContext("TcDrop", MakeCallback(&TcDrop));
+}
+// BulkSend creates its socket when it starts: hook it just after.
+static void ConnectSocket(Ptr<BulkSendApplication> app)
+{
+    Ptr<Socket> s = app->GetSocket();
+    s->TraceConnectWithoutContext("Rx", MakeCallback(&SenderRx));
+    s->TraceConnectWithoutContext("LastRTT", MakeCallback(&LastRtt));
+    s->TraceConnectWithoutContext("RTT", MakeCallback(&Srtt));
+    s->TraceConnectWithoutContext("Retransmission", MakeCallback(&Retx));
+}
+void ScheduleConnectSocket(Ptr<Application> app, double t)
+{
+    Simulator::Schedule(Seconds(t), &ConnectSocket, DynamicCast<BulkSendApplication>(app));
+}
+// The root queue disc (if any) on a device, to prove none is installed.
+std::string QueueDiscOn(Ptr<NetDevice> dev)
+{
+    Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
+    Ptr<QueueDisc> qd = tc ? tc->GetRootQueueDiscOnDevice(dev) : nullptr;
+    return qd ? qd->GetInstanceTypeId().GetName() : std::string("none");
+}
+} // namespace xrcval
+"""
+
+
+def ns3_worker(scheme: str, duration: float, t0: float, out: Path) -> None:
+    from ns import ns  # noqa: PLC0415 (only in the ns-3 interpreter)
+
+    ns.cppyy.cppdef(NS3_CPP)
+    X = ns.cppyy.gbl.xrcval
+    X.Reset(BIN_S)
+
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(1)
+    d = ns.Config.SetDefault
+    d("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(NS3_TYPES[scheme])))
+    d("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
+    # Large buffers: the advertised window must not be the limit (xrc's
+    # receive window is unlimited). ns-3's default of 128 kB is < BDP + buffer.
+    d("ns3::TcpSocket::SndBufSize", ns.UintegerValue(8 << 20))
+    d("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(8 << 20))
+    # Everything else is ns-3.44's default, stated here so a later default
+    # change shows up: IW 10, delayed ACK every 2 segments or 200 ms, MinRto
+    # 1 s, SACK, timestamps, PRR recovery, no pacing (BBR turns it on).
+    d("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+    d("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+    d("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MilliSeconds(200)))
+    d("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
+    d("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+    d("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
+    d("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpPrrRecovery")))
+
+    nodes = ns.NodeContainer()
+    nodes.Create(3)  # 0 sender, 1 router, 2 receiver
+    ns.InternetStackHelper().Install(nodes)
+
+    # Access link: fast, never the bottleneck; its queues are large so a
+    # burst from the sender is never dropped there (xrc's sender feeds the
+    # bottleneck queue directly).
+    access = ns.PointToPointHelper()
+    access.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate("1Gbps")))
+    access.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(1)))
+    access.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize("10000p")))
+    # Bottleneck: 20 Mbit/s; 1 + 19 ms = 20 ms one way, 40 ms base RTT.
+    neck = ns.PointToPointHelper()
+    neck.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(f"{RATE_MBPS:g}Mbps")))
+    neck.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(ONE_WAY_MS - 1)))
+    neck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{BUFFER_PACKETS}p")))
+    d_access = access.Install(nodes.Get(0), nodes.Get(1))
+    d_neck = neck.Install(nodes.Get(1), nodes.Get(2))
+
+    ip = ns.Ipv4AddressHelper()
+    ip.SetBase(ns.Ipv4Address("10.1.1.0"), ns.Ipv4Mask("255.255.255.0"))
+    ip.Assign(d_access)
+    ip.SetBase(ns.Ipv4Address("10.1.2.0"), ns.Ipv4Mask("255.255.255.0"))
+    if_neck = ip.Assign(d_neck)
+    # Ipv4AddressHelper::Assign installs the default root queue disc
+    # (FqCoDel, 1000 packets) on every device. Remove it: the only queue at
+    # the bottleneck is then the device's 100-packet DropTailQueue, which
+    # holds the packets waiting behind the one being serialized, as xrc's.
+    tch = ns.TrafficControlHelper()
+    tch.Uninstall(d_access)
+    tch.Uninstall(d_neck)
+    qdiscs = sorted({str(X.QueueDiscOn(c.Get(i))) for c in (d_access, d_neck) for i in range(2)})
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+
+    port = 5000
+    sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
+                               ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
+    sink_apps = sink.Install(nodes.Get(2))
+    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(if_neck.GetAddress(1), port).ConvertTo())
+    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+    bulk.SetAttribute("SendSize", ns.UintegerValue(MSS))
+    bulk_apps = bulk.Install(nodes.Get(0))
+    sink_apps.Start(ns.Seconds(0.0))
+    bulk_apps.Start(ns.Seconds(0.0))
+    X.ConnectSink(sink_apps.Get(0))
+    X.ConnectQueue(d_neck.Get(0))
+    X.ScheduleConnectSocket(bulk_apps.Get(0), 1e-9)
+
+    ns.Simulator.Stop(ns.Seconds(duration))
+    w0 = time.perf_counter()
+    ns.Simulator.Run()
+    wall = time.perf_counter() - w0
+    ns.Simulator.Destroy()
+
+    g = X.g
+    bins = [int(b) for b in g.bins] + [0] * max(0, round(duration / BIN_S) - len(g.bins))
+    rtt_t, rtt_ms = list(g.rttT), list(g.rttMs)
+    # Check the reconstructed samples against the LastRTT trace: dropping
+    # repeats from them must give exactly the trace's sequence.
+    dedup = [v for i, v in enumerate(rtt_ms) if i == 0 or v != rtt_ms[i - 1]]
+    last = list(g.lastMs)
+    res = metrics(
+        bins=bins, rtt_t=rtt_t, rtt_ms=rtt_ms, retx_t=list(g.retxT), t0=t0, t1=duration,
+        duration=duration,
+        extra={
+            "queue_drops": int(g.queueDrops) + int(g.tcDrops),
+            "max_queue_packets": int(g.maxQueue),
+            "srtt_mean_ms": (lambda s: sum(s) / len(s) if s else None)(
+                [v for t, v in zip(g.srttT, g.srttMs) if t0 <= t < duration]),
+            "lastrtt_trace_samples": len(last),
+            "lastrtt_trace_mean_ms": (lambda s: sum(s) / len(s) if s else None)(
+                [v for t, v in zip(g.lastT, last) if t0 <= t < duration]),
+            "lastrtt_trace_matches": dedup == last,
+            "queue_discs": qdiscs,
+            "wall_s": wall,
+            "version": "ns-3.44 (" + NS3_PIN + ")",
+        },
+    )
+    out.write_text(json.dumps(res))
+
+
+# ---------------------------------------------------------------- xrc worker
+
+def xrc_worker(scheme: str, duration: float, t0: float, out: Path, scenario: Path, run_dir: Path) -> None:
+    import pyarrow.parquet as pq  # noqa: PLC0415 (the xrc interpreter has it)
+
+    from xrc import _core  # noqa: PLC0415
+    from xrc.runner import run_to_dir  # noqa: PLC0415
+    from xrc.scenario import load  # noqa: PLC0415
+
+    sc = load(str(scenario), overrides=[f"flows.0.cc={scheme}", f"duration_s={duration}"])
+    r = sc.resolved
+    inet = r["internet"]
+    if (inet["rate_mbps"], inet["delay_ms"], inet["buffer_packets"], r["flows"][0]["tcp"]["mss"]) != (
+            RATE_MBPS, ONE_WAY_MS, BUFFER_PACKETS, MSS):
+        raise SystemExit(f"{scenario}: the dumbbell differs from the one this script builds in ns-3")
+    w0 = time.perf_counter()
+    summary = run_to_dir(sc, str(run_dir), force=True, plots=False, progress=False,
+                         argv=["crossval_ns3.py", scheme])
+    wall = time.perf_counter() - w0
+    if float(r["output"]["bin_ms"]) != BIN_S * 1e3:
+        raise SystemExit("output.bin_ms must be 100")
+    tp = pq.read_table(run_dir / "flow_throughput.parquet").to_pydict()
+    n = round(duration / BIN_S)
+    bins = [0] * n
+    for t, b in zip(tp["t"], tp["bytes"]):
+        i = round(t / BIN_S)
+        if i < n:
+            bins[i] += int(b)
+    rtt = pq.read_table(run_dir / "rtt.parquet").to_pydict()
+    retx = pq.read_table(run_dir / "retransmits.parquet").to_pydict()
+    drops = pq.read_table(run_dir / "drops.parquet").to_pydict()
+    cw = pq.read_table(run_dir / "cwnd.parquet").to_pydict()
+    srtt = [v for t, v in zip(cw["t"], cw["srtt_ms"]) if t0 <= t < duration and v == v]
+    res = metrics(
+        bins=bins, rtt_t=list(rtt["t"]), rtt_ms=list(rtt["rtt_ms"]), retx_t=list(retx["t"]), t0=t0, t1=duration,
+        duration=duration,
+        extra={
+            "queue_drops": sum(1 for loc in drops["location"] if loc == 0),
+            "srtt_mean_ms": sum(srtt) / len(srtt) if srtt else None,
+            "summary_retransmits": summary["flows"][0]["retransmits"],
+            "timeouts": summary["flows"][0]["timeouts"],
+            "run_dir": str(run_dir),
+            "wall_s": wall,
+            "version": f"xrc core {_core.version()}",
+        },
+    )
+    out.write_text(json.dumps(res))
+
+
+def xrc_schemes(py: str) -> list[str]:
+    code = "import json, xrc._core as c; print(json.dumps(list(c.schemes())))"
+    p = subprocess.run([py, "-c", code], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"cannot import xrc with {py}:\n{p.stderr.strip()}\n(run `make setup`, or pass --xrc-python)")
+    return json.loads(p.stdout)
+
+
+# ---------------------------------------------------------------- driver
+
+def ensure_ns3(py: str | None) -> str:
+    """A Python with ns-3.44's bindings: ``py`` if given, else .venv-ns3
+    (created and filled on first use)."""
+    if py:
+        return py
+    venv_py = NS3_VENV / "bin" / "python"
+    if venv_py.exists():
+        ok = subprocess.run([str(venv_py), "-c", "import importlib.metadata as m; print(m.version('ns3'))"],
+                            capture_output=True, text=True)
+        if ok.returncode == 0 and ok.stdout.strip() == NS3_PIN.split("==")[1]:
+            return str(venv_py)
+    print(f"installing {NS3_PIN} into {NS3_VENV} (once; ~300 MB)...", file=sys.stderr)
+    base = shutil.which("python3.11") or sys.executable
+    subprocess.run([base, "-m", "venv", str(NS3_VENV)], check=True)
+    subprocess.run([str(venv_py), "-m", "pip", "install", "--quiet", NS3_PIN], check=True)
+    return str(venv_py)
+
+
+def run_worker(py: str, args: list[str], label: str) -> dict:
+    with tempfile.TemporaryDirectory(prefix="crossval-") as tmp:
+        out = Path(tmp) / "result.json"
+        cmd = [py, str(Path(__file__).resolve()), "--worker", *args, "--result", str(out)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0 or not out.exists():
+            raise RuntimeError(f"{label} failed (exit {p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+        return json.loads(out.read_text())
+
+
+def rel(a: float | None, b: float | None) -> float | None:
+    """(a − b)/b: xrc relative to ns-3."""
+    if a is None or b is None or b == 0:
+        return None
+    return (a - b) / b
+
+
+def fmt(x, spec=".2f", none="-"):
+    return none if x is None else format(x, spec)
+
+
+def table(rows: list[dict], t0: float, t1: float) -> str:
+    head = (f"{'scheme':<8} | {'goodput Mbit/s':^23} | {'mean RTT ms':^23} | {'p95 RTT ms':^15} | "
+            f"{'retransmits':^13} | targets")
+    sub = (f"{'':<8} | {'ns-3':>6} {'xrc':>6} {'diff':>8} | {'ns-3':>6} {'xrc':>6} {'diff':>8} | "
+           f"{'ns-3':>6} {'xrc':>6}  | {'ns-3':>6} {'xrc':>6} |")
+    lines = [f"goodput and RTT over {t0:g}-{t1:g} s; retransmits over the whole run",
+             head, sub, "-" * len(head)]
+    for r in rows:
+        n, x = r["ns3"], r["xrc"]
+        dg, dr = r["goodput_diff"], r["rtt_mean_diff"]
+        ok = ("goodput " + ("ok" if r["goodput_ok"] else "MISS") + ", RTT " + ("ok" if r["rtt_ok"] else "MISS"))
+        lines.append(
+            f"{r['scheme']:<8} | {fmt(n['goodput_mbps']):>6} {fmt(x['goodput_mbps']):>6} "
+            f"{fmt(dg and dg * 100, '+.1f') + ' %':>8} | "
+            f"{fmt(n['rtt_mean_ms'], '.1f'):>6} {fmt(x['rtt_mean_ms'], '.1f'):>6} "
+            f"{fmt(dr and dr * 100, '+.1f') + ' %':>8} | "
+            f"{fmt(n['rtt_p95_ms'], '.1f'):>6} {fmt(x['rtt_p95_ms'], '.1f'):>6}  | "
+            f"{n['retransmits']:>6} {x['retransmits']:>6} | {ok}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--schemes", default=",".join(ALL_SCHEMES),
+                    help=f"comma-separated, from {', '.join(ALL_SCHEMES)} (default: all)")
+    ap.add_argument("--duration", type=float, default=30.0, help="simulated seconds per run (default 30)")
+    ap.add_argument("--steady-from", type=float, default=5.0,
+                    help="goodput and RTT are taken from here to the end, s (default 5)")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON ('-' for stdout)")
+    ap.add_argument("--ns3-python", metavar="PATH", help="a Python with ns3==3.44.post0 (default: .venv-ns3, "
+                                                         "installed on first use)")
+    ap.add_argument("--xrc-python", metavar="PATH",
+                    help="a Python with xrc installed (default: the repository's .venv, else this one)")
+    ap.add_argument("--scenario", default=str(SCENARIO), help="the xrc scenario (default: %(default)s)")
+    ap.add_argument("--keep", metavar="DIR", help="keep the xrc run directories under DIR")
+    # Internal: run one simulation in this interpreter.
+    ap.add_argument("--worker", choices=["ns3", "xrc"], help=argparse.SUPPRESS)
+    ap.add_argument("--scheme", help=argparse.SUPPRESS)
+    ap.add_argument("--result", help=argparse.SUPPRESS)
+    ap.add_argument("--run-dir", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+
+    if not (0 <= a.steady_from < a.duration):
+        ap.error("need 0 <= --steady-from < --duration")
+    if abs(a.steady_from / BIN_S - round(a.steady_from / BIN_S)) > 1e-9 or \
+            abs(a.duration / BIN_S - round(a.duration / BIN_S)) > 1e-9:
+        ap.error("--duration and --steady-from must be multiples of 0.1 s")
+    if a.worker == "ns3":
+        ns3_worker(a.scheme, a.duration, a.steady_from, Path(a.result))
+        return 0
+    if a.worker == "xrc":
+        xrc_worker(a.scheme, a.duration, a.steady_from, Path(a.result), Path(a.scenario), Path(a.run_dir))
+        return 0
+
+    schemes = [s.strip() for s in a.schemes.split(",") if s.strip()]
+    bad = [s for s in schemes if s not in ALL_SCHEMES]
+    if bad or not schemes:
+        ap.error(f"unknown scheme(s) {bad}; choose from {', '.join(ALL_SCHEMES)}")
+
+    xpy = a.xrc_python
+    if not xpy:
+        venv = REPO / ".venv" / "bin" / "python"
+        xpy = str(venv) if venv.exists() else sys.executable
+    have = xrc_schemes(xpy)
+    skipped = {}
+    for s in schemes:
+        if s not in have:
+            skipped[s] = (f"xrc has no '{s}' congestion control registered ({xpy}: {', '.join(have)}); "
+                          f"skipped. Rebuild xrc (make setup) once it is added.")
+            print(f"note: {skipped[s]}", file=sys.stderr)
+    schemes = [s for s in schemes if s not in skipped]
+    if not schemes:
+        print("nothing to compare", file=sys.stderr)
+        return 2
+    npy = ensure_ns3(a.ns3_python)
+
+    keep = Path(a.keep).resolve() if a.keep else None
+    tmp_runs = None if keep else tempfile.TemporaryDirectory(prefix="crossval-xrc-")
+    runs_root = keep or Path(tmp_runs.name)
+    runs_root.mkdir(parents=True, exist_ok=True)
+    common = ["--duration", f"{a.duration:g}", "--steady-from", f"{a.steady_from:g}"]
+    rows = []
+    try:
+        for s in schemes:
+            print(f"[{s}] ns-3 ...", file=sys.stderr, flush=True)
+            n = run_worker(npy, ["ns3", "--scheme", s, *common], f"ns-3 {s}")
+            print(f"[{s}] xrc ...", file=sys.stderr, flush=True)
+            x = run_worker(xpy, ["xrc", "--scheme", s, *common, "--scenario", str(Path(a.scenario).resolve()),
+                                 "--run-dir", str(runs_root / s)], f"xrc {s}")
+            dg = rel(x["goodput_mbps"], n["goodput_mbps"])
+            dr = rel(x["rtt_mean_ms"], n["rtt_mean_ms"])
+            rows.append({
+                "scheme": s, "ns3": n, "xrc": x,
+                "goodput_diff": dg, "rtt_mean_diff": dr,
+                "rtt_p95_diff": rel(x["rtt_p95_ms"], n["rtt_p95_ms"]),
+                "goodput_ok": dg is not None and abs(dg) <= GOODPUT_TOL,
+                "rtt_ok": dr is not None and abs(dr) <= RTT_TOL,
+            })
+    except RuntimeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if tmp_runs:
+            tmp_runs.cleanup()
+
+    print(table(rows, a.steady_from, a.duration))
+    print(f"targets: goodput within {GOODPUT_TOL:.0%}, mean RTT within {RTT_TOL:.0%} (diff = (xrc - ns-3) / ns-3)")
+    for s, why in skipped.items():
+        print(f"{s}: {why}")
+    if a.json:
+        doc = {"duration_s": a.duration, "window_s": [a.steady_from, a.duration],
+               "targets": {"goodput": GOODPUT_TOL, "rtt_mean": RTT_TOL},
+               "scenario": str(a.scenario), "results": rows, "skipped": skipped}
+        text = json.dumps(doc, indent=2)
+        if a.json == "-":
+            print(text)
+        else:
+            Path(a.json).write_text(text + "\n")
+    return 0 if all(r["goodput_ok"] and r["rtt_ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
