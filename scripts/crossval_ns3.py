@@ -209,11 +209,71 @@ std::string QueueDiscOn(Ptr<NetDevice> dev)
     Ptr<QueueDisc> qd = tc ? tc->GetRootQueueDiscOnDevice(dev) : nullptr;
     return qd ? qd->GetInstanceTypeId().GetName() : std::string("none");
 }
+// ns-3.44's TcpPrrRecovery with the two upstream fixes that came after
+// 3.44 (ns-3-dev 05c9099bb, issue #1350: with SACK, DeliveredData is the
+// caller's SND.UNA advance plus newly SACKed bytes, so no extra SMSS per
+// duplicate ACK; 6523c1aad, issue #1351: RecoverFS is the FlightSize
+// SND.NXT - SND.UNA, not the RFC 6675 pipe). Otherwise line for line the
+// 3.44 code (PRR-CRB/SSRB, forced first retransmission). Used only with
+// --ns3-recovery prr-fixed, to show which gaps ns-3.44's PRR causes.
+class PrrFixed : public TcpRecoveryOps
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::XrcvalPrrFixedRecovery")
+                                .SetParent<TcpRecoveryOps>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<PrrFixed>();
+        return tid;
+    }
+    PrrFixed() = default;
+    PrrFixed(const PrrFixed& o)
+        : TcpRecoveryOps(o), m_prrDelivered(o.m_prrDelivered), m_prrOut(o.m_prrOut), m_recoverFs(o.m_recoverFs)
+    {
+    }
+    std::string GetName() const override { return "XrcvalPrrFixedRecovery"; }
+    void EnterRecovery(Ptr<TcpSocketState> tcb, uint32_t, uint32_t unAckDataCount, uint32_t deliveredBytes) override
+    {
+        m_prrOut = 0;
+        m_prrDelivered = 0;
+        m_recoverFs = std::max(unAckDataCount, tcb->m_segmentSize);
+        DoRecovery(tcb, deliveredBytes, true);
+    }
+    void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool) override
+    {
+        if (deliveredBytes == 0) return;
+        m_prrDelivered += deliveredBytes;
+        int64_t sendCount;
+        if (tcb->m_bytesInFlight > tcb->m_ssThresh)
+        {
+            uint64_t d = (uint64_t)m_prrDelivered * tcb->m_ssThresh.Get();
+            sendCount = (int64_t)((d + m_recoverFs - 1) / m_recoverFs) - (int64_t)m_prrOut;
+        }
+        else
+        {
+            int64_t limit = std::max<int64_t>((int64_t)m_prrDelivered - (int64_t)m_prrOut, deliveredBytes);
+            if (tcb->m_isRetransDataAcked) limit += tcb->m_segmentSize;
+            sendCount = std::min<int64_t>(limit, (int64_t)tcb->m_ssThresh.Get() - (int64_t)tcb->m_bytesInFlight.Get());
+        }
+        sendCount = std::max<int64_t>(sendCount, m_prrOut > 0 ? 0 : tcb->m_segmentSize);
+        tcb->m_cWnd = (uint32_t)(tcb->m_bytesInFlight.Get() + sendCount);
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
+    void UpdateBytesSent(uint32_t b) override { m_prrOut += b; }
+    Ptr<TcpRecoveryOps> Fork() override { return CopyObject<PrrFixed>(this); }
+
+  private:
+    uint32_t m_prrDelivered = 0, m_prrOut = 0, m_recoverFs = 1;
+};
+std::string PrrFixedTypeName() { return PrrFixed::GetTypeId().GetName(); }
 } // namespace xrcval
 """
+NS3_RECOVERY = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicRecovery"}
 
 
-def ns3_worker(scheme: str, duration: float, t0: float, out: Path) -> None:
+def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str = "prr") -> None:
     from ns import ns  # noqa: PLC0415 (only in the ns-3 interpreter)
 
     ns.cppyy.cppdef(NS3_CPP)
@@ -238,7 +298,8 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path) -> None:
     d("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
     d("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
     d("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
-    d("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpPrrRecovery")))
+    rec = str(X.PrrFixedTypeName()) if recovery == "prr-fixed" else NS3_RECOVERY[recovery]
+    d("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(rec)))
 
     nodes = ns.NodeContainer()
     nodes.Create(3)  # 0 sender, 1 router, 2 receiver
@@ -314,6 +375,7 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path) -> None:
                 [v for t, v in zip(g.lastT, last) if t0 <= t < duration]),
             "lastrtt_trace_matches": dedup == last,
             "queue_discs": qdiscs,
+            "recovery": rec,
             "wall_s": wall,
             "version": "ns-3.44 (" + NS3_PIN + ")",
         },
@@ -454,6 +516,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="a Python with xrc installed (default: the repository's .venv, else this one)")
     ap.add_argument("--scenario", default=str(SCENARIO), help="the xrc scenario (default: %(default)s)")
     ap.add_argument("--keep", metavar="DIR", help="keep the xrc run directories under DIR")
+    ap.add_argument("--ns3-recovery", choices=["prr", "prr-fixed", "classic"], default="prr",
+                    help="ns-3's loss recovery: prr = ns-3.44's TcpPrrRecovery (its default, as xrc's SACK "
+                         "recovery uses PRR); prr-fixed = the same with the two post-3.44 upstream fixes "
+                         "(issues #1350, #1351; see docs/validation.md); classic = TcpClassicRecovery")
     # Internal: run one simulation in this interpreter.
     ap.add_argument("--worker", choices=["ns3", "xrc"], help=argparse.SUPPRESS)
     ap.add_argument("--scheme", help=argparse.SUPPRESS)
@@ -467,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
             abs(a.duration / BIN_S - round(a.duration / BIN_S)) > 1e-9:
         ap.error("--duration and --steady-from must be multiples of 0.1 s")
     if a.worker == "ns3":
-        ns3_worker(a.scheme, a.duration, a.steady_from, Path(a.result))
+        ns3_worker(a.scheme, a.duration, a.steady_from, Path(a.result), a.ns3_recovery)
         return 0
     if a.worker == "xrc":
         xrc_worker(a.scheme, a.duration, a.steady_from, Path(a.result), Path(a.scenario), Path(a.run_dir))
@@ -504,7 +570,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for s in schemes:
             print(f"[{s}] ns-3 ...", file=sys.stderr, flush=True)
-            n = run_worker(npy, ["ns3", "--scheme", s, *common], f"ns-3 {s}")
+            n = run_worker(npy, ["ns3", "--scheme", s, *common, "--ns3-recovery", a.ns3_recovery], f"ns-3 {s}")
             print(f"[{s}] xrc ...", file=sys.stderr, flush=True)
             x = run_worker(xpy, ["xrc", "--scheme", s, *common, "--scenario", str(Path(a.scenario).resolve()),
                                  "--run-dir", str(runs_root / s)], f"xrc {s}")
@@ -524,12 +590,14 @@ def main(argv: list[str] | None = None) -> int:
         if tmp_runs:
             tmp_runs.cleanup()
 
+    if a.ns3_recovery != "prr":
+        print(f"ns-3 loss recovery: {a.ns3_recovery} (not ns-3.44's default TcpPrrRecovery)")
     print(table(rows, a.steady_from, a.duration))
     print(f"targets: goodput within {GOODPUT_TOL:.0%}, mean RTT within {RTT_TOL:.0%} (diff = (xrc - ns-3) / ns-3)")
     for s, why in skipped.items():
         print(f"{s}: {why}")
     if a.json:
-        doc = {"duration_s": a.duration, "window_s": [a.steady_from, a.duration],
+        doc = {"duration_s": a.duration, "window_s": [a.steady_from, a.duration], "ns3_recovery": a.ns3_recovery,
                "targets": {"goodput": GOODPUT_TOL, "rtt_mean": RTT_TOL},
                "scenario": str(a.scenario), "results": rows, "skipped": skipped}
         text = json.dumps(doc, indent=2)

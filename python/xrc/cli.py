@@ -40,6 +40,15 @@ def _parser() -> argparse.ArgumentParser:
     _scenario_args(v)
     v.add_argument("--print", action="store_true", help="print the resolved scenario as JSON")
 
+    s = sub.add_parser("sweep", help="run a grid of scenario overrides x seeds, resumable, merged into one table")
+    s.add_argument("sweep", help="sweep file (TOML)")
+    s.add_argument("--out", help="sweep directory (default: runs/<sweep file name>)")
+    s.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
+    s.add_argument("--engine", choices=["local", "dask"], default="local",
+                   help="local processes (default) or a Dask cluster")
+    s.add_argument("--address", default=None, help="Dask scheduler address (default: start a local cluster)")
+    s.add_argument("--quiet", action="store_true")
+
     b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
     b.add_argument("scenario", nargs="?", default="scenarios/bench/lte-1ue-20s.toml")
     b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
@@ -102,6 +111,18 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print(f"{args.scenario}: ok ({sc.name}, seed {sc.seed}, {len(sc.resolved['flows'])} flows, "
                       f"{sc.resolved['duration_s']} s)")
+            return 0
+        if args.cmd == "sweep":
+            from pathlib import Path
+
+            from .sweep import load_sweep, run_sweep
+
+            sw = load_sweep(args.sweep)
+            out = args.out or str(Path("runs") / Path(args.sweep).stem)
+            path = run_sweep(sw, out, jobs=args.jobs, engine=args.engine, address=args.address,
+                             progress=not args.quiet)
+            if not args.quiet:
+                print(f"{len(sw.runs())} runs; merged table: {path}")
             return 0
         if args.cmd == "bench":
             from .bench import bench

@@ -1,0 +1,2332 @@
+//! BBR version 3, as Google's Linux module runs it (the `BBR_VERSION 3`
+//! `net/ipv4/tcp_bbr.c` of the google/bbr repository).
+//!
+//! # Sources
+//!
+//! * Google's BBRv3 `net/ipv4/tcp_bbr.c`, blob at commit `001a430b3ddb` of
+//!   the `google/bbr` repository (the v3 module: `bbr_main(sk, rs)`,
+//!   `BTF_SET8`, ECN/PLB support, `skb_marked_lost` hook), and the matching
+//!   `net/ipv4/tcp_rate.c` (commit `0b496e28b986`: `tcp_set_tx_in_flight`
+//!   snapshots packets in flight at transmit time into the rate sample).
+//!   The per-sample loss count (`rs.lost`, losses since the sampled packet
+//!   was sent) is from the same series' "count packets lost over TCP rate
+//!   sampling interval" patch.
+//! * draft-ietf-ccwg-bbr (BBR v3 specification) for the names and intent
+//!   (inflight_hi / inflight_lo, bw_hi / bw_lo, PROBE_BW DOWN / CRUISE /
+//!   REFILL / UP). Where the draft and Google's code differ in detail, the
+//!   code wins.
+//! * The v1 module [`super::bbr`] shares the clocks, fixed-point scales and
+//!   the EDT / `delivered_mstamp` / `app_limited` emulations documented there.
+//!
+//! # The model
+//!
+//! ```text
+//!   max_bw    = max(bw_hi[0], bw_hi[1])           two PROBE_BW cycles of max delivery rate
+//!   bw        = min(max_bw, bw_lo)                 bw_lo: short-term bound after loss
+//!   min_rtt   = min RTT over 10 s; PROBE_RTT when no new min for 5 s (probe_rtt_min)
+//!   pacing    = pacing_gain · bw · (1 − 1 %)
+//!   cwnd     → cwnd_gain · bw · min_rtt + extra_acked, ≥ max(3·tso_goal, 4) [+2 in UP]
+//!   cwnd     ≤ inflight_hi (probing) or inflight_hi − 15 % headroom (cruise, PROBE_RTT);
+//!   cwnd     ≤ inflight_lo (short-term bound after loss)
+//! ```
+//!
+//! ```text
+//!          init
+//!           │
+//!           ▼
+//!   ┌──► STARTUP ── bw plateau (3 rounds < 25 %) or ≥ 6 loss events with > 2 % loss in a recovery round
+//!   │       ▼
+//!   │     DRAIN ─── in flight ≤ BDP ──► PROBE_BW:
+//!   │                                    DOWN (0.91) ─► CRUISE (1.0) ─► REFILL (1.0) ─► UP (1.25) ─┐
+//!   │                                     ▲  in flight ≤ min(BDP,      after 2–3 s, or   one round   │
+//!   │                                     │  inflight_hi − headroom)   min(63, BDP) rounds           │
+//!   │                                     └──────── loss > 2 % of tx_in_flight, bw plateau, ────────┘
+//!   │                                               or in flight reached inflight_hi
+//!   └──── PROBE_RTT (cwnd ≤ max(4, BDP/2) for ≥ 200 ms and a round) → CRUISE, or STARTUP
+//! ```
+//!
+//! The loss response: a loss outside bandwidth probing cuts `bw_lo` and
+//! `inflight_lo` by β = 30 % once per round (not below the latest round's
+//! delivery rate and volume). While probing (STARTUP, REFILL, UP), a
+//! sample or a lost packet whose losses since its transmission exceed 2 % of
+//! the data in flight at its transmission (`tx_in_flight`) sets
+//! `inflight_hi` to that in-flight level (or 70 % of the target, if higher)
+//! and ends the probe. Without such losses `inflight_hi` grows in UP by an
+//! amount that doubles every round while the window is the limit.
+//!
+//! Fixed-point scales are those of v1 (bandwidth in segments/µs × 2²⁴, gains
+//! in 1/256). v3 gains: STARTUP pacing `256·277/100 + 1` = 710 (2.773 ≈
+//! 4 ln 2), STARTUP and PROBE_BW cwnd 512 (2.0, plus 64 = 0.25 in UP), DRAIN
+//! 88, PROBE_BW pacing UP 320, DOWN `256·91/100` = 232 (0.906), CRUISE and
+//! REFILL 256; β = `256·30/100` = 76, loss threshold `256·2/100` = 5 (1.95 %),
+//! headroom `256·15/100` = 38 (14.8 %), PROBE_RTT cwnd gain 128.
+//!
+//! # Randomness
+//!
+//! `bbr_pick_probe_wait` draws 0..2 rounds and 0..1 s. The draws come from a
+//! SplitMix64 stream seeded with [`Config::seed`], as in v1 (Lemire's
+//! unbiased reduction). Give each flow its own seed.
+//!
+//! # Deviations from Google's BBRv3
+//!
+//! 1. Clocks, sentinels, EDT, `delivered_mstamp`, `tp->app_limited` in
+//!    PROBE_RTT, `is_ack_delayed`, rejected-interval `delivered`, u64
+//!    counters and saturating narrow fields: as in v1 (its deviations 1, 2,
+//!    4–8).
+//! 2. **Transmit-time snapshots (emulated).** v3 reads `rs.tx_in_flight`
+//!    (packets in flight when the sampled packet was sent, including it) and
+//!    `rs.lost` (packets marked lost since then). The framework's
+//!    [`RateSample`] has neither. BBRv3 therefore keeps a history of *send
+//!    batches*. A batch is everything sent between two hooks; it records
+//!    `delivered`, `lost`, in-flight and `snd_nxt` at its start, and its end
+//!    in-flight (the next ACK's `prior_in_flight`) and `snd_nxt`. Every
+//!    packet of a batch carries the batch's `delivered` snapshot, so a
+//!    sample's batch is found from `rs.prior_delivered`. Its position is found
+//!    from `snd_una` when the ACK was purely cumulative; otherwise the whole
+//!    batch is assumed sent. `tx_in_flight = in_flight at batch start +
+//!    position` and `lost = lost_total − lost at batch start`.
+//!    Retransmissions inside a batch are not seen, so `tx_in_flight` can be
+//!    low by their number.
+//! 3. **`skb_marked_lost` (emulated).** v3 is told of each packet as it is
+//!    marked lost, with its transmit snapshot. The trait has no such hook,
+//!    so at the next `cong_control` (or the timeout's `set_state(Loss)`) each
+//!    of `rs.losses` (respectively all newly lost) is replayed as a marking.
+//!    Its sequence number is estimated as the next hole above `snd_una` (the
+//!    framework marks holes in sequence order). Its snapshot comes from the
+//!    batch holding that sequence number, and `tp->lost` counts up by one
+//!    per replayed packet. SACKed segments between holes are not known, so
+//!    the estimated position can be low.
+//! 4. ECN, PLB and TLP are absent from the framework, so every ECN/PLB/TLP
+//!    branch of v3 is inert, exactly as in Linux without ECN negotiation
+//!    (`bbr_can_use_ecn` false, PLB off) and without TLP events:
+//!    `ecn_eligible` stays 0, `rs.delivered_ce = 0`,
+//!    `is_acking_tlp_retrans_seq = false`.
+//! 5. `tp->is_cwnd_limited` is read from [`ConnView::is_cwnd_limited`], which
+//!    adds Linux's slow-start clause of `tcp_is_cwnd_limited` when cwnd <
+//!    ssthresh (after DRAIN, ssthresh is the DRAIN-time BDP target).
+//! 6. TSO: the burst goal is v3's `bbr_tso_segs_generic` with
+//!    `GSO_LEGACY_MAX_SIZE`, `sk_pacing_shift` = 10 and
+//!    `sysctl_tcp_min_tso_segs` = 2; segments are still sent one per packet.
+//! 7. `mode()` reports the PROBE_BW phase: `"probe_bw_down"`,
+//!    `"probe_bw_cruise"`, `"probe_bw_refill"`, `"probe_bw_up"` (Linux's
+//!    `tcp_info.bbr_phase`); the others are `"startup"`, `"drain"`,
+//!    `"probe_rtt"`.
+//! 8. Parameters are per-connection [`Config`] fields with v3's values as
+//!    defaults (Google's module compiles them in).
+//!
+//! Framework differences that matter for v3 are listed in
+//! `docs/algorithms/bbr3.md`. The largest is that the sender sets `cwnd =
+//! ssthresh` when fast recovery ends. v3 has no cwnd restore on recovery
+//! exit (only on Loss exit), so every recovery ends with cwnd at the
+//! DRAIN-time BDP target.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CaEvent, CaState, CongestionControl, ConnView, RateSample, Window, INFINITE_SSTHRESH};
+use crate::units::{BitRate, SimDuration, SimTime};
+
+/// Bandwidth unit: segments per µs × 2²⁴ (`BW_SCALE` = 24).
+pub const BW_SCALE: u32 = 24;
+pub const BW_UNIT: u64 = 1 << BW_SCALE;
+/// Gains in 1/256 (`BBR_SCALE` = 8).
+pub const BBR_SCALE: u32 = 8;
+pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
+/// Linux's `~0U` for "no bound yet" (`inflight_hi`, `inflight_lo`, `bw_lo`).
+pub const UNSET: u32 = u32::MAX;
+
+const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
+const MAX_TCP_HEADER: u64 = 320;
+const PACING_SHIFT: u32 = 10;
+/// `sysctl_tcp_min_tso_segs` default.
+const MIN_TSO_SEGS: u32 = 2;
+const ACK_EPOCH_ACKED_MAX: u32 = 0xF_FFFF;
+const ACK_EPOCH_ACKED_RESET: u32 = 1 << 20;
+const EXTRA_ACKED_WIN_RTTS_MAX: u32 = 0x1F;
+const USEC_PER_SEC: u64 = 1_000_000;
+const USEC_PER_MSEC: u64 = 1_000;
+const NSEC_PER_SEC: u64 = 1_000_000_000;
+/// Send batches remembered for the transmit-snapshot emulation.
+const HISTORY_CAP: usize = 8192;
+
+/// Top-level modes (`enum bbr_mode`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Startup,
+    Drain,
+    ProbeBw,
+    ProbeRtt,
+}
+
+/// PROBE_BW phases (`enum bbr_pacing_gain_phase`, the `cycle_idx`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// Push in flight up to probe for bandwidth (pacing 1.25).
+    #[default]
+    Up,
+    /// Drain the queue the probe built (pacing 0.91).
+    Down,
+    /// Use the pipe with headroom (pacing 1.0).
+    Cruise,
+    /// Refill the pipe before probing (pacing 1.0).
+    Refill,
+}
+
+impl Phase {
+    fn index(self) -> usize {
+        match self {
+            Phase::Up => 0,
+            Phase::Down => 1,
+            Phase::Cruise => 2,
+            Phase::Refill => 3,
+        }
+    }
+}
+
+/// What the incoming ACKs say about probing (`enum bbr_ack_phase`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum AckPhase {
+    #[default]
+    Init,
+    Refilling,
+    ProbeStarting,
+    ProbeFeedback,
+    ProbeStopping,
+}
+
+/// BBRv3's parameters; the defaults are Google's compiled-in values. Gains
+/// and fractions are in 1/256.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Seed of the connection's random stream (probe wait). Not in Linux.
+    pub seed: u64,
+    /// `CONFIG_HZ`: 100, 250, 300 or 1000.
+    pub hz: u32,
+    pub min_rtt_win_sec: u32,
+    pub probe_rtt_mode_ms: u32,
+    /// PROBE_RTT is due when no lower RTT was seen for this long.
+    pub probe_rtt_win_ms: u32,
+    /// PROBE_RTT window as a fraction of BDP.
+    pub probe_rtt_cwnd_gain: u32,
+    /// Halve the RTT-based TSO allowance per 2^this µs of min RTT (0 = off).
+    pub tso_rtt_shift: u32,
+    pub pacing_margin_percent: u32,
+    pub startup_pacing_gain: u32,
+    pub startup_cwnd_gain: u32,
+    pub drain_gain: u32,
+    pub cwnd_gain: u32,
+    /// PROBE_BW pacing gains for UP, DOWN, CRUISE, REFILL.
+    pub pacing_gains: [u32; 4],
+    pub cwnd_min_target: u32,
+    pub full_bw_thresh: u32,
+    pub full_bw_cnt: u32,
+    pub extra_acked_gain: u32,
+    pub extra_acked_win_rtts: u32,
+    pub extra_acked_max_us: u32,
+    /// Multiplicative cut of `bw_lo`/`inflight_lo` on loss (β).
+    pub beta: u32,
+    /// Loss rate (of `tx_in_flight`) that means in flight is too high.
+    pub loss_thresh: u32,
+    /// Loss-marking events in a STARTUP recovery round that end STARTUP.
+    pub full_loss_cnt: u32,
+    /// Headroom left below `inflight_hi` when cruising.
+    pub inflight_headroom: u32,
+    /// Extra cwnd gain in UP, in units of 1/4.
+    pub bw_probe_cwnd_gain: u32,
+    /// Reno-coexistence bound on rounds between probes.
+    pub bw_probe_max_rounds: u32,
+    pub bw_probe_rand_rounds: u32,
+    /// Wall-clock wait between probes: base + random(rand), µs.
+    pub bw_probe_base_us: u32,
+    pub bw_probe_rand_us: u32,
+    /// Skip the model update on uneventful app-limited ACKs
+    /// (`bbr_fast_path`).
+    pub fast_path: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            seed: 0,
+            hz: 1000,
+            min_rtt_win_sec: 10,
+            probe_rtt_mode_ms: 200,
+            probe_rtt_win_ms: 5000,
+            probe_rtt_cwnd_gain: BBR_UNIT / 2,
+            tso_rtt_shift: 9,
+            pacing_margin_percent: 1,
+            startup_pacing_gain: BBR_UNIT * 277 / 100 + 1,
+            startup_cwnd_gain: BBR_UNIT * 2,
+            drain_gain: BBR_UNIT * 1000 / 2885,
+            cwnd_gain: BBR_UNIT * 2,
+            pacing_gains: [BBR_UNIT * 5 / 4, BBR_UNIT * 91 / 100, BBR_UNIT, BBR_UNIT],
+            cwnd_min_target: 4,
+            full_bw_thresh: BBR_UNIT * 5 / 4,
+            full_bw_cnt: 3,
+            extra_acked_gain: BBR_UNIT,
+            extra_acked_win_rtts: 5,
+            extra_acked_max_us: 100 * 1000,
+            beta: BBR_UNIT * 30 / 100,
+            loss_thresh: BBR_UNIT * 2 / 100,
+            full_loss_cnt: 6,
+            inflight_headroom: BBR_UNIT * 15 / 100,
+            bw_probe_cwnd_gain: 1,
+            bw_probe_max_rounds: 63,
+            bw_probe_rand_rounds: 2,
+            bw_probe_base_us: 2 * USEC_PER_SEC as u32,
+            bw_probe_rand_us: USEC_PER_SEC as u32,
+            fast_path: true,
+        }
+    }
+}
+
+impl super::registry::CcConfig for Config {
+    fn validate(&self) -> Result<(), String> {
+        if !matches!(self.hz, 100 | 250 | 300 | 1000) {
+            return Err(format!("hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}", self.hz));
+        }
+        let range = |name: &str, v: u64, lo: u64, hi: u64| {
+            if v < lo || v > hi {
+                Err(format!("{name} must be in {lo}..={hi}, got {v}"))
+            } else {
+                Ok(())
+            }
+        };
+        range("min_rtt_win_sec", self.min_rtt_win_sec as u64, 1, 2_000_000)?;
+        range("probe_rtt_mode_ms", self.probe_rtt_mode_ms as u64, 0, 2_000_000_000)?;
+        // Linux requires probe_rtt_win_ms ≤ min_rtt_win_sec · 1000.
+        range("probe_rtt_win_ms", self.probe_rtt_win_ms as u64, 1, self.min_rtt_win_sec as u64 * 1000)?;
+        range("probe_rtt_cwnd_gain", self.probe_rtt_cwnd_gain as u64, 0, 1 << 16)?;
+        range("tso_rtt_shift", self.tso_rtt_shift as u64, 0, 31)?;
+        range("pacing_margin_percent", self.pacing_margin_percent as u64, 0, 99)?;
+        // 10-bit gain fields in Linux.
+        range("startup_pacing_gain", self.startup_pacing_gain as u64, 1, 1023)?;
+        range("startup_cwnd_gain", self.startup_cwnd_gain as u64, 1, 1023)?;
+        range("drain_gain", self.drain_gain as u64, 1, 1023)?;
+        range("cwnd_gain", self.cwnd_gain as u64, 1, 1023 - 3 * BBR_UNIT as u64 / 4)?;
+        for (i, g) in self.pacing_gains.iter().enumerate() {
+            range(&format!("pacing_gains[{i}]"), *g as u64, 1, 1023)?;
+        }
+        range("cwnd_min_target", self.cwnd_min_target as u64, 1, 1 << 20)?;
+        range("full_bw_thresh", self.full_bw_thresh as u64, 1, 1 << 16)?;
+        range("full_bw_cnt", self.full_bw_cnt as u64, 1, 3)?;
+        range("extra_acked_gain", self.extra_acked_gain as u64, 0, 1 << 16)?;
+        range("extra_acked_win_rtts", self.extra_acked_win_rtts as u64, 1, 31)?;
+        range("beta", self.beta as u64, 0, BBR_UNIT as u64)?;
+        // loss_thresh is 8 bits in Linux (the divisor 256 − loss_thresh > 0).
+        range("loss_thresh", self.loss_thresh as u64, 0, BBR_UNIT as u64 - 1)?;
+        range("full_loss_cnt", self.full_loss_cnt as u64, 0, 15)?;
+        range("inflight_headroom", self.inflight_headroom as u64, 0, BBR_UNIT as u64)?;
+        range("bw_probe_cwnd_gain", self.bw_probe_cwnd_gain as u64, 0, 3)?;
+        // rounds_since_probe is an 8-bit counter.
+        range("bw_probe_max_rounds", self.bw_probe_max_rounds as u64, 1, 255)?;
+        range("bw_probe_rand_rounds", self.bw_probe_rand_rounds as u64, 1, 255)?;
+        range("bw_probe_rand_us", self.bw_probe_rand_us as u64, 1, u32::MAX as u64)?;
+        Ok(())
+    }
+}
+
+/// The rate sample in Linux's types, with v3's transmit snapshots.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct Sample {
+    delivered: i64,
+    interval_us: i64,
+    prior_delivered: u64,
+    prior_in_flight: u32,
+    acked_sacked: u32,
+    losses: u32,
+    rtt_us: i64,
+    is_app_limited: bool,
+    /// Packets in flight when the sampled packet was sent, itself included.
+    tx_in_flight: u32,
+    /// Packets marked lost since the sampled packet was sent.
+    lost: u32,
+}
+
+/// Everything sent between two hooks (deviation 2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Batch {
+    delivered: u64,
+    lost: u64,
+    in_flight: u32,
+    snd_nxt: u64,
+    app_limited: bool,
+    end_in_flight: Option<u32>,
+    end_snd_nxt: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct TxHistory {
+    batches: VecDeque<Batch>,
+}
+
+impl TxHistory {
+    fn close(&mut self, end_in_flight: Option<u32>, snd_nxt: u64, mss: u32) {
+        if let Some(b) = self.batches.back_mut() {
+            if b.end_snd_nxt.is_none() {
+                let new_segs = (snd_nxt.saturating_sub(b.snd_nxt)).div_ceil(mss.max(1) as u64) as u32;
+                b.end_in_flight = Some(end_in_flight.unwrap_or(b.in_flight + new_segs).max(b.in_flight));
+                b.end_snd_nxt = Some(snd_nxt);
+            }
+        }
+    }
+    fn open(&mut self, b: Batch) {
+        self.batches.push_back(b);
+        if self.batches.len() > HISTORY_CAP {
+            self.batches.pop_front();
+        }
+    }
+    /// The latest closed batch whose packets carry `delivered == d`,
+    /// preferring one in which something was sent.
+    fn by_delivered(&self, d: u64) -> Option<&Batch> {
+        let end = self.batches.partition_point(|b| b.delivered <= d);
+        let mut fallback = None;
+        for b in self.batches.range(..end).rev() {
+            if b.delivered != d {
+                break;
+            }
+            if b.end_snd_nxt.is_none() {
+                continue;
+            }
+            if b.end_in_flight.unwrap_or(0) > b.in_flight || b.end_snd_nxt.unwrap_or(0) > b.snd_nxt {
+                return Some(b);
+            }
+            fallback.get_or_insert(b);
+        }
+        fallback
+    }
+    /// The closed batch in which new data at `seq` was sent.
+    fn by_seq(&self, seq: u64) -> Option<&Batch> {
+        let end = self.batches.partition_point(|b| b.snd_nxt <= seq);
+        self.batches
+            .range(..end)
+            .rev()
+            .find(|b| b.end_snd_nxt.is_some_and(|e| seq < e && seq >= b.snd_nxt))
+    }
+}
+
+/// BBR's stand-in for its writes to `tp->app_limited` (v1 deviation 6).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct AppLimitedMark {
+    until: u64,
+    from: u64,
+    to: Option<u64>,
+}
+
+impl Default for AppLimitedMark {
+    fn default() -> Self {
+        AppLimitedMark { until: 0, from: u64::MAX, to: Some(0) }
+    }
+}
+
+impl AppLimitedMark {
+    fn set(&mut self, delivered: u64, until: u64) {
+        if self.until == 0 {
+            self.from = delivered;
+            self.to = None;
+        }
+        self.until = until.max(1);
+    }
+    fn clear_if_passed(&mut self, delivered: u64) {
+        if self.until != 0 && delivered > self.until {
+            self.until = 0;
+            self.to = Some(delivered);
+        }
+    }
+    fn active(&self) -> bool {
+        self.until != 0
+    }
+    fn covers(&self, d: u64) -> bool {
+        d >= self.from && self.to.is_none_or(|to| d < to)
+    }
+}
+
+/// SplitMix64 with Lemire's unbiased bounded draw.
+#[derive(Clone, Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u32) -> u32 {
+        debug_assert!(n > 0);
+        let threshold = n.wrapping_neg() % n;
+        loop {
+            let m = (self.next_u64() >> 32) * n as u64;
+            if (m as u32) >= threshold {
+                return (m >> 32) as u32;
+            }
+        }
+    }
+}
+
+fn after(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) < 0
+}
+
+fn us(t: SimTime) -> u64 {
+    t.as_nanos() / 1_000
+}
+
+fn sat_u32(x: u64) -> u32 {
+    x.min(u32::MAX as u64) as u32
+}
+
+/// BBRv3 for one connection (Google's `struct bbr` plus the framework
+/// values it needs).
+#[derive(Clone, Debug)]
+pub struct Bbr3 {
+    cfg: Config,
+    rng: Rng,
+    mode: Mode,
+    cycle_idx: Phase,
+    ack_phase: AckPhase,
+    min_rtt_us: u32,
+    min_rtt_stamp: u32,
+    probe_rtt_done_stamp: Option<u32>,
+    probe_rtt_min_us: u32,
+    probe_rtt_min_stamp: u32,
+    next_rtt_delivered: u64,
+    cycle_mstamp: u64,
+    prev_ca_state: CaState,
+    round_start: bool,
+    bw_probe_up_rounds: u32,
+    try_fast_path: bool,
+    idle_restart: bool,
+    probe_rtt_round_done: bool,
+    init_cwnd: u32,
+    pacing_gain: u32,
+    cwnd_gain: u32,
+    full_bw_reached: bool,
+    full_bw_cnt: u32,
+    has_seen_rtt: bool,
+    prior_cwnd: u32,
+    full_bw: u32,
+    ack_epoch_mstamp: u64,
+    extra_acked: [u16; 2],
+    ack_epoch_acked: u32,
+    extra_acked_win_rtts: u32,
+    extra_acked_win_idx: usize,
+    full_bw_now: bool,
+    loss_in_cycle: bool,
+    loss_round_delivered: u64,
+    undo_bw_lo: u32,
+    undo_inflight_lo: u32,
+    undo_inflight_hi: u32,
+    bw_latest: u32,
+    bw_lo: u32,
+    bw_hi: [u32; 2],
+    inflight_latest: u32,
+    inflight_lo: u32,
+    inflight_hi: u32,
+    bw_probe_up_cnt: u32,
+    bw_probe_up_acks: u32,
+    probe_wait_us: u32,
+    bw_probe_samples: bool,
+    prev_probe_too_high: bool,
+    stopped_risky_probe: bool,
+    rounds_since_probe: u32,
+    loss_round_start: bool,
+    loss_in_round: bool,
+    loss_events_in_round: u32,
+    initialized: bool,
+    /// The bandwidth sample of the ACK being processed (`ctx->sample_bw`).
+    sample_bw: u32,
+
+    // ----- framework values and emulations -----
+    pacing_rate: Option<u64>,
+    mss: u32,
+    delivered_mstamp: u64,
+    last_delivered: u64,
+    last_lost: u64,
+    al: AppLimitedMark,
+    history: TxHistory,
+    target_cwnd: Option<u32>,
+}
+
+impl Bbr3 {
+    pub fn new(cfg: Config) -> Self {
+        let rng = Rng(cfg.seed);
+        Bbr3 {
+            cfg,
+            rng,
+            mode: Mode::Startup,
+            cycle_idx: Phase::Up,
+            ack_phase: AckPhase::Init,
+            min_rtt_us: UNSET,
+            min_rtt_stamp: 0,
+            probe_rtt_done_stamp: None,
+            probe_rtt_min_us: UNSET,
+            probe_rtt_min_stamp: 0,
+            next_rtt_delivered: 0,
+            cycle_mstamp: 0,
+            prev_ca_state: CaState::Open,
+            round_start: false,
+            bw_probe_up_rounds: 0,
+            try_fast_path: false,
+            idle_restart: false,
+            probe_rtt_round_done: false,
+            init_cwnd: 10,
+            pacing_gain: 0,
+            cwnd_gain: 0,
+            full_bw_reached: false,
+            full_bw_cnt: 0,
+            has_seen_rtt: false,
+            prior_cwnd: 0,
+            full_bw: 0,
+            ack_epoch_mstamp: 0,
+            extra_acked: [0; 2],
+            ack_epoch_acked: 0,
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
+            full_bw_now: false,
+            loss_in_cycle: false,
+            loss_round_delivered: 0,
+            undo_bw_lo: 0,
+            undo_inflight_lo: 0,
+            undo_inflight_hi: 0,
+            bw_latest: 0,
+            bw_lo: UNSET,
+            bw_hi: [0; 2],
+            inflight_latest: 0,
+            inflight_lo: UNSET,
+            inflight_hi: UNSET,
+            bw_probe_up_cnt: UNSET,
+            bw_probe_up_acks: 0,
+            probe_wait_us: 0,
+            bw_probe_samples: false,
+            prev_probe_too_high: false,
+            stopped_risky_probe: false,
+            rounds_since_probe: 0,
+            loss_round_start: false,
+            loss_in_round: false,
+            loss_events_in_round: 0,
+            initialized: false,
+            sample_bw: 0,
+            pacing_rate: None,
+            mss: 1448,
+            delivered_mstamp: 0,
+            last_delivered: 0,
+            last_lost: 0,
+            al: AppLimitedMark::default(),
+            history: TxHistory::default(),
+            target_cwnd: None,
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    // ----- observers -----
+
+    pub fn bbr_mode(&self) -> Mode {
+        self.mode
+    }
+    /// The PROBE_BW phase (meaningful in PROBE_BW).
+    pub fn phase(&self) -> Phase {
+        self.cycle_idx
+    }
+    pub fn ack_phase(&self) -> AckPhase {
+        self.ack_phase
+    }
+    /// `bbr_bw` = min(max_bw, bw_lo), Linux's unit.
+    pub fn bw_raw(&self) -> u32 {
+        self.bbr_bw()
+    }
+    /// `bbr_max_bw` = max(bw_hi[0], bw_hi[1]), Linux's unit.
+    pub fn max_bw_raw(&self) -> u32 {
+        self.max_bw()
+    }
+    /// The bandwidth estimate as a payload bit rate.
+    pub fn btl_bw(&self) -> BitRate {
+        self.raw_to_bitrate(self.bbr_bw())
+    }
+    /// The short-term lower bound on bandwidth, if set.
+    pub fn bw_lo(&self) -> Option<BitRate> {
+        (self.bw_lo != UNSET).then(|| self.raw_to_bitrate(self.bw_lo))
+    }
+    /// The long-term upper bound on in-flight data, segments, if set.
+    pub fn inflight_hi(&self) -> Option<u32> {
+        (self.inflight_hi != UNSET).then_some(self.inflight_hi)
+    }
+    /// The short-term lower bound on in-flight data, segments, if set.
+    pub fn inflight_lo(&self) -> Option<u32> {
+        (self.inflight_lo != UNSET).then_some(self.inflight_lo)
+    }
+    pub fn min_rtt(&self) -> Option<SimDuration> {
+        (self.min_rtt_us != UNSET).then(|| SimDuration::from_micros(self.min_rtt_us as u64))
+    }
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain as f64 / BBR_UNIT as f64
+    }
+    pub fn cwnd_gain(&self) -> f64 {
+        self.cwnd_gain as f64 / BBR_UNIT as f64
+    }
+    pub fn pacing_gain_raw(&self) -> u32 {
+        self.pacing_gain
+    }
+    pub fn cwnd_gain_raw(&self) -> u32 {
+        self.cwnd_gain
+    }
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+    pub fn extra_acked(&self) -> u32 {
+        self.extra_acked[0].max(self.extra_acked[1]) as u32
+    }
+    /// Wall-clock wait before the next bandwidth probe, from the phase start.
+    pub fn probe_wait(&self) -> SimDuration {
+        SimDuration::from_micros(self.probe_wait_us as u64)
+    }
+    pub fn rounds_since_probe(&self) -> u32 {
+        self.rounds_since_probe
+    }
+    pub fn target_cwnd(&self) -> Option<u32> {
+        self.target_cwnd
+    }
+    pub fn pacing_rate_bytes(&self) -> Option<u64> {
+        self.pacing_rate
+    }
+
+    fn raw_to_bitrate(&self, bw: u32) -> BitRate {
+        BitRate::from_bps(self.rate_bytes_per_sec(bw as u64, BBR_UNIT, 0).saturating_mul(8))
+    }
+
+    // ----- clocks (v1 deviation 1) -----
+
+    fn jiffies(&self, t: SimTime) -> u32 {
+        (t.as_nanos() as u128 * self.cfg.hz as u128 / NSEC_PER_SEC as u128) as u32
+    }
+    fn msecs_to_jiffies(&self, ms: u32) -> u32 {
+        (ms as u64 * self.cfg.hz as u64).div_ceil(1000) as u32
+    }
+
+    fn note(&mut self, c: &ConnView) {
+        if c.mss > 0 {
+            self.mss = c.mss;
+        }
+        self.last_delivered = c.delivered;
+        self.last_lost = c.lost_total;
+    }
+
+    /// The transmit snapshot of the sampled packet (deviation 2).
+    fn sample_snapshot(&self, rs: &RateSample, c: &ConnView) -> (u32, u32) {
+        let Some(b) = self.history.by_delivered(rs.prior_delivered) else {
+            return (rs.prior_in_flight, 0);
+        };
+        let end = b.end_in_flight.unwrap_or(rs.prior_in_flight).max(b.in_flight + 1);
+        let mut tx = end;
+        if c.sacked_out == 0 {
+            if let Some(e) = b.end_snd_nxt {
+                if c.snd_una > b.snd_nxt && c.snd_una <= e {
+                    let j = (c.snd_una - b.snd_nxt).div_ceil(self.mss.max(1) as u64) as u32;
+                    tx = (b.in_flight + j).clamp(b.in_flight + 1, end);
+                }
+            }
+        }
+        (tx, sat_u32(c.lost_total.saturating_sub(b.lost)))
+    }
+
+    /// The rate sample in Linux's terms.
+    fn linux_sample(&self, now: SimTime, rs: &RateSample, c: &ConnView) -> Sample {
+        let has_prior = rs.delivered.is_some() || rs.acked_sacked > 0;
+        let delivered = match rs.delivered {
+            Some(d) => d as i64,
+            None if rs.acked_sacked > 0 => c.delivered.saturating_sub(rs.prior_delivered) as i64,
+            None => -1,
+        };
+        let interval_us = if rs.delivered.is_some() {
+            if rs.interval == now.saturating_since(rs.prior_time) {
+                (us(now) - us(rs.prior_time)) as i64
+            } else {
+                rs.interval.as_micros() as i64
+            }
+        } else {
+            -1
+        };
+        let rtt_us = match rs.rtt {
+            Some(r) => {
+                let sent = SimTime::from_nanos(now.as_nanos().saturating_sub(r.as_nanos()));
+                (us(now) - us(sent)) as i64
+            }
+            None => -1,
+        };
+        let (tx_in_flight, lost) = if has_prior { self.sample_snapshot(rs, c) } else { (0, 0) };
+        Sample {
+            delivered,
+            interval_us,
+            prior_delivered: rs.prior_delivered,
+            prior_in_flight: rs.prior_in_flight,
+            acked_sacked: rs.acked_sacked,
+            losses: rs.losses,
+            rtt_us,
+            is_app_limited: rs.is_app_limited || (has_prior && self.al.covers(rs.prior_delivered)),
+            tx_in_flight,
+            lost,
+        }
+    }
+
+    // ----- estimates -----
+
+    fn max_bw(&self) -> u32 {
+        self.bw_hi[0].max(self.bw_hi[1])
+    }
+    fn bbr_bw(&self) -> u32 {
+        self.max_bw().min(self.bw_lo)
+    }
+    fn extra_acked_max(&self) -> u32 {
+        self.extra_acked[0].max(self.extra_acked[1]) as u32
+    }
+
+    /// `bbr_rate_bytes_per_sec` (v3: with a margin argument and a floor of 1).
+    fn rate_bytes_per_sec(&self, rate: u64, gain: u32, margin: u32) -> u64 {
+        let mut r = rate as u128 * self.mss as u128;
+        r *= gain as u128;
+        r >>= BBR_SCALE;
+        r *= (USEC_PER_SEC / 100 * (100 - margin as u64)) as u128;
+        r >>= BW_SCALE;
+        (r.min(u64::MAX as u128) as u64).max(1)
+    }
+
+    fn bw_to_pacing_rate(&self, bw: u32, gain: u32) -> u64 {
+        self.rate_bytes_per_sec(bw as u64, gain, self.cfg.pacing_margin_percent)
+    }
+
+    fn init_pacing_rate_from_rtt(&mut self, c: &ConnView, cwnd: u32) {
+        let rtt_us = match c.srtt {
+            Some(srtt) => {
+                self.has_seen_rtt = true;
+                srtt.as_micros().max(1)
+            }
+            None => USEC_PER_MSEC,
+        };
+        let bw = cwnd as u64 * BW_UNIT / rtt_us;
+        self.pacing_rate = Some(self.bw_to_pacing_rate(sat_u32(bw), self.cfg.startup_pacing_gain));
+    }
+
+    fn set_pacing_rate(&mut self, c: &ConnView, cwnd: u32, bw: u32, gain: u32) {
+        let rate = self.bw_to_pacing_rate(bw, gain);
+        if !self.has_seen_rtt && c.srtt.is_some() {
+            self.init_pacing_rate_from_rtt(c, cwnd);
+        }
+        if self.full_bw_reached || rate > self.pacing_rate.unwrap_or(0) {
+            self.pacing_rate = Some(rate);
+        }
+    }
+
+    /// `bbr_tso_segs_goal` via `bbr_tso_segs_generic` (deviation 6).
+    fn tso_segs_goal(&self) -> u32 {
+        let mut bytes = self.pacing_rate.unwrap_or(0) >> PACING_SHIFT;
+        if self.cfg.tso_rtt_shift != 0 {
+            let r = self.min_rtt_us >> self.cfg.tso_rtt_shift;
+            if r < 32 {
+                bytes += GSO_LEGACY_MAX_SIZE >> r;
+            }
+        }
+        let bytes = bytes.min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
+        sat_u32(bytes / self.mss.max(1) as u64).max(MIN_TSO_SEGS)
+    }
+
+    fn save_cwnd(&mut self, cwnd: u32) {
+        if self.prev_ca_state != CaState::Recovery
+            && self.prev_ca_state != CaState::Loss
+            && self.mode != Mode::ProbeRtt
+        {
+            self.prior_cwnd = cwnd;
+        } else {
+            self.prior_cwnd = self.prior_cwnd.max(cwnd);
+        }
+    }
+
+    fn bdp(&self, bw: u32, gain: u32) -> u32 {
+        if self.min_rtt_us == UNSET {
+            return self.init_cwnd;
+        }
+        let w = bw as u128 * self.min_rtt_us as u128;
+        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
+        bdp.min(u32::MAX as u128) as u32
+    }
+
+    /// v3's budget: at least 3 TSO bursts and the minimum window, +2 in UP.
+    fn quantization_budget(&self, cwnd: u32) -> u32 {
+        let tso = 3 * self.tso_segs_goal();
+        let mut cwnd = cwnd.max(tso).max(self.cfg.cwnd_min_target);
+        if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
+            cwnd = cwnd.saturating_add(2);
+        }
+        cwnd
+    }
+
+    fn inflight(&self, bw: u32, gain: u32) -> u32 {
+        self.quantization_budget(self.bdp(bw, gain))
+    }
+
+    fn next_departure(&self, now: SimTime, c: &ConnView) -> SimTime {
+        let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else { return now };
+        let wire = self.mss as u64 + crate::net::packet::TCP_IP_HEADER_BYTES as u64;
+        match BitRate::from_bps(rate.saturating_mul(8)).tx_time(wire) {
+            Some(gap) => (last + gap).max(now),
+            None => now,
+        }
+    }
+
+    fn packets_in_net_at_edt(&self, now: SimTime, c: &ConnView, inflight_now: u32) -> u32 {
+        let edt = self.next_departure(now, c);
+        let interval_us = edt.saturating_since(now).as_nanos() / 1_000;
+        let interval_delivered = sat_u32((self.bbr_bw() as u64 * interval_us) >> BW_SCALE);
+        let mut inflight_at_edt = inflight_now;
+        if self.pacing_gain > BBR_UNIT {
+            inflight_at_edt = inflight_at_edt.saturating_add(self.tso_segs_goal());
+        }
+        inflight_at_edt.saturating_sub(interval_delivered)
+    }
+
+    /// v3 adds the aggregation allowance in every mode.
+    fn ack_aggregation_cwnd(&self) -> u32 {
+        if self.cfg.extra_acked_gain == 0 {
+            return 0;
+        }
+        let max_aggr = sat_u32(self.bbr_bw() as u64 * self.cfg.extra_acked_max_us as u64 / BW_UNIT);
+        let aggr = sat_u32((self.cfg.extra_acked_gain as u64 * self.extra_acked_max() as u64) >> BBR_SCALE);
+        aggr.min(max_aggr)
+    }
+
+    fn probe_rtt_cwnd(&self) -> u32 {
+        self.cfg.cwnd_min_target.max(self.bdp(self.bbr_bw(), self.cfg.probe_rtt_cwnd_gain))
+    }
+
+    /// `bbr_set_cwnd` (v3: no packet conservation).
+    fn set_cwnd(&mut self, w: &mut Window, acked: u32, bw: u32, gain: u32) {
+        let mut cwnd = w.cwnd;
+        if acked != 0 {
+            let mut target = self.bdp(bw, gain);
+            target = target.saturating_add(self.ack_aggregation_cwnd());
+            target = self.quantization_budget(target);
+            self.target_cwnd = Some(target);
+            self.try_fast_path = false;
+            if self.full_bw_reached {
+                cwnd = cwnd.saturating_add(acked);
+                if cwnd >= target {
+                    cwnd = target;
+                    self.try_fast_path = true;
+                }
+            } else if cwnd < target || cwnd < 2 * self.init_cwnd {
+                cwnd = cwnd.saturating_add(acked);
+            } else {
+                self.try_fast_path = true;
+            }
+            cwnd = cwnd.max(self.cfg.cwnd_min_target);
+        }
+        w.cwnd = cwnd.min(w.cwnd_clamp);
+        if self.mode == Mode::ProbeRtt {
+            w.cwnd = w.cwnd.min(self.probe_rtt_cwnd());
+        }
+    }
+
+    // ----- rounds and samples -----
+
+    fn update_round_start(&mut self, c: &ConnView, s: &Sample) {
+        self.round_start = false;
+        if s.interval_us > 0 && s.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = c.delivered;
+            self.round_start = true;
+        }
+    }
+
+    /// `bbr_calculate_bw_sample`: rounded up.
+    fn calculate_bw_sample(&mut self, s: &Sample) {
+        self.sample_bw = 0;
+        if s.interval_us > 0 && s.delivered >= 0 {
+            let bw = (s.delivered as u64 * BW_UNIT).div_ceil(s.interval_us as u64);
+            self.sample_bw = sat_u32(bw);
+        }
+    }
+
+    fn update_ack_aggregation(&mut self, w: &Window, s: &Sample) {
+        if self.cfg.extra_acked_gain == 0 || s.acked_sacked == 0 || s.delivered < 0 || s.interval_us <= 0 {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
+            // In STARTUP the window is a single round.
+            let thresh = if self.full_bw_reached { self.cfg.extra_acked_win_rtts } else { 1 };
+            if self.extra_acked_win_rtts >= thresh {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        let epoch_us = self.delivered_mstamp.saturating_sub(self.ack_epoch_mstamp);
+        let mut expected = sat_u32(self.bbr_bw() as u64 * epoch_us / BW_UNIT);
+        if self.ack_epoch_acked <= expected
+            || self.ack_epoch_acked.saturating_add(s.acked_sacked) >= ACK_EPOCH_ACKED_RESET
+        {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_mstamp = self.delivered_mstamp;
+            expected = 0;
+        }
+        self.ack_epoch_acked = self.ack_epoch_acked.saturating_add(s.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
+        let extra = (self.ack_epoch_acked - expected).min(w.cwnd).min(u16::MAX as u32) as u16;
+        if extra > self.extra_acked[self.extra_acked_win_idx] {
+            self.extra_acked[self.extra_acked_win_idx] = extra;
+        }
+    }
+
+    // ----- PROBE_RTT and min RTT -----
+
+    fn check_probe_rtt_done(&mut self, now: SimTime, w: &mut Window, c: &ConnView) {
+        let j = self.jiffies(now);
+        match self.probe_rtt_done_stamp {
+            Some(done) if after(j, done) => {}
+            _ => return,
+        }
+        self.probe_rtt_min_stamp = j;
+        w.cwnd = w.cwnd.max(self.prior_cwnd);
+        self.exit_probe_rtt(now, c);
+    }
+
+    fn exit_probe_rtt(&mut self, now: SimTime, c: &ConnView) {
+        self.reset_lower_bounds();
+        if self.full_bw_reached {
+            self.mode = Mode::ProbeBw;
+            // Reschedule the next probe, then cruise: in flight is below BDP.
+            self.start_bw_probe_down(now, c);
+            self.start_bw_probe_cruise();
+        } else {
+            self.mode = Mode::Startup;
+        }
+    }
+
+    fn update_min_rtt(&mut self, now: SimTime, w: &mut Window, c: &ConnView, s: &Sample) {
+        let j = self.jiffies(now);
+        let expire = self.probe_rtt_min_stamp.wrapping_add(self.msecs_to_jiffies(self.cfg.probe_rtt_win_ms));
+        let probe_rtt_expired = after(j, expire);
+        let is_ack_delayed = false;
+        if s.rtt_us >= 0 && (s.rtt_us < self.probe_rtt_min_us as i64 || (probe_rtt_expired && !is_ack_delayed)) {
+            self.probe_rtt_min_us = sat_u32(s.rtt_us as u64);
+            self.probe_rtt_min_stamp = j;
+        }
+        let expire = self.min_rtt_stamp.wrapping_add(self.cfg.min_rtt_win_sec.wrapping_mul(self.cfg.hz));
+        let min_rtt_expired = after(j, expire);
+        if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
+            self.min_rtt_us = self.probe_rtt_min_us;
+            self.min_rtt_stamp = self.probe_rtt_min_stamp;
+        }
+
+        if self.cfg.probe_rtt_mode_ms > 0 && probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt
+        {
+            self.mode = Mode::ProbeRtt;
+            self.save_cwnd(w.cwnd);
+            self.probe_rtt_done_stamp = None;
+            self.ack_phase = AckPhase::ProbeStopping;
+            self.next_rtt_delivered = c.delivered;
+        }
+
+        if self.mode == Mode::ProbeRtt {
+            self.al.set(c.delivered, c.delivered + c.packets_in_flight as u64);
+            if self.probe_rtt_done_stamp.is_none() && c.packets_in_flight <= self.probe_rtt_cwnd() {
+                self.probe_rtt_done_stamp = Some(j.wrapping_add(self.msecs_to_jiffies(self.cfg.probe_rtt_mode_ms)));
+                self.probe_rtt_round_done = false;
+                self.next_rtt_delivered = c.delivered;
+            } else if self.probe_rtt_done_stamp.is_some() {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done {
+                    self.check_probe_rtt_done(now, w, c);
+                }
+            }
+        }
+        if s.delivered > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    fn update_gains(&mut self) {
+        let (p, cw) = match self.mode {
+            Mode::Startup => (self.cfg.startup_pacing_gain, self.cfg.startup_cwnd_gain),
+            Mode::Drain => (self.cfg.drain_gain, self.cfg.startup_cwnd_gain),
+            Mode::ProbeBw => {
+                let mut cw = self.cfg.cwnd_gain;
+                if self.cfg.bw_probe_cwnd_gain != 0 && self.cycle_idx == Phase::Up {
+                    cw += BBR_UNIT * self.cfg.bw_probe_cwnd_gain / 4;
+                }
+                (self.cfg.pacing_gains[self.cycle_idx.index()], cw)
+            }
+            Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
+        };
+        self.pacing_gain = p;
+        self.cwnd_gain = cw;
+    }
+
+    // ----- bandwidth filter and bounds -----
+
+    fn take_max_bw_sample(&mut self, bw: u32) {
+        self.bw_hi[1] = self.bw_hi[1].max(bw);
+    }
+
+    fn advance_max_bw_filter(&mut self) {
+        if self.bw_hi[1] == 0 {
+            return;
+        }
+        self.bw_hi[0] = self.bw_hi[1];
+        self.bw_hi[1] = 0;
+    }
+
+    fn reset_full_bw(&mut self) {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.full_bw_now = false;
+    }
+
+    fn target_inflight(&self, w: &Window) -> u32 {
+        self.inflight(self.bbr_bw(), BBR_UNIT).min(w.cwnd)
+    }
+
+    fn is_probing_bandwidth(&self) -> bool {
+        self.mode == Mode::Startup
+            || (self.mode == Mode::ProbeBw && matches!(self.cycle_idx, Phase::Refill | Phase::Up))
+    }
+
+    fn has_elapsed_in_phase(&self, now: SimTime, interval_us: u32) -> bool {
+        us(now) as i64 - (self.cycle_mstamp + interval_us as u64) as i64 > 0
+    }
+
+    fn handle_queue_too_high_in_startup(&mut self) {
+        self.full_bw_reached = true;
+        let bdp = self.inflight(self.max_bw(), BBR_UNIT);
+        self.inflight_hi = bdp.max(self.inflight_latest);
+    }
+
+    fn raise_inflight_hi_slope(&mut self, w: &Window) {
+        let growth_this_round = 1u32 << self.bw_probe_up_rounds;
+        self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(30);
+        self.bw_probe_up_cnt = (w.cwnd / growth_this_round).max(1);
+    }
+
+    fn probe_inflight_hi_upward(&mut self, w: &Window, c: &ConnView, s: &Sample) {
+        if !c.is_cwnd_limited || w.cwnd < self.inflight_hi {
+            return;
+        }
+        self.bw_probe_up_acks = self.bw_probe_up_acks.saturating_add(s.acked_sacked);
+        if self.bw_probe_up_acks >= self.bw_probe_up_cnt {
+            let delta = self.bw_probe_up_acks / self.bw_probe_up_cnt;
+            self.bw_probe_up_acks -= delta * self.bw_probe_up_cnt;
+            self.inflight_hi = self.inflight_hi.saturating_add(delta);
+            self.try_fast_path = false;
+        }
+        if self.round_start {
+            self.raise_inflight_hi_slope(w);
+        }
+    }
+
+    /// `bbr_is_inflight_too_high`: losses since transmission above
+    /// `loss_thresh` of what was in flight then (the ECN test is inert).
+    fn is_inflight_too_high(&self, s: &Sample) -> bool {
+        if s.lost > 0 && s.tx_in_flight > 0 {
+            let thresh = (s.tx_in_flight as u64 * self.cfg.loss_thresh as u64) >> BBR_SCALE;
+            if s.lost as u64 > thresh {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// `bbr_inflight_hi_from_lost_skb`: the in-flight level at which the
+    /// loss rate crossed the threshold, within this one-segment packet.
+    fn inflight_hi_from_lost_skb(&self, s: &Sample) -> u32 {
+        let pcount = 1i64;
+        let inflight_prev = s.tx_in_flight as i64 - pcount;
+        if inflight_prev < 0 {
+            return UNSET;
+        }
+        let lost_prev = s.lost as i64 - pcount;
+        if lost_prev < 0 {
+            return UNSET;
+        }
+        let thresh = self.cfg.loss_thresh as u64;
+        let budget = (inflight_prev as u64 * thresh + BBR_UNIT as u64 - 1) >> BBR_SCALE;
+        let prefix = if lost_prev as u64 >= budget {
+            0
+        } else {
+            ((budget - lost_prev as u64) << BBR_SCALE) / (BBR_UNIT as u64 - thresh)
+        };
+        sat_u32(inflight_prev as u64 + prefix)
+    }
+
+    fn inflight_with_headroom(&self) -> u32 {
+        if self.inflight_hi == UNSET {
+            return UNSET;
+        }
+        let headroom = ((self.inflight_hi as u64 * self.cfg.inflight_headroom as u64) >> BBR_SCALE).max(1) as u32;
+        (self.inflight_hi as i64 - headroom as i64).max(self.cfg.cwnd_min_target as i64) as u32
+    }
+
+    fn bound_cwnd_for_inflight_model(&self, w: &mut Window) {
+        if !self.initialized {
+            return;
+        }
+        let mut cap = UNSET;
+        if self.mode == Mode::ProbeBw && self.cycle_idx != Phase::Cruise {
+            cap = self.inflight_hi;
+        } else if self.mode == Mode::ProbeRtt || (self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Cruise) {
+            cap = self.inflight_with_headroom();
+        }
+        cap = cap.min(self.inflight_lo);
+        cap = cap.max(self.cfg.cwnd_min_target);
+        w.cwnd = w.cwnd.min(cap);
+    }
+
+    fn init_lower_bounds(&mut self, w: &Window, init_bw: bool) {
+        if init_bw && self.bw_lo == UNSET {
+            self.bw_lo = self.max_bw();
+        }
+        if self.inflight_lo == UNSET {
+            self.inflight_lo = w.cwnd;
+        }
+    }
+
+    fn loss_lower_bounds(&mut self) {
+        let cut = (BBR_UNIT - self.cfg.beta) as u64;
+        self.bw_lo = self.bw_latest.max(((self.bw_lo as u64 * cut) >> BBR_SCALE) as u32);
+        self.inflight_lo = self.inflight_latest.max(((self.inflight_lo as u64 * cut) >> BBR_SCALE) as u32);
+    }
+
+    fn adapt_lower_bounds(&mut self, w: &Window) {
+        if self.is_probing_bandwidth() {
+            return;
+        }
+        if self.loss_in_round {
+            self.init_lower_bounds(w, true);
+            self.loss_lower_bounds();
+        }
+        self.bw_lo = self.bw_lo.max(1);
+    }
+
+    fn reset_lower_bounds(&mut self) {
+        self.bw_lo = UNSET;
+        self.inflight_lo = UNSET;
+    }
+
+    fn reset_congestion_signals(&mut self) {
+        self.loss_in_round = false;
+        self.loss_in_cycle = false;
+        self.bw_latest = 0;
+        self.inflight_latest = 0;
+    }
+
+    fn exit_loss_recovery(&mut self, w: &mut Window) {
+        w.cwnd = w.cwnd.max(self.prior_cwnd);
+        self.try_fast_path = false;
+    }
+
+    fn update_latest_delivery_signals(&mut self, c: &ConnView, s: &Sample) {
+        self.loss_round_start = false;
+        if s.interval_us <= 0 || s.acked_sacked == 0 {
+            return;
+        }
+        self.bw_latest = self.bw_latest.max(self.sample_bw);
+        self.inflight_latest = self.inflight_latest.max(sat_u32(s.delivered.max(0) as u64));
+        if s.prior_delivered >= self.loss_round_delivered {
+            self.loss_round_delivered = c.delivered;
+            self.loss_round_start = true;
+        }
+    }
+
+    fn advance_latest_delivery_signals(&mut self, s: &Sample) {
+        // No TLP in the framework: is_acking_tlp_retrans_seq is false.
+        if self.loss_round_start {
+            self.bw_latest = self.sample_bw;
+            self.inflight_latest = sat_u32(s.delivered.max(0) as u64);
+        }
+    }
+
+    fn update_congestion_signals(&mut self, w: &Window, s: &Sample) {
+        if s.interval_us <= 0 || s.acked_sacked == 0 {
+            return;
+        }
+        let bw = self.sample_bw;
+        if !s.is_app_limited || bw >= self.max_bw() {
+            self.take_max_bw_sample(bw);
+        }
+        self.loss_in_round |= s.losses > 0;
+        if !self.loss_round_start {
+            return;
+        }
+        self.adapt_lower_bounds(w);
+        self.loss_in_round = false;
+    }
+
+    // ----- PROBE_BW state machine -----
+
+    fn is_reno_coexistence_probe_time(&self, w: &Window) -> bool {
+        let rounds = self.cfg.bw_probe_max_rounds.min(self.target_inflight(w));
+        self.rounds_since_probe >= rounds
+    }
+
+    fn pick_probe_wait(&mut self) {
+        self.rounds_since_probe = self.rng.below(self.cfg.bw_probe_rand_rounds);
+        self.probe_wait_us = self.cfg.bw_probe_base_us.saturating_add(self.rng.below(self.cfg.bw_probe_rand_us));
+    }
+
+    fn set_cycle_idx(&mut self, p: Phase) {
+        self.cycle_idx = p;
+        self.try_fast_path = false;
+    }
+
+    fn start_bw_probe_refill(&mut self, c: &ConnView, up_rounds: u32) {
+        self.reset_lower_bounds();
+        self.bw_probe_up_rounds = up_rounds;
+        self.bw_probe_up_acks = 0;
+        self.stopped_risky_probe = false;
+        self.ack_phase = AckPhase::Refilling;
+        self.next_rtt_delivered = c.delivered;
+        self.set_cycle_idx(Phase::Refill);
+    }
+
+    fn start_bw_probe_up(&mut self, now: SimTime, w: &Window, c: &ConnView) {
+        self.ack_phase = AckPhase::ProbeStarting;
+        self.next_rtt_delivered = c.delivered;
+        self.cycle_mstamp = us(now);
+        self.reset_full_bw();
+        self.full_bw = self.sample_bw;
+        self.set_cycle_idx(Phase::Up);
+        self.raise_inflight_hi_slope(w);
+    }
+
+    fn start_bw_probe_down(&mut self, now: SimTime, c: &ConnView) {
+        self.reset_congestion_signals();
+        self.bw_probe_up_cnt = UNSET;
+        self.pick_probe_wait();
+        self.cycle_mstamp = us(now);
+        self.ack_phase = AckPhase::ProbeStopping;
+        self.next_rtt_delivered = c.delivered;
+        self.set_cycle_idx(Phase::Down);
+    }
+
+    fn start_bw_probe_cruise(&mut self) {
+        if self.inflight_lo != UNSET {
+            self.inflight_lo = self.inflight_lo.min(self.inflight_hi);
+        }
+        self.set_cycle_idx(Phase::Cruise);
+    }
+
+    fn handle_inflight_too_high(&mut self, now: SimTime, w: &Window, c: &ConnView, s: &Sample) {
+        self.prev_probe_too_high = true;
+        self.bw_probe_samples = false;
+        if !s.is_app_limited {
+            let floor = ((self.target_inflight(w) as u64 * (BBR_UNIT - self.cfg.beta) as u64) >> BBR_SCALE) as u32;
+            self.inflight_hi = s.tx_in_flight.max(floor);
+        }
+        if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
+            self.start_bw_probe_down(now, c);
+        }
+    }
+
+    /// Returns true if it decided a state transition.
+    fn adapt_upper_bounds(&mut self, now: SimTime, w: &Window, c: &ConnView, s: &Sample) -> bool {
+        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
+            self.ack_phase = AckPhase::ProbeFeedback;
+        }
+        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
+            // The samples of the probe are all in.
+            self.bw_probe_samples = false;
+            self.ack_phase = AckPhase::Init;
+            if self.mode == Mode::ProbeBw && !s.is_app_limited {
+                self.advance_max_bw_filter();
+            }
+            if self.mode == Mode::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high {
+                self.start_bw_probe_refill(c, 0);
+                return true;
+            }
+        }
+        if self.is_inflight_too_high(s) {
+            if self.bw_probe_samples {
+                self.handle_inflight_too_high(now, w, c, s);
+            }
+        } else {
+            if self.inflight_hi == UNSET {
+                return false;
+            }
+            if s.tx_in_flight > self.inflight_hi {
+                self.inflight_hi = s.tx_in_flight;
+            }
+            if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
+                self.probe_inflight_hi_upward(w, c, s);
+            }
+        }
+        false
+    }
+
+    fn check_time_to_probe_bw(&mut self, now: SimTime, w: &Window, c: &ConnView) -> bool {
+        // (The ECN re-probe branch needs ecn_eligible: inert.)
+        if self.has_elapsed_in_phase(now, self.probe_wait_us) || self.is_reno_coexistence_probe_time(w) {
+            self.start_bw_probe_refill(c, 0);
+            return true;
+        }
+        false
+    }
+
+    fn check_time_to_cruise(&self, inflight: u32, bw: u32) -> bool {
+        if inflight > self.inflight_with_headroom() {
+            return false;
+        }
+        inflight <= self.inflight(bw, BBR_UNIT)
+    }
+
+    fn update_cycle_phase(&mut self, now: SimTime, w: &Window, c: &ConnView, s: &Sample) {
+        if !self.full_bw_reached {
+            return;
+        }
+        if self.adapt_upper_bounds(now, w, c, s) {
+            return;
+        }
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let inflight = self.packets_in_net_at_edt(now, c, s.prior_in_flight);
+        let bw = self.max_bw();
+        match self.cycle_idx {
+            Phase::Cruise => {
+                self.check_time_to_probe_bw(now, w, c);
+            }
+            Phase::Refill => {
+                if self.round_start {
+                    self.bw_probe_samples = true;
+                    self.start_bw_probe_up(now, w, c);
+                }
+            }
+            Phase::Up => {
+                let mut done = false;
+                if self.prev_probe_too_high && inflight >= self.inflight_hi {
+                    self.stopped_risky_probe = true;
+                    done = true;
+                } else if c.is_cwnd_limited && w.cwnd >= self.inflight_hi {
+                    // inflight_hi is what limits growth: keep probing.
+                    self.reset_full_bw();
+                    self.full_bw = self.sample_bw;
+                } else if self.full_bw_now {
+                    done = true;
+                }
+                if done {
+                    self.prev_probe_too_high = false;
+                    self.start_bw_probe_down(now, c);
+                }
+            }
+            Phase::Down => {
+                if self.check_time_to_probe_bw(now, w, c) {
+                    return;
+                }
+                if self.check_time_to_cruise(inflight, bw) {
+                    self.start_bw_probe_cruise();
+                }
+            }
+        }
+    }
+
+    // ----- STARTUP exit -----
+
+    fn check_loss_too_high_in_startup(&mut self, c: &ConnView, s: &Sample) {
+        if self.full_bw_reached {
+            return;
+        }
+        if s.losses > 0 && self.loss_events_in_round < 0xf {
+            self.loss_events_in_round += 1;
+        }
+        if self.cfg.full_loss_cnt != 0
+            && self.loss_round_start
+            && c.ca_state == CaState::Recovery
+            && self.loss_events_in_round >= self.cfg.full_loss_cnt
+            && self.is_inflight_too_high(s)
+        {
+            self.handle_queue_too_high_in_startup();
+            return;
+        }
+        if self.loss_round_start {
+            self.loss_events_in_round = 0;
+        }
+    }
+
+    fn check_full_bw_reached(&mut self, s: &Sample) {
+        if self.full_bw_now || s.is_app_limited {
+            return;
+        }
+        let bw_thresh = (self.full_bw as u64 * self.cfg.full_bw_thresh as u64) >> BBR_SCALE;
+        if self.sample_bw as u64 >= bw_thresh {
+            self.reset_full_bw();
+            self.full_bw = self.sample_bw;
+            return;
+        }
+        if !self.round_start {
+            return;
+        }
+        self.full_bw_cnt = (self.full_bw_cnt + 1) & 3;
+        self.full_bw_now = self.full_bw_cnt >= self.cfg.full_bw_cnt;
+        self.full_bw_reached |= self.full_bw_now;
+    }
+
+    fn check_drain(&mut self, now: SimTime, w: &mut Window, c: &ConnView) {
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+            w.ssthresh = self.inflight(self.max_bw(), BBR_UNIT);
+            self.reset_congestion_signals();
+        }
+        if self.mode == Mode::Drain
+            && self.packets_in_net_at_edt(now, c, c.packets_in_flight) <= self.inflight(self.max_bw(), BBR_UNIT)
+        {
+            self.mode = Mode::ProbeBw;
+            self.start_bw_probe_down(now, c);
+        }
+    }
+
+    fn update_model(&mut self, now: SimTime, w: &mut Window, c: &ConnView, s: &Sample) {
+        self.update_congestion_signals(w, s);
+        self.update_ack_aggregation(w, s);
+        self.check_loss_too_high_in_startup(c, s);
+        self.check_full_bw_reached(s);
+        self.check_drain(now, w, c);
+        self.update_cycle_phase(now, w, c, s);
+        self.update_min_rtt(now, w, c, s);
+    }
+
+    /// `bbr_run_fast_path`: returns (take the fast path, update the model).
+    fn run_fast_path(&mut self, now: SimTime, w: &mut Window, c: &ConnView, s: &Sample) -> (bool, bool) {
+        if self.cfg.fast_path
+            && self.try_fast_path
+            && s.is_app_limited
+            && self.sample_bw < self.max_bw()
+            && !self.loss_in_round
+        {
+            let prev_mode = self.mode;
+            let prev_min_rtt = self.min_rtt_us;
+            self.check_drain(now, w, c);
+            self.update_cycle_phase(now, w, c, s);
+            self.update_min_rtt(now, w, c, s);
+            if self.mode == prev_mode && self.min_rtt_us == prev_min_rtt && self.try_fast_path {
+                return (true, false);
+            }
+            return (false, false);
+        }
+        (false, true)
+    }
+
+    // ----- losses (deviation 3) -----
+
+    fn note_loss(&mut self, delivered: u64) {
+        if !self.loss_in_round {
+            self.loss_round_delivered = delivered;
+        }
+        self.loss_in_round = true;
+        self.loss_in_cycle = true;
+    }
+
+    /// `bbr_skb_marked_lost` for the packet at `seq`, with `tp->lost` equal
+    /// to `lost_now` right after its marking.
+    fn skb_marked_lost(&mut self, now: SimTime, w: &Window, c: &ConnView, seq: u64, lost_now: u64) {
+        self.note_loss(c.delivered);
+        if !self.bw_probe_samples {
+            return;
+        }
+        let Some(b) = self.history.by_seq(seq).copied() else { return };
+        let j = ((seq - b.snd_nxt) / self.mss.max(1) as u64) as u32 + 1;
+        let mut s = Sample {
+            tx_in_flight: b.in_flight + j,
+            lost: sat_u32(lost_now.saturating_sub(b.lost)),
+            is_app_limited: b.app_limited,
+            ..Sample::default()
+        };
+        if self.is_inflight_too_high(&s) {
+            s.tx_in_flight = self.inflight_hi_from_lost_skb(&s);
+            self.handle_inflight_too_high(now, w, c, &s);
+        }
+    }
+
+    fn open_batch(&mut self, c: &ConnView) {
+        let b = Batch {
+            delivered: c.delivered,
+            lost: c.lost_total,
+            in_flight: c.packets_in_flight,
+            snd_nxt: c.snd_nxt,
+            app_limited: c.app_limited || self.al.active(),
+            end_in_flight: None,
+            end_snd_nxt: None,
+        };
+        self.history.open(b);
+    }
+}
+
+impl CongestionControl for Bbr3 {
+    fn name(&self) -> &'static str {
+        "bbr3"
+    }
+
+    /// `bbr_init`.
+    fn init(&mut self, now: SimTime, w: &mut Window, c: &ConnView) {
+        let cfg = self.cfg.clone();
+        *self = Bbr3::new(cfg);
+        self.note(c);
+        let j = self.jiffies(now);
+        self.initialized = true;
+        self.delivered_mstamp = us(now);
+        self.init_cwnd = w.cwnd.min(0x7f);
+        self.prior_cwnd = 0;
+        w.ssthresh = INFINITE_SSTHRESH;
+        self.next_rtt_delivered = c.delivered;
+        self.prev_ca_state = CaState::Open;
+        let min_rtt = c.min_rtt.map_or(UNSET, |m| sat_u32(m.as_micros()));
+        self.probe_rtt_min_us = min_rtt;
+        self.probe_rtt_min_stamp = j;
+        self.min_rtt_us = min_rtt;
+        self.min_rtt_stamp = j;
+        self.init_pacing_rate_from_rtt(c, w.cwnd);
+        self.mode = Mode::Startup;
+        self.ack_epoch_mstamp = us(now);
+        self.loss_round_delivered = c.delivered + 1;
+        self.open_batch(c);
+    }
+
+    /// `bbr_ssthresh`: save cwnd and the loss-adapted bounds for undo.
+    fn ssthresh(&mut self, _now: SimTime, w: &Window, c: &ConnView) -> u32 {
+        self.note(c);
+        self.save_cwnd(w.cwnd);
+        self.undo_bw_lo = self.bw_lo;
+        self.undo_inflight_lo = self.inflight_lo;
+        self.undo_inflight_hi = self.inflight_hi;
+        w.ssthresh
+    }
+
+    fn cong_avoid(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _acked: u32) {}
+
+    /// `bbr_set_state`.
+    fn set_state(&mut self, now: SimTime, w: &mut Window, c: &ConnView, new: CaState) {
+        if new == CaState::Loss {
+            // The timeout marked every outstanding segment lost: replay the
+            // markings (deviation 3), then start a new send batch.
+            self.history.close(None, c.snd_nxt, self.mss);
+            let newly = c.lost_total.saturating_sub(self.last_lost);
+            let base = c.lost_total - newly;
+            for i in 0..newly.min(4096) {
+                let seq = c.snd_una + i * self.mss as u64;
+                self.skb_marked_lost(now, w, c, seq, base + i + 1);
+            }
+            self.note(c);
+            self.prev_ca_state = CaState::Loss;
+            self.reset_full_bw();
+            if !self.is_probing_bandwidth() && self.inflight_lo == UNSET {
+                self.inflight_lo = w.cwnd.max(self.prior_cwnd);
+            }
+            self.open_batch(c);
+        } else {
+            self.note(c);
+            if self.prev_ca_state == CaState::Loss {
+                self.exit_loss_recovery(w);
+            }
+        }
+    }
+
+    /// `bbr_cwnd_event` (only TX_START matters without ECN and TLP).
+    fn cwnd_event(&mut self, now: SimTime, w: &mut Window, c: &ConnView, ev: CaEvent) {
+        self.note(c);
+        if ev != CaEvent::TxStart {
+            return;
+        }
+        if c.packets_out == 0 {
+            self.delivered_mstamp = us(now);
+        }
+        if !(c.app_limited || self.al.active()) {
+            return;
+        }
+        self.idle_restart = true;
+        self.ack_epoch_mstamp = us(now);
+        self.ack_epoch_acked = 0;
+        if self.mode == Mode::ProbeBw {
+            let bw = self.bbr_bw();
+            self.set_pacing_rate(c, w.cwnd, bw, BBR_UNIT);
+        } else if self.mode == Mode::ProbeRtt {
+            self.check_probe_rtt_done(now, w, c);
+        }
+    }
+
+    /// `bbr_undo_cwnd`: revert the loss-adapted bounds.
+    fn undo_cwnd(&mut self, _w: &Window, _prior_cwnd: u32) -> u32 {
+        self.reset_full_bw();
+        self.loss_in_round = false;
+        self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
+        self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
+        self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
+        self.try_fast_path = false;
+        self.prior_cwnd
+    }
+
+    /// `bbr_main`.
+    fn cong_control(&mut self, now: SimTime, w: &mut Window, c: &ConnView, rs: &RateSample) -> bool {
+        if let Some(m) = (c.mss > 0).then_some(c.mss) {
+            self.mss = m;
+        }
+        // Framework state BBR reads (v1 deviations 5, 6), and the send batch
+        // that this ACK closes (deviation 2).
+        if rs.acked_sacked > 0 {
+            self.delivered_mstamp = us(now);
+        }
+        self.al.clear_if_passed(c.delivered);
+        self.history.close(Some(rs.prior_in_flight), c.snd_nxt, self.mss);
+
+        // Packets this ACK marked lost, replayed (deviation 3).
+        if rs.losses > 0 {
+            let base = c.lost_total.saturating_sub(rs.losses as u64);
+            let first_hole = c.lost_out.saturating_sub(rs.losses) as u64;
+            for i in 0..rs.losses as u64 {
+                let seq = c.snd_una + (first_hole + i) * self.mss as u64;
+                self.skb_marked_lost(now, w, c, seq, base + i + 1);
+            }
+        }
+        let s = self.linux_sample(now, rs, c);
+
+        self.update_round_start(c, &s);
+        if self.round_start {
+            self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xff);
+            // ECN alpha and PLB need ECN: inert (deviation 4).
+        }
+        self.calculate_bw_sample(&s);
+        self.update_latest_delivery_signals(c, &s);
+
+        let (fast, update_model) = self.run_fast_path(now, w, c, &s);
+        if !fast {
+            if update_model {
+                self.update_model(now, w, c, &s);
+            }
+            self.update_gains();
+            let bw = self.bbr_bw();
+            self.set_pacing_rate(c, w.cwnd, bw, self.pacing_gain);
+            self.set_cwnd(w, s.acked_sacked, bw, self.cwnd_gain);
+            self.bound_cwnd_for_inflight_model(w);
+        }
+        self.advance_latest_delivery_signals(&s);
+        self.prev_ca_state = c.ca_state;
+        self.loss_in_cycle |= s.lost > 0;
+
+        self.note(c);
+        self.open_batch(c);
+        true
+    }
+
+    fn pacing_rate(&self) -> Option<BitRate> {
+        match self.pacing_rate {
+            Some(r) if r > 0 => Some(BitRate::from_bps(r.saturating_mul(8))),
+            _ => None,
+        }
+    }
+
+    fn mode(&self) -> &'static str {
+        match self.mode {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeRtt => "probe_rtt",
+            Mode::ProbeBw => match self.cycle_idx {
+                Phase::Up => "probe_bw_up",
+                Phase::Down => "probe_bw_down",
+                Phase::Cruise => "probe_bw_cruise",
+                Phase::Refill => "probe_bw_refill",
+            },
+        }
+    }
+
+    fn target_window(&self) -> Option<f64> {
+        if self.min_rtt_us == UNSET || self.bbr_bw() == 0 {
+            return None;
+        }
+        Some(self.bbr_bw() as f64 * self.min_rtt_us as f64 / BW_UNIT as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::cc::registry::{self, CcConfig};
+
+    const MSS: u32 = 1448;
+
+    fn ms(x: u64) -> SimDuration {
+        SimDuration::from_millis(x)
+    }
+
+    /// A connection driven by hand as the framework would drive it: every
+    /// segment remembers `delivered` when it was sent, ACKs are cumulative
+    /// and in order, and the sender refills to a chosen flight after each
+    /// ACK. Sequence numbers count segments.
+    struct Conn {
+        cc: Bbr3,
+        w: Window,
+        now: SimTime,
+        /// Outstanding segments: the `delivered` snapshot of each.
+        segs: VecDeque<u64>,
+        una: u64,
+        nxt: u64,
+        delivered: u64,
+        lost: u64,
+        state: CaState,
+        srtt: Option<SimDuration>,
+        app_limited: bool,
+        cwnd_limited: bool,
+        /// Delivery rate the samples report, segments per second.
+        rate: f64,
+        rtt: SimDuration,
+    }
+
+    impl Conn {
+        fn new(cfg: Config) -> Conn {
+            let mut c = Conn {
+                cc: Bbr3::new(cfg),
+                w: Window::new(10),
+                now: SimTime::ZERO,
+                segs: VecDeque::new(),
+                una: 0,
+                nxt: 0,
+                delivered: 0,
+                lost: 0,
+                state: CaState::Open,
+                srtt: None,
+                app_limited: false,
+                cwnd_limited: true,
+                rate: 2500.0,
+                rtt: ms(40),
+            };
+            let v = c.view(0, 0);
+            c.cc.init(SimTime::ZERO, &mut c.w, &v);
+            c.send(10);
+            // The first ACKs come about one RTT later.
+            c.now = SimTime::ZERO + ms(36);
+            c
+        }
+        fn in_flight(&self) -> u32 {
+            self.segs.len() as u32
+        }
+        fn view(&self, lost_out: u32, sacked_out: u32) -> ConnView {
+            ConnView {
+                now: self.now,
+                mss: MSS,
+                snd_una: self.una * MSS as u64,
+                snd_nxt: self.nxt * MSS as u64,
+                packets_out: self.in_flight() + lost_out,
+                packets_in_flight: self.in_flight(),
+                srtt: self.srtt,
+                min_rtt: None,
+                delivered: self.delivered,
+                ca_state: self.state,
+                is_cwnd_limited: self.cwnd_limited,
+                app_limited: self.app_limited,
+                sacked_out,
+                lost_out,
+                lost_total: self.lost,
+                last_send: None,
+                ..ConnView::default()
+            }
+        }
+        /// Sends `n` new segments (no hook runs, as with paced sends).
+        fn send(&mut self, n: u32) {
+            for _ in 0..n {
+                self.segs.push_back(self.delivered);
+                self.nxt += 1;
+            }
+        }
+        /// Sends until `flight` segments are out.
+        fn fill(&mut self, flight: u32) {
+            let n = flight.saturating_sub(self.in_flight());
+            self.send(n);
+        }
+        /// One ACK `dt` after the previous event: the first `lost` outstanding
+        /// segments are found lost (SACKed around), the next `acked`
+        /// delivered. The rate sample spans the newest delivered segment.
+        fn ack(&mut self, dt: SimDuration, acked: u32, lost: u32) {
+            self.now += dt;
+            let prior_in_flight = self.in_flight();
+            let hole = self.una;
+            for _ in 0..lost {
+                self.segs.pop_front();
+                self.una += 1;
+            }
+            self.lost += lost as u64;
+            let mut prior = None;
+            for _ in 0..acked {
+                prior = self.segs.pop_front();
+                self.una += 1;
+                self.delivered += 1;
+            }
+            let r = self.rtt;
+            self.srtt = Some(self.srtt.map_or(r, |s| SimDuration::from_nanos((7 * s.as_nanos() + r.as_nanos()) / 8)));
+            let rs = match prior {
+                Some(p) => {
+                    let d = self.delivered - p;
+                    RateSample {
+                        delivered: Some(d),
+                        interval: SimDuration::from_nanos((d as f64 / self.rate * 1e9) as u64),
+                        prior_delivered: p,
+                        prior_time: SimTime::ZERO,
+                        prior_in_flight,
+                        acked_sacked: acked,
+                        losses: lost,
+                        rtt: Some(r),
+                        is_app_limited: self.app_limited,
+                        is_retrans: false,
+                    }
+                }
+                None => RateSample { prior_in_flight, losses: lost, ..RateSample::default() },
+            };
+            // With losses the ACK carried SACK blocks above the holes.
+            let mut v = self.view(lost, if lost > 0 { acked } else { 0 });
+            if lost > 0 {
+                v.snd_una = hole * MSS as u64;
+            }
+            assert!(self.cc.cong_control(self.now, &mut self.w, &v, &rs));
+        }
+        /// `n` steady ACKs of one segment each, `gap` apart, refilling to
+        /// `flight` after each.
+        fn steady(&mut self, n: u32, gap: SimDuration, flight: u32) {
+            for _ in 0..n {
+                self.ack(gap, 1, 0);
+                self.fill(flight);
+            }
+        }
+        /// One round: a flight of `flight` ACKed one by one over one RTT.
+        fn round(&mut self, flight: u32) {
+            let gap = SimDuration::from_nanos(self.rtt.as_nanos() / flight.max(1) as u64);
+            self.steady(flight, gap, flight);
+        }
+        fn set_state(&mut self, s: CaState) {
+            self.state = s;
+            let v = self.view(0, 0);
+            self.cc.set_state(self.now, &mut self.w, &v, s);
+        }
+    }
+
+    fn bw_raw(pkts_per_s: f64) -> u32 {
+        (pkts_per_s * BW_UNIT as f64 / 1e6).ceil() as u32
+    }
+
+    /// STARTUP at 2500 segments/s (BDP 100 at 40 ms) until PROBE_BW.
+    fn in_probe_bw(cfg: Config) -> Conn {
+        let mut c = Conn::new(cfg);
+        for k in 0..40 {
+            // STARTUP overfills a little; DRAIN's slow pacing brings the
+            // flight back to the BDP.
+            let flight = if c.cc.bbr_mode() == Mode::Drain { 100 } else { c.w.cwnd.min(100 + 2 * k) };
+            c.round(flight);
+            if c.cc.bbr_mode() == Mode::ProbeBw {
+                return c;
+            }
+        }
+        panic!("never reached PROBE_BW: {:?}", c.cc.bbr_mode());
+    }
+
+    // ----- configuration -----
+
+    #[test]
+    fn the_defaults_are_googles_v3_constants() {
+        let c = Config::default();
+        assert_eq!((c.startup_pacing_gain, c.startup_cwnd_gain, c.drain_gain, c.cwnd_gain), (710, 512, 88, 512));
+        assert_eq!(c.pacing_gains, [320, 232, 256, 256]);
+        assert_eq!((c.beta, c.loss_thresh, c.inflight_headroom, c.probe_rtt_cwnd_gain), (76, 5, 38, 128));
+        assert_eq!((c.probe_rtt_win_ms, c.probe_rtt_mode_ms, c.min_rtt_win_sec), (5000, 200, 10));
+        assert_eq!((c.full_bw_thresh, c.full_bw_cnt, c.full_loss_cnt), (320, 3, 6));
+        assert_eq!((c.bw_probe_max_rounds, c.bw_probe_rand_rounds, c.bw_probe_base_us, c.bw_probe_rand_us), (63, 2, 2_000_000, 1_000_000));
+        assert_eq!((c.bw_probe_cwnd_gain, c.tso_rtt_shift, c.cwnd_min_target), (1, 9, 4));
+        assert_eq!((c.extra_acked_gain, c.extra_acked_win_rtts, c.extra_acked_max_us), (256, 5, 100_000));
+        assert!(c.fast_path);
+        assert_eq!(c.validate(), Ok(()));
+        // 4 ln 2 = 2.7726; 710/256 = 2.7734.
+        assert!((710.0 / 256.0 - 4.0 * std::f64::consts::LN_2).abs() < 0.001);
+    }
+
+    #[test]
+    fn validation_names_the_bad_parameter() {
+        let bad = |f: fn(&mut Config), name: &str| {
+            let mut c = Config::default();
+            f(&mut c);
+            let e = c.validate().unwrap_err();
+            assert!(e.contains(name), "{e}");
+        };
+        bad(|c| c.hz = 1200, "hz");
+        bad(|c| c.probe_rtt_win_ms = 20_000, "probe_rtt_win_ms");
+        bad(|c| c.loss_thresh = 256, "loss_thresh");
+        bad(|c| c.beta = 300, "beta");
+        bad(|c| c.pacing_gains[1] = 0, "pacing_gains[1]");
+        bad(|c| c.bw_probe_cwnd_gain = 4, "bw_probe_cwnd_gain");
+        bad(|c| c.full_bw_cnt = 0, "full_bw_cnt");
+        bad(|c| c.bw_probe_rand_rounds = 0, "bw_probe_rand_rounds");
+        bad(|c| c.full_loss_cnt = 16, "full_loss_cnt");
+    }
+
+    #[test]
+    fn the_registry_builds_bbr3_and_rejects_unknown_keys() {
+        let cc = registry::build("bbr3", &serde_json::json!({"seed": 3, "beta": 80})).unwrap();
+        assert_eq!(cc.name(), "bbr3");
+        assert!(registry::build("bbr3", &serde_json::json!({"betta": 80})).is_err());
+        let r = registry::resolve("bbr3", &serde_json::Value::Null).unwrap();
+        assert_eq!(r["startup_pacing_gain"], 710);
+        assert_eq!(r["pacing_gains"], serde_json::json!([320, 232, 256, 256]));
+    }
+
+    // ----- STARTUP -----
+
+    #[test]
+    fn startup_paces_at_2_77_times_the_bandwidth_with_a_cwnd_gain_of_2() {
+        let mut c = Conn::new(Config::default());
+        c.rate = 250.0; // 10 segments per 40 ms
+        c.round(10);
+        assert_eq!(c.cc.bbr_mode(), Mode::Startup);
+        assert_eq!((c.cc.pacing_gain_raw(), c.cc.cwnd_gain_raw()), (710, 512));
+        assert_eq!(c.cc.mode(), "startup");
+        let bw = c.cc.bw_raw();
+        assert_eq!(bw, bw_raw(250.0));
+        let expect = ((((bw as u64 * MSS as u64 * 710) >> 8) * 990_000) >> 24).max(1);
+        assert_eq!(c.cc.pacing_rate_bytes(), Some(expect));
+        // Below 2·init_cwnd the window grows by every segment ACKed.
+        assert_eq!(c.w.cwnd, 20);
+    }
+
+    #[test]
+    fn startup_ends_when_the_bandwidth_sample_grows_less_than_25_percent_for_three_rounds() {
+        let mut c = Conn::new(Config::default());
+        c.rate = 2500.0; // every sample reports the same rate
+        let mut starts = 0;
+        while !c.cc.full_bw_reached() {
+            c.ack(ms(1), 1, 0);
+            let f = c.w.cwnd.min(400);
+            c.fill(f);
+            starts += u32::from(c.cc.round_start);
+            assert!(starts < 10);
+        }
+        // The first sample sets the reference; then three round starts
+        // without 25 % growth.
+        assert_eq!(starts, 4);
+        assert_ne!(c.w.ssthresh, INFINITE_SSTHRESH, "entering DRAIN exports ssthresh");
+        // In flight is already below the BDP, so DRAIN ends on the same ACK,
+        // and DOWN hands over to CRUISE at once (check_drain runs before
+        // the cycle update, as in Linux).
+        assert_eq!(c.cc.bbr_mode(), Mode::ProbeBw);
+        assert_eq!(c.cc.phase(), Phase::Cruise);
+    }
+
+    #[test]
+    fn startup_ends_on_six_loss_events_with_more_than_2_percent_loss_in_a_recovery_round() {
+        let mut c = Conn::new(Config::default());
+        for _ in 0..3 {
+            let f = c.w.cwnd;
+            c.rate *= 2.0;
+            c.round(f);
+        }
+        assert!(!c.cc.full_bw_reached());
+        c.state = CaState::Recovery;
+        // One round of recovery with a loss on every other ACK.
+        let flight = c.in_flight();
+        let start = c.delivered;
+        let mut events = 0;
+        while c.delivered < start + flight as u64 && !c.cc.full_bw_reached() {
+            let lost = u32::from(events < 8 && (c.delivered & 1) == 0);
+            events += lost;
+            c.ack(ms(1), 1, lost);
+            c.fill(flight);
+        }
+        assert!(c.cc.full_bw_reached(), "after {events} loss events");
+        assert!(events >= 6);
+        assert!(c.cc.inflight_hi().is_some());
+    }
+
+    // ----- PROBE_BW -----
+
+    #[test]
+    fn drain_leads_to_probe_bw_down_with_a_two_to_three_second_probe_wait_then_cruise() {
+        let mut c = in_probe_bw(Config::default());
+        // DRAIN ended in DOWN; in flight at BDP moves on to CRUISE.
+        assert!(matches!(c.cc.phase(), Phase::Down | Phase::Cruise), "{:?}", c.cc.phase());
+        let wait = c.cc.probe_wait();
+        assert!(wait >= SimDuration::from_secs(2) && wait < SimDuration::from_secs(3), "{wait:?}");
+        c.steady(5, ms(1), 90);
+        assert_eq!(c.cc.phase(), Phase::Cruise);
+        assert_eq!(c.cc.mode(), "probe_bw_cruise");
+        assert_eq!(c.cc.pacing_gain_raw(), 256);
+    }
+
+    #[test]
+    fn cruise_refills_after_the_probe_wait_then_probes_up_at_1_25_with_cwnd_gain_2_25() {
+        let mut c = in_probe_bw(Config { bw_probe_max_rounds: 255, ..Config::default() });
+        let started = c.now;
+        let wait = c.cc.probe_wait();
+        while c.cc.phase() != Phase::Refill {
+            c.round(100);
+            assert!(c.now < started + wait + ms(100), "no refill by {:?}", c.now);
+        }
+        assert!(c.now >= started + wait);
+        assert_eq!(c.cc.pacing_gain_raw(), 256);
+        // One round of REFILL, then UP.
+        c.round(100);
+        assert_eq!(c.cc.phase(), Phase::Up);
+        assert_eq!((c.cc.pacing_gain_raw(), c.cc.cwnd_gain_raw()), (320, 576));
+        assert_eq!(c.cc.mode(), "probe_bw_up");
+    }
+
+    #[test]
+    fn reno_coexistence_starts_a_probe_after_as_many_rounds_as_the_bdp_in_packets() {
+        // A 20-segment BDP: probe after 20 rounds (0.8 s), long before 2 s.
+        let mut c = Conn::new(Config::default());
+        c.rate = 500.0;
+        for _ in 0..40 {
+            let f = c.w.cwnd.min(20);
+            c.round(f);
+            if c.cc.bbr_mode() == Mode::ProbeBw {
+                break;
+            }
+        }
+        assert_eq!(c.cc.bbr_mode(), Mode::ProbeBw);
+        let t0 = c.now;
+        let mut rounds = 0;
+        while c.cc.phase() != Phase::Refill {
+            c.round(20);
+            rounds += 1;
+            assert!(rounds < 40);
+        }
+        assert!(c.now.saturating_since(t0) < SimDuration::from_secs(1), "before the 2 s wall-clock wait");
+        let target = c.cc.inflight(c.cc.bw_raw(), BBR_UNIT).min(c.w.cwnd);
+        assert!(rounds as u32 >= target.saturating_sub(2) && rounds as u32 <= target + 1, "{rounds} rounds, target {target}");
+    }
+
+    /// Drives a connection to the UP phase.
+    fn in_probe_up(cfg: Config) -> Conn {
+        let mut c = in_probe_bw(cfg);
+        let mut n = 0;
+        while c.cc.phase() != Phase::Up {
+            c.round(100);
+            n += 1;
+            assert!(n < 200);
+        }
+        c
+    }
+
+    #[test]
+    fn losses_above_2_percent_while_probing_set_inflight_hi_and_end_the_probe() {
+        let mut c = in_probe_up(Config::default());
+        assert!(c.cc.inflight_hi().is_none());
+        let mut n = 0;
+        // Probe: flight rises; then 4 losses in a flight of ~130 (3 %).
+        while c.cc.phase() == Phase::Up && n < 4 {
+            c.ack(ms(1), 1, 1);
+            c.fill(130);
+            n += 1;
+        }
+        assert_eq!(c.cc.phase(), Phase::Down, "after {n} losses");
+        let hi = c.cc.inflight_hi().expect("inflight_hi set");
+        assert!((90..=140).contains(&hi), "inflight_hi {hi}");
+        assert!(c.cc.prev_probe_too_high);
+        assert_eq!(c.cc.pacing_gain_raw(), 232);
+    }
+
+    #[test]
+    fn without_losses_inflight_hi_grows_in_up_by_an_amount_that_doubles_each_round() {
+        let mut c = in_probe_up(Config::default());
+        c.cc.inflight_hi = 120;
+        c.w.cwnd = 120;
+        c.cc.bw_probe_up_rounds = 0;
+        let cwnd = c.w.cwnd;
+        c.cc.raise_inflight_hi_slope(&c.w);
+        assert_eq!(c.cc.bw_probe_up_cnt, cwnd);
+        c.cc.raise_inflight_hi_slope(&c.w);
+        assert_eq!(c.cc.bw_probe_up_cnt, cwnd / 2);
+        c.cc.raise_inflight_hi_slope(&c.w);
+        assert_eq!(c.cc.bw_probe_up_cnt, cwnd / 4);
+        // Window-limited ACKs raise inflight_hi by 1 per bw_probe_up_cnt ACKs.
+        let before = c.cc.inflight_hi;
+        let v = c.view(0, 0);
+        let s = Sample { acked_sacked: 2 * cwnd / 4, ..Sample::default() };
+        c.cc.round_start = false;
+        c.cc.probe_inflight_hi_upward(&c.w, &v, &s);
+        assert_eq!(c.cc.inflight_hi, before + 2);
+    }
+
+    #[test]
+    fn a_loss_outside_probing_cuts_bw_lo_and_inflight_lo_by_30_percent_but_not_below_the_latest_round() {
+        let mut c = in_probe_bw(Config::default());
+        c.steady(5, ms(1), 90);
+        assert_eq!(c.cc.phase(), Phase::Cruise);
+        // A loss while cruising: the bounds are cut at the end of its round.
+        c.ack(ms(1), 1, 1);
+        c.fill(90);
+        assert!(c.cc.loss_in_round);
+        let mut n = 0;
+        while c.cc.bw_lo().is_none() {
+            c.ack(ms(1), 1, 0);
+            c.fill(90);
+            n += 1;
+            assert!(n < 200);
+        }
+        assert!(c.cc.bw_raw() <= c.cc.max_bw_raw());
+        assert!(c.w.cwnd <= c.cc.inflight_lo().unwrap().max(4), "cwnd bounded by inflight_lo");
+        // The rule itself: ×(1 − 76/256), floored at the latest round.
+        c.cc.bw_lo = 1000;
+        c.cc.inflight_lo = 100;
+        c.cc.bw_latest = 10;
+        c.cc.inflight_latest = 10;
+        c.cc.loss_in_round = true;
+        c.cc.adapt_lower_bounds(&c.w);
+        assert_eq!((c.cc.bw_lo, c.cc.inflight_lo), (703, 70));
+        c.cc.bw_latest = 900;
+        c.cc.inflight_latest = 95;
+        c.cc.adapt_lower_bounds(&c.w);
+        assert_eq!((c.cc.bw_lo, c.cc.inflight_lo), (900, 95));
+        // Not while probing.
+        c.cc.cycle_idx = Phase::Up;
+        c.cc.adapt_lower_bounds(&c.w);
+        assert_eq!((c.cc.bw_lo, c.cc.inflight_lo), (900, 95));
+    }
+
+    #[test]
+    fn the_bandwidth_filter_keeps_the_max_of_the_last_two_probe_cycles() {
+        let mut c = in_probe_bw(Config::default());
+        c.cc.bw_hi = [100, 200];
+        c.cc.advance_max_bw_filter();
+        assert_eq!(c.cc.bw_hi, [200, 0]);
+        assert_eq!(c.cc.max_bw_raw(), 200);
+        c.cc.take_max_bw_sample(150);
+        c.cc.advance_max_bw_filter();
+        assert_eq!(c.cc.max_bw_raw(), 150);
+        // A window without samples keeps the old one.
+        c.cc.advance_max_bw_filter();
+        assert_eq!(c.cc.bw_hi, [150, 0]);
+    }
+
+    #[test]
+    fn cruising_leaves_15_percent_headroom_below_inflight_hi() {
+        let mut c = in_probe_bw(Config::default());
+        c.steady(5, ms(1), 90);
+        assert_eq!(c.cc.phase(), Phase::Cruise);
+        c.cc.inflight_hi = 200;
+        c.w.cwnd = 500;
+        c.ack(ms(1), 1, 0);
+        // 200 − ⌊200·38/256⌋ = 171.
+        assert_eq!(c.w.cwnd, 171.min(c.cc.target_cwnd().unwrap()));
+        c.cc.inflight_hi = 100;
+        c.ack(ms(1), 1, 0);
+        assert_eq!(c.w.cwnd, 86);
+    }
+
+    // ----- PROBE_RTT -----
+
+    #[test]
+    fn probe_rtt_comes_after_5_s_without_a_lower_rtt_and_holds_half_a_bdp_for_200_ms() {
+        let mut c = in_probe_bw(Config::default());
+        c.rtt = ms(45);
+        let stamp = c.cc.probe_rtt_min_stamp;
+        while c.cc.bbr_mode() != Mode::ProbeRtt {
+            c.steady(1, ms(10), 100);
+            assert!(c.now < SimTime::from_nanos(6_000_000_000));
+        }
+        let j = c.cc.jiffies(c.now);
+        // Strictly after the 5 s window, on the first ACK (10 ms apart).
+        assert!((5001..=5010).contains(&j.wrapping_sub(stamp)), "{}", j.wrapping_sub(stamp));
+        assert_eq!(c.cc.mode(), "probe_rtt");
+        // BDP/2 at 2500 segments/s and 40 ms: 50.0002 (bandwidth samples
+        // are rounded up), rounded up again to 51.
+        assert_eq!(c.cc.probe_rtt_cwnd(), 51);
+        assert_eq!(c.w.cwnd, 51);
+        // The flight falls to 51; then 200 ms and a round (51 ACKs in 40 ms).
+        c.steady(1, ms(1), 51);
+        let began = c.now;
+        while c.cc.bbr_mode() == Mode::ProbeRtt {
+            c.steady(1, SimDuration::from_micros(800), 51);
+            assert!(c.now < began + ms(400));
+        }
+        assert!(c.now > began + ms(200));
+        assert_eq!(c.cc.bbr_mode(), Mode::ProbeBw);
+        assert_eq!(c.cc.phase(), Phase::Cruise, "PROBE_RTT exits to CRUISE");
+        // The 10 s min_rtt filter still holds the 40 ms sample.
+        assert_eq!(c.cc.min_rtt(), Some(ms(40)));
+    }
+
+    // ----- emulations and loss states -----
+
+    #[test]
+    fn the_transmit_snapshot_of_a_cumulative_ack_is_in_flight_at_its_batch_start_plus_its_position() {
+        let mut c = Conn::new(Config::default());
+        // 10 out; ACK 2, then 5 more are sent in this batch.
+        c.ack(ms(40), 2, 0);
+        let batch_start_in_flight = c.in_flight();
+        c.send(5);
+        // ACK up to the 2nd segment of that batch.
+        let to_ack = c.in_flight() - 5 + 2;
+        let prior_in_flight = c.in_flight();
+        c.ack(ms(10), to_ack, 0);
+        let rs = RateSample {
+            delivered: Some(to_ack as u64),
+            interval: ms(40),
+            prior_delivered: 2,
+            acked_sacked: to_ack,
+            prior_in_flight,
+            ..RateSample::default()
+        };
+        let v = c.view(0, 0);
+        let (tx, lost) = c.cc.sample_snapshot(&rs, &v);
+        assert_eq!(tx, batch_start_in_flight + 2);
+        assert_eq!(lost, 0);
+    }
+
+    #[test]
+    fn a_timeout_resets_full_bw_seeds_inflight_lo_and_the_window_returns_when_loss_ends() {
+        let mut c = in_probe_bw(Config::default());
+        c.steady(5, ms(1), 90);
+        let v = c.view(0, 0);
+        c.cc.ssthresh(c.now, &c.w, &v);
+        let saved = c.cc.prior_cwnd;
+        // tcp_enter_loss: everything lost, cwnd = in flight + 1.
+        c.lost += c.segs.len() as u64;
+        c.segs.clear();
+        c.w.cwnd = 1;
+        c.set_state(CaState::Loss);
+        assert_eq!(c.cc.full_bw, 0);
+        assert!(c.cc.inflight_lo().is_some());
+        c.set_state(CaState::Open);
+        assert_eq!(c.w.cwnd, saved);
+    }
+
+    // ----- end to end -----
+
+    #[test]
+    fn on_a_20_mbit_dumbbell_bbr3_fills_the_link_without_loss_and_cycles_through_its_phases() {
+        let json = serde_json::json!({
+            "name": "dumbbell",
+            "seed": 1,
+            "duration_s": 12.0,
+            "topology": "wired",
+            "internet": {"rate_mbps": 20.0, "delay_ms": 20.0, "buffer_packets": 100},
+            "flows": [{"id": "f0", "cc": "bbr3"}],
+        });
+        let cfg = crate::scenario::ScenarioConfig::resolve(&json.to_string()).expect("valid scenario");
+        let rec = crate::scenario::World::new(cfg, None).expect("valid").run().recorder;
+        let (mut bytes, mut bins) = (0u64, 0u64);
+        for i in 0..rec.flow_tput.len() {
+            if rec.flow_tput.t[i] >= 2.0 {
+                bytes += rec.flow_tput.bytes[i];
+                bins += 1;
+            }
+        }
+        let goodput = bytes as f64 * 8.0 / (bins as f64 * 0.1) / 1e6;
+        let mut rtts: Vec<f64> =
+            (0..rec.rtt.len()).filter(|&i| rec.rtt.t[i] >= 2.0).map(|i| rec.rtt.rtt_ms[i]).collect();
+        rtts.sort_by(f64::total_cmp);
+        let median = rtts[rtts.len() / 2];
+        assert!(goodput > 17.0 && goodput < 19.31, "goodput {goodput}");
+        assert!(median > 40.0 && median < 50.0, "median RTT {median} ms");
+        assert!(rec.retransmits.is_empty(), "2·BDP fits in the 100-packet buffer");
+        let names: Vec<&str> = rec.cwnd.mode.iter().map(|&m| rec.mode_names[m as usize]).collect();
+        for m in ["startup", "drain", "probe_bw_down", "probe_bw_cruise", "probe_bw_refill", "probe_bw_up", "probe_rtt"] {
+            assert!(names.contains(&m), "never in {m}");
+        }
+    }
+}
