@@ -63,6 +63,10 @@ pub struct TcpConfig {
     pub slow_start_after_idle: bool,
     /// Receiver's advertised window; `None` = unlimited.
     pub rwnd_bytes: Option<u64>,
+    /// Initial slow-start threshold, segments (Linux: a route's `ssthresh`
+    /// metric); `None` = infinite. The XRC paper starts competitors with
+    /// one segment so they skip slow start.
+    pub initial_ssthresh: Option<u32>,
 }
 
 impl Default for TcpConfig {
@@ -78,6 +82,7 @@ impl Default for TcpConfig {
             pacing: false,
             slow_start_after_idle: true,
             rwnd_bytes: None,
+            initial_ssthresh: None,
         }
     }
 }
@@ -89,6 +94,9 @@ impl TcpConfig {
         }
         if self.initial_cwnd == 0 {
             return Err("initial_cwnd must be at least 1".into());
+        }
+        if self.initial_ssthresh == Some(0) {
+            return Err("initial_ssthresh must be at least 1 segment, got 0".into());
         }
         if self.dupthresh == 0 {
             return Err("dupthresh must be at least 1".into());
@@ -191,7 +199,10 @@ impl TcpSender {
     pub fn new(flow: FlowId, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
         let signals = cc.signals();
         let rtt = RttEstimator::new(cfg.rtt_config());
-        let w = Window::new(cfg.initial_cwnd);
+        let mut w = Window::new(cfg.initial_cwnd);
+        if let Some(s) = cfg.initial_ssthresh {
+            w.ssthresh = s.max(1);
+        }
         TcpSender {
             flow,
             cfg,

@@ -89,8 +89,10 @@
 //!    low by their number.
 //! 3. **`skb_marked_lost` (emulated).** v3 is told of each packet as it is
 //!    marked lost, with its transmit snapshot. The trait has no such hook,
-//!    so at the next `cong_control` (or the timeout's `set_state(Loss)`) each
-//!    of `rs.losses` (respectively all newly lost) is replayed as a marking.
+//!    so at the next `cong_control` each of `rs.losses` is replayed as a
+//!    marking, and a timeout's markings are replayed in the first of
+//!    `ssthresh` / `set_state(Loss)` that sees them (before the undo state is
+//!    saved, as in Linux's `tcp_enter_loss`).
 //!    Its sequence number is estimated as the next hole above `snd_una` (the
 //!    framework marks holes in sequence order). Its snapshot comes from the
 //!    batch holding that sequence number, and `tp->lost` counts up by one
@@ -115,10 +117,11 @@
 //!    defaults (Google's module compiles them in).
 //!
 //! Framework differences that matter for v3 are listed in
-//! `docs/algorithms/bbr3.md`. The largest is that the sender sets `cwnd =
-//! ssthresh` when fast recovery ends. v3 has no cwnd restore on recovery
-//! exit (only on Loss exit), so every recovery ends with cwnd at the
-//! DRAIN-time BDP target.
+//! `docs/algorithms/bbr3.md`. Besides the missing transmit snapshots
+//! (deviations 2, 3), the sender sets `cwnd = ssthresh` when fast recovery
+//! ends. v3 has no cwnd restore on recovery exit (only on Loss exit), so
+//! every recovery ends with cwnd at the DRAIN-time BDP target; Linux
+//! skips that step for `cong_control` algorithms.
 
 use std::collections::VecDeque;
 
@@ -545,8 +548,8 @@ pub struct Bbr3 {
     pacing_rate: Option<u64>,
     mss: u32,
     delivered_mstamp: u64,
-    last_delivered: u64,
-    last_lost: u64,
+    /// `tp->lost` up to which markings were replayed (deviation 3).
+    lost_replayed: u64,
     al: AppLimitedMark,
     history: TxHistory,
     target_cwnd: Option<u32>,
@@ -614,8 +617,7 @@ impl Bbr3 {
             pacing_rate: None,
             mss: 1448,
             delivered_mstamp: 0,
-            last_delivered: 0,
-            last_lost: 0,
+            lost_replayed: 0,
             al: AppLimitedMark::default(),
             history: TxHistory::default(),
             target_cwnd: None,
@@ -714,8 +716,6 @@ impl Bbr3 {
         if c.mss > 0 {
             self.mss = c.mss;
         }
-        self.last_delivered = c.delivered;
-        self.last_lost = c.lost_total;
     }
 
     /// The transmit snapshot of the sampled packet (deviation 2).
@@ -1550,6 +1550,25 @@ impl Bbr3 {
         }
     }
 
+    /// Replays the markings of a retransmission timeout (every outstanding
+    /// segment, from `snd_una` up) that have not been replayed yet. Runs
+    /// in whichever of `ssthresh` / `set_state(Loss)` sees them first, so
+    /// that, as in Linux's `tcp_enter_loss`, they precede the saving of
+    /// the undo state when the framework marks first.
+    fn replay_timeout_losses(&mut self, now: SimTime, w: &Window, c: &ConnView) {
+        let newly = c.lost_total.saturating_sub(self.lost_replayed);
+        if newly == 0 {
+            return;
+        }
+        self.history.close(None, c.snd_nxt, self.mss);
+        let base = self.lost_replayed;
+        for i in 0..newly.min(4096) {
+            let seq = c.snd_una + i * self.mss as u64;
+            self.skb_marked_lost(now, w, c, seq, base + i + 1);
+        }
+        self.lost_replayed = c.lost_total;
+    }
+
     fn open_batch(&mut self, c: &ConnView) {
         let b = Batch {
             delivered: c.delivered,
@@ -1591,12 +1610,15 @@ impl CongestionControl for Bbr3 {
         self.mode = Mode::Startup;
         self.ack_epoch_mstamp = us(now);
         self.loss_round_delivered = c.delivered + 1;
+        self.lost_replayed = c.lost_total;
         self.open_batch(c);
     }
 
     /// `bbr_ssthresh`: save cwnd and the loss-adapted bounds for undo.
-    fn ssthresh(&mut self, _now: SimTime, w: &Window, c: &ConnView) -> u32 {
+    fn ssthresh(&mut self, now: SimTime, w: &Window, c: &ConnView) -> u32 {
         self.note(c);
+        // A timeout's markings, if the framework made them already.
+        self.replay_timeout_losses(now, w, c);
         self.save_cwnd(w.cwnd);
         self.undo_bw_lo = self.bw_lo;
         self.undo_inflight_lo = self.inflight_lo;
@@ -1610,14 +1632,9 @@ impl CongestionControl for Bbr3 {
     fn set_state(&mut self, now: SimTime, w: &mut Window, c: &ConnView, new: CaState) {
         if new == CaState::Loss {
             // The timeout marked every outstanding segment lost: replay the
-            // markings (deviation 3), then start a new send batch.
-            self.history.close(None, c.snd_nxt, self.mss);
-            let newly = c.lost_total.saturating_sub(self.last_lost);
-            let base = c.lost_total - newly;
-            for i in 0..newly.min(4096) {
-                let seq = c.snd_una + i * self.mss as u64;
-                self.skb_marked_lost(now, w, c, seq, base + i + 1);
-            }
+            // markings not yet replayed (deviation 3), then start a new
+            // send batch.
+            self.replay_timeout_losses(now, w, c);
             self.note(c);
             self.prev_ca_state = CaState::Loss;
             self.reset_full_bw();
@@ -1715,6 +1732,7 @@ impl CongestionControl for Bbr3 {
         self.loss_in_cycle |= s.lost > 0;
 
         self.note(c);
+        self.lost_replayed = c.lost_total;
         self.open_batch(c);
         true
     }
@@ -2281,12 +2299,16 @@ mod tests {
     fn a_timeout_resets_full_bw_seeds_inflight_lo_and_the_window_returns_when_loss_ends() {
         let mut c = in_probe_bw(Config::default());
         c.steady(5, ms(1), 90);
-        let v = c.view(0, 0);
-        c.cc.ssthresh(c.now, &c.w, &v);
-        let saved = c.cc.prior_cwnd;
-        // tcp_enter_loss: everything lost, cwnd = in flight + 1.
-        c.lost += c.segs.len() as u64;
+        // tcp_enter_loss: everything marked lost, then ssthresh, then
+        // cwnd = in flight + 1 and the Loss state.
+        let outstanding = c.segs.len() as u64;
+        c.lost += outstanding;
         c.segs.clear();
+        let v = c.view(outstanding as u32, 0);
+        c.cc.ssthresh(c.now, &c.w, &v);
+        assert_eq!(c.cc.lost_replayed, c.lost, "the markings were replayed in ssthresh");
+        assert!(c.cc.loss_in_round);
+        let saved = c.cc.prior_cwnd;
         c.w.cwnd = 1;
         c.set_state(CaState::Loss);
         assert_eq!(c.cc.full_bw, 0);
