@@ -111,6 +111,7 @@ NS3_CPP = r"""
 #include "ns3/applications-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+#include <deque>
 #include <vector>
 
 namespace xrcval {
@@ -145,13 +146,43 @@ static void SinkRx(Ptr<const Packet> p, const Address&)
 // The LastRTT trace source carries the same values but, being a
 // TracedValue, fires only when a sample differs from the previous one, so
 // runs of equal samples would be under-counted; it is recorded as a check.
+// Without timestamps (--ns3-no-timestamps) EstimateRtt times the earliest
+// segment the ACK covers from its send time, unless it was retransmitted
+// (Karn); the segments' send times come from the Tx trace.
+struct Sent { uint32_t end; double t; bool retx; };
+static std::deque<Sent> sent;
+static void SenderTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    if (p->GetSize() == 0) return;
+    uint32_t seq = h.GetSequenceNumber().GetValue(), end = seq + p->GetSize();
+    if (sent.empty() || (int32_t)(seq - sent.back().end) >= 0)
+    {
+        sent.push_back({end, Simulator::Now().GetSeconds(), false});
+        return;
+    }
+    for (auto& s : sent)
+        if ((int32_t)(s.end - seq) > 0) { s.retx = true; break; }
+}
 static void SenderRx(Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
 {
-    if (!(h.GetFlags() & TcpHeader::ACK) || !h.HasOption(TcpOption::TS)) return;
+    if (!(h.GetFlags() & TcpHeader::ACK)) return;
     uint32_t ack = h.GetAckNumber().GetValue();
     if (g.anyAck && (int32_t)(ack - g.highAck) <= 0) return;
     g.anyAck = true;
     g.highAck = ack;
+    if (!h.HasOption(TcpOption::TS))
+    {
+        if (!sent.empty() && (int32_t)(ack - sent.front().end) >= 0)
+        {
+            if (!sent.front().retx)
+            {
+                g.rttT.push_back(Simulator::Now().GetSeconds());
+                g.rttMs.push_back((Simulator::Now().GetSeconds() - sent.front().t) * 1e3);
+            }
+            while (!sent.empty() && (int32_t)(ack - sent.front().end) >= 0) sent.pop_front();
+        }
+        return;
+    }
     uint32_t echo = DynamicCast<const TcpOptionTS>(h.GetOption(TcpOption::TS))->GetEcho();
     uint32_t now32 = (uint32_t)((uint64_t)Simulator::Now().GetMilliSeconds() & 0xFFFFFFFF);
     if (now32 <= echo) return;
@@ -176,7 +207,7 @@ static void QDrop(Ptr<const Packet>) { g.queueDrops++; }
 static void TcDrop(Ptr<const Packet>) { g.tcDrops++; }
 static void QLen(uint32_t, uint32_t v) { if (v > g.maxQueue) g.maxQueue = v; }
 
-void Reset(double binS) { g = Rec(); g.binS = binS; }
+void Reset(double binS) { g = Rec(); g.binS = binS; sent.clear(); }
 
 void ConnectSink(Ptr<Application> app)
 {
@@ -193,6 +224,7 @@ void ConnectQueue(Ptr<NetDevice> dev)
 static void ConnectSocket(Ptr<BulkSendApplication> app)
 {
     Ptr<Socket> s = app->GetSocket();
+    s->TraceConnectWithoutContext("Tx", MakeCallback(&SenderTx));
     s->TraceConnectWithoutContext("Rx", MakeCallback(&SenderRx));
     s->TraceConnectWithoutContext("LastRTT", MakeCallback(&LastRtt));
     s->TraceConnectWithoutContext("RTT", MakeCallback(&Srtt));
@@ -268,12 +300,49 @@ class PrrFixed : public TcpRecoveryOps
     uint32_t m_prrDelivered = 0, m_prrOut = 0, m_recoverFs = 1;
 };
 std::string PrrFixedTypeName() { return PrrFixed::GetTypeId().GetName(); }
+
+// ns-3.43 and later (3be702f76, issue #1043) hand every congestion control
+// the smoothed RTT in PktsAcked (TcpSocketBase::ProcessAck passes
+// m_tcb->m_srtt); Linux's pkts_acked gets the ACK's own RTT sample. These
+// subclasses pass the sample instead (m_lastRtt, set by EstimateRtt just
+// before). Used only with --ns3-cc-rtt sample.
+#define XRCVAL_SAMPLE_RTT(NAME, BASE)                                                          \
+    class NAME : public BASE                                                                   \
+    {                                                                                          \
+      public:                                                                                  \
+        static TypeId GetTypeId()                                                              \
+        {                                                                                      \
+            static TypeId tid = TypeId("ns3::Xrcval" #NAME)                                    \
+                                    .SetParent<BASE>()                                         \
+                                    .SetGroupName("Internet")                                  \
+                                    .AddConstructor<NAME>();                                   \
+            return tid;                                                                        \
+        }                                                                                      \
+        NAME() = default;                                                                      \
+        NAME(const NAME& o) = default;                                                         \
+        std::string GetName() const override { return std::string(#NAME); }                    \
+        void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t n, const Time& rtt) override          \
+        {                                                                                      \
+            Time s = tcb->m_lastRtt.Get();                                                     \
+            BASE::PktsAcked(tcb, n, s.IsZero() ? rtt : s);                                     \
+        }                                                                                      \
+        Ptr<TcpCongestionOps> Fork() override { return CopyObject<NAME>(this); }               \
+    };
+XRCVAL_SAMPLE_RTT(TcpCubicSampleRtt, TcpCubic)
+XRCVAL_SAMPLE_RTT(TcpVegasSampleRtt, TcpVegas)
+std::string SampleRttTypeName(std::string base)
+{
+    if (base == "ns3::TcpCubic") return TcpCubicSampleRtt::GetTypeId().GetName();
+    if (base == "ns3::TcpVegas") return TcpVegasSampleRtt::GetTypeId().GetName();
+    return base; // NewReno ignores the RTT; BBR takes its own from the rate sample
+}
 } // namespace xrcval
 """
 NS3_RECOVERY = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicRecovery"}
 
 
-def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str = "prr") -> None:
+def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str = "prr",
+               cc_rtt: str = "srtt", timestamps: bool = True) -> None:
     from ns import ns  # noqa: PLC0415 (only in the ns-3 interpreter)
 
     ns.cppyy.cppdef(NS3_CPP)
@@ -283,7 +352,8 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(1)
     d = ns.Config.SetDefault
-    d("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(NS3_TYPES[scheme])))
+    cc_type = NS3_TYPES[scheme] if cc_rtt == "srtt" else str(X.SampleRttTypeName(NS3_TYPES[scheme]))
+    d("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc_type)))
     d("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
     # Large buffers: the advertised window must not be the limit (xrc's
     # receive window is unlimited). ns-3's default of 128 kB is < BDP + buffer.
@@ -297,7 +367,7 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str
     d("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MilliSeconds(200)))
     d("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
     d("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    d("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
+    d("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(timestamps))
     rec = str(X.PrrFixedTypeName()) if recovery == "prr-fixed" else NS3_RECOVERY[recovery]
     d("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(rec)))
 
@@ -358,8 +428,10 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str
     g = X.g
     bins = [int(b) for b in g.bins] + [0] * max(0, round(duration / BIN_S) - len(g.bins))
     rtt_t, rtt_ms = list(g.rttT), list(g.rttMs)
-    # Check the reconstructed samples against the LastRTT trace: dropping
-    # repeats from them must give exactly the trace's sequence.
+    # With timestamps, check the reconstructed samples against the LastRTT
+    # trace: dropping repeats from them must give exactly its sequence.
+    # (Without, LastRTT times the latest segment an ACK covers and the
+    # samples the earliest, as xrc's rtt.parquet and ns-3's RTO estimator.)
     dedup = [v for i, v in enumerate(rtt_ms) if i == 0 or v != rtt_ms[i - 1]]
     last = list(g.lastMs)
     res = metrics(
@@ -373,9 +445,11 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str
             "lastrtt_trace_samples": len(last),
             "lastrtt_trace_mean_ms": (lambda s: sum(s) / len(s) if s else None)(
                 [v for t, v in zip(g.lastT, last) if t0 <= t < duration]),
-            "lastrtt_trace_matches": dedup == last,
+            "lastrtt_trace_matches": (dedup == last) if timestamps else None,
             "queue_discs": qdiscs,
             "recovery": rec,
+            "congestion_ops": cc_type,
+            "timestamps": timestamps,
             "wall_s": wall,
             "version": "ns-3.44 (" + NS3_PIN + ")",
         },
@@ -520,6 +594,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="ns-3's loss recovery: prr = ns-3.44's TcpPrrRecovery (its default, as xrc's SACK "
                          "recovery uses PRR); prr-fixed = the same with the two post-3.44 upstream fixes "
                          "(issues #1350, #1351; see docs/validation.md); classic = TcpClassicRecovery")
+    ap.add_argument("--ns3-cc-rtt", choices=["srtt", "sample"], default="srtt",
+                    help="the RTT ns-3 hands the congestion control per ACK: srtt = ns-3.44's (the smoothed "
+                         "RTT); sample = the ACK's own RTT sample, as Linux and xrc (CUBIC and Vegas only)")
+    ap.add_argument("--ns3-no-timestamps", action="store_true",
+                    help="turn ns-3's TCP timestamps off, so its RTT samples have ns instead of 1 ms "
+                         "resolution (packets are then 12 bytes shorter than xrc's, +0.7 %% capacity)")
     # Internal: run one simulation in this interpreter.
     ap.add_argument("--worker", choices=["ns3", "xrc"], help=argparse.SUPPRESS)
     ap.add_argument("--scheme", help=argparse.SUPPRESS)
@@ -533,7 +613,8 @@ def main(argv: list[str] | None = None) -> int:
             abs(a.duration / BIN_S - round(a.duration / BIN_S)) > 1e-9:
         ap.error("--duration and --steady-from must be multiples of 0.1 s")
     if a.worker == "ns3":
-        ns3_worker(a.scheme, a.duration, a.steady_from, Path(a.result), a.ns3_recovery)
+        ns3_worker(a.scheme, a.duration, a.steady_from, Path(a.result), a.ns3_recovery, a.ns3_cc_rtt,
+                   not a.ns3_no_timestamps)
         return 0
     if a.worker == "xrc":
         xrc_worker(a.scheme, a.duration, a.steady_from, Path(a.result), Path(a.scenario), Path(a.run_dir))
@@ -570,7 +651,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for s in schemes:
             print(f"[{s}] ns-3 ...", file=sys.stderr, flush=True)
-            n = run_worker(npy, ["ns3", "--scheme", s, *common, "--ns3-recovery", a.ns3_recovery], f"ns-3 {s}")
+            n = run_worker(npy, ["ns3", "--scheme", s, *common, "--ns3-recovery", a.ns3_recovery,
+                                 "--ns3-cc-rtt", a.ns3_cc_rtt,
+                                 *(["--ns3-no-timestamps"] if a.ns3_no_timestamps else [])], f"ns-3 {s}")
             print(f"[{s}] xrc ...", file=sys.stderr, flush=True)
             x = run_worker(xpy, ["xrc", "--scheme", s, *common, "--scenario", str(Path(a.scenario).resolve()),
                                  "--run-dir", str(runs_root / s)], f"xrc {s}")
@@ -592,12 +675,17 @@ def main(argv: list[str] | None = None) -> int:
 
     if a.ns3_recovery != "prr":
         print(f"ns-3 loss recovery: {a.ns3_recovery} (not ns-3.44's default TcpPrrRecovery)")
+    if a.ns3_cc_rtt != "srtt":
+        print("ns-3 congestion controls get each ACK's RTT sample (not ns-3.44's smoothed RTT)")
+    if a.ns3_no_timestamps:
+        print("ns-3 TCP timestamps off (RTT samples at ns resolution; 1488-byte packets)")
     print(table(rows, a.steady_from, a.duration))
     print(f"targets: goodput within {GOODPUT_TOL:.0%}, mean RTT within {RTT_TOL:.0%} (diff = (xrc - ns-3) / ns-3)")
     for s, why in skipped.items():
         print(f"{s}: {why}")
     if a.json:
         doc = {"duration_s": a.duration, "window_s": [a.steady_from, a.duration], "ns3_recovery": a.ns3_recovery,
+               "ns3_cc_rtt": a.ns3_cc_rtt, "ns3_timestamps": not a.ns3_no_timestamps,
                "targets": {"goodput": GOODPUT_TOL, "rtt_mean": RTT_TOL},
                "scenario": str(a.scenario), "results": rows, "skipped": skipped}
         text = json.dumps(doc, indent=2)

@@ -23,10 +23,10 @@
 //! scenario's required master seed.
 
 pub mod engine;
-pub mod units;
+pub mod metrics;
 pub mod net;
 pub mod ran;
-pub mod transport;
-pub mod traffic;
-pub mod metrics;
 pub mod scenario;
+pub mod traffic;
+pub mod transport;
+pub mod units;

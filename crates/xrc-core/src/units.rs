@@ -263,7 +263,10 @@ mod tests {
     fn next_boundary_is_at_or_after_now() {
         let p = SimDuration::from_millis(10);
         let ph = SimDuration::from_millis(3);
-        assert_eq!(SimTime::from_nanos(0).next_boundary(p, ph), SimTime::from_nanos(3_000_000));
+        assert_eq!(
+            SimTime::from_nanos(0).next_boundary(p, ph),
+            SimTime::from_nanos(3_000_000)
+        );
         assert_eq!(
             SimTime::from_nanos(3_000_000).next_boundary(p, ph),
             SimTime::from_nanos(3_000_000)
@@ -278,7 +281,10 @@ mod tests {
     fn negative_or_nan_durations_are_rejected() {
         assert!(SimDuration::try_from_millis_f64(-1.0).is_none());
         assert!(SimDuration::try_from_millis_f64(f64::NAN).is_none());
-        assert_eq!(SimDuration::try_from_millis_f64(1.5), Some(SimDuration::from_micros(1500)));
+        assert_eq!(
+            SimDuration::try_from_millis_f64(1.5),
+            Some(SimDuration::from_micros(1500))
+        );
     }
 
     #[test]

@@ -28,11 +28,24 @@ fn extreme(rng: &mut Rng) -> u64 {
 
 fn fuzz(scheme: &str, seq: u64) {
     let mut rng = Rng::from_seed(0xF022 ^ seq.wrapping_mul(0x9E37_79B9));
-    let recovery = if rng.bernoulli(0.5) { Recovery::Sack } else { Recovery::Newreno };
+    let recovery = if rng.bernoulli(0.5) {
+        Recovery::Sack
+    } else {
+        Recovery::Newreno
+    };
     // A receive window keeps absurd explicit rates from sending millions of
     // segments in one step (the window itself may still grow without bound).
-    let tcp = TcpConfig { recovery, pacing: rng.bernoulli(0.3), rwnd_bytes: Some(2 << 20), ..TcpConfig::default() };
-    let rcfg = ReceiverConfig { sack: recovery == Recovery::Sack, delayed_ack: rng.bernoulli(0.7), ..ReceiverConfig::default() };
+    let tcp = TcpConfig {
+        recovery,
+        pacing: rng.bernoulli(0.3),
+        rwnd_bytes: Some(2 << 20),
+        ..TcpConfig::default()
+    };
+    let rcfg = ReceiverConfig {
+        sack: recovery == Recovery::Sack,
+        delayed_ack: rng.bernoulli(0.7),
+        ..ReceiverConfig::default()
+    };
     let cc = registry::build(scheme, &serde_json::Value::Null).expect("defaults build");
     let flow = xrc_core::net::FlowId(0);
     let mut snd = TcpSender::new(flow, tcp, cc);
@@ -41,17 +54,31 @@ fn fuzz(scheme: &str, seq: u64) {
     let mut out = SenderOutput::default();
     let mut data: std::collections::VecDeque<Packet> = std::collections::VecDeque::new();
     let mut acks: Vec<Packet> = Vec::new();
-    snd.app_write(now, if rng.bernoulli(0.8) { u64::MAX } else { rng.below(5_000_000) + 1 }, &mut out);
+    snd.app_write(
+        now,
+        if rng.bernoulli(0.8) {
+            u64::MAX
+        } else {
+            rng.below(5_000_000) + 1
+        },
+        &mut out,
+    );
     data.extend(out.packets.drain(..));
     let check = |snd: &TcpSender, step: usize| {
         let cwnd = snd.cwnd();
         assert!(cwnd >= 1, "{scheme} seq {seq} step {step}: cwnd {cwnd}");
         // The framework clamps the window at u32::MAX / 2 segments.
-        assert!(cwnd <= u32::MAX / 2, "{scheme} seq {seq} step {step}: cwnd overflow {cwnd}");
+        assert!(
+            cwnd <= u32::MAX / 2,
+            "{scheme} seq {seq} step {step}: cwnd overflow {cwnd}"
+        );
         if let Some(r) = snd.pacing_rate() {
             assert!(r.bps() < u64::MAX / 2, "{scheme} seq {seq} step {step}: pacing {r:?}");
         }
-        assert!(snd.scoreboard_consistent(), "{scheme} seq {seq} step {step}: scoreboard");
+        assert!(
+            snd.scoreboard_consistent(),
+            "{scheme} seq {seq} step {step}: scoreboard"
+        );
     };
     for step in 0..STEPS {
         out.clear();
@@ -68,12 +95,20 @@ fn fuzz(scheme: &str, seq: u64) {
             }
             // Deliver a data segment, usually the oldest, sometimes another.
             15..=44 if !data.is_empty() => {
-                let i = if rng.bernoulli(0.85) { 0 } else { rng.below(data.len() as u64) as usize };
+                let i = if rng.bernoulli(0.85) {
+                    0
+                } else {
+                    rng.below(data.len() as u64) as usize
+                };
                 let p = data.remove(i).expect("index in range");
                 if let PacketKind::Data(d) = &p.kind {
                     let mut d = d.clone();
                     if d.abc != xrc_core::net::AbcMark::NotCapable {
-                        d.abc = if rng.bernoulli(0.5) { xrc_core::net::AbcMark::Accelerate } else { xrc_core::net::AbcMark::Brake };
+                        d.abc = if rng.bernoulli(0.5) {
+                            xrc_core::net::AbcMark::Accelerate
+                        } else {
+                            xrc_core::net::AbcMark::Brake
+                        };
                     }
                     if let Some(a) = rcv.on_data(now, &d).ack {
                         acks.push(a);
@@ -90,7 +125,10 @@ fn fuzz(scheme: &str, seq: u64) {
                 let mut a = acks.remove(0);
                 now += SimDuration::from_micros(rng.below(2_000));
                 if rng.bernoulli(0.5) {
-                    a.set_xrc_option(XrcOption::quantized(extreme(&mut rng), SimDuration::from_micros(rng.below(500_000))));
+                    a.set_xrc_option(XrcOption::quantized(
+                        extreme(&mut rng),
+                        SimDuration::from_micros(rng.below(500_000)),
+                    ));
                 }
                 if rng.bernoulli(0.3) {
                     a.set_pbe_option(extreme(&mut rng));
@@ -141,7 +179,10 @@ fn every_algorithm_keeps_its_invariants_under_random_operations() {
         for seq in 0..SEQUENCES {
             let r = std::panic::catch_unwind(|| fuzz(scheme, seq));
             if let Err(e) = r {
-                let msg = e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
+                let msg = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()));
                 panic!("{scheme} sequence {seq} failed: {}", msg.unwrap_or_default());
             }
         }

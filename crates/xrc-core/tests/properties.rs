@@ -25,14 +25,21 @@ fn pick<'a, T>(rng: &mut Rng, xs: &'a [T]) -> &'a T {
 fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64>>) {
     let mut rng = Rng::from_seed(0xC0FFEE ^ case);
     let cc = xrc_core::transport::cc::registry::SCHEMES;
-    let topology = *pick(&mut rng, &[Topology::Wired, Topology::Cellular, Topology::Cellular, Topology::Trace]);
+    let topology = *pick(
+        &mut rng,
+        &[Topology::Wired, Topology::Cellular, Topology::Cellular, Topology::Trace],
+    );
     let duration = rng.uniform_range(2.0, 6.0);
     let mut s = common::lte("newreno", 15, duration);
     s.seed = rng.next_u64();
     s.topology = topology;
     s.internet.delay_ms = rng.uniform_range(0.0, 40.0);
     s.internet.buffer_packets = Some(rng.below(200) as u32 + 2);
-    s.internet.rate_mbps = if rng.bernoulli(0.5) { Some(rng.uniform_range(2.0, 60.0)) } else { None };
+    s.internet.rate_mbps = if rng.bernoulli(0.5) {
+        Some(rng.uniform_range(2.0, 60.0))
+    } else {
+        None
+    };
     if rng.bernoulli(0.2) {
         s.internet.reverse_rate_mbps = Some(rng.uniform_range(1.0, 10.0));
     }
@@ -56,15 +63,27 @@ fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64
             c.rlc.t_reordering_ms = rng.uniform_range(0.0, 80.0);
             c.uplink.sr_period_ms = *pick(&mut rng, &[1.0, 5.0, 10.0, 20.0]);
             c.uplink.grant_bytes = 100 + rng.below(2000) as u32;
-            c.scheduler = *pick(&mut rng, &[xrc_core::ran::scheduler::SchedulerKind::Pf, xrc_core::ran::scheduler::SchedulerKind::Rr]);
+            c.scheduler = *pick(
+                &mut rng,
+                &[
+                    xrc_core::ran::scheduler::SchedulerKind::Pf,
+                    xrc_core::ran::scheduler::SchedulerKind::Rr,
+                ],
+            );
             s.ues = (0..n_ues)
                 .map(|_| UeConfig {
                     channel: if rng.bernoulli(0.5) {
-                        ChannelConfig::FixedCqi { cqi: 1 + rng.below(15) as u8 }
+                        ChannelConfig::FixedCqi {
+                            cqi: 1 + rng.below(15) as u8,
+                        }
                     } else {
                         ChannelConfig::Distance {
                             pathloss: PathLoss::UrbanMacro,
-                            trajectory: Trajectory::RandomJumps { interval_s: 0.5, min_m: 100.0, max_m: 2500.0 },
+                            trajectory: Trajectory::RandomJumps {
+                                interval_s: 0.5,
+                                min_m: 100.0,
+                                max_m: 2500.0,
+                            },
                             tx_power_dbm: 46.0,
                             antenna_gain_db: 0.0,
                             noise_figure_db: 9.0,
@@ -88,7 +107,9 @@ fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64
             }
             text.push_str("500\n");
             trace_text = Some(text);
-            let t = s.trace.get_or_insert_with(|| common::trace("newreno", "generated", 1.0).trace.unwrap());
+            let t = s
+                .trace
+                .get_or_insert_with(|| common::trace("newreno", "generated", 1.0).trace.unwrap());
             t.buffer_bytes = Some(rng.below(200_000) + 3_000);
             t.uplink_delay_ms = rng.uniform_range(0.0, 20.0);
         }
@@ -136,15 +157,25 @@ fn every_byte_arrives_once_in_order_and_every_queue_conserves_packets() {
         while t < end {
             t += 0.25;
             w.run_until(SimTime::ZERO + SimDuration::try_from_secs_f64(t).unwrap());
-            w.queues_conserve_packets().unwrap_or_else(|e| panic!("case {case} at {t} s: {e}"));
+            w.queues_conserve_packets()
+                .unwrap_or_else(|e| panic!("case {case} at {t} s: {e}"));
             assert!(w.scoreboards_consistent(), "case {case} at {t} s: scoreboard counters");
             for (k, (acked, delivered, rcv_nxt)) in w.flow_progress().into_iter().enumerate() {
                 // The application got exactly the in-order prefix, once.
-                assert_eq!(delivered, rcv_nxt, "case {case} flow {k}: delivered {delivered} != rcv_nxt {rcv_nxt}");
+                assert_eq!(
+                    delivered, rcv_nxt,
+                    "case {case} flow {k}: delivered {delivered} != rcv_nxt {rcv_nxt}"
+                );
                 // Nothing is acknowledged that was not received.
-                assert!(acked <= rcv_nxt, "case {case} flow {k}: acked {acked} > received {rcv_nxt}");
+                assert!(
+                    acked <= rcv_nxt,
+                    "case {case} flow {k}: acked {acked} > received {rcv_nxt}"
+                );
                 if let Some(size) = sizes[k] {
-                    assert!(delivered <= size, "case {case} flow {k}: delivered {delivered} > size {size}");
+                    assert!(
+                        delivered <= size,
+                        "case {case} flow {k}: delivered {delivered} > size {size}"
+                    );
                 }
             }
         }
@@ -153,7 +184,10 @@ fn every_byte_arrives_once_in_order_and_every_queue_conserves_packets() {
         for (k, size) in sizes.iter().enumerate() {
             let completed = r.recorder.flows.completed[k] == 1;
             if let (Some(size), true) = (size, completed) {
-                assert_eq!(progress[k].1, *size, "case {case} flow {k}: a completed transfer delivered every byte");
+                assert_eq!(
+                    progress[k].1, *size,
+                    "case {case} flow {k}: a completed transfer delivered every byte"
+                );
             }
         }
     }
@@ -165,7 +199,11 @@ fn the_same_seed_gives_the_same_run_and_another_seed_does_not() {
     let mut cfg = common::lte("cubic", 15, 5.0);
     cfg.ues[0].channel = ChannelConfig::Distance {
         pathloss: PathLoss::UrbanMacro,
-        trajectory: Trajectory::RandomJumps { interval_s: 0.5, min_m: 100.0, max_m: 1500.0 },
+        trajectory: Trajectory::RandomJumps {
+            interval_s: 0.5,
+            min_m: 100.0,
+            max_m: 1500.0,
+        },
         tx_power_dbm: 46.0,
         antenna_gain_db: 0.0,
         noise_figure_db: 9.0,
@@ -177,7 +215,11 @@ fn the_same_seed_gives_the_same_run_and_another_seed_does_not() {
         let mut c = cfg.clone();
         c.seed = seed;
         let r = World::new(c, None).unwrap().run();
-        (r.events, r.recorder.rtt.rtt_ms.clone(), r.recorder.flows.bytes_delivered.clone())
+        (
+            r.events,
+            r.recorder.rtt.rtt_ms.clone(),
+            r.recorder.flows.bytes_delivered.clone(),
+        )
     };
     assert_eq!(run(1), run(1));
     assert_ne!(run(2), run(1));

@@ -86,7 +86,10 @@ impl Simulation {
 
     /// Runs until simulated time `t_s` (seconds). Returns whether the run is complete.
     fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
-        let w = self.world.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let w = self
+            .world
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let until = SimTime::ZERO + SimDuration::try_from_secs_f64(t_s.max(0.0)).unwrap_or(SimDuration::MAX);
         Ok(py.detach(|| w.run_until(until)))
     }
@@ -106,10 +109,15 @@ impl Simulation {
 
     /// Checks the conservation invariants of every queue; raises on a violation.
     fn check_invariants(&self) -> PyResult<()> {
-        let w = self.world.as_ref().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let w = self
+            .world
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         w.queues_conserve_packets().map_err(PyRuntimeError::new_err)?;
         if !w.scoreboards_consistent() {
-            return Err(PyRuntimeError::new_err("a sender's scoreboard counters disagree with its segments"));
+            return Err(PyRuntimeError::new_err(
+                "a sender's scoreboard counters disagree with its segments",
+            ));
         }
         Ok(())
     }
@@ -117,14 +125,20 @@ impl Simulation {
     /// Per flow: (bytes acknowledged at the sender, bytes delivered to the
     /// receiving application, receiver's next expected byte).
     fn flow_progress(&self) -> PyResult<Vec<(u64, u64, u64)>> {
-        let w = self.world.as_ref().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let w = self
+            .world
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         Ok(w.flow_progress())
     }
 
     /// Ends the run (if not ended) and returns
     /// `{"events", "sim_time_s", "tables": {name: {column: (dtype, bytes)}}}`.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let w = self.world.take().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let w = self
+            .world
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let r = w.into_result();
         let out = PyDict::new(py);
         out.set_item("events", r.events)?;

@@ -32,7 +32,12 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: Vec::with_capacity(1024), next_seq: 0, now: SimTime::ZERO, popped: 0 }
+        EventQueue {
+            heap: Vec::with_capacity(1024),
+            next_seq: 0,
+            now: SimTime::ZERO,
+            popped: 0,
+        }
     }
 
     /// The time of the event most recently popped (the current simulated time).
@@ -170,7 +175,10 @@ mod tests {
         let mut q = EventQueue::new();
         q.schedule(SimTime::from_nanos(10), 'a');
         q.schedule(SimTime::from_nanos(20), 'b');
-        assert_eq!(q.pop_until(SimTime::from_nanos(15)), Some((SimTime::from_nanos(10), 'a')));
+        assert_eq!(
+            q.pop_until(SimTime::from_nanos(15)),
+            Some((SimTime::from_nanos(10), 'a'))
+        );
         assert_eq!(q.pop_until(SimTime::from_nanos(15)), None);
         assert_eq!(q.now(), SimTime::from_nanos(10));
         assert_eq!(q.len(), 1);

@@ -34,7 +34,12 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 impl Rng {
     pub fn from_seed(seed: u64) -> Self {
         let mut st = seed;
-        let s = [splitmix64(&mut st), splitmix64(&mut st), splitmix64(&mut st), splitmix64(&mut st)];
+        let s = [
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+            splitmix64(&mut st),
+        ];
         Rng { s }
     }
 
@@ -124,14 +129,18 @@ mod tests {
 
     #[test]
     fn the_same_seed_and_name_give_the_same_stream() {
-        let a: Vec<u64> = (0..10).map({
-            let mut r = RngStreams::new(42).stream("channel/ue0");
-            move |_| r.next_u64()
-        }).collect();
-        let b: Vec<u64> = (0..10).map({
-            let mut r = RngStreams::new(42).stream("channel/ue0");
-            move |_| r.next_u64()
-        }).collect();
+        let a: Vec<u64> = (0..10)
+            .map({
+                let mut r = RngStreams::new(42).stream("channel/ue0");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..10)
+            .map({
+                let mut r = RngStreams::new(42).stream("channel/ue0");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
     }
 

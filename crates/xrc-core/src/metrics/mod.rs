@@ -283,7 +283,10 @@ mod tests {
         let t = r.tables();
         let drops = t.iter().find(|t| t.name() == "drops").unwrap();
         let cols = drops.columns();
-        assert_eq!(cols.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec!["t", "location", "flow", "seq"]);
+        assert_eq!(
+            cols.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            vec!["t", "location", "flow", "seq"]
+        );
         assert!(cols.iter().all(|(_, c)| c.len() == 1));
     }
 }

@@ -46,7 +46,12 @@ pub struct TxDone {
 
 impl Link {
     pub fn new(cfg: &LinkConfig) -> Self {
-        Link { rate: cfg.rate, queue: DropTail::new(cfg.limit), on_wire: None, pipe: Pipe::new(cfg.delay) }
+        Link {
+            rate: cfg.rate,
+            queue: DropTail::new(cfg.limit),
+            on_wire: None,
+            pipe: Pipe::new(cfg.delay),
+        }
     }
 
     pub fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Enqueued {
@@ -103,7 +108,12 @@ impl Link {
         let (_, left, in_pipe) = self.pipe.counters();
         if self.rate.is_none() {
             let (entered, left, held) = self.pipe.counters();
-            return QueueCounters { arrived: entered, departed: left, dropped: 0, held };
+            return QueueCounters {
+                arrived: entered,
+                departed: left,
+                dropped: 0,
+                held,
+            };
         }
         QueueCounters {
             arrived: q.arrived,
@@ -132,7 +142,10 @@ mod tests {
         };
         let mut l = Link::new(&cfg);
         let t0 = SimTime::ZERO;
-        assert_eq!(l.enqueue(t0, pkt()), Enqueued::TxStarted(SimTime::from_nanos(1_000_000)));
+        assert_eq!(
+            l.enqueue(t0, pkt()),
+            Enqueued::TxStarted(SimTime::from_nanos(1_000_000))
+        );
         assert_eq!(l.enqueue(t0, pkt()), Enqueued::Queued);
         let d = l.tx_done(SimTime::from_nanos(1_000_000));
         assert_eq!(d.arrival, Some(SimTime::from_nanos(11_000_000)));
@@ -142,7 +155,11 @@ mod tests {
 
     #[test]
     fn the_queue_limit_excludes_the_packet_on_the_wire() {
-        let cfg = LinkConfig { rate: BitRate::try_from_mbps(1.0), delay: SimDuration::ZERO, limit: QueueLimit::packets(1) };
+        let cfg = LinkConfig {
+            rate: BitRate::try_from_mbps(1.0),
+            delay: SimDuration::ZERO,
+            limit: QueueLimit::packets(1),
+        };
         let mut l = Link::new(&cfg);
         assert!(matches!(l.enqueue(SimTime::ZERO, pkt()), Enqueued::TxStarted(_)));
         assert_eq!(l.enqueue(SimTime::ZERO, pkt()), Enqueued::Queued);

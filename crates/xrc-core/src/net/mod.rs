@@ -6,7 +6,7 @@ pub mod packet;
 pub mod pipe;
 pub mod queue;
 
-pub use link::{Link, LinkConfig, Enqueued};
+pub use link::{Enqueued, Link, LinkConfig};
 pub use packet::{AbcMark, AckHeader, DataHeader, FlowId, Packet, PacketKind, SackBlock, UeId, XrcOption};
 pub use pipe::Pipe;
 pub use queue::{DropTail, QueueCounters, QueueLimit};

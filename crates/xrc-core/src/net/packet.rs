@@ -63,7 +63,10 @@ impl XrcOption {
     pub fn quantized(rate_bps: u64, hol: SimDuration) -> Self {
         let kbps = (rate_bps / 1000).min(u32::MAX as u64);
         let tenths = (hol.as_nanos() / 100_000).min(u16::MAX as u64);
-        XrcOption { rate_bps: kbps * 1000, hol: SimDuration::from_nanos(tenths * 100_000) }
+        XrcOption {
+            rate_bps: kbps * 1000,
+            hol: SimDuration::from_nanos(tenths * 100_000),
+        }
     }
 }
 
@@ -122,7 +125,13 @@ impl Packet {
         Packet {
             flow,
             size: TCP_IP_HEADER_BYTES + len,
-            kind: PacketKind::Data(DataHeader { seq, len, ts_val, retransmit, abc: AbcMark::NotCapable }),
+            kind: PacketKind::Data(DataHeader {
+                seq,
+                len,
+                ts_val,
+                retransmit,
+                abc: AbcMark::NotCapable,
+            }),
         }
     }
 
@@ -190,7 +199,11 @@ mod tests {
         p.set_xrc_option(XrcOption::quantized(1_000_000, SimDuration::ZERO));
         assert_eq!(p.size, 52 + 12 + 8);
         p.set_xrc_option(XrcOption::quantized(2_000_000, SimDuration::ZERO));
-        assert_eq!(p.size, 52 + 12 + 8, "rewriting the option does not grow the packet again");
+        assert_eq!(
+            p.size,
+            52 + 12 + 8,
+            "rewriting the option does not grow the packet again"
+        );
     }
 
     #[test]

@@ -16,7 +16,12 @@ pub struct Pipe {
 
 impl Pipe {
     pub fn new(delay: SimDuration) -> Self {
-        Pipe { delay, in_flight: VecDeque::new(), entered: 0, left: 0 }
+        Pipe {
+            delay,
+            in_flight: VecDeque::new(),
+            entered: 0,
+            left: 0,
+        }
     }
 
     pub fn delay(&self) -> SimDuration {

@@ -13,9 +13,15 @@ pub struct QueueLimit {
 }
 
 impl QueueLimit {
-    pub const UNLIMITED: QueueLimit = QueueLimit { packets: None, bytes: None };
+    pub const UNLIMITED: QueueLimit = QueueLimit {
+        packets: None,
+        bytes: None,
+    };
     pub fn packets(n: u32) -> Self {
-        QueueLimit { packets: Some(n), bytes: None }
+        QueueLimit {
+            packets: Some(n),
+            bytes: None,
+        }
     }
 }
 
@@ -57,7 +63,14 @@ pub struct DropTail<T> {
 
 impl<T: ByteSize> DropTail<T> {
     pub fn new(limit: QueueLimit) -> Self {
-        DropTail { limit, items: VecDeque::new(), bytes: 0, arrived: 0, departed: 0, dropped: 0 }
+        DropTail {
+            limit,
+            items: VecDeque::new(),
+            bytes: 0,
+            arrived: 0,
+            departed: 0,
+            dropped: 0,
+        }
     }
 
     /// Enqueues `item` at `now`, or hands it back when the queue is full.
@@ -133,13 +146,24 @@ mod tests {
         assert!(q.push(SimTime::ZERO, pkt(100)).is_err());
         q.pop();
         let c = q.counters();
-        assert_eq!(c, QueueCounters { arrived: 3, departed: 1, dropped: 1, held: 1 });
+        assert_eq!(
+            c,
+            QueueCounters {
+                arrived: 3,
+                departed: 1,
+                dropped: 1,
+                held: 1
+            }
+        );
         assert!(c.conserved());
     }
 
     #[test]
     fn the_byte_limit_is_checked_against_the_arriving_packet() {
-        let mut q = DropTail::new(QueueLimit { packets: None, bytes: Some(3000) });
+        let mut q = DropTail::new(QueueLimit {
+            packets: None,
+            bytes: Some(3000),
+        });
         assert!(q.push(SimTime::ZERO, pkt(1448)).is_ok());
         assert!(q.push(SimTime::ZERO, pkt(1448)).is_ok());
         assert!(q.push(SimTime::ZERO, pkt(1)).is_err());

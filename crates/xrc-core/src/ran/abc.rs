@@ -42,7 +42,12 @@ pub struct AbcConfig {
 
 impl Default for AbcConfig {
     fn default() -> Self {
-        AbcConfig { eta: 0.98, delta_ms: 133.0, delay_threshold_ms: 20.0, token_limit: 10.0 }
+        AbcConfig {
+            eta: 0.98,
+            delta_ms: 133.0,
+            delay_threshold_ms: 20.0,
+            token_limit: 10.0,
+        }
     }
 }
 
@@ -57,7 +62,10 @@ impl AbcConfig {
             }
         }
         if !(self.delay_threshold_ms.is_finite() && self.delay_threshold_ms >= 0.0) {
-            return Err(format!("delay_threshold_ms must be >= 0, got {}", self.delay_threshold_ms));
+            return Err(format!(
+                "delay_threshold_ms must be >= 0, got {}",
+                self.delay_threshold_ms
+            ));
         }
         Ok(())
     }

@@ -45,7 +45,12 @@ pub struct AgentConfig {
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        AgentConfig { enabled: true, window_ttis: 40, inactivity_ms: 200.0, include_free_prbs: true }
+        AgentConfig {
+            enabled: true,
+            window_ttis: 40,
+            inactivity_ms: 200.0,
+            include_free_prbs: true,
+        }
     }
 }
 
@@ -75,7 +80,12 @@ pub struct CapacityWindow {
 
 impl CapacityWindow {
     pub fn new(n: u32) -> Self {
-        CapacityWindow { ring: vec![0; n as usize], next: 0, filled: 0, sum: 0 }
+        CapacityWindow {
+            ring: vec![0; n as usize],
+            next: 0,
+            filled: 0,
+            sum: 0,
+        }
     }
     pub fn push(&mut self, bits: u64) {
         self.sum -= self.ring[self.next];
@@ -119,7 +129,14 @@ pub fn feedback(ue_capacity_bps: u64, active_flows: u32, hol: SimDuration) -> Xr
 }
 
 /// What the agent learned this TTI for one UE.
-pub fn tti_capacity_bits(new_tb_bits: u64, free_prbs: u16, active_ues: u32, ue_active: bool, itbs: Option<Itbs>, include_free: bool) -> u64 {
+pub fn tti_capacity_bits(
+    new_tb_bits: u64,
+    free_prbs: u16,
+    active_ues: u32,
+    ue_active: bool,
+    itbs: Option<Itbs>,
+    include_free: bool,
+) -> u64 {
     let mut bits = new_tb_bits as f64;
     if include_free && ue_active && active_ues > 0 && free_prbs > 0 {
         if let Some(i) = itbs {

@@ -356,18 +356,8 @@ pub fn rbg_size(total_prbs: u16) -> u16 {
 /// 5.6-1: 1.4 → 6, 3 → 15, 5 → 25, 10 → 50, 15 → 75, 20 → 100 MHz.
 /// Other values (within 10⁻⁶ MHz) and NaN give `None`.
 pub fn prbs_for_bandwidth_mhz(mhz: f64) -> Option<u16> {
-    const TABLE: [(f64, u16); 6] = [
-        (1.4, 6),
-        (3.0, 15),
-        (5.0, 25),
-        (10.0, 50),
-        (15.0, 75),
-        (20.0, 100),
-    ];
-    TABLE
-        .iter()
-        .find(|(bw, _)| (mhz - bw).abs() <= 1e-6)
-        .map(|&(_, n)| n)
+    const TABLE: [(f64, u16); 6] = [(1.4, 6), (3.0, 15), (5.0, 25), (10.0, 50), (15.0, 75), (20.0, 100)];
+    TABLE.iter().find(|(bw, _)| (mhz - bw).abs() <= 1e-6).map(|&(_, n)| n)
 }
 
 // ---------------------------------------------------------------------------
@@ -836,8 +826,8 @@ mod tests {
     fn cqi_efficiencies_are_the_four_decimal_values_of_table_7_2_3_1() {
         // TS 36.213 Table 7.2.3-1; same values in srsRAN lib/src/phy/phch/cqi.c.
         let expected = [
-            0.1523, 0.2344, 0.3770, 0.6016, 0.8770, 1.1758, 1.4766, 1.9141, 2.4063, 2.7305, 3.3223,
-            3.9023, 4.5234, 5.1152, 5.5547,
+            0.1523, 0.2344, 0.3770, 0.6016, 0.8770, 1.1758, 1.4766, 1.9141, 2.4063, 2.7305, 3.3223, 3.9023, 4.5234,
+            5.1152, 5.5547,
         ];
         for (i, &e) in expected.iter().enumerate() {
             assert_eq!(cqi_efficiency(cqi(i as u8 + 1)), e, "CQI {}", i + 1);
@@ -869,10 +859,7 @@ mod tests {
     #[test]
     fn cqi_efficiency_increases_strictly_with_the_cqi_index() {
         for i in 1..15u8 {
-            assert!(
-                cqi_efficiency(cqi(i)) < cqi_efficiency(cqi(i + 1)),
-                "CQI {i}"
-            );
+            assert!(cqi_efficiency(cqi(i)) < cqi_efficiency(cqi(i + 1)), "CQI {i}");
         }
     }
 
@@ -925,10 +912,7 @@ mod tests {
         assert_eq!(mcs_efficiency(mcs(0)), 0.15);
         assert_eq!(mcs_efficiency(mcs(28)), 5.55);
         for i in 0..28u8 {
-            assert!(
-                mcs_efficiency(mcs(i)) < mcs_efficiency(mcs(i + 1)),
-                "MCS {i}"
-            );
+            assert!(mcs_efficiency(mcs(i)) < mcs_efficiency(mcs(i + 1)), "MCS {i}");
         }
     }
 
@@ -936,8 +920,8 @@ mod tests {
     fn mcs_efficiencies_are_the_r1_081483_values_as_rounded_by_ns3() {
         // ns-3 src/lte/model/lte-amc.cc, SpectralEfficiencyForMcs[0..=28].
         let expected = [
-            0.15, 0.19, 0.23, 0.31, 0.38, 0.49, 0.6, 0.74, 0.88, 1.03, 1.18, 1.33, 1.48, 1.7, 1.91,
-            2.16, 2.41, 2.57, 2.73, 3.03, 3.32, 3.61, 3.9, 4.21, 4.52, 4.82, 5.12, 5.33, 5.55,
+            0.15, 0.19, 0.23, 0.31, 0.38, 0.49, 0.6, 0.74, 0.88, 1.03, 1.18, 1.33, 1.48, 1.7, 1.91, 2.16, 2.41, 2.57,
+            2.73, 3.03, 3.32, 3.61, 3.9, 4.21, 4.52, 4.82, 5.12, 5.33, 5.55,
         ];
         for (i, &e) in expected.iter().enumerate() {
             assert_eq!(mcs_efficiency(mcs(i as u8)), e, "MCS {i}");
@@ -1031,21 +1015,13 @@ mod tests {
         // 10·log10(Γ·(2^e − 1)) for each Table 7.2.3-1 efficiency e,
         // computed separately in Python (double precision).
         let thresholds_db = [
-            -2.106742, -0.107833, 2.178213, 4.565005, 6.651685, 8.427636, 9.938075, 11.849648,
-            13.762580, 14.937123, 16.970423, 18.873226, 20.850471, 22.697896, 24.054674,
+            -2.106742, -0.107833, 2.178213, 4.565005, 6.651685, 8.427636, 9.938075, 11.849648, 13.762580, 14.937123,
+            16.970423, 18.873226, 20.850471, 22.697896, 24.054674,
         ];
         for (i, &t) in thresholds_db.iter().enumerate() {
             let k = i as u8 + 1;
-            assert_eq!(
-                cqi_from_sinr_db(t + 1e-4),
-                Some(cqi(k)),
-                "just above CQI {k}"
-            );
-            assert_eq!(
-                cqi_from_sinr_db(t - 1e-4),
-                Cqi::new(k - 1),
-                "just below CQI {k}"
-            );
+            assert_eq!(cqi_from_sinr_db(t + 1e-4), Some(cqi(k)), "just above CQI {k}");
+            assert_eq!(cqi_from_sinr_db(t - 1e-4), Cqi::new(k - 1), "just below CQI {k}");
         }
     }
 
@@ -1060,26 +1036,14 @@ mod tests {
             seen[c.map_or(0, |c| usize::from(c.get()))] = true;
             previous = c;
         }
-        assert!(
-            seen.iter().all(|&s| s),
-            "every CQI 0..=15 is reached: {seen:?}"
-        );
+        assert!(seen.iter().all(|&s| s), "every CQI 0..=15 is reached: {seen:?}");
     }
 
     // ---- Table 7.1.6.1-1 and TS 36.101 Table 5.6-1 ------------------------
 
     #[test]
     fn rbg_size_follows_table_7_1_6_1_1_at_every_boundary() {
-        for (n, p) in [
-            (6, 1),
-            (10, 1),
-            (11, 2),
-            (26, 2),
-            (27, 3),
-            (63, 3),
-            (64, 4),
-            (110, 4),
-        ] {
+        for (n, p) in [(6, 1), (10, 1), (11, 2), (26, 2), (27, 3), (63, 3), (64, 4), (110, 4)] {
             assert_eq!(rbg_size(n), p, "{n} PRBs");
         }
     }
@@ -1114,18 +1078,7 @@ mod tests {
 
     #[test]
     fn prbs_for_any_other_bandwidth_is_none() {
-        for mhz in [
-            0.0,
-            -5.0,
-            1.0,
-            1.5,
-            2.0,
-            4.0,
-            25.0,
-            100.0,
-            f64::NAN,
-            f64::INFINITY,
-        ] {
+        for mhz in [0.0, -5.0, 1.0, 1.5, 2.0, 4.0, 25.0, 100.0, f64::NAN, f64::INFINITY] {
             assert_eq!(prbs_for_bandwidth_mhz(mhz), None, "{mhz} MHz");
         }
     }
@@ -1231,9 +1184,9 @@ mod tests {
         // Σ over N_PRB = 1..=110 of TBStable[I_TBS], computed from the OAI
         // file by a script (srsRAN gives the same sums).
         let expected: [u64; 27] = [
-            169000, 222136, 273496, 356104, 436944, 537504, 637456, 746320, 855240, 964592,
-            1073736, 1233408, 1394232, 1573088, 1751328, 1874304, 1986824, 2205080, 2420648,
-            2631240, 2845424, 3068392, 3299776, 3504016, 3733184, 3884544, 4485312,
+            169000, 222136, 273496, 356104, 436944, 537504, 637456, 746320, 855240, 964592, 1073736, 1233408, 1394232,
+            1573088, 1751328, 1874304, 1986824, 2205080, 2420648, 2631240, 2845424, 3068392, 3299776, 3504016, 3733184,
+            3884544, 4485312,
         ];
         for (i, &sum) in expected.iter().enumerate() {
             let got: u64 = (1..=110).map(|n| u64::from(tbs_at(i as u8, n))).sum();
@@ -1264,11 +1217,7 @@ mod tests {
             // Over the whole row the TBS grows.
             assert!(tbs_at(i, 110) > tbs_at(i, 2), "I_TBS {i}");
         }
-        assert_eq!(
-            exceptions,
-            [(6, 1)],
-            "only the standard's 328 at N_PRB 1, I_TBS 6"
-        );
+        assert_eq!(exceptions, [(6, 1)], "only the standard's 328 at N_PRB 1, I_TBS 6");
     }
 
     #[test]
@@ -1282,11 +1231,7 @@ mod tests {
             }
             assert!(tbs_at(26, n) > tbs_at(0, n), "N_PRB {n}");
         }
-        assert_eq!(
-            exceptions,
-            [(6, 1)],
-            "only the standard's 328 at N_PRB 1, I_TBS 6"
-        );
+        assert_eq!(exceptions, [(6, 1)], "only the standard's 328 at N_PRB 1, I_TBS 6");
     }
 
     // ---- min_prbs_for_bits -------------------------------------------------

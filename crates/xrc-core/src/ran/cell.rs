@@ -27,10 +27,10 @@ use serde::{Deserialize, Serialize};
 
 use super::abc::{AbcConfig, AbcMarker};
 use super::agent::{self, AgentConfig, CapacityWindow};
-use super::netassist::{NetAssistConfig, PeriodStats};
-use super::pbe::{PbeConfig, PbeMonitor, TtiView};
 use super::amc::{self, Itbs, Prbs};
 use super::channel::{Channel, ChannelConfig};
+use super::netassist::{NetAssistConfig, PeriodStats};
+use super::pbe::{PbeConfig, PbeMonitor, TtiView};
 use super::pdcp::{FlowActivity, PDCP_HEADER_BYTES};
 use super::rlc::{Pdu, RlcLimit, RlcRx, RlcTx, RxOutput};
 use super::scheduler::{self, Candidate, Grant, RbgLayout, SchedulerKind};
@@ -53,7 +53,11 @@ pub struct HarqConfig {
 
 impl Default for HarqConfig {
     fn default() -> Self {
-        HarqConfig { bler: 0.1, max_retx: 3, rtt_ttis: 8 }
+        HarqConfig {
+            bler: 0.1,
+            max_retx: 3,
+            rtt_ttis: 8,
+        }
     }
 }
 
@@ -70,7 +74,11 @@ pub struct RlcConfig {
 
 impl Default for RlcConfig {
     fn default() -> Self {
-        RlcConfig { buffer_packets: Some(128), buffer_bytes: None, t_reordering_ms: 50.0 }
+        RlcConfig {
+            buffer_packets: Some(128),
+            buffer_bytes: None,
+            t_reordering_ms: 50.0,
+        }
     }
 }
 
@@ -126,8 +134,9 @@ impl CellConfig {
     /// Applies `bandwidth_mhz` to `prbs`.
     pub fn normalize(&mut self) -> Result<(), String> {
         if let Some(b) = self.bandwidth_mhz.take() {
-            self.prbs = amc::prbs_for_bandwidth_mhz(b)
-                .ok_or_else(|| format!("bandwidth_mhz: {b} is not an LTE channel bandwidth (1.4, 3, 5, 10, 15 or 20 MHz)"))?;
+            self.prbs = amc::prbs_for_bandwidth_mhz(b).ok_or_else(|| {
+                format!("bandwidth_mhz: {b} is not an LTE channel bandwidth (1.4, 3, 5, 10, 15 or 20 MHz)")
+            })?;
         }
         Ok(())
     }
@@ -143,7 +152,10 @@ impl CellConfig {
             return Err(format!("tti_ms must be in (0, 10], got {}", self.tti_ms));
         }
         if !(self.dl_decode_delay_ms.is_finite() && self.dl_decode_delay_ms >= 0.0) {
-            return Err(format!("dl_decode_delay_ms must be >= 0, got {}", self.dl_decode_delay_ms));
+            return Err(format!(
+                "dl_decode_delay_ms must be >= 0, got {}",
+                self.dl_decode_delay_ms
+            ));
         }
         let h = &self.harq;
         if !(h.bler.is_finite() && (0.0..1.0).contains(&h.bler)) {
@@ -160,7 +172,10 @@ impl CellConfig {
             return Err("rlc.buffer_packets must be at least 1".into());
         }
         if r.buffer_bytes.is_some_and(|b| b < 1600) {
-            return Err(format!("rlc.buffer_bytes must hold at least one packet (1600), got {:?}", r.buffer_bytes));
+            return Err(format!(
+                "rlc.buffer_bytes must hold at least one packet (1600), got {:?}",
+                r.buffer_bytes
+            ));
         }
         if !(r.t_reordering_ms.is_finite() && r.t_reordering_ms >= 0.0) {
             return Err(format!("rlc.t_reordering_ms must be >= 0, got {}", r.t_reordering_ms));
@@ -283,7 +298,10 @@ impl Cell {
         let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
         let tti = ms(cfg.tti_ms);
         let bandwidth_hz = cfg.prbs as f64 * 180e3;
-        let limit = RlcLimit { sdus: cfg.rlc.buffer_packets, bytes: cfg.rlc.buffer_bytes };
+        let limit = RlcLimit {
+            sdus: cfg.rlc.buffer_packets,
+            bytes: cfg.rlc.buffer_bytes,
+        };
         let mut phase_rng = streams.stream("uplink/sr_phase");
         let sr_period = ms(cfg.uplink.sr_period_ms);
         let ues = channels
@@ -409,7 +427,17 @@ impl Cell {
             u.stats.tbs_retx += 1;
             u.tti.retx_bits = tb.bits as u64;
             u.tti_prbs = prbs;
-            let ok = Self::transmit(&mut self.harq_rng, &self.cfg.harq, self.dl_delay, self.harq_rtt, now, i, u, tb, out);
+            let ok = Self::transmit(
+                &mut self.harq_rng,
+                &self.cfg.harq,
+                self.dl_delay,
+                self.harq_rtt,
+                now,
+                i,
+                u,
+                tb,
+                out,
+            );
             u.tti_tb_ok = Some(ok);
         }
         // 3. New data.
@@ -441,7 +469,9 @@ impl Cell {
             let u = &mut self.ues[g.index];
             let itbs = u.itbs.expect("candidates have an MCS");
             let bits = amc::tbs(itbs, Prbs::new(g.prbs).expect("1..=110")).get();
-            let Some(mut pdu) = u.rlc.build_pdu(bits / 8) else { continue };
+            let Some(mut pdu) = u.rlc.build_pdu(bits / 8) else {
+                continue;
+            };
             used += g.prbs;
             u.stats.tbs_new += 1;
             u.tti.new_bits = bits as u64;
@@ -450,7 +480,11 @@ impl Cell {
             let link = u.cap.rate_bps(self.tti) as f64;
             let dequeue = u.served.rate_bps(self.tti) as f64;
             for seg in pdu.segments.iter_mut() {
-                if let Some(Packet { kind: PacketKind::Data(d), .. }) = seg.pkt.as_mut() {
+                if let Some(Packet {
+                    kind: PacketKind::Data(d),
+                    ..
+                }) = seg.pkt.as_mut()
+                {
                     if d.abc == AbcMark::Capable {
                         let accel = u.abc.mark(link, dequeue, now.saturating_since(seg.arrival));
                         d.abc = if accel { AbcMark::Accelerate } else { AbcMark::Brake };
@@ -458,8 +492,24 @@ impl Cell {
                 }
             }
             u.tti_prbs = g.prbs;
-            let tb = Tb { pdu, bits, prbs: g.prbs, transmissions: 1, due: now };
-            let ok = Self::transmit(&mut self.harq_rng, &self.cfg.harq, self.dl_delay, self.harq_rtt, now, g.index, u, tb, out);
+            let tb = Tb {
+                pdu,
+                bits,
+                prbs: g.prbs,
+                transmissions: 1,
+                due: now,
+            };
+            let ok = Self::transmit(
+                &mut self.harq_rng,
+                &self.cfg.harq,
+                self.dl_delay,
+                self.harq_rtt,
+                now,
+                g.index,
+                u,
+                tb,
+                out,
+            );
             u.tti_tb_ok = Some(ok);
             self.grants.push(g);
         }
@@ -609,9 +659,9 @@ impl Cell {
         u.na.ul_delay_sum_s += sum;
         u.na.ul_samples += n;
         let bw = u.na.bandwidth_bps(tti_s);
-        let ul = u.na.mean_ul_delay_s().unwrap_or(
-            (self.cfg.uplink.sr_grant_delay_ms + self.cfg.uplink.grant_tx_delay_ms) / 1e3 + tti_s,
-        );
+        let ul =
+            u.na.mean_ul_delay_s()
+                .unwrap_or((self.cfg.uplink.sr_grant_delay_ms + self.cfg.uplink.grant_tx_delay_ms) / 1e3 + tti_s);
         // Downlink: half a TTI of scheduling wait, the TTI, decoding, and
         // one full packet's transmission at the bandwidth.
         let dl = 0.5 * tti_s + self.dl_delay.as_secs_f64() + if bw > 0.0 { 1500.0 * 8.0 / bw } else { 0.0 };
@@ -648,7 +698,12 @@ impl Cell {
 
     /// The UE's granted PUSCH starts: its packets head for the base
     /// station. Returns (arrival time of a new pipe head, next PUSCH time).
-    pub fn on_pusch(&mut self, now: SimTime, ue: usize, scratch: &mut Vec<Packet>) -> (Option<SimTime>, Option<SimTime>) {
+    pub fn on_pusch(
+        &mut self,
+        now: SimTime,
+        ue: usize,
+        scratch: &mut Vec<Packet>,
+    ) -> (Option<SimTime>, Option<SimTime>) {
         let u = &mut self.ues[ue];
         scratch.clear();
         let next = u.uplink.on_pusch(now, scratch);
@@ -685,7 +740,13 @@ mod tests {
     use super::*;
 
     fn cell(bler: f64, cqi: u8) -> Cell {
-        let cfg = CellConfig { harq: HarqConfig { bler, ..HarqConfig::default() }, ..CellConfig::default() };
+        let cfg = CellConfig {
+            harq: HarqConfig {
+                bler,
+                ..HarqConfig::default()
+            },
+            ..CellConfig::default()
+        };
         cfg.validate().unwrap();
         Cell::new(&cfg, &[ChannelConfig::FixedCqi { cqi }], &RngStreams::new(1))
     }
@@ -785,7 +846,9 @@ mod tests {
         }
         let mut out = CellOutput::default();
         c.on_tti(ms(0), &mut out);
-        let pusch = c.uplink_push(ms(0), 0, Packet::ack(FlowId(0), 0, &[], SimTime::ZERO)).unwrap();
+        let pusch = c
+            .uplink_push(ms(0), 0, Packet::ack(FlowId(0), 0, &[], SimTime::ZERO))
+            .unwrap();
         let mut scratch = Vec::new();
         let (head, _) = c.on_pusch(pusch, 0, &mut scratch);
         let mut acks = Vec::new();

@@ -94,11 +94,19 @@ pub enum PathLoss {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Trajectory {
-    Fixed { distance_m: f64 },
+    Fixed {
+        distance_m: f64,
+    },
     /// (time in s, distance in m), piecewise constant.
-    Schedule { points: Vec<(f64, f64)> },
+    Schedule {
+        points: Vec<(f64, f64)>,
+    },
     /// Every `interval_s`, a new distance uniform in [min_m, max_m].
-    RandomJumps { interval_s: f64, min_m: f64, max_m: f64 },
+    RandomJumps {
+        interval_s: f64,
+        min_m: f64,
+        max_m: f64,
+    },
 }
 
 fn finite(name: &str, v: f64) -> Result<(), String> {
@@ -118,12 +126,18 @@ pub fn parse_cqi_trace(text: &str) -> Result<Vec<(f64, u8)>, String> {
         if s.is_empty() || s.starts_with('#') {
             continue;
         }
-        let mut it = s.split(|c: char| c == ',' || c.is_whitespace()).filter(|x| !x.is_empty());
+        let mut it = s
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|x| !x.is_empty());
         let (Some(t), Some(c), None) = (it.next(), it.next(), it.next()) else {
             return Err(format!("line {}: expected `time_ms cqi`, got {:?}", i + 1, s));
         };
-        let t: f64 = t.parse().map_err(|_| format!("line {}: time {:?} is not a number", i + 1, t))?;
-        let c: u8 = c.parse().map_err(|_| format!("line {}: CQI {:?} is not an integer in 0..=15", i + 1, c))?;
+        let t: f64 = t
+            .parse()
+            .map_err(|_| format!("line {}: time {:?} is not a number", i + 1, t))?;
+        let c: u8 = c
+            .parse()
+            .map_err(|_| format!("line {}: CQI {:?} is not an integer in 0..=15", i + 1, c))?;
         points.push((t, c));
     }
     Ok(points)
@@ -208,7 +222,11 @@ impl ChannelConfig {
                             last = *t;
                         }
                     }
-                    Trajectory::RandomJumps { interval_s, min_m, max_m } => {
+                    Trajectory::RandomJumps {
+                        interval_s,
+                        min_m,
+                        max_m,
+                    } => {
                         if !(interval_s.is_finite() && *interval_s > 0.0) {
                             return Err(format!("trajectory.interval_s must be positive, got {interval_s}"));
                         }
@@ -278,7 +296,12 @@ impl Fading {
             phi[n] = rng.uniform_range(-std::f64::consts::PI, std::f64::consts::PI);
             psi[n] = rng.uniform_range(-std::f64::consts::PI, std::f64::consts::PI);
         }
-        Fading { doppler_hz, alpha, phi, psi }
+        Fading {
+            doppler_hz,
+            alpha,
+            phi,
+            psi,
+        }
     }
 
     /// Power gain |h(t)|², mean 1.
@@ -302,7 +325,10 @@ pub struct Channel {
 enum Kind {
     Fixed(Cqi),
     Distance(Box<DistanceChannel>),
-    Trace { points: Vec<(SimTime, Option<Cqi>)>, idx: usize },
+    Trace {
+        points: Vec<(SimTime, Option<Cqi>)>,
+        idx: usize,
+    },
 }
 
 struct DistanceChannel {
@@ -331,7 +357,12 @@ impl Channel {
             ChannelConfig::CqiTrace { points, .. } => Kind::Trace {
                 points: points
                     .iter()
-                    .map(|(t, c)| (SimTime::ZERO + SimDuration::try_from_millis_f64(*t).expect("validated"), Cqi::new(*c)))
+                    .map(|(t, c)| {
+                        (
+                            SimTime::ZERO + SimDuration::try_from_millis_f64(*t).expect("validated"),
+                            Cqi::new(*c),
+                        )
+                    })
                     .collect(),
                 idx: 0,
             },
@@ -346,8 +377,7 @@ impl Channel {
                 fading_doppler_hz,
             } => {
                 let noise_dbm = THERMAL_NOISE_DBM_HZ + 10.0 * bandwidth_hz.log10() + noise_figure_db;
-                let noise_mw = 10f64.powf(noise_dbm / 10.0)
-                    + interference_dbm.map_or(0.0, |i| 10f64.powf(i / 10.0));
+                let noise_mw = 10f64.powf(noise_dbm / 10.0) + interference_dbm.map_or(0.0, |i| 10f64.powf(i / 10.0));
                 let budget_db = tx_power_dbm + antenna_gain_db - 10.0 * noise_mw.log10();
                 let fading = fading_doppler_hz.map(|f| Fading::new(f, &mut rng));
                 let mut d = DistanceChannel {
@@ -420,7 +450,11 @@ impl DistanceChannel {
                         .map(|(ts, _)| SimTime::ZERO + SimDuration::try_from_secs_f64(*ts).expect("validated"));
                     true
                 }
-                Trajectory::RandomJumps { interval_s, min_m, max_m } => {
+                Trajectory::RandomJumps {
+                    interval_s,
+                    min_m,
+                    max_m,
+                } => {
                     self.distance_m = self.rng.uniform_range(*min_m, *max_m);
                     let step = SimDuration::try_from_secs_f64(*interval_s).expect("validated");
                     self.next_change = Some(t + step);
@@ -480,7 +514,14 @@ mod tests {
 
     #[test]
     fn random_jumps_change_the_distance_every_interval_within_bounds() {
-        let cfg = distance(Trajectory::RandomJumps { interval_s: 1.0, min_m: 100.0, max_m: 900.0 }, None);
+        let cfg = distance(
+            Trajectory::RandomJumps {
+                interval_s: 1.0,
+                min_m: 100.0,
+                max_m: 900.0,
+            },
+            None,
+        );
         let mut ch = Channel::new(&cfg, 9e6, Rng::from_seed(2));
         let mut seen = Vec::new();
         for s in 0..20u64 {
@@ -498,13 +539,19 @@ mod tests {
         let mut rng = Rng::from_seed(5);
         let f = Fading::new(100.0, &mut rng);
         let n = 200_000;
-        let mean: f64 = (0..n).map(|i| f.power_gain(SimTime::from_nanos(i * 1_000_000))).sum::<f64>() / n as f64;
+        let mean: f64 = (0..n)
+            .map(|i| f.power_gain(SimTime::from_nanos(i * 1_000_000)))
+            .sum::<f64>()
+            / n as f64;
         assert!((mean - 1.0).abs() < 0.1, "mean power gain {mean}");
     }
 
     #[test]
     fn a_cqi_trace_holds_each_value_until_the_next_point() {
-        let cfg = ChannelConfig::CqiTrace { file: None, points: vec![(0.0, 15), (10.0, 0), (20.0, 7)] };
+        let cfg = ChannelConfig::CqiTrace {
+            file: None,
+            points: vec![(0.0, 15), (10.0, 0), (20.0, 7)],
+        };
         cfg.validate().unwrap();
         let mut ch = Channel::new(&cfg, 9e6, Rng::from_seed(0));
         assert_eq!(ch.cqi(SimTime::from_nanos(9_999_999)).map(|c| c.get()), Some(15));
@@ -514,10 +561,23 @@ mod tests {
 
     #[test]
     fn impossible_channels_are_rejected_with_the_field_named() {
-        assert!(ChannelConfig::FixedCqi { cqi: 16 }.validate().unwrap_err().contains("cqi"));
-        let bad = distance(Trajectory::RandomJumps { interval_s: 1.0, min_m: 500.0, max_m: 100.0 }, None);
+        assert!(ChannelConfig::FixedCqi { cqi: 16 }
+            .validate()
+            .unwrap_err()
+            .contains("cqi"));
+        let bad = distance(
+            Trajectory::RandomJumps {
+                interval_s: 1.0,
+                min_m: 500.0,
+                max_m: 100.0,
+            },
+            None,
+        );
         assert!(bad.validate().unwrap_err().contains("min_m"));
-        let bad = ChannelConfig::CqiTrace { file: None, points: vec![(5.0, 3), (5.0, 4)] };
+        let bad = ChannelConfig::CqiTrace {
+            file: None,
+            points: vec![(5.0, 3), (5.0, 4)],
+        };
         assert!(bad.validate().is_err());
     }
 }

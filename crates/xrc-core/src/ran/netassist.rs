@@ -33,7 +33,11 @@ pub struct NetAssistConfig {
 
 impl Default for NetAssistConfig {
     fn default() -> Self {
-        NetAssistConfig { period_ms: 50.0, delay_ms: None, loss: 0.0 }
+        NetAssistConfig {
+            period_ms: 50.0,
+            delay_ms: None,
+            loss: 0.0,
+        }
     }
 }
 

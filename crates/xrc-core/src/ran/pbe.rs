@@ -37,7 +37,10 @@ pub struct PbeConfig {
 
 impl Default for PbeConfig {
     fn default() -> Self {
-        PbeConfig { window_ttis: 40, overhead: 0.068 }
+        PbeConfig {
+            window_ttis: 40,
+            overhead: 0.068,
+        }
     }
 }
 
@@ -120,7 +123,10 @@ impl PbeMonitor {
             return 0.0;
         }
         let cp = self.cp_ring.iter().sum::<f64>() / (self.filled as f64 * self.tti_s);
-        let (tbs, errs) = self.tb_ring.iter().fold((0u32, 0u32), |(a, b), (x, y)| (a + *x as u32, b + *y as u32));
+        let (tbs, errs) = self
+            .tb_ring
+            .iter()
+            .fold((0u32, 0u32), |(a, b), (x, y)| (a + *x as u32, b + *y as u32));
         let tbler = if tbs > 0 { errs as f64 / tbs as f64 } else { 0.0 };
         (1.0 - self.overhead) * cp / (1.0 + tbler)
     }

@@ -23,8 +23,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::net::Packet;
 use crate::net::queue::QueueCounters;
+use crate::net::Packet;
 use crate::units::{SimDuration, SimTime};
 
 pub const MAC_HEADER_BYTES: u32 = 3;
@@ -112,7 +112,13 @@ impl RlcTx {
         self.bytes += sdu_bytes as u64;
         let sn = self.next_sdu_sn;
         self.next_sdu_sn += 1;
-        self.sdus.push_back(Sdu { pkt, arrival: now, remaining: sdu_bytes, sn, started: false });
+        self.sdus.push_back(Sdu {
+            pkt,
+            arrival: now,
+            remaining: sdu_bytes,
+            sn,
+            started: false,
+        });
         Ok(())
     }
 
@@ -129,16 +135,16 @@ impl RlcTx {
     }
     /// Head-of-line delay at `now`; zero when empty.
     pub fn hol_delay(&self, now: SimTime) -> SimDuration {
-        self.sdus.front().map_or(SimDuration::ZERO, |s| now.saturating_since(s.arrival))
+        self.sdus
+            .front()
+            .map_or(SimDuration::ZERO, |s| now.saturating_since(s.arrival))
     }
     /// Bytes a transport block needs to empty the buffer, headers included.
     pub fn demand_bytes(&self) -> u64 {
         if self.sdus.is_empty() {
             return 0;
         }
-        self.bytes
-            + (MAC_HEADER_BYTES + RLC_HEADER_BYTES) as u64
-            + RLC_LI_BYTES as u64 * (self.sdus.len() as u64 - 1)
+        self.bytes + (MAC_HEADER_BYTES + RLC_HEADER_BYTES) as u64 + RLC_LI_BYTES as u64 * (self.sdus.len() as u64 - 1)
     }
 
     /// Fills a PDU for a transport block of `tb_bytes`. Returns `None` when
@@ -196,7 +202,11 @@ impl RlcTx {
         }
         let sn = self.next_pdu_sn;
         self.next_pdu_sn += 1;
-        Some(Pdu { sn, segments, bytes: tb_bytes - room })
+        Some(Pdu {
+            sn,
+            segments,
+            bytes: tb_bytes - room,
+        })
     }
 
     /// SDU conservation: arrived = departed (fully sent) + dropped + held.
@@ -360,7 +370,10 @@ mod tests {
 
     #[test]
     fn the_buffer_drops_the_129th_packet() {
-        let mut tx = RlcTx::new(RlcLimit { sdus: Some(128), bytes: None });
+        let mut tx = RlcTx::new(RlcLimit {
+            sdus: Some(128),
+            bytes: None,
+        });
         for i in 0..128 {
             assert!(tx.push(t(0), pkt(i), 1502).is_ok());
         }
@@ -370,7 +383,10 @@ mod tests {
 
     #[test]
     fn hol_delay_is_the_wait_of_the_oldest_unsent_sdu() {
-        let mut tx = RlcTx::new(RlcLimit { sdus: None, bytes: None });
+        let mut tx = RlcTx::new(RlcLimit {
+            sdus: None,
+            bytes: None,
+        });
         assert_eq!(tx.hol_delay(t(5)), SimDuration::ZERO);
         tx.push(t(1), pkt(0), 1502).unwrap();
         tx.push(t(3), pkt(1), 1502).unwrap();
@@ -384,7 +400,10 @@ mod tests {
 
     #[test]
     fn a_pdu_segments_and_concatenates_sdus_and_counts_headers() {
-        let mut tx = RlcTx::new(RlcLimit { sdus: None, bytes: None });
+        let mut tx = RlcTx::new(RlcLimit {
+            sdus: None,
+            bytes: None,
+        });
         for i in 0..3 {
             tx.push(t(0), pkt(i), 1502).unwrap();
         }
@@ -401,7 +420,10 @@ mod tests {
 
     #[test]
     fn the_receiver_reorders_pdus_and_reassembles_segmented_sdus() {
-        let mut tx = RlcTx::new(RlcLimit { sdus: None, bytes: None });
+        let mut tx = RlcTx::new(RlcLimit {
+            sdus: None,
+            bytes: None,
+        });
         for i in 0..3 {
             tx.push(t(0), pkt(i), 1502).unwrap();
         }
@@ -420,7 +442,10 @@ mod tests {
 
     #[test]
     fn a_lost_pdu_is_skipped_when_t_reordering_expires_and_its_sdu_discarded() {
-        let mut tx = RlcTx::new(RlcLimit { sdus: None, bytes: None });
+        let mut tx = RlcTx::new(RlcLimit {
+            sdus: None,
+            bytes: None,
+        });
         for i in 0..3 {
             tx.push(t(0), pkt(i), 1502).unwrap();
         }

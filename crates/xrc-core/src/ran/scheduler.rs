@@ -128,7 +128,10 @@ pub fn allocate(
                 let take = n.min(groups.len() - next);
                 let prbs: u16 = groups[next..next + take].iter().sum();
                 next += take;
-                out.push(Grant { index: candidates[k].index, prbs });
+                out.push(Grant {
+                    index: candidates[k].index,
+                    prbs,
+                });
             }
         }
         SchedulerKind::Rr => {
@@ -169,7 +172,12 @@ mod tests {
     use super::*;
 
     fn cand(index: usize, itbs: u8, demand: u64, avg: f64) -> Candidate {
-        Candidate { index, itbs: Itbs::new(itbs).unwrap(), demand_bytes: demand, avg_bits: avg }
+        Candidate {
+            index,
+            itbs: Itbs::new(itbs).unwrap(),
+            demand_bytes: demand,
+            avg_bits: avg,
+        }
     }
 
     #[test]

@@ -13,8 +13,8 @@
 
 use std::collections::VecDeque;
 
-use crate::net::Packet;
 use crate::net::queue::QueueCounters;
+use crate::net::Packet;
 use crate::units::{SimDuration, SimTime};
 
 /// Bytes one delivery opportunity carries.
@@ -39,11 +39,20 @@ impl Trace {
             if s.is_empty() {
                 continue;
             }
-            let v: u64 = s
-                .parse()
-                .map_err(|_| format!("line {}: {:?} is not a non-negative integer number of milliseconds", i + 1, s))?;
+            let v: u64 = s.parse().map_err(|_| {
+                format!(
+                    "line {}: {:?} is not a non-negative integer number of milliseconds",
+                    i + 1,
+                    s
+                )
+            })?;
             if v < last {
-                return Err(format!("line {}: time {} ms goes back from {} ms (timestamps must not decrease)", i + 1, v, last));
+                return Err(format!(
+                    "line {}: time {} ms goes back from {} ms (timestamps must not decrease)",
+                    i + 1,
+                    v,
+                    last
+                ));
             }
             last = v;
             ms.push(v);
@@ -71,7 +80,11 @@ impl Trace {
         let c0 = (t_ns / p_ns).saturating_sub(1);
         for c in c0..c0 + 3 {
             let base = c * p_ns;
-            let need_ms = if t_ns > base { (t_ns - base).div_ceil(1_000_000) } else { 0 };
+            let need_ms = if t_ns > base {
+                (t_ns - base).div_ceil(1_000_000)
+            } else {
+                0
+            };
             let i = self.ms.partition_point(|&m| m < need_ms);
             if (i as u64) < n {
                 return (SimTime::from_nanos(base + self.ms[i] * 1_000_000), c * n + i as u64);
@@ -177,7 +190,9 @@ impl TraceLink {
 
     /// Head-of-line delay at `now`.
     pub fn hol_delay(&self, now: SimTime) -> SimDuration {
-        self.queue.front().map_or(SimDuration::ZERO, |(t, _)| now.saturating_since(*t))
+        self.queue
+            .front()
+            .map_or(SimDuration::ZERO, |(t, _)| now.saturating_since(*t))
     }
     pub fn queued_packets(&self) -> usize {
         self.queue.len()
@@ -189,7 +204,10 @@ impl TraceLink {
     /// Delivery capacity of the trace over (now − window, now], bit/s: what
     /// the agent reports.
     pub fn recent_capacity_bps(&self, now: SimTime) -> u64 {
-        self.capacity_between(now.saturating_since(SimTime::ZERO).saturating_sub(self.window), now.since_start())
+        self.capacity_between(
+            now.saturating_since(SimTime::ZERO).saturating_sub(self.window),
+            now.since_start(),
+        )
     }
 
     /// Capacity of the trace over [from, to), bit/s.

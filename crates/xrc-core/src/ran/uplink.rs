@@ -72,7 +72,10 @@ impl UplinkConfig {
             }
         }
         if self.bsr_grant_delay_ms < 1.0 {
-            return Err(format!("bsr_grant_delay_ms must be at least one TTI (1 ms), got {}", self.bsr_grant_delay_ms));
+            return Err(format!(
+                "bsr_grant_delay_ms must be at least one TTI (1 ms), got {}",
+                self.bsr_grant_delay_ms
+            ));
         }
         if self.grant_bytes < 100 {
             return Err(format!("grant_bytes must be at least 100, got {}", self.grant_bytes));
@@ -216,7 +219,10 @@ mod tests {
 
     #[test]
     fn leftover_data_gets_the_next_grant_from_the_buffer_status_report() {
-        let cfg = UplinkConfig { grant_bytes: 100, ..UplinkConfig::default() };
+        let cfg = UplinkConfig {
+            grant_bytes: 100,
+            ..UplinkConfig::default()
+        };
         let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::ZERO);
         let first = ul.push(ms(0), ack()).unwrap();
         let _ = ul.push(ms(0), ack());

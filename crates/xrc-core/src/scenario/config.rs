@@ -8,11 +8,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ran::agent::AgentConfig;
 use crate::ran::cell::CellConfig;
 use crate::ran::channel::ChannelConfig;
-use crate::ran::agent::AgentConfig;
-use crate::transport::{ReceiverConfig, TcpConfig};
 pub use crate::traffic::Traffic;
+use crate::transport::{ReceiverConfig, TcpConfig};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -157,7 +157,12 @@ pub struct OutputConfig {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { bin_ms: 100.0, rlc_sample_ttis: 1, cwnd_trace: true, rtt_trace: true }
+        OutputConfig {
+            bin_ms: 100.0,
+            rlc_sample_ttis: 1,
+            cwnd_trace: true,
+            rtt_trace: true,
+        }
     }
 }
 
@@ -188,7 +193,11 @@ impl ScenarioConfig {
             let path = dotted(&e.path().to_string());
             let inner = e.into_inner().to_string();
             let inner = inner.split(" at line ").next().unwrap_or(&inner).to_string();
-            if path.is_empty() || path == "." { inner } else { format!("{path}: {inner}") }
+            if path.is_empty() || path == "." {
+                inner
+            } else {
+                format!("{path}: {inner}")
+            }
         })?;
         cfg.normalize()?;
         cfg.validate()?;
@@ -213,7 +222,11 @@ impl ScenarioConfig {
             if f.tcp.recovery == crate::transport::Recovery::Newreno {
                 f.receiver.sack = false;
             }
-            let field = if crate::transport::cc::registry::SCHEMES.contains(&f.cc.as_str()) { f.cc.clone() } else { "cc".into() };
+            let field = if crate::transport::cc::registry::SCHEMES.contains(&f.cc.as_str()) {
+                f.cc.clone()
+            } else {
+                "cc".into()
+            };
             f.cc_params = crate::transport::cc::registry::resolve(&f.cc, &f.cc_params)
                 .map_err(|e| format!("flows.{k}.{field}: {e}"))?;
         }
@@ -243,7 +256,10 @@ impl ScenarioConfig {
         }
         match self.topology {
             Topology::Cellular => {
-                let cell = self.cell.as_ref().ok_or("topology \"cellular\" needs a [cell] section")?;
+                let cell = self
+                    .cell
+                    .as_ref()
+                    .ok_or("topology \"cellular\" needs a [cell] section")?;
                 cell.validate().map_err(|e| format!("cell.{e}"))?;
                 if self.ues.is_empty() {
                     return Err("topology \"cellular\" needs at least one [[ues]] entry".into());
@@ -253,7 +269,10 @@ impl ScenarioConfig {
                 }
             }
             Topology::Trace => {
-                let t = self.trace.as_ref().ok_or("topology \"trace\" needs a [trace] section")?;
+                let t = self
+                    .trace
+                    .as_ref()
+                    .ok_or("topology \"trace\" needs a [trace] section")?;
                 non_negative("trace.uplink_delay_ms", t.uplink_delay_ms)?;
                 if t.buffer_packets == Some(0) {
                     return Err("trace.buffer_packets must be at least 1, got 0".into());
@@ -287,8 +306,16 @@ impl ScenarioConfig {
             f.traffic.validate().map_err(|e| format!("{p}.traffic.{e}"))?;
             f.tcp.validate().map_err(|e| format!("{p}.tcp.{e}"))?;
             f.receiver.validate().map_err(|e| format!("{p}.receiver.{e}"))?;
-            crate::transport::cc::registry::resolve(&f.cc, &f.cc_params)
-                .map_err(|e| format!("{p}.{}: {e}", if crate::transport::cc::registry::SCHEMES.contains(&f.cc.as_str()) { f.cc.as_str() } else { "cc" }))?;
+            crate::transport::cc::registry::resolve(&f.cc, &f.cc_params).map_err(|e| {
+                format!(
+                    "{p}.{}: {e}",
+                    if crate::transport::cc::registry::SCHEMES.contains(&f.cc.as_str()) {
+                        f.cc.as_str()
+                    } else {
+                        "cc"
+                    }
+                )
+            })?;
             match (self.topology, f.ue) {
                 (Topology::Wired, Some(u)) => {
                     return Err(format!("{p}.ue: the wired topology has no UEs, got ue = {u}"));
@@ -297,7 +324,10 @@ impl ScenarioConfig {
                     return Err(format!("{p}.ue: a cellular flow needs the index of its UE"));
                 }
                 (Topology::Cellular, Some(u)) if u as usize >= self.ues.len() => {
-                    return Err(format!("{p}.ue: there is no UE {u} (the scenario has {} UEs)", self.ues.len()));
+                    return Err(format!(
+                        "{p}.ue: there is no UE {u} (the scenario has {} UEs)",
+                        self.ues.len()
+                    ));
                 }
                 (Topology::Trace, Some(u)) if u != 0 => {
                     return Err(format!("{p}.ue: the trace topology has one UE (0), got {u}"));

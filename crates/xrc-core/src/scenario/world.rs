@@ -162,10 +162,21 @@ impl World {
         cfg.validate()?;
         let streams = RngStreams::new(cfg.seed);
         let rate = |v: Option<f64>| v.map(|r| BitRate::try_from_mbps(r).expect("validated"));
-        let limit = QueueLimit { packets: cfg.internet.buffer_packets, bytes: cfg.internet.buffer_bytes };
+        let limit = QueueLimit {
+            packets: cfg.internet.buffer_packets,
+            bytes: cfg.internet.buffer_bytes,
+        };
         let delay = ms(cfg.internet.delay_ms);
-        let inet_fwd = Link::new(&LinkConfig { rate: rate(cfg.internet.rate_mbps), delay, limit });
-        let inet_rev = Link::new(&LinkConfig { rate: rate(cfg.internet.reverse_rate_mbps), delay, limit });
+        let inet_fwd = Link::new(&LinkConfig {
+            rate: rate(cfg.internet.rate_mbps),
+            delay,
+            limit,
+        });
+        let inet_rev = Link::new(&LinkConfig {
+            rate: rate(cfg.internet.reverse_rate_mbps),
+            delay,
+            limit,
+        });
 
         let (access, n_ues, tick) = match cfg.topology {
             Topology::Cellular => {
@@ -215,7 +226,8 @@ impl World {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (k, f) in cfg.flows.iter().enumerate() {
             let id = crate::net::FlowId(k as u32);
-            let controller = cc::registry::build(&f.cc, &f.cc_params).map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
+            let controller =
+                cc::registry::build(&f.cc, &f.cc_params).map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
             let half = ms(f.extra_rtt_ms / 2.0);
             flows.push(Flow {
                 ue: f.ue.map(|u| u as usize),
@@ -234,9 +246,11 @@ impl World {
                 oob: std::collections::VecDeque::new(),
                 base_rtt: SimDuration::ZERO,
                 video: match &f.traffic {
-                    Traffic::Video { period_s, on_s, rate_mbps } => {
-                        Some(crate::traffic::VideoSource::new(*period_s, *on_s, *rate_mbps))
-                    }
+                    Traffic::Video {
+                        period_s,
+                        on_s,
+                        rate_mbps,
+                    } => Some(crate::traffic::VideoSource::new(*period_s, *on_s, *rate_mbps)),
                     _ => None,
                 },
                 completed_at: None,
@@ -329,7 +343,11 @@ impl World {
         if !self.finished {
             self.finish();
         }
-        RunResult { events: self.q.events_processed(), sim_time: self.q.now(), recorder: self.rec }
+        RunResult {
+            events: self.q.events_processed(),
+            sim_time: self.q.now(),
+            recorder: self.rec,
+        }
     }
 
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
@@ -475,7 +493,11 @@ impl World {
                                 // Queuing delay is not tracked per packet on the
                                 // trace link; the head-of-line delay stands in.
                                 let accel = tr.abc.mark(link, dequeue, tr.link.hol_delay(now));
-                                d.abc = if accel { crate::net::AbcMark::Accelerate } else { crate::net::AbcMark::Brake };
+                                d.abc = if accel {
+                                    crate::net::AbcMark::Accelerate
+                                } else {
+                                    crate::net::AbcMark::Brake
+                                };
                             }
                         }
                     }
@@ -644,21 +666,28 @@ impl World {
             });
         }
         let fl = &mut self.flows[f];
-        let state = (fl.sender.cwnd(), fl.sender.ssthresh(), fl.sender.ca_state(), fl.sender.cc().mode());
+        let state = (
+            fl.sender.cwnd(),
+            fl.sender.ssthresh(),
+            fl.sender.ca_state(),
+            fl.sender.cc().mode(),
+        );
         if self.cfg.output.cwnd_trace && fl.last_cwnd != Some(state) {
             fl.last_cwnd = Some(state);
             let mode = self.rec.mode_code(state.3);
             let c = &mut self.rec.cwnd;
             c.mode.push(mode);
             c.target.push(fl.sender.cc().target_window().unwrap_or(f64::NAN));
-            c.qdelay_ms.push(fl.sender.cc().queuing_delay().map_or(f64::NAN, |d| d.as_millis_f64()));
+            c.qdelay_ms
+                .push(fl.sender.cc().queuing_delay().map_or(f64::NAN, |d| d.as_millis_f64()));
             c.t.push(t);
             c.flow.push(f as u32);
             c.cwnd.push(state.0);
             c.ssthresh.push(state.1);
             c.in_flight.push(fl.sender.in_flight());
             c.srtt_ms.push(fl.sender.srtt().map_or(f64::NAN, |d| d.as_millis_f64()));
-            c.pacing_mbps.push(fl.sender.pacing_rate().map_or(f64::NAN, |r| r.mbps()));
+            c.pacing_mbps
+                .push(fl.sender.pacing_rate().map_or(f64::NAN, |r| r.mbps()));
             c.ca_state.push(match state.2 {
                 CaState::Open => 0,
                 CaState::Disorder => 1,
@@ -891,11 +920,17 @@ impl World {
                     let fwd = SimDuration::try_from_millis_f64(fc.extra_rtt_ms / 2.0 + self.cfg.internet.delay_ms)
                         .expect("validated");
                     let from = now.since_start() + fwd;
-                    (tr.link.capacity_between(from, from + self.tick) as f64, self.ues[0].live_flows)
+                    (
+                        tr.link.capacity_between(from, from + self.tick) as f64,
+                        self.ues[0].live_flows,
+                    )
                 }
                 Access::Wired => continue,
             };
-            let fb = Feedback::Oracle { capacity_bps: (cap / live.max(1) as f64) as u64, base_rtt: fl.base_rtt };
+            let fb = Feedback::Oracle {
+                capacity_bps: (cap / live.max(1) as f64) as u64,
+                base_rtt: fl.base_rtt,
+            };
             self.out.clear();
             self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
             self.after_sender(now, f);
@@ -909,7 +944,9 @@ impl World {
         let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
         let mut rtt = ms(fc.extra_rtt_ms) + ms(self.cfg.internet.delay_ms) * 2;
         let ser = |r: Option<f64>, bytes: u64| {
-            r.and_then(|r| BitRate::try_from_mbps(r)).and_then(|r| r.tx_time(bytes)).unwrap_or(SimDuration::ZERO)
+            r.and_then(|r| BitRate::try_from_mbps(r))
+                .and_then(|r| r.tx_time(bytes))
+                .unwrap_or(SimDuration::ZERO)
         };
         rtt += ser(self.cfg.internet.rate_mbps, (fc.tcp.mss + 52) as u64);
         rtt += ser(self.cfg.internet.reverse_rate_mbps, 52);
@@ -942,17 +979,28 @@ impl World {
         let delay = SimDuration::try_from_millis_f64(delay.unwrap_or(self.cfg.internet.delay_ms)).expect("validated");
         let n_ues = self.ues.len();
         for ue in 0..n_ues {
-            let subscribed = self.flows.iter().any(|f| f.ue == Some(ue) && f.sender.signals().net_assist);
+            let subscribed = self
+                .flows
+                .iter()
+                .any(|f| f.ue == Some(ue) && f.sender.signals().net_assist);
             let report = match &mut self.access {
                 Access::Cellular(cell) => cell.net_assist_report(ue, now, wired),
                 Access::Trace(tr) => {
-                    let bw = if tr.na_ms > 0 { tr.na_capacity_bits / (tr.na_ms as f64 * 1e-3) } else { 0.0 };
+                    let bw = if tr.na_ms > 0 {
+                        tr.na_capacity_bits / (tr.na_ms as f64 * 1e-3)
+                    } else {
+                        0.0
+                    };
                     tr.na_capacity_bits = 0.0;
                     tr.na_ms = 0;
                     let t = self.cfg.trace.as_ref().expect("validated");
                     let extra = t.uplink_delay_ms / 1e3 + if bw > 0.0 { 12_000.0 / bw } else { 0.0 };
                     let flows = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
-                    (bw as u64, wired + SimDuration::try_from_secs_f64(extra).unwrap_or(SimDuration::ZERO), flows)
+                    (
+                        bw as u64,
+                        wired + SimDuration::try_from_secs_f64(extra).unwrap_or(SimDuration::ZERO),
+                        flows,
+                    )
                 }
                 Access::Wired => continue,
             };
@@ -969,7 +1017,11 @@ impl World {
                 // The server's own propagation delay is part of its path's
                 // minimum RTT (NATCP's server.cc adds it too).
                 let extra = SimDuration::try_from_millis_f64(self.cfg.flows[f].extra_rtt_ms).expect("validated");
-                let fb = Feedback::NetAssist { bw_bps: report.0, min_rtt: report.1 + extra, flows: report.2 };
+                let fb = Feedback::NetAssist {
+                    bw_bps: report.0,
+                    min_rtt: report.1 + extra,
+                    flows: report.2,
+                };
                 let at = now + delay;
                 if self.flows[f].oob.is_empty() {
                     self.q.schedule(at, Ev::OutOfBand(f as u32));
@@ -1076,16 +1128,23 @@ impl World {
             r.t.push(t);
             r.flow.push(k as u32);
             r.bytes.push(fl.bin_bytes);
-            r.goodput_mbps.push(fl.bin_bytes as f64 * 8.0 / width.as_secs_f64() * 1e-6);
+            r.goodput_mbps
+                .push(fl.bin_bytes as f64 * 8.0 / width.as_secs_f64() * 1e-6);
             fl.bin_bytes = 0;
         }
         for (u, acc) in self.ues.iter_mut().enumerate() {
             let r = &mut self.rec.ue_rate;
             r.t.push(t);
             r.ue.push(u as u32);
-            r.available_mbps.push(acc.bin_available_bits / width.as_secs_f64() * 1e-6);
-            r.delivered_mbps.push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
-            r.agent_mbps.push(if acc.bin_samples > 0 { acc.bin_agent_sum / acc.bin_samples as f64 * 1e-6 } else { 0.0 });
+            r.available_mbps
+                .push(acc.bin_available_bits / width.as_secs_f64() * 1e-6);
+            r.delivered_mbps
+                .push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
+            r.agent_mbps.push(if acc.bin_samples > 0 {
+                acc.bin_agent_sum / acc.bin_samples as f64 * 1e-6
+            } else {
+                0.0
+            });
             acc.bin_available_bits = 0.0;
             acc.bin_delivered_bits = 0.0;
             acc.bin_agent_sum = 0.0;
@@ -1113,7 +1172,10 @@ impl World {
             r.retransmits.push(s.retransmits_fast + s.retransmits_timeout);
             r.timeouts.push(s.timeouts);
             r.completed.push((fl.state == FlowState::Done && !fl.truncated) as u8);
-            r.fct_s.push(fl.completed_at.map_or(f64::NAN, |t| t.saturating_since(fl.start).as_secs_f64()));
+            r.fct_s.push(
+                fl.completed_at
+                    .map_or(f64::NAN, |t| t.saturating_since(fl.start).as_secs_f64()),
+            );
             if let Some(v) = fl.video.as_ref() {
                 for c in v.chunks() {
                     let ch = &mut self.rec.chunks;
@@ -1122,8 +1184,10 @@ impl World {
                     ch.start_s.push(c.start.as_secs_f64());
                     ch.written_s.push(c.written.map_or(f64::NAN, |t| t.as_secs_f64()));
                     ch.delivered_s.push(c.delivered.map_or(f64::NAN, |t| t.as_secs_f64()));
-                    ch.delivery_time_s
-                        .push(c.delivered.map_or(f64::NAN, |t| t.saturating_since(c.start).as_secs_f64()));
+                    ch.delivery_time_s.push(
+                        c.delivered
+                            .map_or(f64::NAN, |t| t.saturating_since(c.start).as_secs_f64()),
+                    );
                 }
             }
         }
@@ -1162,9 +1226,25 @@ impl World {
         check("internet reverse", self.inet_rev.counters())?;
         for (k, f) in self.flows.iter().enumerate() {
             let (a, b, c) = f.fwd.counters();
-            check(&format!("flow {k} forward access"), crate::net::QueueCounters { arrived: a, departed: b, dropped: 0, held: c })?;
+            check(
+                &format!("flow {k} forward access"),
+                crate::net::QueueCounters {
+                    arrived: a,
+                    departed: b,
+                    dropped: 0,
+                    held: c,
+                },
+            )?;
             let (a, b, c) = f.rev.counters();
-            check(&format!("flow {k} reverse access"), crate::net::QueueCounters { arrived: a, departed: b, dropped: 0, held: c })?;
+            check(
+                &format!("flow {k} reverse access"),
+                crate::net::QueueCounters {
+                    arrived: a,
+                    departed: b,
+                    dropped: 0,
+                    held: c,
+                },
+            )?;
         }
         match &self.access {
             Access::Cellular(cell) => {

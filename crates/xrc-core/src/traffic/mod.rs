@@ -56,7 +56,11 @@ impl Traffic {
                     Ok(())
                 }
             }
-            Traffic::Video { period_s, on_s, rate_mbps } => {
+            Traffic::Video {
+                period_s,
+                on_s,
+                rate_mbps,
+            } => {
                 for (n, v) in [("period_s", *period_s), ("on_s", *on_s), ("rate_mbps", *rate_mbps)] {
                     if !(v.is_finite() && v > 0.0) {
                         return Err(format!("{n} must be positive, got {v}"));
@@ -124,7 +128,13 @@ impl VideoSource {
     /// Starts a chunk at `now`.
     pub fn start_chunk(&mut self, now: SimTime) {
         let end_byte = self.written + self.chunk_bytes;
-        self.chunks.push(Chunk { index: self.chunks.len() as u32, start: now, end_byte, written: None, delivered: None });
+        self.chunks.push(Chunk {
+            index: self.chunks.len() as u32,
+            start: now,
+            end_byte,
+            written: None,
+            delivered: None,
+        });
         self.phase = Phase::Writing;
     }
 
@@ -207,6 +217,9 @@ mod tests {
         // Delivered late, after the boundary: the next chunk starts at once.
         assert_eq!(v.on_delivered(s(21.0), 8_500_000), Some(s(21.0)));
         let c = v.chunks()[1];
-        assert_eq!(c.delivered.unwrap().saturating_since(c.start), SimDuration::from_secs(11));
+        assert_eq!(
+            c.delivered.unwrap().saturating_since(c.start),
+            SimDuration::from_secs(11)
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::net::{AbcMark, DataHeader, FlowId, Packet, PacketKind, SackBlock, packet::MAX_SACK_BLOCKS};
+use crate::net::{packet::MAX_SACK_BLOCKS, AbcMark, DataHeader, FlowId, Packet, PacketKind, SackBlock};
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,7 +25,13 @@ pub struct ReceiverConfig {
 
 impl Default for ReceiverConfig {
     fn default() -> Self {
-        ReceiverConfig { delayed_ack: true, ack_every: 2, delack_timeout_ms: 40.0, quickack_segments: 16, sack: true }
+        ReceiverConfig {
+            delayed_ack: true,
+            ack_every: 2,
+            delack_timeout_ms: 40.0,
+            quickack_segments: 16,
+            sack: true,
+        }
     }
 }
 
@@ -35,7 +41,10 @@ impl ReceiverConfig {
             return Err("ack_every must be at least 1".into());
         }
         if !(self.delack_timeout_ms.is_finite() && self.delack_timeout_ms > 0.0) {
-            return Err(format!("delack_timeout_ms must be positive, got {}", self.delack_timeout_ms));
+            return Err(format!(
+                "delack_timeout_ms must be positive, got {}",
+                self.delack_timeout_ms
+            ));
         }
         Ok(())
     }
@@ -186,7 +195,10 @@ impl TcpReceiver {
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
-        let mut nb = SackBlock { start: start.max(self.rcv_nxt), end };
+        let mut nb = SackBlock {
+            start: start.max(self.rcv_nxt),
+            end,
+        };
         // Merge with overlapping or adjacent blocks.
         let mut i = 0;
         while i < self.ooo.len() {
@@ -240,7 +252,13 @@ mod tests {
     use crate::net::PacketKind;
 
     fn seg(seq: u64) -> DataHeader {
-        DataHeader { seq, len: 1000, ts_val: SimTime::from_nanos(seq + 1), retransmit: false, abc: AbcMark::NotCapable }
+        DataHeader {
+            seq,
+            len: 1000,
+            ts_val: SimTime::from_nanos(seq + 1),
+            retransmit: false,
+            abc: AbcMark::NotCapable,
+        }
     }
     fn ack_of(p: &Packet) -> (u64, Vec<SackBlock>) {
         match &p.kind {
@@ -249,7 +267,13 @@ mod tests {
         }
     }
     fn rx() -> TcpReceiver {
-        TcpReceiver::new(FlowId(0), ReceiverConfig { quickack_segments: 0, ..ReceiverConfig::default() })
+        TcpReceiver::new(
+            FlowId(0),
+            ReceiverConfig {
+                quickack_segments: 0,
+                ..ReceiverConfig::default()
+            },
+        )
     }
 
     #[test]
@@ -282,12 +306,21 @@ mod tests {
         let a = r.on_data(t, &seg(4000)).ack.unwrap();
         assert_eq!(
             ack_of(&a),
-            (1000, vec![SackBlock { start: 4000, end: 5000 }, SackBlock { start: 2000, end: 3000 }])
+            (
+                1000,
+                vec![
+                    SackBlock { start: 4000, end: 5000 },
+                    SackBlock { start: 2000, end: 3000 }
+                ]
+            )
         );
         // Filling the first hole delivers two segments and acks at once.
         let res = r.on_data(t, &seg(1000));
         assert_eq!(res.delivered, 2000);
-        assert_eq!(ack_of(&res.ack.unwrap()), (3000, vec![SackBlock { start: 4000, end: 5000 }]));
+        assert_eq!(
+            ack_of(&res.ack.unwrap()),
+            (3000, vec![SackBlock { start: 4000, end: 5000 }])
+        );
     }
 
     #[test]
@@ -303,7 +336,13 @@ mod tests {
 
     #[test]
     fn quick_ack_mode_acknowledges_the_first_segments_one_by_one() {
-        let mut r = TcpReceiver::new(FlowId(0), ReceiverConfig { quickack_segments: 2, ..ReceiverConfig::default() });
+        let mut r = TcpReceiver::new(
+            FlowId(0),
+            ReceiverConfig {
+                quickack_segments: 2,
+                ..ReceiverConfig::default()
+            },
+        );
         let t = SimTime::ZERO;
         assert!(r.on_data(t, &seg(0)).ack.is_some());
         assert!(r.on_data(t, &seg(1000)).ack.is_some());

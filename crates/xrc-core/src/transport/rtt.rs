@@ -39,7 +39,14 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     pub fn new(cfg: RttConfig) -> Self {
-        RttEstimator { cfg, srtt: None, rttvar: SimDuration::ZERO, latest: None, min: None, backoff: 0 }
+        RttEstimator {
+            cfg,
+            srtt: None,
+            rttvar: SimDuration::ZERO,
+            latest: None,
+            min: None,
+            backoff: 0,
+        }
     }
 
     /// Feeds one RTT measurement (§2.2 for the first, §2.3 afterwards).

@@ -188,7 +188,9 @@ impl Scoreboard {
     /// Marks the first un-SACKed segment lost (NewReno fast retransmit and
     /// partial ACKs). Returns whether it was newly marked.
     pub fn mark_head_lost(&mut self) -> bool {
-        let Some(s) = self.segs.iter_mut().find(|s| !s.sacked) else { return false };
+        let Some(s) = self.segs.iter_mut().find(|s| !s.sacked) else {
+            return false;
+        };
         if s.lost && !s.retrans {
             return false;
         }

@@ -101,13 +101,20 @@ impl TcpConfig {
         if self.dupthresh == 0 {
             return Err("dupthresh must be at least 1".into());
         }
-        for (n, v) in [("min_rto_ms", self.min_rto_ms), ("initial_rto_ms", self.initial_rto_ms), ("max_rto_ms", self.max_rto_ms)] {
+        for (n, v) in [
+            ("min_rto_ms", self.min_rto_ms),
+            ("initial_rto_ms", self.initial_rto_ms),
+            ("max_rto_ms", self.max_rto_ms),
+        ] {
             if !(v.is_finite() && v > 0.0) {
                 return Err(format!("{n} must be a positive number, got {v}"));
             }
         }
         if self.min_rto_ms > self.max_rto_ms {
-            return Err(format!("min_rto_ms ({}) exceeds max_rto_ms ({})", self.min_rto_ms, self.max_rto_ms));
+            return Err(format!(
+                "min_rto_ms ({}) exceeds max_rto_ms ({})",
+                self.min_rto_ms, self.max_rto_ms
+            ));
         }
         Ok(())
     }
@@ -193,6 +200,11 @@ pub struct TcpSender {
     signals: Signals,
     /// Segments marked lost over the connection's life.
     lost_total: u64,
+    /// Segments marked lost while processing the current ACK.
+    marked_lost: u32,
+    /// The algorithm sets the window itself (Linux `cong_control`); the
+    /// framework then leaves cwnd alone at the end of recovery and after idle.
+    cc_controls: bool,
 }
 
 impl TcpSender {
@@ -232,6 +244,8 @@ impl TcpSender {
             stats: SenderStats::default(),
             signals,
             lost_total: 0,
+            marked_lost: 0,
+            cc_controls: false,
         }
     }
 
@@ -392,16 +406,20 @@ impl TcpSender {
             self.cc.on_feedback(now, &mut self.w, &view, &Feedback::Xrc(x));
         }
         if self.signals.abc && (ack.abc_accelerate > 0 || ack.abc_brake > 0) {
-            let fb = Feedback::Abc { accelerate: ack.abc_accelerate, brake: ack.abc_brake };
+            let fb = Feedback::Abc {
+                accelerate: ack.abc_accelerate,
+                brake: ack.abc_brake,
+            };
             self.cc.on_feedback(now, &mut self.w, &view, &fb);
         }
         if let (true, Some(r)) = (self.signals.pbe, ack.pbe_rate_bps) {
-            self.cc.on_feedback(now, &mut self.w, &view, &Feedback::Pbe { rate_bps: r });
+            self.cc
+                .on_feedback(now, &mut self.w, &view, &Feedback::Pbe { rate_bps: r });
         }
 
         let prior_in_flight = self.sb.in_flight();
         let prior_snd_una = self.snd_una;
-        let was_lost = self.sb.lost_out();
+        self.marked_lost = 0;
 
         // --- SACK tagging (Linux tcp_sacktag_write_queue): blocks in
         // sequence order; the send times of the first and last newly SACKed
@@ -483,9 +501,17 @@ impl TcpSender {
             out.rtt_samples.push(r);
         }
         let view = self.view(now);
-        let flags = AckFlags { slow_path: snd_una_advanced || newly_sacked > 0, window_update: false, ece: false };
+        let flags = AckFlags {
+            slow_path: snd_una_advanced || newly_sacked > 0,
+            window_update: false,
+            ece: false,
+        };
         self.cc.in_ack_event(now, &mut self.w, &view, flags);
-        let sample = AckSample { pkts_acked: newly_acked, rtt: ca_rtt, in_flight: prior_in_flight };
+        let sample = AckSample {
+            pkts_acked: newly_acked,
+            rtt: ca_rtt,
+            in_flight: prior_in_flight,
+        };
         self.cc.pkts_acked(now, &mut self.w, &view, &sample);
 
         // --- loss state machine (Linux tcp_fastretrans_alert) ---
@@ -498,18 +524,22 @@ impl TcpSender {
                 self.newreno_state_machine(now, snd_una_advanced, is_dupack, newly_acked, out);
             }
         }
-        let newly_lost = self.sb.lost_out().saturating_sub(was_lost);
+        // Every marking counts, as Linux's tp->lost (a segment marked and
+        // then acknowledged in the same ACK still counts).
+        let newly_lost = self.marked_lost;
         self.lost_total += newly_lost as u64;
 
         // --- rate sample (Linux tcp_rate_gen) ---
         let min_rtt = self.rtt.min();
-        let rs: RateSample =
-            self.rate.generate(now, delivered_now, newly_lost, prior_in_flight, ca_rtt, min_rtt);
+        let rs: RateSample = self
+            .rate
+            .generate(now, delivered_now, newly_lost, prior_in_flight, ca_rtt, min_rtt);
 
         // --- window update (Linux tcp_cong_control) ---
         let view = self.view(now);
         if self.cc.cong_control(now, &mut self.w, &view, &rs) {
             // The algorithm set cwnd (and pacing) itself.
+            self.cc_controls = true;
         } else if self.state == CaState::Recovery && self.cfg.recovery == Recovery::Sack {
             self.prr_update(delivered_now, newly_lost, snd_una_advanced);
         } else if self.state != CaState::Recovery && snd_una_advanced {
@@ -532,8 +562,8 @@ impl TcpSender {
         // is acknowledged.
         match self.state {
             CaState::Recovery if self.snd_una >= self.high_seq => {
-                // Linux tcp_end_cwnd_reduction.
-                if self.w.ssthresh < super::cc::INFINITE_SSTHRESH {
+                // Linux tcp_end_cwnd_reduction (skipped for cong_control).
+                if self.w.ssthresh < super::cc::INFINITE_SSTHRESH && !self.cc_controls {
                     self.w.cwnd = self.w.ssthresh;
                 }
                 let view = self.view(now);
@@ -547,6 +577,7 @@ impl TcpSender {
         }
         let _ = (snd_una_advanced, newly_sacked);
         let newly_lost = self.sb.mark_lost_by_sack(self.cfg.dupthresh);
+        self.marked_lost += newly_lost;
         match self.state {
             CaState::Open | CaState::Disorder | CaState::Cwr => {
                 // Linux tcp_time_to_recover: a loss is marked, or more than
@@ -578,7 +609,9 @@ impl TcpSender {
         self.set_state(now, CaState::Recovery);
         if self.sb.lost_out() == 0 {
             // Mark the first hole lost so the fast retransmit has a target.
-            self.sb.mark_head_lost();
+            if self.sb.mark_head_lost() {
+                self.marked_lost += 1;
+            }
         }
     }
 
@@ -633,7 +666,9 @@ impl TcpSender {
                         // Partial acknowledgment, step 4: retransmit the first
                         // unacknowledged segment, deflate by the amount acked,
                         // add back one segment.
-                        self.sb.mark_head_lost();
+                        if self.sb.mark_head_lost() {
+                            self.marked_lost += 1;
+                        }
                         self.w.cwnd = self.w.cwnd.saturating_sub(newly_acked).saturating_add(1).max(1);
                     }
                 }
@@ -668,7 +703,9 @@ impl TcpSender {
                     let view = self.view(now);
                     self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
                     self.set_state(now, CaState::Recovery);
-                    self.sb.mark_head_lost();
+                    if self.sb.mark_head_lost() {
+                        self.marked_lost += 1;
+                    }
                     // Step 2: cwnd = ssthresh + 3 * SMSS. An algorithm that
                     // leaves ssthresh "infinite" keeps its window instead.
                     if self.w.ssthresh < super::cc::INFINITE_SSTHRESH {
@@ -796,9 +833,8 @@ impl TcpSender {
             };
             // NewReno retransmits the lost head regardless of the window
             // (RFC 5681 §3.2 step 2, RFC 6582 step 4).
-            let forced = self.cfg.recovery == Recovery::Newreno
-                && retransmit.is_some()
-                && self.state == CaState::Recovery;
+            let forced =
+                self.cfg.recovery == Recovery::Newreno && retransmit.is_some() && self.state == CaState::Recovery;
             if in_flight >= self.w.cwnd && !forced {
                 *limited = true;
                 return;
@@ -812,8 +848,9 @@ impl TcpSender {
                     Some(i) => self.sb.get(i).len,
                     None => self.next_new_len(),
                 };
-                let wire = len as u64 + crate::net::packet::TCP_IP_HEADER_BYTES as u64;
-                let gap = rate.tx_time(wire).unwrap_or(SimDuration::from_secs(1));
+                // Linux's earliest-departure-time pacing spaces packets by
+                // their payload length (tcp_update_skb_after_send).
+                let gap = rate.tx_time(len as u64).unwrap_or(SimDuration::from_secs(1));
                 self.pace_next = self.pace_next.max(now) + gap;
             }
             match retransmit {
@@ -842,7 +879,8 @@ impl TcpSender {
         }
         if self.sb.packets_out() == 0 {
             // Linux tcp_event_data_sent / tcp_cwnd_restart (RFC 7661).
-            if self.cfg.slow_start_after_idle {
+            // Linux tcp_cwnd_restart is skipped for cong_control algorithms.
+            if self.cfg.slow_start_after_idle && !self.cc_controls {
                 if let Some(last) = self.last_send {
                     let idle = now.saturating_since(last);
                     let rto = self.rtt.rto();
@@ -900,7 +938,11 @@ impl TcpSender {
         self.sb.on_retransmit(i, now, snap);
         let s = self.sb.get(i);
         let (seq, len) = (s.seq, s.len);
-        let kind = if self.state == CaState::Loss { RetxKind::Timeout } else { RetxKind::Fast };
+        let kind = if self.state == CaState::Loss {
+            RetxKind::Timeout
+        } else {
+            RetxKind::Fast
+        };
         match kind {
             RetxKind::Fast => self.stats.retransmits_fast += 1,
             RetxKind::Timeout => self.stats.retransmits_timeout += 1,

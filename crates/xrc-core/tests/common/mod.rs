@@ -24,7 +24,12 @@ pub fn flow(id: &str, ue: Option<u32>, cc: &str) -> FlowConfig {
 }
 
 pub fn output() -> OutputConfig {
-    OutputConfig { bin_ms: 100.0, rlc_sample_ttis: 1, cwnd_trace: true, rtt_trace: true }
+    OutputConfig {
+        bin_ms: 100.0,
+        rlc_sample_ttis: 1,
+        cwnd_trace: true,
+        rtt_trace: true,
+    }
 }
 
 /// 20 Mbit/s, 40 ms RTT, 100-packet drop-tail dumbbell.
@@ -66,7 +71,9 @@ pub fn lte(cc: &str, cqi: u8, duration_s: f64) -> ScenarioConfig {
             reverse_rate_mbps: None,
         },
         cell: Some(CellConfig::default()),
-        ues: vec![UeConfig { channel: ChannelConfig::FixedCqi { cqi } }],
+        ues: vec![UeConfig {
+            channel: ChannelConfig::FixedCqi { cqi },
+        }],
         trace: None,
         flows: vec![flow("f0", Some(0), cc)],
         output: output(),

@@ -85,8 +85,7 @@ use serde::{Deserialize, Serialize};
 use super::cubic::{self, Cubic};
 use super::registry::CcConfig;
 use super::{
-    AckSample, CaEvent, CaState, CongestionControl, ConnView, Feedback, RateSample, Signals, Window,
-    INFINITE_SSTHRESH,
+    AckSample, CaEvent, CaState, CongestionControl, ConnView, Feedback, RateSample, Signals, Window, INFINITE_SSTHRESH,
 };
 use crate::units::{BitRate, SimDuration, SimTime};
 
@@ -126,7 +125,10 @@ impl CcConfig for Config {
             return Err("min_cwnd must be at least 1 segment".into());
         }
         if !(self.pacing_gain.is_finite() && self.pacing_gain > 0.0) {
-            return Err(format!("pacing_gain must be a positive number, got {}", self.pacing_gain));
+            return Err(format!(
+                "pacing_gain must be a positive number, got {}",
+                self.pacing_gain
+            ));
         }
         if self.non_abc_initial_cwnd == 0 {
             return Err("non_abc_initial_cwnd must be at least 1 segment".into());
@@ -165,7 +167,10 @@ impl Abc {
         let non_abc = cfg.non_abc_window.then(|| {
             let mut w = Window::new(cfg.non_abc_initial_cwnd);
             w.ssthresh = INFINITE_SSTHRESH;
-            NonAbc { cubic: Cubic::new(cfg.cubic.clone()), w }
+            NonAbc {
+                cubic: Cubic::new(cfg.cubic.clone()),
+                w,
+            }
         });
         Abc {
             cfg,
@@ -327,7 +332,10 @@ impl CongestionControl for Abc {
                 } else {
                     c.is_cwnd_limited
                 };
-                let view = ConnView { is_cwnd_limited: limited, ..c.clone() };
+                let view = ConnView {
+                    is_cwnd_limited: limited,
+                    ..c.clone()
+                };
                 n.cubic.cong_avoid(now, &mut n.w, &view, acked);
             }
             w.ssthresh = n.w.ssthresh;
@@ -339,7 +347,9 @@ impl CongestionControl for Abc {
     }
 
     fn on_feedback(&mut self, _now: SimTime, w: &mut Window, _c: &ConnView, fb: &Feedback) {
-        let Feedback::Abc { accelerate, brake } = *fb else { return };
+        let Feedback::Abc { accelerate, brake } = *fb else {
+            return;
+        };
         self.ensure_init(w);
         self.pending_accel += accelerate as u32;
         self.pending_brake += brake as u32;
@@ -352,7 +362,10 @@ impl CongestionControl for Abc {
     }
 
     fn signals(&self) -> Signals {
-        Signals { abc: true, ..Signals::default() }
+        Signals {
+            abc: true,
+            ..Signals::default()
+        }
     }
 
     fn mode(&self) -> &'static str {
@@ -375,7 +388,10 @@ mod tests {
     const MSS: u32 = 1448;
 
     fn single() -> Config {
-        Config { non_abc_window: false, ..Config::default() }
+        Config {
+            non_abc_window: false,
+            ..Config::default()
+        }
     }
 
     fn view(in_flight: u32) -> ConnView {
@@ -393,9 +409,21 @@ mod tests {
     fn ack(a: &mut Abc, w: &mut Window, accel: u16, brake: u16, acked: u32, in_flight: u32) {
         let c = view(in_flight);
         if accel + brake > 0 {
-            a.on_feedback(SimTime::ZERO, w, &c, &Feedback::Abc { accelerate: accel, brake });
+            a.on_feedback(
+                SimTime::ZERO,
+                w,
+                &c,
+                &Feedback::Abc {
+                    accelerate: accel,
+                    brake,
+                },
+            );
         }
-        let rs = RateSample { acked_sacked: acked, prior_in_flight: in_flight + acked, ..RateSample::default() };
+        let rs = RateSample {
+            acked_sacked: acked,
+            prior_in_flight: in_flight + acked,
+            ..RateSample::default()
+        };
         assert!(a.cong_control(SimTime::ZERO, w, &c, &rs));
     }
 
@@ -408,7 +436,13 @@ mod tests {
 
     #[test]
     fn three_accelerates_and_one_brake_grow_the_window_by_two() {
-        let (mut a, mut w) = start(Config { additive_increase: false, ..single() }, 20);
+        let (mut a, mut w) = start(
+            Config {
+                additive_increase: false,
+                ..single()
+            },
+            20,
+        );
         ack(&mut a, &mut w, 3, 1, 4, 20);
         assert_eq!(w.cwnd, 22);
         // Marks alone: per packet the window moves by 2f − 1.
@@ -431,7 +465,13 @@ mod tests {
 
     #[test]
     fn brakes_stop_at_the_floor_of_six_segments() {
-        let (mut a, mut w) = start(Config { additive_increase: false, ..single() }, 8);
+        let (mut a, mut w) = start(
+            Config {
+                additive_increase: false,
+                ..single()
+            },
+            8,
+        );
         ack(&mut a, &mut w, 0, 5, 5, 8);
         assert_eq!(w.cwnd, 6);
         ack(&mut a, &mut w, 1, 0, 1, 6);
@@ -443,7 +483,11 @@ mod tests {
         let (mut a, mut w) = start(single(), 10);
         ack(&mut a, &mut w, 1, 0, 1, 10);
         assert_eq!(a.pacing_rate(), None, "no RTT sample yet");
-        let s = AckSample { pkts_acked: 1, rtt: Some(SimDuration::from_millis(40)), in_flight: 10 };
+        let s = AckSample {
+            pkts_acked: 1,
+            rtt: Some(SimDuration::from_millis(40)),
+            in_flight: 10,
+        };
         a.pkts_acked(SimTime::ZERO, &mut w, &view(10), &s);
         ack(&mut a, &mut w, 1, 0, 1, 10);
         assert_eq!(w.cwnd, 12);
@@ -453,7 +497,13 @@ mod tests {
 
     #[test]
     fn a_single_window_abc_ignores_losses_and_restores_its_window_after_a_timeout() {
-        let (mut a, mut w) = start(Config { additive_increase: false, ..single() }, 30);
+        let (mut a, mut w) = start(
+            Config {
+                additive_increase: false,
+                ..single()
+            },
+            30,
+        );
         let ss = w.ssthresh;
         assert_eq!(a.ssthresh(SimTime::ZERO, &w, &view(30)), ss);
         a.set_state(SimTime::ZERO, &mut w, &view(30), CaState::Recovery);
@@ -465,7 +515,13 @@ mod tests {
 
     #[test]
     fn with_two_windows_a_loss_cuts_the_cubic_window_and_the_minimum_rules() {
-        let (mut a, mut w) = start(Config { additive_increase: false, ..Config::default() }, 10);
+        let (mut a, mut w) = start(
+            Config {
+                additive_increase: false,
+                ..Config::default()
+            },
+            10,
+        );
         // Accelerate every packet: w_abc doubles per window; CUBIC slow-starts alongside.
         let mut in_flight = 10;
         for _ in 0..40 {
@@ -494,8 +550,20 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        assert!(Config { min_cwnd: 0, ..Config::default() }.validate().unwrap_err().contains("min_cwnd"));
-        assert!(Config { pacing_gain: 0.0, ..Config::default() }.validate().unwrap_err().contains("pacing_gain"));
+        assert!(Config {
+            min_cwnd: 0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("min_cwnd"));
+        assert!(Config {
+            pacing_gain: 0.0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("pacing_gain"));
         assert!(registry::build("abc", &serde_json::json!({"eta": 0.9})).is_err());
     }
 }

@@ -382,7 +382,10 @@ impl Default for Config {
 impl super::registry::CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
         if !matches!(self.hz, 100 | 250 | 300 | 1000) {
-            return Err(format!("hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}", self.hz));
+            return Err(format!(
+                "hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}",
+                self.hz
+            ));
         }
         let range = |name: &str, v: u64, lo: u64, hi: u64| {
             if v < lo || v > hi {
@@ -504,7 +507,11 @@ struct AppLimitedMark {
 
 impl Default for AppLimitedMark {
     fn default() -> Self {
-        AppLimitedMark { until: 0, from: u64::MAX, to: Some(0) }
+        AppLimitedMark {
+            until: 0,
+            from: u64::MAX,
+            to: Some(0),
+        }
     }
 }
 
@@ -965,7 +972,9 @@ impl Bbr {
 
     /// The framework's next departure time (deviation 4).
     fn next_departure(&self, now: SimTime, c: &ConnView) -> SimTime {
-        let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else { return now };
+        let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else {
+            return now;
+        };
         let wire = self.mss as u64 + crate::net::packet::TCP_IP_HEADER_BYTES as u64;
         match BitRate::from_bps(rate.saturating_mul(8)).tx_time(wire) {
             Some(gap) => (last + gap).max(now),
@@ -1243,7 +1252,10 @@ impl Bbr {
             self.ack_epoch_mstamp = self.delivered_mstamp;
             expected = 0;
         }
-        self.ack_epoch_acked = self.ack_epoch_acked.saturating_add(s.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
+        self.ack_epoch_acked = self
+            .ack_epoch_acked
+            .saturating_add(s.acked_sacked)
+            .min(ACK_EPOCH_ACKED_MAX);
         let extra = (self.ack_epoch_acked - expected).min(w.cwnd);
         let extra = extra.min(u16::MAX as u32) as u16;
         if extra > self.extra_acked[self.extra_acked_win_idx] {
@@ -1338,7 +1350,11 @@ impl Bbr {
             Mode::Startup => (self.cfg.high_gain, self.cfg.high_gain),
             Mode::Drain => (self.cfg.drain_gain, self.cfg.high_gain),
             Mode::ProbeBw => {
-                let p = if self.lt_use_bw { BBR_UNIT } else { PACING_GAIN_CYCLE[self.cycle_idx] };
+                let p = if self.lt_use_bw {
+                    BBR_UNIT
+                } else {
+                    PACING_GAIN_CYCLE[self.cycle_idx]
+                };
                 (p, self.cfg.cwnd_gain)
             }
             Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
@@ -1591,12 +1607,19 @@ mod tests {
             self.lost += a.losses as u64;
             self.in_flight = a.in_flight;
             if let Some(r) = a.rtt {
-                self.srtt = Some(self.srtt.map_or(r, |s| SimDuration::from_nanos((7 * s.as_nanos() + r.as_nanos()) / 8)));
+                self.srtt = Some(
+                    self.srtt
+                        .map_or(r, |s| SimDuration::from_nanos((7 * s.as_nanos() + r.as_nanos()) / 8)),
+                );
             }
             let rs = RateSample {
                 delivered: a.sample.map(|s| s.0),
                 interval: a.sample.map_or(SimDuration::ZERO, |s| s.1),
-                prior_delivered: if a.sample.is_some() || a.acked > 0 { a.prior_delivered } else { 0 },
+                prior_delivered: if a.sample.is_some() || a.acked > 0 {
+                    a.prior_delivered
+                } else {
+                    0
+                },
                 prior_time: SimTime::ZERO,
                 prior_in_flight: a.prior_in_flight,
                 acked_sacked: a.acked,
@@ -1673,10 +1696,28 @@ mod tests {
     fn the_defaults_are_linux_constants() {
         let c = Config::default();
         assert_eq!((c.high_gain, c.drain_gain, c.cwnd_gain), (739, 88, 512));
-        assert_eq!((c.bw_rtts, c.min_rtt_win_sec, c.probe_rtt_mode_ms, c.cwnd_min_target), (10, 10, 200, 4));
-        assert_eq!((c.full_bw_thresh, c.full_bw_cnt, c.cycle_rand, c.pacing_margin_percent), (320, 3, 7, 1));
-        assert_eq!((c.lt_intvl_min_rtts, c.lt_loss_thresh, c.lt_bw_ratio, c.lt_bw_diff, c.lt_bw_max_rtts), (4, 50, 32, 500, 48));
-        assert_eq!((c.extra_acked_gain, c.extra_acked_win_rtts, c.extra_acked_max_us), (256, 5, 100_000));
+        assert_eq!(
+            (c.bw_rtts, c.min_rtt_win_sec, c.probe_rtt_mode_ms, c.cwnd_min_target),
+            (10, 10, 200, 4)
+        );
+        assert_eq!(
+            (c.full_bw_thresh, c.full_bw_cnt, c.cycle_rand, c.pacing_margin_percent),
+            (320, 3, 7, 1)
+        );
+        assert_eq!(
+            (
+                c.lt_intvl_min_rtts,
+                c.lt_loss_thresh,
+                c.lt_bw_ratio,
+                c.lt_bw_diff,
+                c.lt_bw_max_rtts
+            ),
+            (4, 50, 32, 500, 48)
+        );
+        assert_eq!(
+            (c.extra_acked_gain, c.extra_acked_win_rtts, c.extra_acked_max_us),
+            (256, 5, 100_000)
+        );
         assert_eq!(c.min_tso_rate, 1_200_000);
         assert_eq!(PACING_GAIN_CYCLE, [320, 192, 256, 256, 256, 256, 256, 256]);
         assert_eq!(c.validate(), Ok(()));
@@ -1706,7 +1747,11 @@ mod tests {
         bad(|c| c.lt_intvl_min_rtts = 32, "lt_intvl_min_rtts");
         bad(|c| c.lt_bw_max_rtts = 128, "lt_bw_max_rtts");
         bad(|c| c.extra_acked_win_rtts = 32, "extra_acked_win_rtts");
-        let ok = Config { probe_rtt_mode_ms: 0, extra_acked_gain: 0, ..Config::default() };
+        let ok = Config {
+            probe_rtt_mode_ms: 0,
+            extra_acked_gain: 0,
+            ..Config::default()
+        };
         assert_eq!(ok.validate(), Ok(()));
     }
 
@@ -1715,7 +1760,9 @@ mod tests {
         let cc = registry::build("bbr", &serde_json::json!({"seed": 7, "cwnd_gain": 640})).unwrap();
         assert_eq!(cc.name(), "bbr");
         assert!(registry::build("bbr", &serde_json::json!({"high_gian": 700})).is_err());
-        let e = registry::build("bbr", &serde_json::json!({"full_bw_cnt": 5})).err().unwrap();
+        let e = registry::build("bbr", &serde_json::json!({"full_bw_cnt": 5}))
+            .err()
+            .unwrap();
         assert!(e.contains("full_bw_cnt"), "{e}");
         let resolved = registry::resolve("bbr", &serde_json::Value::Null).unwrap();
         assert_eq!(resolved["high_gain"], 739);
@@ -1904,7 +1951,14 @@ mod tests {
     #[test]
     fn the_gain_cycle_is_five_quarters_three_quarters_then_six_phases_at_one() {
         let rtt = dur_ms(40);
-        let (mut c, mut t) = in_probe_bw(Config { seed: 3, ..Config::default() }, 100, rtt);
+        let (mut c, mut t) = in_probe_bw(
+            Config {
+                seed: 3,
+                ..Config::default()
+            },
+            100,
+            rtt,
+        );
         let mut seen = Vec::new();
         // Walk two full cycles: each phase ends after one min RTT of
         // delivery time; the 5/4 phase also needs in flight ≥ 5/4 BDP.
@@ -1969,7 +2023,10 @@ mod tests {
         let rtt = dur_ms(40);
         // The phase on entering PROBE_BW (the fourth round here).
         let start = |seed| {
-            let mut c = Conn::new(Config { seed, ..Config::default() });
+            let mut c = Conn::new(Config {
+                seed,
+                ..Config::default()
+            });
             let mut t = SimTime::ZERO;
             while c.cc.bbr_mode() != Mode::ProbeBw {
                 t += rtt;
@@ -1989,7 +2046,14 @@ mod tests {
     #[test]
     fn in_probe_bw_the_window_snaps_to_twice_the_bdp_plus_budget() {
         let rtt = dur_ms(40);
-        let (mut c, mut t) = in_probe_bw(Config { extra_acked_gain: 0, ..Config::default() }, 100, rtt);
+        let (mut c, mut t) = in_probe_bw(
+            Config {
+                extra_acked_gain: 0,
+                ..Config::default()
+            },
+            100,
+            rtt,
+        );
         while c.cc.cycle_index() == 0 {
             t += rtt + dur_ms(1);
             c.steady(t, 1, 140, rtt);
@@ -2126,7 +2190,10 @@ mod tests {
         let v = c.view();
         assert!(c.cc.linux_sample(t, &r, &v).is_app_limited);
         // One sent before is not.
-        let r_old = RateSample { prior_delivered: set_at - 1, ..r };
+        let r_old = RateSample {
+            prior_delivered: set_at - 1,
+            ..r
+        };
         assert!(!c.cc.linux_sample(t, &r_old, &v).is_app_limited);
         c.delivered += 1;
         let v = c.view();
@@ -2139,7 +2206,14 @@ mod tests {
     #[test]
     fn recovery_conserves_packets_for_one_round_then_restores_the_saved_window() {
         let rtt = dur_ms(40);
-        let (mut c, mut t) = in_probe_bw(Config { extra_acked_gain: 0, ..Config::default() }, 100, rtt);
+        let (mut c, mut t) = in_probe_bw(
+            Config {
+                extra_acked_gain: 0,
+                ..Config::default()
+            },
+            100,
+            rtt,
+        );
         while c.cc.cycle_index() == 0 {
             t += rtt + dur_ms(1);
             c.steady(t, 1, 140, rtt);
@@ -2415,7 +2489,10 @@ mod tests {
     // ----- end to end -----
 
     fn world_run(cfg: crate::scenario::ScenarioConfig) -> crate::metrics::Recorder {
-        crate::scenario::World::new(cfg, None).expect("valid scenario").run().recorder
+        crate::scenario::World::new(cfg, None)
+            .expect("valid scenario")
+            .run()
+            .recorder
     }
 
     /// The 20 Mbit/s, 40 ms RTT, 100-packet drop-tail dumbbell of
@@ -2443,8 +2520,10 @@ mod tests {
             }
         }
         let goodput = bytes as f64 * 8.0 / (bins as f64 * 0.1) / 1e6;
-        let mut rtts: Vec<f64> =
-            (0..rec.rtt.len()).filter(|&i| rec.rtt.t[i] >= 2.0).map(|i| rec.rtt.rtt_ms[i]).collect();
+        let mut rtts: Vec<f64> = (0..rec.rtt.len())
+            .filter(|&i| rec.rtt.t[i] >= 2.0)
+            .map(|i| rec.rtt.rtt_ms[i])
+            .collect();
         rtts.sort_by(f64::total_cmp);
         let median = rtts[rtts.len() / 2];
         // Payload share of a 20 Mbit/s link is 19.31 Mbit/s.

@@ -289,7 +289,10 @@ impl Default for Config {
 impl super::registry::CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
         if !matches!(self.hz, 100 | 250 | 300 | 1000) {
-            return Err(format!("hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}", self.hz));
+            return Err(format!(
+                "hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}",
+                self.hz
+            ));
         }
         let range = |name: &str, v: u64, lo: u64, hi: u64| {
             if v < lo || v > hi {
@@ -301,7 +304,12 @@ impl super::registry::CcConfig for Config {
         range("min_rtt_win_sec", self.min_rtt_win_sec as u64, 1, 2_000_000)?;
         range("probe_rtt_mode_ms", self.probe_rtt_mode_ms as u64, 0, 2_000_000_000)?;
         // Linux requires probe_rtt_win_ms ≤ min_rtt_win_sec · 1000.
-        range("probe_rtt_win_ms", self.probe_rtt_win_ms as u64, 1, self.min_rtt_win_sec as u64 * 1000)?;
+        range(
+            "probe_rtt_win_ms",
+            self.probe_rtt_win_ms as u64,
+            1,
+            self.min_rtt_win_sec as u64 * 1000,
+        )?;
         range("probe_rtt_cwnd_gain", self.probe_rtt_cwnd_gain as u64, 0, 1 << 16)?;
         range("tso_rtt_shift", self.tso_rtt_shift as u64, 0, 31)?;
         range("pacing_margin_percent", self.pacing_margin_percent as u64, 0, 99)?;
@@ -421,7 +429,11 @@ struct AppLimitedMark {
 
 impl Default for AppLimitedMark {
     fn default() -> Self {
-        AppLimitedMark { until: 0, from: u64::MAX, to: Some(0) }
+        AppLimitedMark {
+            until: 0,
+            from: u64::MAX,
+            to: Some(0),
+        }
     }
 }
 
@@ -837,9 +849,7 @@ impl Bbr3 {
     }
 
     fn save_cwnd(&mut self, cwnd: u32) {
-        if self.prev_ca_state != CaState::Recovery
-            && self.prev_ca_state != CaState::Loss
-            && self.mode != Mode::ProbeRtt
+        if self.prev_ca_state != CaState::Recovery && self.prev_ca_state != CaState::Loss && self.mode != Mode::ProbeRtt
         {
             self.prior_cwnd = cwnd;
         } else {
@@ -871,7 +881,9 @@ impl Bbr3 {
     }
 
     fn next_departure(&self, now: SimTime, c: &ConnView) -> SimTime {
-        let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else { return now };
+        let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else {
+            return now;
+        };
         let wire = self.mss as u64 + crate::net::packet::TCP_IP_HEADER_BYTES as u64;
         match BitRate::from_bps(rate.saturating_mul(8)).tx_time(wire) {
             Some(gap) => (last + gap).max(now),
@@ -901,7 +913,9 @@ impl Bbr3 {
     }
 
     fn probe_rtt_cwnd(&self) -> u32 {
-        self.cfg.cwnd_min_target.max(self.bdp(self.bbr_bw(), self.cfg.probe_rtt_cwnd_gain))
+        self.cfg
+            .cwnd_min_target
+            .max(self.bdp(self.bbr_bw(), self.cfg.probe_rtt_cwnd_gain))
     }
 
     /// `bbr_set_cwnd` (v3: no packet conservation).
@@ -958,7 +972,11 @@ impl Bbr3 {
         if self.round_start {
             self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
             // In STARTUP the window is a single round.
-            let thresh = if self.full_bw_reached { self.cfg.extra_acked_win_rtts } else { 1 };
+            let thresh = if self.full_bw_reached {
+                self.cfg.extra_acked_win_rtts
+            } else {
+                1
+            };
             if self.extra_acked_win_rtts >= thresh {
                 self.extra_acked_win_rtts = 0;
                 self.extra_acked_win_idx ^= 1;
@@ -974,7 +992,10 @@ impl Bbr3 {
             self.ack_epoch_mstamp = self.delivered_mstamp;
             expected = 0;
         }
-        self.ack_epoch_acked = self.ack_epoch_acked.saturating_add(s.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
+        self.ack_epoch_acked = self
+            .ack_epoch_acked
+            .saturating_add(s.acked_sacked)
+            .min(ACK_EPOCH_ACKED_MAX);
         let extra = (self.ack_epoch_acked - expected).min(w.cwnd).min(u16::MAX as u32) as u16;
         if extra > self.extra_acked[self.extra_acked_win_idx] {
             self.extra_acked[self.extra_acked_win_idx] = extra;
@@ -1008,22 +1029,25 @@ impl Bbr3 {
 
     fn update_min_rtt(&mut self, now: SimTime, w: &mut Window, c: &ConnView, s: &Sample) {
         let j = self.jiffies(now);
-        let expire = self.probe_rtt_min_stamp.wrapping_add(self.msecs_to_jiffies(self.cfg.probe_rtt_win_ms));
+        let expire = self
+            .probe_rtt_min_stamp
+            .wrapping_add(self.msecs_to_jiffies(self.cfg.probe_rtt_win_ms));
         let probe_rtt_expired = after(j, expire);
         let is_ack_delayed = false;
         if s.rtt_us >= 0 && (s.rtt_us < self.probe_rtt_min_us as i64 || (probe_rtt_expired && !is_ack_delayed)) {
             self.probe_rtt_min_us = sat_u32(s.rtt_us as u64);
             self.probe_rtt_min_stamp = j;
         }
-        let expire = self.min_rtt_stamp.wrapping_add(self.cfg.min_rtt_win_sec.wrapping_mul(self.cfg.hz));
+        let expire = self
+            .min_rtt_stamp
+            .wrapping_add(self.cfg.min_rtt_win_sec.wrapping_mul(self.cfg.hz));
         let min_rtt_expired = after(j, expire);
         if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
             self.min_rtt_us = self.probe_rtt_min_us;
             self.min_rtt_stamp = self.probe_rtt_min_stamp;
         }
 
-        if self.cfg.probe_rtt_mode_ms > 0 && probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt
-        {
+        if self.cfg.probe_rtt_mode_ms > 0 && probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(w.cwnd);
             self.probe_rtt_done_stamp = None;
@@ -1198,7 +1222,9 @@ impl Bbr3 {
     fn loss_lower_bounds(&mut self) {
         let cut = (BBR_UNIT - self.cfg.beta) as u64;
         self.bw_lo = self.bw_latest.max(((self.bw_lo as u64 * cut) >> BBR_SCALE) as u32);
-        self.inflight_lo = self.inflight_latest.max(((self.inflight_lo as u64 * cut) >> BBR_SCALE) as u32);
+        self.inflight_lo = self
+            .inflight_latest
+            .max(((self.inflight_lo as u64 * cut) >> BBR_SCALE) as u32);
     }
 
     fn adapt_lower_bounds(&mut self, w: &Window) {
@@ -1275,7 +1301,10 @@ impl Bbr3 {
 
     fn pick_probe_wait(&mut self) {
         self.rounds_since_probe = self.rng.below(self.cfg.bw_probe_rand_rounds);
-        self.probe_wait_us = self.cfg.bw_probe_base_us.saturating_add(self.rng.below(self.cfg.bw_probe_rand_us));
+        self.probe_wait_us = self
+            .cfg
+            .bw_probe_base_us
+            .saturating_add(self.rng.below(self.cfg.bw_probe_rand_us));
     }
 
     fn set_cycle_idx(&mut self, p: Phase) {
@@ -1536,7 +1565,9 @@ impl Bbr3 {
         if !self.bw_probe_samples {
             return;
         }
-        let Some(b) = self.history.by_seq(seq).copied() else { return };
+        let Some(b) = self.history.by_seq(seq).copied() else {
+            return;
+        };
         let j = ((seq - b.snd_nxt) / self.mss.max(1) as u64) as u32 + 1;
         let mut s = Sample {
             tx_in_flight: b.in_flight + j,
@@ -1880,7 +1911,10 @@ mod tests {
                 self.delivered += 1;
             }
             let r = self.rtt;
-            self.srtt = Some(self.srtt.map_or(r, |s| SimDuration::from_nanos((7 * s.as_nanos() + r.as_nanos()) / 8)));
+            self.srtt = Some(
+                self.srtt
+                    .map_or(r, |s| SimDuration::from_nanos((7 * s.as_nanos() + r.as_nanos()) / 8)),
+            );
             let rs = match prior {
                 Some(p) => {
                     let d = self.delivered - p;
@@ -1897,7 +1931,11 @@ mod tests {
                         is_retrans: false,
                     }
                 }
-                None => RateSample { prior_in_flight, losses: lost, ..RateSample::default() },
+                None => RateSample {
+                    prior_in_flight,
+                    losses: lost,
+                    ..RateSample::default()
+                },
             };
             // With losses the ACK carried SACK blocks above the holes.
             let mut v = self.view(lost, if lost > 0 { acked } else { 0 });
@@ -1936,7 +1974,11 @@ mod tests {
         for k in 0..40 {
             // STARTUP overfills a little; DRAIN's slow pacing brings the
             // flight back to the BDP.
-            let flight = if c.cc.bbr_mode() == Mode::Drain { 100 } else { c.w.cwnd.min(100 + 2 * k) };
+            let flight = if c.cc.bbr_mode() == Mode::Drain {
+                100
+            } else {
+                c.w.cwnd.min(100 + 2 * k)
+            };
             c.round(flight);
             if c.cc.bbr_mode() == Mode::ProbeBw {
                 return c;
@@ -1950,14 +1992,34 @@ mod tests {
     #[test]
     fn the_defaults_are_googles_v3_constants() {
         let c = Config::default();
-        assert_eq!((c.startup_pacing_gain, c.startup_cwnd_gain, c.drain_gain, c.cwnd_gain), (710, 512, 88, 512));
+        assert_eq!(
+            (c.startup_pacing_gain, c.startup_cwnd_gain, c.drain_gain, c.cwnd_gain),
+            (710, 512, 88, 512)
+        );
         assert_eq!(c.pacing_gains, [320, 232, 256, 256]);
-        assert_eq!((c.beta, c.loss_thresh, c.inflight_headroom, c.probe_rtt_cwnd_gain), (76, 5, 38, 128));
-        assert_eq!((c.probe_rtt_win_ms, c.probe_rtt_mode_ms, c.min_rtt_win_sec), (5000, 200, 10));
+        assert_eq!(
+            (c.beta, c.loss_thresh, c.inflight_headroom, c.probe_rtt_cwnd_gain),
+            (76, 5, 38, 128)
+        );
+        assert_eq!(
+            (c.probe_rtt_win_ms, c.probe_rtt_mode_ms, c.min_rtt_win_sec),
+            (5000, 200, 10)
+        );
         assert_eq!((c.full_bw_thresh, c.full_bw_cnt, c.full_loss_cnt), (320, 3, 6));
-        assert_eq!((c.bw_probe_max_rounds, c.bw_probe_rand_rounds, c.bw_probe_base_us, c.bw_probe_rand_us), (63, 2, 2_000_000, 1_000_000));
+        assert_eq!(
+            (
+                c.bw_probe_max_rounds,
+                c.bw_probe_rand_rounds,
+                c.bw_probe_base_us,
+                c.bw_probe_rand_us
+            ),
+            (63, 2, 2_000_000, 1_000_000)
+        );
         assert_eq!((c.bw_probe_cwnd_gain, c.tso_rtt_shift, c.cwnd_min_target), (1, 9, 4));
-        assert_eq!((c.extra_acked_gain, c.extra_acked_win_rtts, c.extra_acked_max_us), (256, 5, 100_000));
+        assert_eq!(
+            (c.extra_acked_gain, c.extra_acked_win_rtts, c.extra_acked_max_us),
+            (256, 5, 100_000)
+        );
         assert!(c.fast_path);
         assert_eq!(c.validate(), Ok(()));
         // 4 ln 2 = 2.7726; 710/256 = 2.7734.
@@ -2065,9 +2127,16 @@ mod tests {
     fn drain_leads_to_probe_bw_down_with_a_two_to_three_second_probe_wait_then_cruise() {
         let mut c = in_probe_bw(Config::default());
         // DRAIN ended in DOWN; in flight at BDP moves on to CRUISE.
-        assert!(matches!(c.cc.phase(), Phase::Down | Phase::Cruise), "{:?}", c.cc.phase());
+        assert!(
+            matches!(c.cc.phase(), Phase::Down | Phase::Cruise),
+            "{:?}",
+            c.cc.phase()
+        );
         let wait = c.cc.probe_wait();
-        assert!(wait >= SimDuration::from_secs(2) && wait < SimDuration::from_secs(3), "{wait:?}");
+        assert!(
+            wait >= SimDuration::from_secs(2) && wait < SimDuration::from_secs(3),
+            "{wait:?}"
+        );
         c.steady(5, ms(1), 90);
         assert_eq!(c.cc.phase(), Phase::Cruise);
         assert_eq!(c.cc.mode(), "probe_bw_cruise");
@@ -2076,7 +2145,10 @@ mod tests {
 
     #[test]
     fn cruise_refills_after_the_probe_wait_then_probes_up_at_1_25_with_cwnd_gain_2_25() {
-        let mut c = in_probe_bw(Config { bw_probe_max_rounds: 255, ..Config::default() });
+        let mut c = in_probe_bw(Config {
+            bw_probe_max_rounds: 255,
+            ..Config::default()
+        });
         let started = c.now;
         let wait = c.cc.probe_wait();
         while c.cc.phase() != Phase::Refill {
@@ -2112,9 +2184,15 @@ mod tests {
             rounds += 1;
             assert!(rounds < 40);
         }
-        assert!(c.now.saturating_since(t0) < SimDuration::from_secs(1), "before the 2 s wall-clock wait");
+        assert!(
+            c.now.saturating_since(t0) < SimDuration::from_secs(1),
+            "before the 2 s wall-clock wait"
+        );
         let target = c.cc.inflight(c.cc.bw_raw(), BBR_UNIT).min(c.w.cwnd);
-        assert!(rounds as u32 >= target.saturating_sub(2) && rounds as u32 <= target + 1, "{rounds} rounds, target {target}");
+        assert!(
+            rounds as u32 >= target.saturating_sub(2) && rounds as u32 <= target + 1,
+            "{rounds} rounds, target {target}"
+        );
     }
 
     /// Drives a connection to the UP phase.
@@ -2163,7 +2241,10 @@ mod tests {
         // Window-limited ACKs raise inflight_hi by 1 per bw_probe_up_cnt ACKs.
         let before = c.cc.inflight_hi;
         let v = c.view(0, 0);
-        let s = Sample { acked_sacked: 2 * cwnd / 4, ..Sample::default() };
+        let s = Sample {
+            acked_sacked: 2 * cwnd / 4,
+            ..Sample::default()
+        };
         c.cc.round_start = false;
         c.cc.probe_inflight_hi_upward(&c.w, &v, &s);
         assert_eq!(c.cc.inflight_hi, before + 2);
@@ -2186,7 +2267,10 @@ mod tests {
             assert!(n < 200);
         }
         assert!(c.cc.bw_raw() <= c.cc.max_bw_raw());
-        assert!(c.w.cwnd <= c.cc.inflight_lo().unwrap().max(4), "cwnd bounded by inflight_lo");
+        assert!(
+            c.w.cwnd <= c.cc.inflight_lo().unwrap().max(4),
+            "cwnd bounded by inflight_lo"
+        );
         // The rule itself: ×(1 − 76/256), floored at the latest round.
         c.cc.bw_lo = 1000;
         c.cc.inflight_lo = 100;
@@ -2248,7 +2332,11 @@ mod tests {
         }
         let j = c.cc.jiffies(c.now);
         // Strictly after the 5 s window, on the first ACK (10 ms apart).
-        assert!((5001..=5010).contains(&j.wrapping_sub(stamp)), "{}", j.wrapping_sub(stamp));
+        assert!(
+            (5001..=5010).contains(&j.wrapping_sub(stamp)),
+            "{}",
+            j.wrapping_sub(stamp)
+        );
         assert_eq!(c.cc.mode(), "probe_rtt");
         // BDP/2 at 2500 segments/s and 40 ms: 50.0002 (bandwidth samples
         // are rounded up), rounded up again to 51.
@@ -2339,15 +2427,25 @@ mod tests {
             }
         }
         let goodput = bytes as f64 * 8.0 / (bins as f64 * 0.1) / 1e6;
-        let mut rtts: Vec<f64> =
-            (0..rec.rtt.len()).filter(|&i| rec.rtt.t[i] >= 2.0).map(|i| rec.rtt.rtt_ms[i]).collect();
+        let mut rtts: Vec<f64> = (0..rec.rtt.len())
+            .filter(|&i| rec.rtt.t[i] >= 2.0)
+            .map(|i| rec.rtt.rtt_ms[i])
+            .collect();
         rtts.sort_by(f64::total_cmp);
         let median = rtts[rtts.len() / 2];
         assert!(goodput > 17.0 && goodput < 19.31, "goodput {goodput}");
         assert!(median > 40.0 && median < 50.0, "median RTT {median} ms");
         assert!(rec.retransmits.is_empty(), "2·BDP fits in the 100-packet buffer");
         let names: Vec<&str> = rec.cwnd.mode.iter().map(|&m| rec.mode_names[m as usize]).collect();
-        for m in ["startup", "drain", "probe_bw_down", "probe_bw_cruise", "probe_bw_refill", "probe_bw_up", "probe_rtt"] {
+        for m in [
+            "startup",
+            "drain",
+            "probe_bw_down",
+            "probe_bw_cruise",
+            "probe_bw_refill",
+            "probe_bw_up",
+            "probe_rtt",
+        ] {
             assert!(names.contains(&m), "never in {m}");
         }
     }

@@ -245,13 +245,22 @@ impl CcConfig for Config {
         positive("max_rtt_window_rtts", self.max_rtt_window_rtts)?;
         positive("pacing_gain", self.pacing_gain)?;
         if !(0.0..=1.0).contains(&self.nearly_empty_fraction) {
-            return Err(format!("nearly_empty_fraction must be in [0, 1], got {}", self.nearly_empty_fraction));
+            return Err(format!(
+                "nearly_empty_fraction must be in [0, 1], got {}",
+                self.nearly_empty_fraction
+            ));
         }
         if !(0.0..=1.0).contains(&self.high_loss_threshold) {
-            return Err(format!("high_loss_threshold must be in [0, 1], got {}", self.high_loss_threshold));
+            return Err(format!(
+                "high_loss_threshold must be in [0, 1], got {}",
+                self.high_loss_threshold
+            ));
         }
         if !(self.high_loss_backoff > 0.0 && self.high_loss_backoff <= 1.0) {
-            return Err(format!("high_loss_backoff must be in (0, 1], got {}", self.high_loss_backoff));
+            return Err(format!(
+                "high_loss_backoff must be in (0, 1], got {}",
+                self.high_loss_backoff
+            ));
         }
         if self.min_cwnd == 0 {
             return Err("min_cwnd must be at least 1 segment".into());
@@ -287,7 +296,10 @@ struct WindowedExtreme {
 
 impl WindowedExtreme {
     fn new(keep_min: bool) -> Self {
-        WindowedExtreme { keep_min, samples: VecDeque::new() }
+        WindowedExtreme {
+            keep_min,
+            samples: VecDeque::new(),
+        }
     }
 
     fn update(&mut self, now: SimTime, v: SimDuration, window: SimDuration) {
@@ -328,7 +340,14 @@ struct Velocity {
 
 impl Velocity {
     fn new() -> Self {
-        Velocity { v: 1.0, direction: None, same: 0, end_seq: None, cwnd_at_start: 0.0, completed: 0 }
+        Velocity {
+            v: 1.0,
+            direction: None,
+            same: 0,
+            end_seq: None,
+            cwnd_at_start: 0.0,
+            completed: 0,
+        }
     }
     fn begin(&mut self, snd_nxt: u64, cwnd: f64) {
         self.end_seq = Some(snd_nxt);
@@ -468,15 +487,19 @@ impl Copa {
         let min_window = SimDuration::try_from_millis_f64(self.cfg.min_rtt_window_ms).unwrap_or(SimDuration::MAX);
         self.latest_rtt = Some(rtt);
         self.min_rtt.update(now, rtt, min_window);
-        self.standing_rtt.update(now, rtt, srtt.mul_f64(self.cfg.standing_rtt_srtt_fraction));
-        self.recent_min_rtt.update(now, rtt, srtt.mul_f64(self.cfg.empty_queue_window_rtts));
-        self.recent_max_rtt.update(now, rtt, srtt.mul_f64(self.cfg.max_rtt_window_rtts));
+        self.standing_rtt
+            .update(now, rtt, srtt.mul_f64(self.cfg.standing_rtt_srtt_fraction));
+        self.recent_min_rtt
+            .update(now, rtt, srtt.mul_f64(self.cfg.empty_queue_window_rtts));
+        self.recent_max_rtt
+            .update(now, rtt, srtt.mul_f64(self.cfg.max_rtt_window_rtts));
     }
 
     /// The queue was nearly empty at least once in the last
     /// `empty_queue_window_rtts` srtt (§2.2).
     fn queue_recently_empty(&self) -> bool {
-        let (Some(min), Some(lo), Some(hi)) = (self.min_rtt.get(), self.recent_min_rtt.get(), self.recent_max_rtt.get())
+        let (Some(min), Some(lo), Some(hi)) =
+            (self.min_rtt.get(), self.recent_min_rtt.get(), self.recent_max_rtt.get())
         else {
             return true;
         };
@@ -535,7 +558,11 @@ impl Copa {
         if c.snd_una < end {
             return;
         }
-        let dir = if self.cwnd > self.vel.cwnd_at_start { Direction::Up } else { Direction::Down };
+        let dir = if self.cwnd > self.vel.cwnd_at_start {
+            Direction::Up
+        } else {
+            Direction::Down
+        };
         if self.vel.direction == Some(dir) {
             self.vel.same += 1;
             if self.vel.same >= self.cfg.velocity_same_direction_rtts {
@@ -744,13 +771,29 @@ mod tests {
         fn new(cfg: Config, initial_cwnd: u32) -> Flow {
             let mut cc = Copa::new(cfg);
             let mut w = Window::new(initial_cwnd);
-            let v = ConnView { mss: MSS, ..ConnView::default() };
+            let v = ConnView {
+                mss: MSS,
+                ..ConnView::default()
+            };
             cc.init(SimTime::ZERO, &mut w, &v);
-            Flow { cc, w, una: 0, nxt: initial_cwnd as u64, srtt: ms(40.0) }
+            Flow {
+                cc,
+                w,
+                una: 0,
+                nxt: initial_cwnd as u64,
+                srtt: ms(40.0),
+            }
         }
         /// No slow start, no competitive mode: the bare update rule.
         fn plain(initial_cwnd: u32) -> Flow {
-            Flow::new(Config { slow_start: false, competitive_mode: false, ..Config::default() }, initial_cwnd)
+            Flow::new(
+                Config {
+                    slow_start: false,
+                    competitive_mode: false,
+                    ..Config::default()
+                },
+                initial_cwnd,
+            )
         }
         fn view(&self, now: SimTime) -> ConnView {
             let out = (self.nxt - self.una) as u32;
@@ -768,7 +811,12 @@ mod tests {
         fn ack_n(&mut self, now: SimTime, rtt: SimDuration, acked: u32, lost: u32) {
             self.una += acked as u64;
             let v = self.view(now);
-            let rs = RateSample { acked_sacked: acked, losses: lost, rtt: Some(rtt), ..RateSample::default() };
+            let rs = RateSample {
+                acked_sacked: acked,
+                losses: lost,
+                rtt: Some(rtt),
+                ..RateSample::default()
+            };
             assert!(self.cc.cong_control(now, &mut self.w, &v, &rs));
             self.nxt = self.nxt.max(self.una + self.w.cwnd as u64);
         }
@@ -785,7 +833,14 @@ mod tests {
         assert_eq!(c.delta, 0.5);
         assert!(c.competitive_mode && c.slow_start && !c.velocity_reversal_reset);
         assert_eq!((c.min_rtt_window_ms, c.standing_rtt_srtt_fraction), (10_000.0, 0.5));
-        assert_eq!((c.empty_queue_window_rtts, c.max_rtt_window_rtts, c.nearly_empty_fraction), (5.0, 4.0, 0.1));
+        assert_eq!(
+            (
+                c.empty_queue_window_rtts,
+                c.max_rtt_window_rtts,
+                c.nearly_empty_fraction
+            ),
+            (5.0, 4.0, 0.1)
+        );
         assert_eq!((c.velocity_same_direction_rtts, c.min_cwnd, c.pacing_gain), (3, 2, 2.0));
         assert_eq!((c.high_loss_threshold, c.high_loss_backoff), (0.3, 0.7));
         assert_eq!(c.validate(), Ok(()));
@@ -841,7 +896,15 @@ mod tests {
         // that is a window of 10 segments.
         assert!(close(f.cc.target_rate().unwrap(), 200.0));
         assert!(close(f.cc.target_window().unwrap(), 10.0));
-        let mut g = Flow::new(Config { delta: 0.1, slow_start: false, competitive_mode: false, ..Config::default() }, 10);
+        let mut g = Flow::new(
+            Config {
+                delta: 0.1,
+                slow_start: false,
+                competitive_mode: false,
+                ..Config::default()
+            },
+            10,
+        );
         g.ack(at(0.0), ms(40.0));
         g.ack(at(100.0), ms(50.0));
         assert!(close(g.cc.target_rate().unwrap(), 1000.0));
@@ -872,7 +935,12 @@ mod tests {
     #[test]
     fn the_window_never_falls_below_two_segments() {
         // δ = 4 and a 960 ms queue: λ_t ≈ 0.26 segments/s, below even 2 segments per RTT.
-        let cfg = Config { delta: 4.0, slow_start: false, competitive_mode: false, ..Config::default() };
+        let cfg = Config {
+            delta: 4.0,
+            slow_start: false,
+            competitive_mode: false,
+            ..Config::default()
+        };
         let mut f = Flow::new(cfg, 3);
         f.ack(at(0.0), ms(40.0));
         for i in 1..200 {
@@ -923,7 +991,12 @@ mod tests {
 
     #[test]
     fn the_reversal_reset_option_drops_v_on_the_first_opposing_ack() {
-        let cfg = Config { slow_start: false, competitive_mode: false, velocity_reversal_reset: true, ..Config::default() };
+        let cfg = Config {
+            slow_start: false,
+            competitive_mode: false,
+            velocity_reversal_reset: true,
+            ..Config::default()
+        };
         let mut f = Flow::new(cfg, 40);
         let mut t = 0.0;
         f.ack(at(t), ms(40.0));
@@ -1031,7 +1104,13 @@ mod tests {
 
     #[test]
     fn a_queue_that_never_nearly_empties_for_five_rtts_means_competitive_mode_and_an_empty_one_ends_it() {
-        let mut f = Flow::new(Config { slow_start: false, ..Config::default() }, 10);
+        let mut f = Flow::new(
+            Config {
+                slow_start: false,
+                ..Config::default()
+            },
+            10,
+        );
         f.ack(at(0.0), ms(40.0));
         // srtt = 40 ms: the 40 ms sample keeps the mode default for 5·srtt = 200 ms.
         standing_queue(&mut f, 0.0, 200.0);
@@ -1049,7 +1128,13 @@ mod tests {
         assert_eq!(f.cc.copa_mode(), Mode::Default);
         assert_eq!(f.cc.delta(), 0.5);
         // 4 ms would not have been nearly empty.
-        let mut g = Flow::new(Config { slow_start: false, ..Config::default() }, 10);
+        let mut g = Flow::new(
+            Config {
+                slow_start: false,
+                ..Config::default()
+            },
+            10,
+        );
         g.ack(at(0.0), ms(40.0));
         standing_queue(&mut g, 0.0, 300.0);
         g.ack(at(301.0), ms(44.0));
@@ -1058,7 +1143,11 @@ mod tests {
 
     #[test]
     fn the_empty_queue_window_is_a_parameter() {
-        let cfg = Config { slow_start: false, empty_queue_window_rtts: 4.0, ..Config::default() };
+        let cfg = Config {
+            slow_start: false,
+            empty_queue_window_rtts: 4.0,
+            ..Config::default()
+        };
         let mut f = Flow::new(cfg, 10);
         f.ack(at(0.0), ms(40.0));
         standing_queue(&mut f, 0.0, 161.0);
@@ -1067,7 +1156,13 @@ mod tests {
 
     #[test]
     fn a_path_with_no_delay_swing_and_no_queue_stays_in_default_mode() {
-        let mut f = Flow::new(Config { slow_start: false, ..Config::default() }, 10);
+        let mut f = Flow::new(
+            Config {
+                slow_start: false,
+                ..Config::default()
+            },
+            10,
+        );
         for i in 0..1000 {
             f.ack(at(i as f64), ms(40.0));
         }
@@ -1076,7 +1171,13 @@ mod tests {
 
     #[test]
     fn competitive_mode_halves_one_over_delta_on_loss_at_most_once_per_rtt_and_never_raises_delta_above_default() {
-        let mut f = Flow::new(Config { slow_start: false, ..Config::default() }, 10);
+        let mut f = Flow::new(
+            Config {
+                slow_start: false,
+                ..Config::default()
+            },
+            10,
+        );
         f.ack(at(0.0), ms(40.0));
         standing_queue(&mut f, 0.0, 1201.0);
         // The additive step (once per RTT) runs before the loss response on
@@ -1121,7 +1222,11 @@ mod tests {
         assert!((got - want).abs() <= 1.0, "{got} vs {want}");
         // Two full segments per RTT_standing/cwnd: the framework's gap for a
         // full segment is RTT_standing/(2·cwnd).
-        let gap = f.cc.pacing_rate().unwrap().tx_time((MSS + TCP_IP_HEADER_BYTES) as u64).unwrap();
+        let gap =
+            f.cc.pacing_rate()
+                .unwrap()
+                .tx_time((MSS + TCP_IP_HEADER_BYTES) as u64)
+                .unwrap();
         assert!((gap.as_secs_f64() - 0.050 / (2.0 * f.cc.cwnd())).abs() < 1e-8);
     }
 
@@ -1200,7 +1305,11 @@ mod tests {
         f.ack(at(0.0), ms(40.0));
         let before = f.cc.cwnd();
         let v = f.view(at(1.0));
-        let rs = RateSample { acked_sacked: 1, rtt: None, ..RateSample::default() };
+        let rs = RateSample {
+            acked_sacked: 1,
+            rtt: None,
+            ..RateSample::default()
+        };
         assert!(f.cc.cong_control(at(1.0), &mut f.w, &v, &rs));
         assert_eq!(f.cc.cwnd(), before);
     }

@@ -280,7 +280,11 @@ impl super::registry::CcConfig for Config {
         }
         // Linux refuses bic_scale <= 0 or > INT_MAX / 10 (10·bic_scale must fit).
         if self.bic_scale == 0 || self.bic_scale > i32::MAX as u32 / 10 {
-            return Err(format!("bic_scale must be in 1..={}, got {}", i32::MAX / 10, self.bic_scale));
+            return Err(format!(
+                "bic_scale must be in 1..={}, got {}",
+                i32::MAX / 10,
+                self.bic_scale
+            ));
         }
         if self.initial_ssthresh > INFINITE_SSTHRESH {
             return Err(format!(
@@ -296,7 +300,10 @@ impl super::registry::CcConfig for Config {
             ));
         }
         if !matches!(self.hz, 100 | 250 | 300 | 1000) {
-            return Err(format!("hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}", self.hz));
+            return Err(format!(
+                "hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}",
+                self.hz
+            ));
         }
         Ok(())
     }
@@ -535,12 +542,22 @@ impl Cubic {
 
             let k = st.bic_k as u64;
             let offs = t.abs_diff(k);
-            let delta = ((self.cube_rtt_scale as u64).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)
+            let delta = ((self.cube_rtt_scale as u64)
+                .wrapping_mul(offs)
+                .wrapping_mul(offs)
+                .wrapping_mul(offs)
                 >> (10 + 3 * BICTCP_HZ)) as u32;
-            let target =
-                if t < k { st.bic_origin_point.wrapping_sub(delta) } else { st.bic_origin_point.wrapping_add(delta) };
+            let target = if t < k {
+                st.bic_origin_point.wrapping_sub(delta)
+            } else {
+                st.bic_origin_point.wrapping_add(delta)
+            };
 
-            st.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100u32.wrapping_mul(cwnd) };
+            st.cnt = if target > cwnd {
+                cwnd / (target - cwnd)
+            } else {
+                100u32.wrapping_mul(cwnd)
+            };
 
             // No maximum known yet: grow at least 5 % per RTT.
             if st.last_max_cwnd == 0 && st.cnt > 20 {
@@ -852,7 +869,11 @@ mod tests {
     }
 
     fn sample(rtt: SimDuration) -> AckSample {
-        AckSample { pkts_acked: 1, rtt: Some(rtt), in_flight: 0 }
+        AckSample {
+            pkts_acked: 1,
+            rtt: Some(rtt),
+            in_flight: 0,
+        }
     }
 
     /// A bulk sender whose flight is always the full window; every ACK
@@ -875,7 +896,14 @@ mod tests {
             let mut w = Window::new(initial_cwnd);
             cc.init(SimTime::ZERO, &mut w, &view(SimTime::ZERO, 0, 0, None, true));
             // The initial window leaves right after init.
-            Flow { cc, w, una: 0, nxt: initial_cwnd as u64, srtt: None, acks: 0 }
+            Flow {
+                cc,
+                w,
+                una: 0,
+                nxt: initial_cwnd as u64,
+                srtt: None,
+                acks: 0,
+            }
         }
         fn ack(&mut self, now: SimTime, rtt: SimDuration) {
             self.acks += 1;
@@ -902,7 +930,10 @@ mod tests {
         let cc = Cubic::new(c);
         // Precomputed as at module load: beta_scale = 8*1741/3/307 = 15,
         // cube_rtt_scale = 410, cube_factor = 2^40 / 410.
-        assert_eq!((cc.beta_scale, cc.cube_rtt_scale, cc.cube_factor), (15, 410, 2_681_735_677));
+        assert_eq!(
+            (cc.beta_scale, cc.cube_rtt_scale, cc.cube_factor),
+            (15, 410, 2_681_735_677)
+        );
         assert_eq!(cc.name(), "cubic");
     }
 
@@ -921,7 +952,11 @@ mod tests {
         bad(|c| c.hz = 1200, "hz");
         bad(|c| c.hystart_ack_delta_us = u32::MAX, "hystart_ack_delta_us");
         bad(|c| c.initial_ssthresh = u32::MAX, "initial_ssthresh");
-        let c = Config { beta: 1023, bic_scale: 1, ..Config::default() };
+        let c = Config {
+            beta: 1023,
+            bic_scale: 1,
+            ..Config::default()
+        };
         assert_eq!(c.validate(), Ok(()));
     }
 
@@ -929,7 +964,9 @@ mod tests {
     fn the_registry_builds_cubic_from_a_parameter_table_and_rejects_unknown_keys() {
         let cc = registry::build("cubic", &serde_json::json!({"beta": 819, "hystart_detect": "delay"})).unwrap();
         assert_eq!(cc.name(), "cubic");
-        let e = registry::build("cubic", &serde_json::json!({"beta": 1024})).err().unwrap();
+        let e = registry::build("cubic", &serde_json::json!({"beta": 1024}))
+            .err()
+            .unwrap();
         assert!(e.contains("beta"), "{e}");
         assert!(registry::build("cubic", &serde_json::json!({"betta": 700})).is_err());
         let resolved = registry::resolve("cubic", &serde_json::Value::Null).unwrap();
@@ -972,7 +1009,10 @@ mod tests {
 
     #[test]
     fn without_fast_convergence_w_max_is_the_window_at_the_loss() {
-        let mut cc = Cubic::new(Config { fast_convergence: false, ..Config::default() });
+        let mut cc = Cubic::new(Config {
+            fast_convergence: false,
+            ..Config::default()
+        });
         let mut w = Window::new(100);
         let v = view(at_ms(1), 0, 100, None, true);
         cc.ssthresh(at_ms(1), &w, &v);
@@ -1076,7 +1116,15 @@ mod tests {
         // Reno estimate (350 + 0.53 per RTT) stays below the curve.
         // Checked with HZ = 1000 and HZ = 250 (4 ms jiffies).
         for hz in [1000, 250] {
-            let (cc, trace) = run_after_loss(Config { hz, ..Config::default() }, 500, 100, 12);
+            let (cc, trace) = run_after_loss(
+                Config {
+                    hz,
+                    ..Config::default()
+                },
+                500,
+                100,
+                12,
+            );
             let c = 410.0 / 1024.0;
             let k = (150.0f64 / c).cbrt(); // 7.21 s
             let w = |t: f64| c * (t - k).powi(3) + 500.0;
@@ -1089,12 +1137,20 @@ mod tests {
             // cover all of it.
             for t in [0.5, 1.0, 2.0, 4.0, 6.0, k, 8.0, 9.0, 10.0, 11.5] {
                 let got = cwnd_at(&trace, t) as f64;
-                assert!((got - w(t)).abs() <= 2.0, "HZ {hz}, t = {t:.2} s: cwnd {got}, W(t) = {:.2}", w(t));
+                assert!(
+                    (got - w(t)).abs() <= 2.0,
+                    "HZ {hz}, t = {t:.2} s: cwnd {got}, W(t) = {:.2}",
+                    w(t)
+                );
             }
             // And after every one of the ~55 000 ACKs (the largest error seen is
             // 1.5 segments).
             for &(t, cwnd) in &trace {
-                assert!((cwnd as f64 - w(t)).abs() <= 2.0, "HZ {hz}, t = {t:.4} s: cwnd {cwnd}, W(t) = {:.2}", w(t));
+                assert!(
+                    (cwnd as f64 - w(t)).abs() <= 2.0,
+                    "HZ {hz}, t = {t:.4} s: cwnd {cwnd}, W(t) = {:.2}",
+                    w(t)
+                );
             }
             // The plateau: W_max is reached at K (within the same two segments)
             // and not overshot by more than a segment before it.
@@ -1124,24 +1180,41 @@ mod tests {
             // cwnd) needs about an RTT to close the gap, and the ACK count per
             // estimate segment, (cwnd·15) >> 3, is floored (observed lag
             // 1.7–2.3 segments).
-            assert!((got - reno).abs() <= 3.0, "t = {t}: cwnd {got}, Reno estimate {reno:.1}");
+            assert!(
+                (got - reno).abs() <= 3.0,
+                "t = {t}: cwnd {got}, Reno estimate {reno:.1}"
+            );
         }
         assert!(cc.reno_estimate() >= cwnd_at(&trace, 1.9));
 
         // Without TCP friendliness the same flow stays on the curve.
-        let (_, trace) = run_after_loss(Config { tcp_friendliness: false, ..Config::default() }, 20, 10, 2);
+        let (_, trace) = run_after_loss(
+            Config {
+                tcp_friendliness: false,
+                ..Config::default()
+            },
+            20,
+            10,
+            2,
+        );
         assert!(cwnd_at(&trace, 1.9) <= 20);
     }
 
     #[test]
     fn the_curve_clock_counts_jiffies_at_the_configured_hz() {
-        let cc = Cubic::new(Config { hz: 250, ..Config::default() });
+        let cc = Cubic::new(Config {
+            hz: 250,
+            ..Config::default()
+        });
         assert_eq!(cc.jiffies(at_ms(1003)), 250);
         assert_eq!(cc.jiffies(at_ms(1004)), 251);
         // usecs_to_jiffies rounds up: 10.001 ms = 2.5 jiffies -> 3.
         assert_eq!(cc.usecs_to_jiffies(10_001), 3);
         assert_eq!(cc.usecs_to_jiffies(8_000), 2);
-        let mut cc = Cubic::new(Config { hz: 250, ..Config::default() });
+        let mut cc = Cubic::new(Config {
+            hz: 250,
+            ..Config::default()
+        });
         let mut w = Window::new(100);
         w.ssthresh = 50;
         let v = view(at_ms(1003), 0, 100, None, true);
@@ -1191,7 +1264,10 @@ mod tests {
     fn the_first_epoch_grows_at_least_five_percent_per_rtt_while_w_max_is_unknown() {
         // cwnd 100 above ssthresh without any loss: the curve is flat at
         // cwnd (K = 0), so cnt would be 100 * cwnd; Linux caps it at 20.
-        let mut cc = Cubic::new(Config { tcp_friendliness: false, ..Config::default() });
+        let mut cc = Cubic::new(Config {
+            tcp_friendliness: false,
+            ..Config::default()
+        });
         let mut w = Window::new(100);
         w.ssthresh = 50;
         let v = view(at_ms(5), 0, 100, None, true);
@@ -1252,7 +1328,10 @@ mod tests {
     fn a_timeout_forgets_w_max_and_delay_min_and_re_arms_hystart() {
         let mut f = Flow::new(Config::default(), 16);
         for i in 1..=40 {
-            f.ack(at_ms(1000 + 3 * i), SimDuration::from_millis(if i <= 16 { 50 } else { 57 }));
+            f.ack(
+                at_ms(1000 + 3 * i),
+                SimDuration::from_millis(if i <= 16 { 50 } else { 57 }),
+            );
         }
         assert!(f.cc.hystart_found());
         let v = view(at_ms(2000), f.una, f.nxt, None, true);
@@ -1274,7 +1353,10 @@ mod tests {
 
     #[test]
     fn initial_ssthresh_applies_only_when_hystart_is_off() {
-        let cfg = Config { initial_ssthresh: 30, ..Config::default() };
+        let cfg = Config {
+            initial_ssthresh: 30,
+            ..Config::default()
+        };
         let mut w = Window::new(10);
         Cubic::new(cfg.clone()).init(SimTime::ZERO, &mut w, &view(SimTime::ZERO, 0, 0, None, true));
         assert_eq!(w.ssthresh, INFINITE_SSTHRESH);
@@ -1311,7 +1393,10 @@ mod tests {
         // (ACK 25) finds 57 > 56.25 and exits at cwnd = 16 + 24 = 40.
         let mut f = Flow::new(Config::default(), 16);
         for n in 1..=30 {
-            f.ack(at_ms(1000 + 3 * n), SimDuration::from_millis(if n <= 16 { 50 } else { 57 }));
+            f.ack(
+                at_ms(1000 + 3 * n),
+                SimDuration::from_millis(if n <= 16 { 50 } else { 57 }),
+            );
             if n < 25 {
                 assert!(!f.cc.hystart_found(), "exit too early, ACK {n}");
             }
@@ -1349,7 +1434,10 @@ mod tests {
             for (second, exits) in [(below, false), (above, true)] {
                 let mut f = Flow::new(Config::default(), 16);
                 for n in 1..=30 {
-                    f.ack(at_ms(1000 + 3 * n), SimDuration::from_micros(if n <= 16 { base } else { second }));
+                    f.ack(
+                        at_ms(1000 + 3 * n),
+                        SimDuration::from_micros(if n <= 16 { base } else { second }),
+                    );
                 }
                 assert_eq!(f.cc.hystart_found(), exits, "base {base} us, then {second} us");
             }
@@ -1383,7 +1471,13 @@ mod tests {
     fn a_gap_wider_than_the_ack_delta_breaks_the_train_for_the_rest_of_the_round() {
         // Same as above, but a 3 ms gap after ACK 20: last_ack stops
         // advancing, so no later ACK of round 2 continues the train.
-        let mut f = Flow::new(Config { hystart_detect: HystartDetect::AckTrain, ..Config::default() }, 16);
+        let mut f = Flow::new(
+            Config {
+                hystart_detect: HystartDetect::AckTrain,
+                ..Config::default()
+            },
+            16,
+        );
         f.srtt = Some(SimDuration::from_millis(40));
         let mut t = 100;
         for n in 1..=48 {
@@ -1424,7 +1518,10 @@ mod tests {
         // cwnd 16 + 56 = 72.
         let mut f = Flow::new(Config::default(), 16);
         for n in 1..=60 {
-            f.ack(at_ms(1000 + 3 * n), SimDuration::from_millis(if n == 25 { 40 } else { 60 }));
+            f.ack(
+                at_ms(1000 + 3 * n),
+                SimDuration::from_millis(if n == 25 { 40 } else { 60 }),
+            );
             if n < 57 {
                 assert!(!f.cc.hystart_found(), "exit at ACK {n}");
             }
@@ -1442,7 +1539,13 @@ mod tests {
         // Fixed: ACK 16 resets after its own sample, round_start = its time,
         // end_seq = snd_nxt then = 16 + 2 * 15 = 46.
         for (fix, end_after_16, end_after_17, start_ms) in [(false, 16, 48, 117), (true, 46, 46, 116)] {
-            let mut f = Flow::new(Config { hystart_reset_fix: fix, ..Config::default() }, 16);
+            let mut f = Flow::new(
+                Config {
+                    hystart_reset_fix: fix,
+                    ..Config::default()
+                },
+                16,
+            );
             for n in 1..=16 {
                 f.ack(at_ms(100 + n), SimDuration::from_millis(50));
             }
@@ -1459,13 +1562,23 @@ mod tests {
         // ACK 17) at cwnd 53; with the fix the train is timed from ACK 16 and
         // exits one ACK earlier, ACK 37, at cwnd 52.
         for (fix, cwnd) in [(false, 53), (true, 52)] {
-            let mut f = Flow::new(Config { hystart_reset_fix: fix, ..Config::default() }, 16);
+            let mut f = Flow::new(
+                Config {
+                    hystart_reset_fix: fix,
+                    ..Config::default()
+                },
+                16,
+            );
             f.srtt = Some(SimDuration::from_millis(40));
             for n in 1..=48 {
                 f.ack(at_ms(100 + n), SimDuration::from_millis(40));
             }
             let exit = f.cc.hystart_exit().unwrap();
-            assert_eq!((exit.reason, exit.cwnd), (HystartExitReason::AckTrain, cwnd), "fix {fix}");
+            assert_eq!(
+                (exit.reason, exit.cwnd),
+                (HystartExitReason::AckTrain, cwnd),
+                "fix {fix}"
+            );
         }
     }
 
@@ -1491,7 +1604,13 @@ mod tests {
         // Patched: no exit in round 1. Round 2 (reset on ACK 14, end_seq =
         // 13 + 26 = 39) has no new minimum: ACKs 14..21 are samples 1..8 and
         // ACK 22 exits at cwnd 13 + 21 = 34.
-        let mut f = Flow::new(Config { hystart_no_exit_on_new_min_rtt: true, ..Config::default() }, 13);
+        let mut f = Flow::new(
+            Config {
+                hystart_no_exit_on_new_min_rtt: true,
+                ..Config::default()
+            },
+            13,
+        );
         for n in 1..=40 {
             f.ack(at_ms(1000 + 3 * n), rtt(n));
             if n <= 13 {
@@ -1503,7 +1622,13 @@ mod tests {
 
         // Without the dip neither exits in these rounds (60 ms vs 67.5 ms).
         for patched in [false, true] {
-            let mut f = Flow::new(Config { hystart_no_exit_on_new_min_rtt: patched, ..Config::default() }, 13);
+            let mut f = Flow::new(
+                Config {
+                    hystart_no_exit_on_new_min_rtt: patched,
+                    ..Config::default()
+                },
+                13,
+            );
             for n in 1..=40 {
                 f.ack(at_ms(1000 + 3 * n), SimDuration::from_millis(60));
             }
@@ -1513,7 +1638,10 @@ mod tests {
 
     #[test]
     fn the_lte_patch_does_not_block_the_ack_train_test() {
-        let cfg = Config { hystart_no_exit_on_new_min_rtt: true, ..Config::default() };
+        let cfg = Config {
+            hystart_no_exit_on_new_min_rtt: true,
+            ..Config::default()
+        };
         let mut f = Flow::new(cfg, 16);
         f.srtt = Some(SimDuration::from_millis(40));
         for n in 1..=48 {

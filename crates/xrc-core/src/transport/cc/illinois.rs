@@ -165,7 +165,10 @@ impl super::registry::CcConfig for Config {
             ));
         }
         if self.beta_max >= BETA_SCALE {
-            return Err(format!("beta_max must be in 1..=63 (units of 1/64), got {}", self.beta_max));
+            return Err(format!(
+                "beta_max must be in 1..=63 (units of 1/64), got {}",
+                self.beta_max
+            ));
         }
         if self.beta_min == 0 || self.beta_min > self.beta_max {
             return Err(format!(
@@ -177,7 +180,11 @@ impl super::registry::CcConfig for Config {
             return Err(format!("theta must be in 1..=255 rounds, got {}", self.theta));
         }
         if self.win_thresh > i32::MAX as u32 {
-            return Err(format!("win_thresh must be at most {} segments, got {}", i32::MAX, self.win_thresh));
+            return Err(format!(
+                "win_thresh must be at most {} segments, got {}",
+                i32::MAX,
+                self.win_thresh
+            ));
         }
         Ok(())
     }
@@ -248,7 +255,14 @@ impl Illinois {
             rtt_above: false,
             rtt_low: 0,
         };
-        Illinois { cfg, st, source: Params::Init, last_da: None, last_dm: None, slow_start: true }
+        Illinois {
+            cfg,
+            st,
+            source: Params::Init,
+            last_da: None,
+            last_dm: None,
+            slow_start: true,
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -365,7 +379,11 @@ impl Illinois {
             let da = ((self.st.sum_rtt / self.st.cnt_rtt as u64) as u32).wrapping_sub(self.st.base_rtt);
             self.st.alpha = self.alpha_for(da, dm);
             self.st.beta = self.beta_for(da, dm);
-            self.source = if self.st.alpha == self.cfg.alpha_max { Params::AlphaMax } else { Params::DelayScaled };
+            self.source = if self.st.alpha == self.cfg.alpha_max {
+                Params::AlphaMax
+            } else {
+                Params::DelayScaled
+            };
             self.last_da = Some(da);
             self.last_dm = Some(dm);
         }
@@ -518,7 +536,15 @@ mod tests {
             w.ssthresh = ssthresh;
             cc.init(SimTime::ZERO, &mut w, &view(0, 0, CaState::Open, true));
             let t = SimTime::from_nanos(1_000_000_000);
-            Flow { cc, w, una: 0, nxt: cwnd as u64, t, acks: 0, growth: Vec::new() }
+            Flow {
+                cc,
+                w,
+                una: 0,
+                nxt: cwnd as u64,
+                t,
+                acks: 0,
+                growth: Vec::new(),
+            }
         }
         fn view(&self) -> ConnView {
             view(self.una, self.nxt, CaState::Open, true)
@@ -529,7 +555,16 @@ mod tests {
             self.acks += 1;
             let before = self.w.cwnd;
             let v = self.view();
-            self.cc.pkts_acked(self.t, &mut self.w, &v, &AckSample { pkts_acked: 1, rtt: Some(rtt), in_flight: 0 });
+            self.cc.pkts_acked(
+                self.t,
+                &mut self.w,
+                &v,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt: Some(rtt),
+                    in_flight: 0,
+                },
+            );
             self.cc.cong_avoid(self.t, &mut self.w, &v, 1);
             if self.w.cwnd != before {
                 self.growth.push((self.acks, self.w.cwnd));
@@ -596,7 +631,14 @@ mod tests {
         bad(|c| c.theta = 0, "theta");
         bad(|c| c.theta = 256, "theta");
         bad(|c| c.win_thresh = u32::MAX, "win_thresh");
-        let c = Config { alpha_min: 128, alpha_max: 128, beta_min: 32, beta_max: 32, theta: 255, win_thresh: 0 };
+        let c = Config {
+            alpha_min: 128,
+            alpha_max: 128,
+            beta_min: 32,
+            beta_max: 32,
+            theta: 255,
+            win_thresh: 0,
+        };
         assert_eq!(c.validate(), Ok(()));
     }
 
@@ -604,11 +646,20 @@ mod tests {
     fn the_registry_builds_illinois_from_a_parameter_table_and_rejects_unknown_keys() {
         let cc = registry::build("illinois", &serde_json::json!({"win_thresh": 10, "theta": 3})).unwrap();
         assert_eq!(cc.name(), "illinois");
-        let e = registry::build("illinois", &serde_json::json!({"theta": 0})).err().unwrap();
+        let e = registry::build("illinois", &serde_json::json!({"theta": 0}))
+            .err()
+            .unwrap();
         assert!(e.contains("theta"), "{e}");
         assert!(registry::build("illinois", &serde_json::json!({"gamma": 1})).is_err());
         let r = registry::resolve("illinois", &serde_json::Value::Null).unwrap();
-        assert_eq!((r["alpha_max"].as_u64(), r["beta_min"].as_u64(), r["win_thresh"].as_u64()), (Some(1280), Some(8), Some(15)));
+        assert_eq!(
+            (
+                r["alpha_max"].as_u64(),
+                r["beta_min"].as_u64(),
+                r["win_thresh"].as_u64()
+            ),
+            (Some(1280), Some(8), Some(15))
+        );
     }
 
     // ----- the alpha and beta curves -----
@@ -653,15 +704,24 @@ mod tests {
     #[test]
     fn alpha_and_beta_follow_the_delay_of_each_round() {
         let mut f = Flow::new(Config::default(), 100, 50);
-        assert_eq!((f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()), (1280, 32, Params::Init));
+        assert_eq!(
+            (f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()),
+            (1280, 32, Params::Init)
+        );
         // Round 1 (ACK 1 only) at 40 ms: dm = 0, da = 0: alpha_max, beta_min.
         f.round(ms(40));
-        assert_eq!((f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()), (1280, 8, Params::AlphaMax));
+        assert_eq!(
+            (f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()),
+            (1280, 8, Params::AlphaMax)
+        );
         assert_eq!(f.cc.round_end_seq(), 100 * MSS);
         assert_eq!(f.cc.mode(), "alpha_max");
         // Round 2 at 140 ms: dm = da = 100 ms: alpha_min, beta_max.
         f.round(ms(140));
-        assert_eq!((f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()), (38, 32, Params::DelayScaled));
+        assert_eq!(
+            (f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()),
+            (38, 32, Params::DelayScaled)
+        );
         assert_eq!(f.cc.queuing_delay(), Some(ms(100)));
         assert_eq!(f.cc.mode(), "delay_scaled");
         // Round 3 at 85 ms: da = 45 ms.
@@ -708,7 +768,10 @@ mod tests {
         f.round(ms(40));
         f.round(ms(140));
         assert_eq!(f.w.cwnd, 14);
-        assert_eq!((f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()), (128, 32, Params::Reno));
+        assert_eq!(
+            (f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()),
+            (128, 32, Params::Reno)
+        );
         assert_eq!(f.cc.mode(), "reno");
         f.w.cwnd = 14;
         assert_eq!(f.ssthresh(), 7);
@@ -772,7 +835,10 @@ mod tests {
         f.nxt += 7;
         let v = f.view();
         f.cc.set_state(f.t, &mut f.w, &v, CaState::Loss);
-        assert_eq!((f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()), (128, 32, Params::Reno));
+        assert_eq!(
+            (f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()),
+            (128, 32, Params::Reno)
+        );
         assert_eq!((f.cc.round_end_seq(), f.cc.round_samples()), (f.nxt * MSS, 0));
         // The connection's extremes survive.
         assert_eq!((f.cc.base_rtt(), f.cc.max_rtt()), (Some(ms(40)), Some(ms(140))));
@@ -820,7 +886,16 @@ mod tests {
         f.t += ms(1);
         f.una += 25;
         let v = f.view();
-        f.cc.pkts_acked(f.t, &mut f.w, &v, &AckSample { pkts_acked: 25, rtt: Some(ms(40)), in_flight: 100 });
+        f.cc.pkts_acked(
+            f.t,
+            &mut f.w,
+            &v,
+            &AckSample {
+                pkts_acked: 25,
+                rtt: Some(ms(40)),
+                in_flight: 100,
+            },
+        );
         f.cc.cong_avoid(f.t, &mut f.w, &v, 25);
         assert_eq!((f.w.cwnd, f.w.cwnd_cnt), (102, 0));
         // A second cong_avoid without a pkts_acked counts one segment.
@@ -834,7 +909,16 @@ mod tests {
         f.t += ms(40);
         f.una = 3;
         let v = f.view();
-        f.cc.pkts_acked(f.t, &mut f.w, &v, &AckSample { pkts_acked: 3, rtt: Some(ms(40)), in_flight: 9 });
+        f.cc.pkts_acked(
+            f.t,
+            &mut f.w,
+            &v,
+            &AckSample {
+                pkts_acked: 3,
+                rtt: Some(ms(40)),
+                in_flight: 9,
+            },
+        );
         f.cc.cong_avoid(f.t, &mut f.w, &v, 3);
         assert_eq!((f.w.cwnd, f.w.cwnd_cnt), (10, 0));
         assert_eq!(f.cc.mode(), "reno"); // the update at cwnd 9 < win_thresh
@@ -846,7 +930,16 @@ mod tests {
         f.t += ms(40);
         f.una = 1;
         let v = view(1, 100, CaState::Open, false);
-        f.cc.pkts_acked(f.t, &mut f.w, &v, &AckSample { pkts_acked: 1, rtt: Some(ms(40)), in_flight: 100 });
+        f.cc.pkts_acked(
+            f.t,
+            &mut f.w,
+            &v,
+            &AckSample {
+                pkts_acked: 1,
+                rtt: Some(ms(40)),
+                in_flight: 100,
+            },
+        );
         f.cc.cong_avoid(f.t, &mut f.w, &v, 1);
         assert_eq!((f.w.cwnd, f.w.cwnd_cnt, f.cc.params()), (100, 0, Params::AlphaMax));
     }

@@ -30,6 +30,8 @@
 //! `snd_cwnd`.
 
 pub mod abc;
+pub mod bbr;
+pub mod bbr3;
 pub mod copa;
 pub mod cubic;
 pub mod helpers;
@@ -65,7 +67,12 @@ pub struct Window {
 
 impl Window {
     pub fn new(initial_cwnd: u32) -> Self {
-        Window { cwnd: initial_cwnd, ssthresh: INFINITE_SSTHRESH, cwnd_cnt: 0, cwnd_clamp: u32::MAX / 2 }
+        Window {
+            cwnd: initial_cwnd,
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX / 2,
+        }
     }
     /// Linux `tcp_in_slow_start`.
     pub fn in_slow_start(&self) -> bool {
@@ -205,7 +212,11 @@ pub enum Feedback {
     Pbe { rate_bps: u64 },
     /// A NetAssist report (NATCP), out of band: the UE's bottleneck
     /// bandwidth, the minimum RTT, and the number of flows of the UE.
-    NetAssist { bw_bps: u64, min_rtt: SimDuration, flows: u32 },
+    NetAssist {
+        bw_bps: u64,
+        min_rtt: SimDuration,
+        flows: u32,
+    },
     /// Ground truth with zero delay: the flow's instantaneous fair share of
     /// its UE's capacity and the path's base RTT.
     Oracle { capacity_bps: u64, base_rtt: SimDuration },

@@ -70,7 +70,12 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { alpha: 2.0, feedback_timeout_ms: 150.0, min_cwnd: natcp::BBR_MIN_CWND, cubic: cubic::Config::default() }
+        Config {
+            alpha: 2.0,
+            feedback_timeout_ms: 150.0,
+            min_cwnd: natcp::BBR_MIN_CWND,
+            cubic: cubic::Config::default(),
+        }
     }
 }
 
@@ -103,9 +108,18 @@ pub struct NaCubic {
 
 impl NaCubic {
     pub fn new(cfg: Config) -> Self {
-        let timeout = SimDuration::try_from_millis_f64(cfg.feedback_timeout_ms).unwrap_or(SimDuration::from_millis(150));
+        let timeout =
+            SimDuration::try_from_millis_f64(cfg.feedback_timeout_ms).unwrap_or(SimDuration::from_millis(150));
         let cubic = Cubic::new(cfg.cubic.clone());
-        NaCubic { cfg, timeout, cubic, report: None, cap: None, mss: 1448, pacing: PacingInputs::default() }
+        NaCubic {
+            cfg,
+            timeout,
+            cubic,
+            report: None,
+            cap: None,
+            mss: 1448,
+            pacing: PacingInputs::default(),
+        }
     }
 
     /// The CUBIC inside.
@@ -128,7 +142,12 @@ impl NaCubic {
         if c.mss > 0 {
             self.mss = c.mss;
         }
-        self.pacing = PacingInputs { cwnd: w.cwnd, ssthresh: w.ssthresh, packets_out: c.packets_out, srtt: c.srtt };
+        self.pacing = PacingInputs {
+            cwnd: w.cwnd,
+            ssthresh: w.ssthresh,
+            packets_out: c.packets_out,
+            srtt: c.srtt,
+        };
     }
 
     /// Linux `tcp_update_pacing_rate`, bit/s; `None` before an RTT sample
@@ -194,7 +213,9 @@ impl CongestionControl for NaCubic {
     }
 
     fn on_feedback(&mut self, now: SimTime, w: &mut Window, c: &ConnView, fb: &Feedback) {
-        let Some(r) = Report::from_feedback(now, fb) else { return };
+        let Some(r) = Report::from_feedback(now, fb) else {
+            return;
+        };
         if c.mss > 0 {
             self.mss = c.mss;
         }
@@ -215,7 +236,10 @@ impl CongestionControl for NaCubic {
     }
 
     fn signals(&self) -> Signals {
-        Signals { net_assist: true, ..Signals::default() }
+        Signals {
+            net_assist: true,
+            ..Signals::default()
+        }
     }
 
     fn mode(&self) -> &'static str {
@@ -253,7 +277,11 @@ mod tests {
     }
 
     fn report(n: &mut NaCubic, w: &mut Window, now: SimTime, mbps: u64, rtt_ms: u64, flows: u32) {
-        let fb = Feedback::NetAssist { bw_bps: mbps * 1_000_000, min_rtt: SimDuration::from_millis(rtt_ms), flows };
+        let fb = Feedback::NetAssist {
+            bw_bps: mbps * 1_000_000,
+            min_rtt: SimDuration::from_millis(rtt_ms),
+            flows,
+        };
         n.on_feedback(now, w, &view(now, None), &fb);
     }
 
@@ -348,8 +376,23 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        assert!(Config { min_cwnd: 0, ..Config::default() }.validate().unwrap_err().contains("min_cwnd"));
-        assert!(Config { alpha: -2.0, ..Config::default() }.validate().unwrap_err().contains("alpha"));
-        assert!(registry::build("nacubic", &serde_json::json!({"cubic": {"hz": 7}})).err().unwrap().contains("hz"));
+        assert!(Config {
+            min_cwnd: 0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("min_cwnd"));
+        assert!(Config {
+            alpha: -2.0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("alpha"));
+        assert!(registry::build("nacubic", &serde_json::json!({"cubic": {"hz": 7}}))
+            .err()
+            .unwrap()
+            .contains("hz"));
     }
 }

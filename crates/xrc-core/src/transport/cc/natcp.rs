@@ -129,7 +129,10 @@ impl CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
         validate_common(self.alpha, self.feedback_timeout_ms, self.min_cwnd)?;
         if !(self.pacing_gain.is_finite() && self.pacing_gain > 0.0) {
-            return Err(format!("pacing_gain must be a positive number, got {}", self.pacing_gain));
+            return Err(format!(
+                "pacing_gain must be a positive number, got {}",
+                self.pacing_gain
+            ));
         }
         self.cubic.validate().map_err(|e| format!("cubic.{e}"))
     }
@@ -141,7 +144,9 @@ pub(crate) fn validate_common(alpha: f64, timeout_ms: f64, min_cwnd: u32) -> Res
         return Err(format!("alpha must be a positive number, got {alpha}"));
     }
     if !(timeout_ms.is_finite() && timeout_ms > 0.0) {
-        return Err(format!("feedback_timeout_ms must be a positive number, got {timeout_ms}"));
+        return Err(format!(
+            "feedback_timeout_ms must be a positive number, got {timeout_ms}"
+        ));
     }
     if min_cwnd == 0 {
         return Err("min_cwnd must be at least 1 segment".into());
@@ -163,9 +168,12 @@ impl Report {
     /// Reads a `Feedback::NetAssist`; `None` for any other feedback.
     pub fn from_feedback(now: SimTime, fb: &Feedback) -> Option<Report> {
         match *fb {
-            Feedback::NetAssist { bw_bps, min_rtt, flows } => {
-                Some(Report { bw_bps, min_rtt, flows: flows.max(1), at: now })
-            }
+            Feedback::NetAssist { bw_bps, min_rtt, flows } => Some(Report {
+                bw_bps,
+                min_rtt,
+                flows: flows.max(1),
+                at: now,
+            }),
             _ => None,
         }
     }
@@ -206,9 +214,18 @@ pub struct Natcp {
 
 impl Natcp {
     pub fn new(cfg: Config) -> Self {
-        let timeout = SimDuration::try_from_millis_f64(cfg.feedback_timeout_ms).unwrap_or(SimDuration::from_millis(150));
+        let timeout =
+            SimDuration::try_from_millis_f64(cfg.feedback_timeout_ms).unwrap_or(SimDuration::from_millis(150));
         let cubic = Cubic::new(cfg.cubic.clone());
-        Natcp { cfg, timeout, cubic, report: None, active: false, target: None, mss: 1448 }
+        Natcp {
+            cfg,
+            timeout,
+            cubic,
+            report: None,
+            active: false,
+            target: None,
+            mss: 1448,
+        }
     }
 
     pub fn report(&self) -> Option<Report> {
@@ -286,12 +303,18 @@ impl CongestionControl for Natcp {
         let Some(target) = self.target else { return false };
         let target = target.min(w.cwnd_clamp);
         // Choice 2 (BBR bbr_set_cwnd with a full pipe).
-        w.cwnd = if w.cwnd < target { w.cwnd.saturating_add(rs.acked_sacked).min(target) } else { target };
+        w.cwnd = if w.cwnd < target {
+            w.cwnd.saturating_add(rs.acked_sacked).min(target)
+        } else {
+            target
+        };
         true
     }
 
     fn on_feedback(&mut self, now: SimTime, w: &mut Window, c: &ConnView, fb: &Feedback) {
-        let Some(r) = Report::from_feedback(now, fb) else { return };
+        let Some(r) = Report::from_feedback(now, fb) else {
+            return;
+        };
         if c.mss > 0 {
             self.mss = c.mss;
         }
@@ -308,11 +331,15 @@ impl CongestionControl for Natcp {
         if !self.active {
             return None;
         }
-        self.report.map(|r| r.pacing(self.cfg.pacing_gain, self.mss, self.cfg.min_cwnd))
+        self.report
+            .map(|r| r.pacing(self.cfg.pacing_gain, self.mss, self.cfg.min_cwnd))
     }
 
     fn signals(&self) -> Signals {
-        Signals { net_assist: true, ..Signals::default() }
+        Signals {
+            net_assist: true,
+            ..Signals::default()
+        }
     }
 
     fn mode(&self) -> &'static str {
@@ -336,7 +363,12 @@ mod tests {
     const MSS: u32 = 1448;
 
     fn view(now: SimTime) -> ConnView {
-        ConnView { now, mss: MSS, is_cwnd_limited: true, ..ConnView::default() }
+        ConnView {
+            now,
+            mss: MSS,
+            is_cwnd_limited: true,
+            ..ConnView::default()
+        }
     }
 
     fn at(ms: u64) -> SimTime {
@@ -344,12 +376,19 @@ mod tests {
     }
 
     fn report(n: &mut Natcp, w: &mut Window, now: SimTime, mbps: u64, rtt_ms: u64, flows: u32) {
-        let fb = Feedback::NetAssist { bw_bps: mbps * 1_000_000, min_rtt: SimDuration::from_millis(rtt_ms), flows };
+        let fb = Feedback::NetAssist {
+            bw_bps: mbps * 1_000_000,
+            min_rtt: SimDuration::from_millis(rtt_ms),
+            flows,
+        };
         n.on_feedback(now, w, &view(now), &fb);
     }
 
     fn ack(n: &mut Natcp, w: &mut Window, now: SimTime, acked: u32) -> bool {
-        let rs = RateSample { acked_sacked: acked, ..RateSample::default() };
+        let rs = RateSample {
+            acked_sacked: acked,
+            ..RateSample::default()
+        };
         n.cong_control(now, w, &view(now), &rs)
     }
 
@@ -364,7 +403,11 @@ mod tests {
         report(&mut n, &mut w, at(100), 24, 40, 2);
         assert_eq!(n.target_window(), Some(83.0));
         // β = 3, 14.48 Mbit/s, 20 ms: 2 · 1 810 000 B/s · 0.02 / 3 = 24 133 bytes = 16.67 → 17.
-        let fb = Feedback::NetAssist { bw_bps: 14_480_000, min_rtt: SimDuration::from_millis(20), flows: 3 };
+        let fb = Feedback::NetAssist {
+            bw_bps: 14_480_000,
+            min_rtt: SimDuration::from_millis(20),
+            flows: 3,
+        };
         n.on_feedback(at(150), &mut w, &view(at(150)), &fb);
         assert_eq!(n.target_window(), Some(17.0));
     }
@@ -413,12 +456,18 @@ mod tests {
         let mut w = Window::new(10);
         report(&mut n, &mut w, at(50), 24, 40, 1);
         w.cwnd = 166;
-        assert!(ack(&mut n, &mut w, at(200), 1), "150 ms after the report: still assisted");
+        assert!(
+            ack(&mut n, &mut w, at(200), 1),
+            "150 ms after the report: still assisted"
+        );
         assert_eq!(n.mode(), "natcp");
         assert!(!ack(&mut n, &mut w, at(201), 1), "151 ms: CUBIC takes the ACK");
         assert_eq!(n.mode(), "fallback");
         assert_eq!(n.pacing_rate(), None);
-        assert_eq!(w.ssthresh, 166, "CUBIC continues in congestion avoidance from the last window");
+        assert_eq!(
+            w.ssthresh, 166,
+            "CUBIC continues in congestion avoidance from the last window"
+        );
         // CUBIC's cong_avoid now owns the window; it does not shrink it.
         n.cong_avoid(at(201), &mut w, &view(at(201)), 1);
         assert!(w.cwnd >= 166);
@@ -437,7 +486,10 @@ mod tests {
         n.cong_avoid(at(10), &mut w, &view(at(10)), 5);
         assert_eq!(w.cwnd, 15);
         // A loss without reports is CUBIC's: β = 0.7.
-        let w2 = Window { cwnd: 100, ..Window::new(10) };
+        let w2 = Window {
+            cwnd: 100,
+            ..Window::new(10)
+        };
         assert_eq!(n.ssthresh(at(20), &w2, &view(at(20))), 70);
         assert!(n.signals().net_assist);
     }
@@ -455,12 +507,27 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        assert!(Config { alpha: 0.0, ..Config::default() }.validate().unwrap_err().contains("alpha"));
-        assert!(Config { feedback_timeout_ms: f64::NAN, ..Config::default() }
-            .validate()
-            .unwrap_err()
-            .contains("feedback_timeout_ms"));
-        let bad_cubic = Config { cubic: cubic::Config { beta: 0, ..cubic::Config::default() }, ..Config::default() };
+        assert!(Config {
+            alpha: 0.0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("alpha"));
+        assert!(Config {
+            feedback_timeout_ms: f64::NAN,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("feedback_timeout_ms"));
+        let bad_cubic = Config {
+            cubic: cubic::Config {
+                beta: 0,
+                ..cubic::Config::default()
+            },
+            ..Config::default()
+        };
         assert!(bad_cubic.validate().unwrap_err().contains("cubic.beta"));
         assert!(registry::build("natcp", &serde_json::json!({"beta": 2})).is_err());
     }

@@ -74,7 +74,10 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { allowance_ms: 20.0, min_cwnd: 2 }
+        Config {
+            allowance_ms: 20.0,
+            min_cwnd: 2,
+        }
     }
 }
 
@@ -162,7 +165,9 @@ impl CongestionControl for Oracle {
     }
 
     fn on_feedback(&mut self, _now: SimTime, w: &mut Window, c: &ConnView, fb: &Feedback) {
-        let Feedback::Oracle { capacity_bps, base_rtt } = *fb else { return };
+        let Feedback::Oracle { capacity_bps, base_rtt } = *fb else {
+            return;
+        };
         if c.mss > 0 {
             self.wire_bytes = c.mss + TCP_IP_HEADER_BYTES;
         }
@@ -182,7 +187,10 @@ impl CongestionControl for Oracle {
     }
 
     fn signals(&self) -> Signals {
-        Signals { oracle: true, ..Signals::default() }
+        Signals {
+            oracle: true,
+            ..Signals::default()
+        }
     }
 
     fn mode(&self) -> &'static str {
@@ -204,17 +212,26 @@ mod tests {
     use crate::transport::cc::registry::{self, CcConfig};
 
     fn view() -> ConnView {
-        ConnView { mss: 1448, ..ConnView::default() }
+        ConnView {
+            mss: 1448,
+            ..ConnView::default()
+        }
     }
 
     fn report(o: &mut Oracle, w: &mut Window, bps: u64, rtt_ms: u64) {
-        let fb = Feedback::Oracle { capacity_bps: bps, base_rtt: SimDuration::from_millis(rtt_ms) };
+        let fb = Feedback::Oracle {
+            capacity_bps: bps,
+            base_rtt: SimDuration::from_millis(rtt_ms),
+        };
         o.on_feedback(SimTime::ZERO, w, &view(), &fb);
     }
 
     #[test]
     fn without_allowance_the_window_is_capacity_times_base_rtt_rounded_up() {
-        let mut o = Oracle::new(Config { allowance_ms: 0.0, ..Config::default() });
+        let mut o = Oracle::new(Config {
+            allowance_ms: 0.0,
+            ..Config::default()
+        });
         let mut w = Window::new(10);
         // 30 Mbit/s · 40 ms = 1.2 Mbit = 150 000 bytes = 100.0 segments of 1500 bytes.
         report(&mut o, &mut w, 30_000_000, 40);
@@ -254,7 +271,10 @@ mod tests {
 
     #[test]
     fn every_ack_restores_the_target_and_losses_leave_it_alone() {
-        let mut o = Oracle::new(Config { allowance_ms: 0.0, ..Config::default() });
+        let mut o = Oracle::new(Config {
+            allowance_ms: 0.0,
+            ..Config::default()
+        });
         let mut w = Window::new(10);
         report(&mut o, &mut w, 30_000_000, 40);
         assert_eq!(o.ssthresh(SimTime::ZERO, &w, &view()), w.ssthresh);
@@ -274,9 +294,23 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        assert!(Config { allowance_ms: -1.0, ..Config::default() }.validate().unwrap_err().contains("allowance_ms"));
-        assert!(Config { min_cwnd: 0, ..Config::default() }.validate().unwrap_err().contains("min_cwnd"));
-        let e = registry::build("oracle", &serde_json::json!({"allowance": 3})).err().unwrap();
+        assert!(Config {
+            allowance_ms: -1.0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("allowance_ms"));
+        assert!(Config {
+            min_cwnd: 0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("min_cwnd"));
+        let e = registry::build("oracle", &serde_json::json!({"allowance": 3}))
+            .err()
+            .unwrap();
         assert!(e.contains("allowance"), "{e}");
     }
 }

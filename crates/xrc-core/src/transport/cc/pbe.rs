@@ -145,7 +145,10 @@ impl Default for Config {
 
 impl CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
-        for (n, v) in [("headroom_ms", self.headroom_ms), ("internet_delay_ms", self.internet_delay_ms)] {
+        for (n, v) in [
+            ("headroom_ms", self.headroom_ms),
+            ("internet_delay_ms", self.internet_delay_ms),
+        ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(format!("{n} must be a number >= 0, got {v}"));
             }
@@ -157,7 +160,10 @@ impl CcConfig for Config {
             return Err("internet_rounds must be at least 1".into());
         }
         if !(self.feedback_timeout_ms.is_finite() && self.feedback_timeout_ms > 0.0) {
-            return Err(format!("feedback_timeout_ms must be a positive number, got {}", self.feedback_timeout_ms));
+            return Err(format!(
+                "feedback_timeout_ms must be a positive number, got {}",
+                self.feedback_timeout_ms
+            ));
         }
         if self.min_cwnd == 0 {
             return Err("min_cwnd must be at least 1 segment".into());
@@ -248,7 +254,8 @@ impl Pbe {
     }
 
     fn fresh(&self, now: SimTime) -> bool {
-        self.last_report.is_some_and(|t| now.saturating_since(t) <= self.timeout)
+        self.last_report
+            .is_some_and(|t| now.saturating_since(t) <= self.timeout)
     }
 
     fn segments(&self, bits: f64) -> u32 {
@@ -311,13 +318,19 @@ impl Pbe {
             }
         }
         self.round_count += 1;
-        self.round = Round { start: now, start_delivered: c.delivered, ..Round::default() };
+        self.round = Round {
+            start: now,
+            start_delivered: c.delivered,
+            ..Round::default()
+        };
         self.round_end = c.snd_nxt;
     }
 
     /// Sets pacing and the target window for the current state.
     fn control(&mut self, now: SimTime) {
-        let Some(cf) = self.cf_bps.map(|c| c as f64) else { return };
+        let Some(cf) = self.cf_bps.map(|c| c as f64) else {
+            return;
+        };
         let rtprop = self.rtprop.unwrap_or(SimDuration::from_millis(100));
         match self.state {
             State::Startup => {}
@@ -417,7 +430,10 @@ impl CongestionControl for Pbe {
     }
 
     fn signals(&self) -> Signals {
-        Signals { pbe: true, ..Signals::default() }
+        Signals {
+            pbe: true,
+            ..Signals::default()
+        }
     }
 
     fn mode(&self) -> &'static str {
@@ -460,8 +476,21 @@ mod tests {
         fn new() -> Self {
             let mut p = Pbe::new(Config::default());
             let mut w = Window::new(10);
-            p.init(SimTime::ZERO, &mut w, &ConnView { mss: MSS as u32, ..ConnView::default() });
-            Harness { p, w, now: SimTime::ZERO, una: 0, delivered: 0 }
+            p.init(
+                SimTime::ZERO,
+                &mut w,
+                &ConnView {
+                    mss: MSS as u32,
+                    ..ConnView::default()
+                },
+            );
+            Harness {
+                p,
+                w,
+                now: SimTime::ZERO,
+                una: 0,
+                delivered: 0,
+            }
         }
 
         fn round(&mut self, rtt_ms: u64, delivery_mbps: f64, cf_mbps: f64) {
@@ -481,11 +510,22 @@ mod tests {
                     is_cwnd_limited: true,
                     ..ConnView::default()
                 };
-                let fb = Feedback::Pbe { rate_bps: (cf_mbps * 1e6) as u64 };
+                let fb = Feedback::Pbe {
+                    rate_bps: (cf_mbps * 1e6) as u64,
+                };
                 self.p.on_feedback(self.now, &mut self.w, &c, &fb);
-                let s = AckSample { pkts_acked: 1, rtt: Some(rtt), in_flight: n as u32 };
+                let s = AckSample {
+                    pkts_acked: 1,
+                    rtt: Some(rtt),
+                    in_flight: n as u32,
+                };
                 self.p.pkts_acked(self.now, &mut self.w, &c, &s);
-                let rs = RateSample { delivered: Some(n), interval: rtt, acked_sacked: 1, ..RateSample::default() };
+                let rs = RateSample {
+                    delivered: Some(n),
+                    interval: rtt,
+                    acked_sacked: 1,
+                    ..RateSample::default()
+                };
                 if !self.p.cong_control(self.now, &mut self.w, &c, &rs) {
                     self.p.cong_avoid(self.now, &mut self.w, &c, 1);
                 }
@@ -541,9 +581,15 @@ mod tests {
         assert_eq!(h.p.state(), State::Internet);
         let gain = |r: u64, g: f64| (r as f64 - g * bw).abs() < 100.0;
         for &r in &seen {
-            assert!(gain(r, 1.25) || gain(r, 0.75) || gain(r, 1.0), "a ProbeBW gain times 8.04 Mbit/s: {r}");
+            assert!(
+                gain(r, 1.25) || gain(r, 0.75) || gain(r, 1.0),
+                "a ProbeBW gain times 8.04 Mbit/s: {r}"
+            );
         }
-        assert!(seen.iter().any(|&r| gain(r, 1.25)) && seen.iter().any(|&r| gain(r, 0.75)), "the gains cycle: {seen:?}");
+        assert!(
+            seen.iter().any(|&r| gain(r, 1.25)) && seen.iter().any(|&r| gain(r, 0.75)),
+            "the gains cycle: {seen:?}"
+        );
         // cwnd = 2 · 8.04 Mbit/s · 40 ms = 643 200 bits = 53.6 → 54 segments.
         assert_eq!(h.w.cwnd, 54);
     }
@@ -577,7 +623,11 @@ mod tests {
     fn before_any_report_and_after_the_timeout_pbe_is_reno() {
         let mut p = Pbe::new(Config::default());
         let mut w = Window::new(10);
-        let c = ConnView { mss: MSS as u32, is_cwnd_limited: true, ..ConnView::default() };
+        let c = ConnView {
+            mss: MSS as u32,
+            is_cwnd_limited: true,
+            ..ConnView::default()
+        };
         assert!(!p.cong_control(SimTime::ZERO, &mut w, &c, &RateSample::default()));
         p.cong_avoid(SimTime::ZERO, &mut w, &c, 3);
         assert_eq!(w.cwnd, 13);
@@ -586,7 +636,11 @@ mod tests {
         h.round(40, 24.0, 24.0);
         assert_eq!(h.p.state(), State::Wireless);
         h.now += SimDuration::from_millis(501);
-        let c = ConnView { now: h.now, mss: MSS as u32, ..ConnView::default() };
+        let c = ConnView {
+            now: h.now,
+            mss: MSS as u32,
+            ..ConnView::default()
+        };
         assert!(!h.p.cong_control(h.now, &mut h.w, &c, &RateSample::default()));
         assert_eq!(h.p.state(), State::Startup);
         assert_eq!(h.p.pacing_rate(), None);
@@ -603,8 +657,20 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        assert!(Config { rate_margin: 1.0, ..Config::default() }.validate().unwrap_err().contains("rate_margin"));
-        assert!(Config { internet_rounds: 0, ..Config::default() }.validate().unwrap_err().contains("internet_rounds"));
+        assert!(Config {
+            rate_margin: 1.0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("rate_margin"));
+        assert!(Config {
+            internet_rounds: 0,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap_err()
+        .contains("internet_rounds"));
         assert!(registry::build("pbe", &serde_json::json!({"gain": 1})).is_err());
     }
 }

@@ -5,13 +5,16 @@
 //! parameter table for that scheme (unknown keys rejected) and whose
 //! `Default` carries the reference values.
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use super::CongestionControl;
 
 /// The names scenarios may use in `cc = "..."`.
-pub const SCHEMES: &[&str] = &["newreno", "cubic", "xrc", "illinois", "veno", "vegas", "copa", "abc", "pbe", "natcp", "nacubic", "oracle"];
+pub const SCHEMES: &[&str] = &[
+    "newreno", "cubic", "xrc", "illinois", "veno", "vegas", "copa", "abc", "pbe", "natcp", "nacubic", "oracle", "bbr",
+    "bbr3",
+];
 
 /// Builds a controller from its name and parameter table. Errors name the
 /// offending parameter.
@@ -29,6 +32,8 @@ pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestio
         "natcp" => Box::new(super::natcp::Natcp::new(parse(params)?)),
         "nacubic" => Box::new(super::nacubic::NaCubic::new(parse(params)?)),
         "oracle" => Box::new(super::oracle::Oracle::new(parse(params)?)),
+        "bbr" => Box::new(super::bbr::Bbr::new(parse(params)?)),
+        "bbr3" => Box::new(super::bbr3::Bbr3::new(parse(params)?)),
         other => return Err(unknown(other)),
     })
 }
@@ -48,6 +53,8 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "natcp" => roundtrip::<super::natcp::Config>(params),
         "nacubic" => roundtrip::<super::nacubic::Config>(params),
         "oracle" => roundtrip::<super::oracle::Config>(params),
+        "bbr" => roundtrip::<super::bbr::Config>(params),
+        "bbr3" => roundtrip::<super::bbr3::Config>(params),
         other => Err(unknown(other)),
     }
 }

@@ -115,7 +115,11 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         // Linux's defaults; the 1994 paper used α = 1, β = 3 (and γ = 1).
-        Config { alpha: 2, beta: 4, gamma: 1 }
+        Config {
+            alpha: 2,
+            beta: 4,
+            gamma: 1,
+        }
     }
 }
 
@@ -174,7 +178,13 @@ struct State {
 
 impl Default for State {
     fn default() -> Self {
-        State { beg_snd_nxt: 0, doing_vegas_now: false, cnt_rtt: 0, min_rtt: RTT_UNSET, base_rtt: RTT_UNSET }
+        State {
+            beg_snd_nxt: 0,
+            doing_vegas_now: false,
+            cnt_rtt: 0,
+            min_rtt: RTT_UNSET,
+            base_rtt: RTT_UNSET,
+        }
     }
 }
 
@@ -463,7 +473,14 @@ mod tests {
             let mut w = Window::new(cwnd);
             w.ssthresh = ssthresh;
             cc.init(SimTime::ZERO, &mut w, &view(0, 0, CaState::Open, true));
-            Flow { cc, w, una: 0, nxt: cwnd as u64, t: SimTime::from_nanos(1_000_000_000), state: CaState::Open }
+            Flow {
+                cc,
+                w,
+                una: 0,
+                nxt: cwnd as u64,
+                t: SimTime::from_nanos(1_000_000_000),
+                state: CaState::Open,
+            }
         }
         fn view(&self) -> ConnView {
             view(self.una, self.nxt, self.state, true)
@@ -472,7 +489,11 @@ mod tests {
             self.t += ms(1);
             self.una += 1;
             let v = self.view();
-            let s = AckSample { pkts_acked: 1, rtt, in_flight: 0 };
+            let s = AckSample {
+                pkts_acked: 1,
+                rtt,
+                in_flight: 0,
+            };
             self.cc.pkts_acked(self.t, &mut self.w, &v, &s);
             if self.state != CaState::Recovery {
                 self.cc.cong_avoid(self.t, &mut self.w, &v, 1);
@@ -527,23 +548,69 @@ mod tests {
             let e = c.validate().unwrap_err();
             assert!(e.contains(name), "{e}");
         };
-        bad(Config { alpha: 0, ..Config::default() }, "alpha");
-        bad(Config { alpha: 5, beta: 4, gamma: 1 }, "beta");
-        bad(Config { beta: u32::MAX, ..Config::default() }, "beta");
-        bad(Config { gamma: 1 << 31, ..Config::default() }, "gamma");
-        assert_eq!(Config { alpha: 1, beta: 3, gamma: 0 }.validate(), Ok(()));
-        assert_eq!(Config { alpha: 3, beta: 3, gamma: 1 }.validate(), Ok(()));
+        bad(
+            Config {
+                alpha: 0,
+                ..Config::default()
+            },
+            "alpha",
+        );
+        bad(
+            Config {
+                alpha: 5,
+                beta: 4,
+                gamma: 1,
+            },
+            "beta",
+        );
+        bad(
+            Config {
+                beta: u32::MAX,
+                ..Config::default()
+            },
+            "beta",
+        );
+        bad(
+            Config {
+                gamma: 1 << 31,
+                ..Config::default()
+            },
+            "gamma",
+        );
+        assert_eq!(
+            Config {
+                alpha: 1,
+                beta: 3,
+                gamma: 0
+            }
+            .validate(),
+            Ok(())
+        );
+        assert_eq!(
+            Config {
+                alpha: 3,
+                beta: 3,
+                gamma: 1
+            }
+            .validate(),
+            Ok(())
+        );
     }
 
     #[test]
     fn the_registry_builds_vegas_from_a_parameter_table_and_rejects_unknown_keys() {
         let cc = registry::build("vegas", &serde_json::json!({"alpha": 1, "beta": 3})).unwrap();
         assert_eq!(cc.name(), "vegas");
-        let e = registry::build("vegas", &serde_json::json!({"alpha": 6})).err().unwrap();
+        let e = registry::build("vegas", &serde_json::json!({"alpha": 6}))
+            .err()
+            .unwrap();
         assert!(e.contains("alpha"), "{e}");
         assert!(registry::build("vegas", &serde_json::json!({"delta": 1})).is_err());
         let r = registry::resolve("vegas", &serde_json::Value::Null).unwrap();
-        assert_eq!((r["alpha"].as_u64(), r["beta"].as_u64(), r["gamma"].as_u64()), (Some(2), Some(4), Some(1)));
+        assert_eq!(
+            (r["alpha"].as_u64(), r["beta"].as_u64(), r["gamma"].as_u64()),
+            (Some(2), Some(4), Some(1))
+        );
     }
 
     // ----- slow start -----
@@ -658,7 +725,10 @@ mod tests {
             f.ack_with((n + 3 > end + 1).then_some(ms(80)));
         }
         assert_eq!(f.cc.round_samples(), 0);
-        assert_eq!((f.cc.last_decision(), f.cc.diff(), f.w.cwnd), (Decision::Decrease, Some(32), 32));
+        assert_eq!(
+            (f.cc.last_decision(), f.cc.diff(), f.w.cwnd),
+            (Decision::Decrease, Some(32), 32)
+        );
     }
 
     #[test]
@@ -745,7 +815,11 @@ mod tests {
         let mut w = Window::new(10);
         let v = view(0, 10, CaState::Open, true);
         cc.init(SimTime::ZERO, &mut w, &v);
-        let s = AckSample { pkts_acked: 1, rtt: Some(SimDuration::from_nanos(999_600)), in_flight: 10 };
+        let s = AckSample {
+            pkts_acked: 1,
+            rtt: Some(SimDuration::from_nanos(999_600)),
+            in_flight: 10,
+        };
         cc.pkts_acked(SimTime::from_nanos(2_000_000), &mut w, &v, &s);
         assert_eq!(cc.base_rtt_us(), Some(1_001));
         // A zero RTT still counts as 1 us.

@@ -140,7 +140,14 @@ struct State {
 impl Default for State {
     /// Linux zeroes the private area before `init`.
     fn default() -> Self {
-        State { doing_veno_now: false, cnt_rtt: 0, min_rtt: 0, base_rtt: 0, inc: false, diff: 0 }
+        State {
+            doing_veno_now: false,
+            cnt_rtt: 0,
+            min_rtt: 0,
+            base_rtt: 0,
+            inc: false,
+            diff: 0,
+        }
     }
 }
 
@@ -160,7 +167,14 @@ pub struct Veno {
 impl Veno {
     pub fn new(cfg: Config) -> Self {
         let beta = cfg.beta << V_PARAM_SHIFT;
-        Veno { cfg, beta, st: State::default(), last_target: None, last_queue_us: None, slow_start: true }
+        Veno {
+            cfg,
+            beta,
+            st: State::default(),
+            last_target: None,
+            last_queue_us: None,
+            slow_start: true,
+        }
     }
 
     pub fn config(&self) -> &Config {
@@ -404,7 +418,15 @@ mod tests {
             let mut w = Window::new(cwnd);
             w.ssthresh = ssthresh;
             cc.init(SimTime::ZERO, &mut w, &view(0, 0, CaState::Open, true));
-            Flow { cc, w, una: 0, nxt: cwnd as u64, t: SimTime::from_nanos(1_000_000_000), state: CaState::Open, limited: true }
+            Flow {
+                cc,
+                w,
+                una: 0,
+                nxt: cwnd as u64,
+                t: SimTime::from_nanos(1_000_000_000),
+                state: CaState::Open,
+                limited: true,
+            }
         }
         /// As `new`, with three 40 ms samples already taken (base 40 001 us),
         /// so that Veno, not the Reno fallback, handles the first ACK.
@@ -415,7 +437,11 @@ mod tests {
             let mut f = Flow::new(cfg, cwnd, ssthresh);
             let v = f.view();
             for _ in 0..3 {
-                let s = AckSample { pkts_acked: 0, rtt: Some(ms(40)), in_flight: cwnd };
+                let s = AckSample {
+                    pkts_acked: 0,
+                    rtt: Some(ms(40)),
+                    in_flight: cwnd,
+                };
                 f.cc.pkts_acked(f.t, &mut f.w, &v, &s);
             }
             assert_eq!(f.cc.base_rtt_us(), Some(40_001));
@@ -431,7 +457,11 @@ mod tests {
             self.t += ms(1);
             self.una += 1;
             let v = self.view();
-            let s = AckSample { pkts_acked: 1, rtt, in_flight: 0 };
+            let s = AckSample {
+                pkts_acked: 1,
+                rtt,
+                in_flight: 0,
+            };
             self.cc.pkts_acked(self.t, &mut self.w, &v, &s);
             if self.state != CaState::Recovery {
                 self.cc.cong_avoid(self.t, &mut self.w, &v, 1);
@@ -477,7 +507,10 @@ mod tests {
     fn the_registry_builds_veno_from_a_parameter_table_and_rejects_unknown_keys() {
         let cc = registry::build("veno", &serde_json::json!({"beta": 2})).unwrap();
         assert_eq!(cc.name(), "veno");
-        assert!(registry::build("veno", &serde_json::json!({"beta": 0})).err().unwrap().contains("beta"));
+        assert!(registry::build("veno", &serde_json::json!({"beta": 0}))
+            .err()
+            .unwrap()
+            .contains("beta"));
         assert!(registry::build("veno", &serde_json::json!({"alpha": 1})).is_err());
         assert_eq!(registry::resolve("veno", &serde_json::Value::Null).unwrap()["beta"], 3);
     }
@@ -489,8 +522,7 @@ mod tests {
         // cwnd 40, base 40 001 us.
         //   rtt 42 001: target = 2*40*40001/42001 = 76, diff = 80 - 76 = 4 < 6
         //   rtt 43 001: target = 2*40*40001/43001 = 74, diff = 80 - 74 = 6 >= 6
-        for (rtt, diff, congestive, mode) in
-            [(42_000u64, 4, false, "non_congestive"), (43_000, 6, true, "congestive")]
+        for (rtt, diff, congestive, mode) in [(42_000u64, 4, false, "non_congestive"), (43_000, 6, true, "congestive")]
         {
             let mut f = Flow::primed(40, 20);
             f.ack(us(rtt));
@@ -554,7 +586,16 @@ mod tests {
         f.t += ms(1);
         f.una += 1;
         let v = f.view();
-        f.cc.pkts_acked(f.t, &mut f.w, &v, &AckSample { pkts_acked: 1, rtt: Some(ms(41)), in_flight: 40 });
+        f.cc.pkts_acked(
+            f.t,
+            &mut f.w,
+            &v,
+            &AckSample {
+                pkts_acked: 1,
+                rtt: Some(ms(41)),
+                in_flight: 40,
+            },
+        );
         f.set_state(CaState::Open);
         let v = f.view();
         f.cc.cong_avoid(f.t, &mut f.w, &v, 1);
@@ -629,11 +670,29 @@ mod tests {
         f.w.ssthresh = 20;
         f.t += ms(1);
         let v = f.view();
-        f.cc.pkts_acked(f.t, &mut f.w, &v, &AckSample { pkts_acked: 5, rtt: Some(ms(40)), in_flight: 12 });
+        f.cc.pkts_acked(
+            f.t,
+            &mut f.w,
+            &v,
+            &AckSample {
+                pkts_acked: 5,
+                rtt: Some(ms(40)),
+                in_flight: 12,
+            },
+        );
         f.cc.cong_avoid(f.t, &mut f.w, &v, 5);
         assert_eq!((f.w.cwnd, f.w.cwnd_cnt), (17, 0));
         f.t += ms(1);
-        f.cc.pkts_acked(f.t, &mut f.w, &v, &AckSample { pkts_acked: 5, rtt: Some(ms(40)), in_flight: 17 });
+        f.cc.pkts_acked(
+            f.t,
+            &mut f.w,
+            &v,
+            &AckSample {
+                pkts_acked: 5,
+                rtt: Some(ms(40)),
+                in_flight: 17,
+            },
+        );
         f.cc.cong_avoid(f.t, &mut f.w, &v, 5);
         // 17 + 3 = 20, 2 left over: AI credit 2 (no backlog: diff 0).
         assert_eq!((f.w.cwnd, f.w.cwnd_cnt), (20, 2));

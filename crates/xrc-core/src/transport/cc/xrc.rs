@@ -247,7 +247,8 @@ impl Xrc {
     }
 
     fn feedback_fresh(&self, now: SimTime) -> bool {
-        self.last_feedback.is_some_and(|t| now.saturating_since(t) <= self.feedback_timeout)
+        self.last_feedback
+            .is_some_and(|t| now.saturating_since(t) <= self.feedback_timeout)
     }
 
     /// Ends the current round if `snd_una` passed its end: evaluates eq. (3)
@@ -289,7 +290,11 @@ impl Xrc {
                 };
             }
         }
-        self.round = RoundStats { start: c.now, start_delivered: c.delivered, ..RoundStats::default() };
+        self.round = RoundStats {
+            start: c.now,
+            start_delivered: c.delivered,
+            ..RoundStats::default()
+        };
         self.round_end = c.snd_nxt;
         self.round_start_cwnd = w.cwnd;
         if self.feedback_fresh(c.now) {
@@ -342,7 +347,11 @@ impl Xrc {
                 // speed while the ramp lasts so it ends on time, and speed up
                 // if the target moved away.
                 let needed = (twnd - w.cwnd) as f64 / self.cfg.ramp_rtts;
-                let keep = if self.mode == Mode::Ramp { self.ramp_per_rtt } else { 0.0 };
+                let keep = if self.mode == Mode::Ramp {
+                    self.ramp_per_rtt
+                } else {
+                    0.0
+                };
                 self.ramp_per_rtt = needed.max(keep).max(self.cfg.probe_segments);
                 self.mode = Mode::Ramp;
             } else {
@@ -523,7 +532,12 @@ mod tests {
         fn new() -> Self {
             let mut w = Window::new(10);
             w.ssthresh = super::super::INFINITE_SSTHRESH;
-            Harness { x: Xrc::new(Config::default()), w, now: SimTime::ZERO, seq: 0 }
+            Harness {
+                x: Xrc::new(Config::default()),
+                w,
+                now: SimTime::ZERO,
+                seq: 0,
+            }
         }
         fn round(&mut self, rtt_ms: u64, rate_mbps: f64, hol_ms: u64) {
             let n = self.w.cwnd;
@@ -537,7 +551,11 @@ mod tests {
                     hol: SimDuration::from_millis(hol_ms),
                 });
                 self.x.on_feedback(self.now, &mut self.w, &c, &fb);
-                let s = AckSample { pkts_acked: 1, rtt: Some(SimDuration::from_millis(rtt_ms)), in_flight: n };
+                let s = AckSample {
+                    pkts_acked: 1,
+                    rtt: Some(SimDuration::from_millis(rtt_ms)),
+                    in_flight: n,
+                };
                 self.x.pkts_acked(self.now, &mut self.w, &c, &s);
                 self.x.cong_avoid(self.now, &mut self.w, &c, 1);
             }
@@ -576,7 +594,11 @@ mod tests {
         h.round(38, 30.0, 0);
         h.round(38, 30.0, 0);
         assert_eq!(h.x.current_mode(), Mode::Probe);
-        assert!((h.w.cwnd as i64 - before as i64 - 2).abs() <= 1, "{before} -> {}", h.w.cwnd);
+        assert!(
+            (h.w.cwnd as i64 - before as i64 - 2).abs() <= 1,
+            "{before} -> {}",
+            h.w.cwnd
+        );
     }
 
     #[test]
@@ -613,7 +635,11 @@ mod tests {
         assert_eq!(h.x.current_mode(), Mode::Unfair);
         let before = h.w.cwnd;
         h.round(80, 15.0, 40);
-        assert!(h.w.cwnd >= before * 2 - 1, "unfair mode doubles per RTT: {before} -> {}", h.w.cwnd);
+        assert!(
+            h.w.cwnd >= before * 2 - 1,
+            "unfair mode doubles per RTT: {before} -> {}",
+            h.w.cwnd
+        );
     }
 
     #[test]
@@ -637,7 +663,10 @@ mod tests {
         }
         assert!(h.w.cwnd >= 98);
         let c = view(h.now, h.seq, h.seq);
-        let fb = Feedback::Xrc(XrcOption { rate_bps: 6_000_000, hol: SimDuration::from_millis(3) });
+        let fb = Feedback::Xrc(XrcOption {
+            rate_bps: 6_000_000,
+            hol: SimDuration::from_millis(3),
+        });
         h.x.on_feedback(h.now, &mut h.w, &c, &fb);
         // 6 Mbit/s · 38 ms = 19.7 segments.
         assert_eq!(h.w.cwnd, 20);
@@ -670,13 +699,19 @@ mod tests {
     #[test]
     fn a_loss_halves_the_window_like_reno() {
         let mut x = Xrc::new(Config::default());
-        let w = Window { cwnd: 80, ..Window::new(10) };
+        let w = Window {
+            cwnd: 80,
+            ..Window::new(10)
+        };
         assert_eq!(x.ssthresh(SimTime::ZERO, &w, &view(SimTime::ZERO, 0, 0)), 40);
     }
 
     #[test]
     fn bad_parameters_are_rejected_by_name() {
-        let c = Config { budget_ms: -1.0, ..Config::default() };
+        let c = Config {
+            budget_ms: -1.0,
+            ..Config::default()
+        };
         assert!(c.validate().unwrap_err().contains("budget_ms"));
     }
 }
