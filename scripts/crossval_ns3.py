@@ -459,7 +459,8 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str
 
 # ---------------------------------------------------------------- xrc worker
 
-def xrc_worker(scheme: str, duration: float, t0: float, out: Path, scenario: Path, run_dir: Path) -> None:
+def xrc_worker(scheme: str, duration: float, t0: float, out: Path, scenario: Path, run_dir: Path,
+               keep: bool = False) -> None:
     import pyarrow.parquet as pq  # noqa: PLC0415 (the xrc interpreter has it)
 
     from xrc import _core  # noqa: PLC0415
@@ -488,17 +489,14 @@ def xrc_worker(scheme: str, duration: float, t0: float, out: Path, scenario: Pat
     rtt = pq.read_table(run_dir / "rtt.parquet").to_pydict()
     retx = pq.read_table(run_dir / "retransmits.parquet").to_pydict()
     drops = pq.read_table(run_dir / "drops.parquet").to_pydict()
-    cw = pq.read_table(run_dir / "cwnd.parquet").to_pydict()
-    srtt = [v for t, v in zip(cw["t"], cw["srtt_ms"]) if t0 <= t < duration and v == v]
     res = metrics(
         bins=bins, rtt_t=list(rtt["t"]), rtt_ms=list(rtt["rtt_ms"]), retx_t=list(retx["t"]), t0=t0, t1=duration,
         duration=duration,
         extra={
             "queue_drops": sum(1 for loc in drops["location"] if loc == 0),
-            "srtt_mean_ms": sum(srtt) / len(srtt) if srtt else None,
             "summary_retransmits": summary["flows"][0]["retransmits"],
             "timeouts": summary["flows"][0]["timeouts"],
-            "run_dir": str(run_dir),
+            "run_dir": str(run_dir) if keep else None,
             "wall_s": wall,
             "version": f"xrc core {_core.version()}",
         },
@@ -516,20 +514,22 @@ def xrc_schemes(py: str) -> list[str]:
 
 # ---------------------------------------------------------------- driver
 
-def ensure_ns3(py: str | None) -> str:
-    """A Python with ns-3.44's bindings: ``py`` if given, else .venv-ns3
-    (created and filled on first use)."""
+def ensure_ns3(py: str | None, venv: Path) -> str:
+    """A Python with ns-3.44's bindings: ``py`` if given, else the one in
+    ``venv`` (created and filled on first use)."""
     if py:
         return py
-    venv_py = NS3_VENV / "bin" / "python"
+    venv_py = venv / "bin" / "python"
     if venv_py.exists():
         ok = subprocess.run([str(venv_py), "-c", "import importlib.metadata as m; print(m.version('ns3'))"],
                             capture_output=True, text=True)
         if ok.returncode == 0 and ok.stdout.strip() == NS3_PIN.split("==")[1]:
             return str(venv_py)
-    print(f"installing {NS3_PIN} into {NS3_VENV} (once; ~300 MB)...", file=sys.stderr)
-    base = shutil.which("python3.11") or sys.executable
-    subprocess.run([base, "-m", "venv", str(NS3_VENV)], check=True)
+    # The ns3 3.44.post0 wheels are built per CPython version (the project's
+    # reference machine has 3.11): prefer 3.11.
+    base = sys.executable if sys.version_info[:2] == (3, 11) else (shutil.which("python3.11") or sys.executable)
+    print(f"installing {NS3_PIN} into {venv} with {base} (once; ~500 MB)...", file=sys.stderr, flush=True)
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
     subprocess.run([str(venv_py), "-m", "pip", "install", "--quiet", NS3_PIN], check=True)
     return str(venv_py)
 
@@ -586,6 +586,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON ('-' for stdout)")
     ap.add_argument("--ns3-python", metavar="PATH", help="a Python with ns3==3.44.post0 (default: .venv-ns3, "
                                                          "installed on first use)")
+    ap.add_argument("--ns3-venv", metavar="DIR", default=str(NS3_VENV),
+                    help="where to install ns-3 when --ns3-python is not given (default: %(default)s)")
     ap.add_argument("--xrc-python", metavar="PATH",
                     help="a Python with xrc installed (default: the repository's .venv, else this one)")
     ap.add_argument("--scenario", default=str(SCENARIO), help="the xrc scenario (default: %(default)s)")
@@ -617,7 +619,8 @@ def main(argv: list[str] | None = None) -> int:
                    not a.ns3_no_timestamps)
         return 0
     if a.worker == "xrc":
-        xrc_worker(a.scheme, a.duration, a.steady_from, Path(a.result), Path(a.scenario), Path(a.run_dir))
+        xrc_worker(a.scheme, a.duration, a.steady_from, Path(a.result), Path(a.scenario), Path(a.run_dir),
+                   bool(a.keep))
         return 0
 
     schemes = [s.strip() for s in a.schemes.split(",") if s.strip()]
@@ -640,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     if not schemes:
         print("nothing to compare", file=sys.stderr)
         return 2
-    npy = ensure_ns3(a.ns3_python)
+    npy = ensure_ns3(a.ns3_python, Path(a.ns3_venv))
 
     keep = Path(a.keep).resolve() if a.keep else None
     tmp_runs = None if keep else tempfile.TemporaryDirectory(prefix="crossval-xrc-")
@@ -656,7 +659,8 @@ def main(argv: list[str] | None = None) -> int:
                                  *(["--ns3-no-timestamps"] if a.ns3_no_timestamps else [])], f"ns-3 {s}")
             print(f"[{s}] xrc ...", file=sys.stderr, flush=True)
             x = run_worker(xpy, ["xrc", "--scheme", s, *common, "--scenario", str(Path(a.scenario).resolve()),
-                                 "--run-dir", str(runs_root / s)], f"xrc {s}")
+                                 "--run-dir", str(runs_root / s), *(["--keep", str(keep)] if keep else [])],
+                           f"xrc {s}")
             dg = rel(x["goodput_mbps"], n["goodput_mbps"])
             dr = rel(x["rtt_mean_ms"], n["rtt_mean_ms"])
             rows.append({

@@ -42,6 +42,7 @@ pub mod newreno;
 pub mod oracle;
 pub mod pbe;
 pub mod registry;
+pub mod roccet;
 pub mod vegas;
 pub mod veno;
 pub mod xrc;

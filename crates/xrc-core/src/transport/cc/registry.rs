@@ -34,6 +34,7 @@ pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestio
         "oracle" => Box::new(super::oracle::Oracle::new(parse(params)?)),
         "bbr" => Box::new(super::bbr::Bbr::new(parse(params)?)),
         "bbr3" => Box::new(super::bbr3::Bbr3::new(parse(params)?)),
+        "roccet" => Box::new(super::roccet::Roccet::new(parse(params)?)),
         other => return Err(unknown(other)),
     })
 }
@@ -55,6 +56,7 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "oracle" => roundtrip::<super::oracle::Config>(params),
         "bbr" => roundtrip::<super::bbr::Config>(params),
         "bbr3" => roundtrip::<super::bbr3::Config>(params),
+        "roccet" => roundtrip::<super::roccet::Config>(params),
         other => Err(unknown(other)),
     }
 }

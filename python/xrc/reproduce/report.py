@@ -1,0 +1,548 @@
+"""Figures, the paper's claims against our numbers, and the report."""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from ..schemes import color_of, label_of  # noqa: E402
+from .metrics import jain_over, jain_sliding, mean_ci95  # noqa: E402
+
+matplotlib.rcParams["svg.hashsalt"] = "xrc"
+
+Results = dict[tuple[str, str], list[dict[str, Any]]]
+
+
+def _group(results: list[dict[str, Any]]) -> Results:
+    g: Results = defaultdict(list)
+    for r in results:
+        g[(r["point"]["exp"], r["point"]["label"])].append(r)
+    return g
+
+
+def _tp(r: dict[str, Any]) -> dict[str, np.ndarray]:
+    return {k: np.asarray(v) for k, v in r["tp"].items()}
+
+
+def _save(fig, figdir: Path, name: str) -> str:
+    path = figdir / f"{name}.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return f"figures/{name}.png"
+
+
+def _cdf(ax, samples, label, color):
+    x = np.sort(np.asarray(samples, dtype=float))
+    if x.size == 0:
+        return
+    ax.plot(x, np.arange(1, x.size + 1) / x.size, label=label, color=color)
+
+
+def _fmt(v, nd=3):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.{nd}g}" if abs(v) < 1e4 else f"{v:.0f}"
+    return str(v)
+
+
+class Claims:
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def add(self, cid: str, claim: str, paper: str, values: list[float | None],
+            holds: Callable[[float], bool], note: str = "") -> None:
+        vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+        mean, ci = mean_ci95(vals)
+        ok = bool(holds(mean)) if mean is not None else False
+        self.items.append({"id": cid, "claim": claim, "paper": paper, "ours": mean, "ci95": ci, "holds": ok,
+                           "seeds": len(vals), "note": note})
+
+
+def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path) -> list[dict[str, Any]]:
+    g = _group(results)
+    figdir = out / "figures"
+    claims = Claims()
+    sections: list[tuple[str, str, list[str], list[str]]] = []  # (title, text, table lines, images)
+
+    # ---------------- Fig. 1 ----------------
+    labels = [lab for (e, lab) in g if e == "fig1"]
+    order = [c for c in ["xrc", "cubic", "newreno", "illinois", "veno", "oracle"] if c in labels]
+    if order:
+        fig, axes = plt.subplots(len(order), 1, figsize=(9, 1.9 * len(order)), sharex=True, squeeze=False)
+        for ax, cc in zip(axes[:, 0], order):
+            r = g[("fig1", cc)][0]
+            cap = r["cap"]
+            ax.fill_between(cap["t"], cap["available_mbps"], step="post", color="0.85")
+            tp = _tp(r)
+            ax.step(tp["t"], tp["goodput_mbps"], where="post", color=color_of(cc), lw=1)
+            ax.set_ylabel(label_of(cc), fontsize=8)
+            ax.grid(alpha=0.3)
+        axes[-1, 0].set_xlabel("time (s)")
+        axes[0, 0].set_title("Fig. 1(a): rate against available capacity (shaded), seed 1")
+        img_a = _save(fig, figdir, "fig1a_rates")
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for cc in order:
+            pooled = [x for r in g[("fig1", cc)] for x in r["hol"]["samples"]]
+            _cdf(ax, pooled, label_of(cc), color_of(cc))
+        ax.axvline(10, color="0.5", ls=":")
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("RLC HoL delay (ms)")
+        ax.set_ylabel("CDF")
+        ax.set_title("Fig. 1(b): HoL delay")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        img_b = _save(fig, figdir, "fig1b_hol_cdf")
+        rows = ["| scheme | utilization | HoL p50 (ms) | HoL p90 (ms) | HoL ≤ 10 ms |", "|---|---|---|---|---|"]
+        for cc in order:
+            rs = g[("fig1", cc)]
+            u = mean_ci95([r["summary"]["ues"][0]["utilization"] for r in rs])[0]
+            p50 = mean_ci95([r["hol"]["p50"] for r in rs])[0]
+            p90 = mean_ci95([r["hol"]["p90"] for r in rs])[0]
+            fr = mean_ci95([r["hol"]["frac_below_10"] for r in rs])[0]
+            rows.append(f"| {label_of(cc)} | {_fmt(u)} | {_fmt(p50)} | {_fmt(p90)} | {_fmt(fr)} |")
+        sections.append(("Fig. 1: a single flow over a time-varying channel",
+                         "One UE whose distance to the base station jumps every 2 s (CQI 5 to 15), one bulk flow.",
+                         rows, [img_a, img_b]))
+        if "xrc" in order:
+            xr = g[("fig1", "xrc")]
+            claims.add("fig1-xrc-hol", "XRC keeps the RLC HoL delay within 10 ms at least 80% of the time",
+                       ">= 80% of the time", [r["hol"]["frac_below_10"] for r in xr], lambda v: v >= 0.80)
+            claims.add("fig1-xrc-util", "XRC fully uses the available capacity",
+                       "close to the maximum possible rate", [r["summary"]["ues"][0]["utilization"] for r in xr],
+                       lambda v: v >= 0.90, "holds if utilization >= 0.90")
+            others = [c for c in order if c not in ("xrc", "oracle")]
+            ratios = []
+            for i, rx in enumerate(xr):
+                p90x = max(rx["hol"]["p90"] or 0.0, 1e-3)
+                vals = [g[("fig1", c)][i]["hol"]["p90"] for c in others if i < len(g[("fig1", c)])]
+                if vals:
+                    ratios.append(min(vals) / p90x)
+            claims.add("fig1-others-p90", "Every other scheme's p90 HoL delay is an order of magnitude above XRC's",
+                       "about 400 ms at p90, ~10x XRC", ratios, lambda v: v >= 10.0,
+                       "ours: the smallest ratio (other scheme's p90 / XRC's p90) over CUBIC, NewReno, Illinois, Veno")
+
+    # ---------------- Fig. 3 and the XRC-vs-CUBIC claims ----------------
+    f3 = [lab for (e, lab) in g if e == "fig3"]
+    if f3:
+        fig, axes = plt.subplots(len(f3), 1, figsize=(9, 2.6 * len(f3)), sharex=True, squeeze=False)
+        for ax, lab in zip(axes[:, 0], sorted(f3, reverse=True)):
+            r = g[("fig3", lab)][0]
+            tp = _tp(r)
+            for k, f in enumerate(r["flows"]):
+                sel = tp["flow"] == k
+                ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post", color=color_of(f["cc"]),
+                        label=f"{f['id']} ({label_of(f['cc'])})")
+            ax.set_title(f"Fig. 3: {lab}", fontsize=9)
+            ax.legend(fontsize=8)
+            ax.grid(alpha=0.3)
+        axes[-1, 0].set_xlabel("time (s)")
+        img = _save(fig, figdir, "fig3_coexistence")
+        rows = ["| pair | Jain (overlap) | XRC goodput | joiner goodput | HoL p50 (ms) |", "|---|---|---|---|---|"]
+        for lab in sorted(f3):
+            rs = g[("fig3", lab)]
+            j = mean_ci95([_jain_overlap(r) for r in rs])[0]
+            gx = mean_ci95([r["summary"]["flows"][0]["goodput_mbps"] for r in rs])[0]
+            gj = mean_ci95([r["summary"]["flows"][1]["goodput_mbps"] for r in rs])[0]
+            h = mean_ci95([r["hol"]["p50"] for r in rs])[0]
+            rows.append(f"| {lab} | {_fmt(j)} | {_fmt(gx)} | {_fmt(gj)} | {_fmt(h)} |")
+        sections.append(("Fig. 3: XRC joined by Illinois or CUBIC",
+                         "XRC alone, then a flow starting in congestion avoidance (ssthresh one segment) joins at 5 s.",
+                         rows, [img]))
+
+    # ---------------- Fig. 4 ----------------
+    f4 = sorted({lab for (e, lab) in g if e == "fig4"})
+    if f4:
+        main = [lab for lab in f4 if not lab.endswith("-same-rtt")]
+        fig, axes = plt.subplots(len(main), 1, figsize=(9, 2.2 * len(main)), sharex=True, squeeze=False)
+        pal = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"]
+        for ax, lab in zip(axes[:, 0], ["xrc", "cubic", "newreno", "illinois"]):
+            if ("fig4", lab) not in g:
+                continue
+            r = g[("fig4", lab)][0]
+            tp = _tp(r)
+            for k, f in enumerate(r["flows"]):
+                sel = tp["flow"] == k
+                ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post", color=pal[k % 4], lw=1, label=f["id"])
+            ax.set_ylabel(label_of(lab), fontsize=8)
+            ax.grid(alpha=0.3)
+        axes[0, 0].legend(fontsize=7, ncol=4)
+        axes[0, 0].set_title("Fig. 4: four flows, base RTTs 38/48/58/68 ms, seed 1")
+        axes[-1, 0].set_xlabel("time (s)")
+        img = _save(fig, figdir, "fig4_rtt_fairness")
+        rows = ["| scheme | RTTs | Jain (all four active) | HoL ≤ 10 ms |", "|---|---|---|---|"]
+        jains: dict[str, list] = {}
+        for lab in f4:
+            rs = g[("fig4", lab)]
+            js = [_jain_all_active(r) for r in rs]
+            jains[lab] = js
+            fr = mean_ci95([r["hol"]["frac_below_10"] for r in rs])[0]
+            cc = lab.replace("-same-rtt", "")
+            rows.append(f"| {label_of(cc)} | {'equal' if lab.endswith('same-rtt') else 'different'} | "
+                        f"{_fmt(mean_ci95(js)[0], 4)} | {_fmt(fr)} |")
+        sections.append(("Fig. 4: convergence and RTT fairness",
+                         "Four flows of one scheme arrive 10 s apart and leave 10 s apart from 70 s; Jain's index "
+                         "over the interval when all four are active.", rows, [img]))
+        if "xrc" in jains:
+            claims.add("fig4-jain-xrc", "Four XRC flows with different RTTs share the cell fairly",
+                       "Jain 99.5%", jains["xrc"], lambda v: v >= 0.99, "holds if >= 0.99")
+            for cc, paper in (("cubic", "85.71%"), ("newreno", "86.74%")):
+                if cc in jains:
+                    diffs = [(x or 0) - (y or 0) for x, y in zip(jains["xrc"], jains[cc])]
+                    claims.add(f"fig4-jain-{cc}", f"{label_of(cc)} flows with different RTTs are less fair than XRC's",
+                               f"Jain {paper} (XRC 99.5%)", [mean_ci95(jains[cc])[0]],
+                               lambda v, d=diffs: (mean_ci95(d)[0] or 0) > 0,
+                               f"ours: {label_of(cc)}'s Jain; holds if XRC's is higher (by {_fmt(mean_ci95(diffs)[0])})")
+            claims.add("fig4-xrc-hol", "XRC keeps HoL within 10 ms while four flows converge",
+                       "99% of the time", [r["hol"]["frac_below_10"] for r in g[("fig4", "xrc")]],
+                       lambda v: v >= 0.97, "holds if >= 0.97")
+
+    # ---------------- Fig. 5 ----------------
+    f5 = sorted({lab for (e, lab) in g if e == "fig5"})
+    if f5:
+        seconds = ["cubic", "newreno", "illinois", "veno"]
+        firsts = ["xrc", "cubic"]
+        fig, axes = plt.subplots(len(seconds), len(firsts), figsize=(11, 2.2 * len(seconds)), sharex=True,
+                                 squeeze=False)
+        for j, a in enumerate(firsts):
+            for i, b in enumerate(seconds):
+                ax = axes[i, j]
+                if ("fig5", f"{a}+{b}") not in g:
+                    ax.axis("off")
+                    continue
+                r = g[("fig5", f"{a}+{b}")][0]
+                tp = _tp(r)
+                for k, f in enumerate(r["flows"]):
+                    sel = tp["flow"] == k
+                    ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post",
+                            color=["#d62728", "#1f77b4"][k], lw=1, label=label_of(f["cc"]))
+                ax.set_title(f"{label_of(a)} then {label_of(b)}", fontsize=8)
+                ax.legend(fontsize=7)
+                ax.grid(alpha=0.3)
+        img = _save(fig, figdir, "fig5_pairs")
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for a, style in (("xrc", "-"), ("cubic", "--")):
+            pooled = [x for b in seconds if ("fig5", f"{a}+{b}") in g for r in g[("fig5", f"{a}+{b}")]
+                      for x in r["hol"]["samples"]]
+            x = np.sort(np.asarray(pooled))
+            if x.size:
+                ax.plot(x, np.arange(1, x.size + 1) / x.size, ls=style, color=color_of(a),
+                        label=f"first flow {label_of(a)}")
+        ax.axvline(10, color="0.5", ls=":")
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("RLC HoL delay (ms)")
+        ax.set_ylabel("CDF")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        img2 = _save(fig, figdir, "fig5h_hol_cdf")
+        rows = ["| pair | Jain (overlap) | HoL p50 / p90 (ms) | HoL ≤ 10 ms |", "|---|---|---|---|"]
+        for lab in f5:
+            rs = g[("fig5", lab)]
+            j = mean_ci95([_jain_overlap(r) for r in rs])[0]
+            p50 = mean_ci95([r["hol"]["p50"] for r in rs])[0]
+            p90 = mean_ci95([r["hol"]["p90"] for r in rs])[0]
+            fr = mean_ci95([r["hol"]["frac_below_10"] for r in rs])[0]
+            rows.append(f"| {lab} | {_fmt(j, 4)} | {_fmt(p50)} / {_fmt(p90)} | {_fmt(fr)} |")
+        sections.append(("Fig. 5: capacity-seeking pairs",
+                         "The first flow starts at 0.5 s, the second at 5.5 s.", rows, [img, img2]))
+        xrc_pairs = [f"xrc+{b}" for b in seconds if ("fig5", f"xrc+{b}") in g]
+        if xrc_pairs:
+            claims.add("fig5-xrc-hol", "XRC keeps HoL within its 10 ms budget against every partner",
+                       "about 70% of the time", [np.mean([g[("fig5", p)][i]["hol"]["frac_below_10"] for p in xrc_pairs])
+                                                 for i in range(len(g[("fig5", xrc_pairs[0])]))],
+                       lambda v: v >= 0.60, "ours: mean over XRC's pairs; holds if >= 0.60")
+            red = []
+            for i in range(len(g[("fig5", xrc_pairs[0])])):
+                worst = 1.0
+                for b in seconds:
+                    if ("fig5", f"xrc+{b}") in g and ("fig5", f"cubic+{b}") in g:
+                        rx, rc = g[("fig5", f"xrc+{b}")][i], g[("fig5", f"cubic+{b}")][i]
+                        for q in ("p50", "p90"):
+                            c = rc["hol"][q] or 0
+                            if c > 0:
+                                worst = min(worst, 1 - (rx["hol"][q] or 0) / c)
+                red.append(worst)
+            claims.add("fig5-hol-reduction", "XRC cuts p50 and p90 HoL delay by more than half against CUBIC, "
+                       "with every partner", "> 50% lower", red, lambda v: v > 0.5,
+                       "ours: the smallest reduction over partners and over p50/p90")
+            claims.add("fig5-xrc-fair", "XRC shares capacity equally with every partner", "equal shares",
+                       [min(_jain_overlap(g[("fig5", p)][i]) or 0 for p in xrc_pairs)
+                        for i in range(len(g[("fig5", xrc_pairs[0])]))],
+                       lambda v: v >= 0.95, "ours: the lowest Jain's index over XRC's pairs; holds if >= 0.95")
+        # The abstract's claims, from Fig. 3(b) and Fig. 5: XRC vs CUBIC.
+        xc = g.get(("fig5", "xrc+cubic"), []) + g.get(("fig3", "xrc+cubic"), [])
+        if xc:
+            claims.add("xrc-cubic-jain", "When competing with CUBIC at a wireless bottleneck XRC is fair",
+                       "Jain 99.7%", [_jain_overlap(r) for r in xc], lambda v: v >= 0.99,
+                       "ours: Fig. 3(b) and Fig. 5 XRC+CUBIC runs; holds if >= 0.99")
+        if ("fig5", "cubic+cubic") in g and ("fig5", "xrc+cubic") in g:
+            ratios = [(c["hol"]["p50"] or 0) / max(x["hol"]["p50"] or 0, 1e-3)
+                      for x, c in zip(g[("fig5", "xrc+cubic")], g[("fig5", "cubic+cubic")])]
+            claims.add("xrc-cubic-qdelay", "XRC vs CUBIC has a lower median queuing delay than CUBIC vs CUBIC",
+                       "3x lower", ratios, lambda v: v >= 2.4, "ours: ratio of median HoL delays; holds if >= 2.4")
+
+    # ---------------- Fig. 6 ----------------
+    f6 = [c for c in ["xrc", "cubic", "newreno", "illinois", "veno"] if ("fig6", c) in g]
+    if f6:
+        fig, axes = plt.subplots(len(f6), 1, figsize=(9, 1.9 * len(f6)), sharex=True, squeeze=False)
+        for ax, cc in zip(axes[:, 0], f6):
+            r = g[("fig6", cc)][0]
+            tp = _tp(r)
+            for k, colr in ((0, "#d62728"), (1, "#2ca02c")):
+                sel = tp["flow"] == k
+                ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post", color=colr, lw=1)
+            ax.set_ylabel(label_of(cc), fontsize=8)
+            ax.grid(alpha=0.3)
+        axes[0, 0].set_title("Fig. 6: download (red, the scheme) against CUBIC video (green), seed 1")
+        axes[-1, 0].set_xlabel("time (s)")
+        img = _save(fig, figdir, "fig6_video")
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for cc in f6:
+            pooled = [x for r in g[("fig6", cc)] for x in r["qdelay"].get("0", r["qdelay"].get(0, {})).get("samples", [])]
+            _cdf(ax, pooled, label_of(cc), color_of(cc))
+        ax.axvline(10, color="0.5", ls=":")
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("end-to-end queuing delay of the download (ms)")
+        ax.set_ylabel("CDF")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        img2 = _save(fig, figdir, "fig6e_queuing_cdf")
+        rows = ["| download | video chunk delivery p50 / max (s) | download queuing ≤ 10 ms | mean queuing (ms) |",
+                "|---|---|---|---|"]
+        for cc in f6:
+            rs = g[("fig6", cc)]
+            ch = [x for r in rs for x in r["chunks"] if not math.isnan(x)]
+            q = [_qd(r, 0) for r in rs]
+            rows.append(f"| {label_of(cc)} | {_fmt(np.median(ch) if ch else None)} / {_fmt(max(ch) if ch else None)} | "
+                        f"{_fmt(mean_ci95([x['frac_below_10'] for x in q if x])[0])} | "
+                        f"{_fmt(mean_ci95([x['mean'] for x in q if x])[0])} |")
+        sections.append(("Fig. 6: a download against CUBIC video",
+                         "Every 10 s the video sends a 2 s chunk at 17 Mbit/s; the next chunk waits for the previous "
+                         "one's delivery.", rows, [img, img2]))
+        if "xrc" in f6:
+            xr = g[("fig6", "xrc")]
+            claims.add("fig6-chunk", "With an XRC download the video chunk is delivered in time", "within 2 s",
+                       [max([x for x in r["chunks"] if not math.isnan(x)] or [math.inf]) for r in xr],
+                       lambda v: v <= 2.2, "ours: the slowest chunk (a 2 s chunk cannot arrive sooner); holds if <= 2.2 s")
+            claims.add("fig6-queuing", "XRC keeps the end-to-end queuing delay below its 10 ms budget",
+                       "99% of the time", [(_qd(r, 0) or {}).get("frac_below_10") for r in xr], lambda v: v >= 0.97,
+                       "ours: the download's RTT minus its minimum; holds if >= 0.97")
+            others = [c for c in f6 if c != "xrc"]
+            ratios = []
+            for i, r in enumerate(xr):
+                mx = max((_qd(r, 0) or {}).get("mean") or 0.0, 1e-3)
+                vals = [(_qd(g[("fig6", c)][i], 0) or {}).get("mean") for c in others if i < len(g[("fig6", c)])]
+                vals = [v for v in vals if v is not None]
+                if vals:
+                    ratios.append(min(vals) / mx)
+            claims.add("fig6-queuing-ratio", "Other schemes' end-to-end queuing delay is several times XRC's",
+                       "almost 4x lower", ratios, lambda v: v >= 3.2,
+                       "ours: smallest ratio of mean queuing delays (other / XRC); holds if >= 3.2")
+
+    # ---------------- Fig. 7 ----------------
+    f7 = [c for c in ["xrc", "cubic", "newreno", "illinois", "veno", "xrc/xrc-short"] if ("fig7", c) in g]
+    if f7:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        for cc in f7:
+            pooled = [f["fct_s"] for r in g[("fig7", cc)] for f in r["flows"][1:] if f["fct_s"] is not None]
+            base = cc.split("/")[0]
+            _cdf(axes[0], pooled, label_of(base) + (" (XRC shorts)" if "/" in cc else ""), color_of(base))
+            hol = [x for r in g[("fig7", cc)] for x in r["hol"]["samples"]]
+            _cdf(axes[1], hol, label_of(base) + (" (XRC shorts)" if "/" in cc else ""), color_of(base))
+        axes[0].set_xscale("log")
+        axes[0].set_xlabel("short-flow completion time (s)")
+        axes[1].set_xscale("symlog", linthresh=1)
+        axes[1].set_xlabel("RLC HoL delay (ms)")
+        for ax in axes:
+            ax.set_ylabel("CDF")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        axes[0].set_title("Fig. 7(a): FCT of 10 KB-2 MB flows")
+        axes[1].set_title("Fig. 7(b): HoL delay")
+        img = _save(fig, figdir, "fig7_short_flows")
+        rows = ["| bulk flow | short flows | FCT p50 / p90 / max (s) | completed |", "|---|---|---|---|"]
+        fct = {}
+        for cc in f7:
+            rs = g[("fig7", cc)]
+            per_seed = [[f["fct_s"] for f in r["flows"][1:] if f["fct_s"] is not None] for r in rs]
+            fct[cc] = per_seed
+            pooled = [x for s in per_seed for x in s]
+            n = sum(len(r["flows"]) - 1 for r in rs)
+            rows.append(f"| {label_of(cc.split('/')[0])} | {'XRC' if '/' in cc else 'NewReno'} | "
+                        f"{_fmt(np.percentile(pooled, 50) if pooled else None)} / "
+                        f"{_fmt(np.percentile(pooled, 90) if pooled else None)} / {_fmt(max(pooled) if pooled else None)}"
+                        f" | {len(pooled)}/{n} |")
+        sections.append(("Fig. 7: a bulk flow against short flows",
+                         "50 short NewReno flows of 10 KB-2 MB (uniform), one every 5 s, against a bulk flow of each "
+                         "scheme; and XRC short flows with an XRC bulk flow.", rows, [img]))
+        if "xrc" in fct:
+            others = [c for c in ["cubic", "newreno", "illinois", "veno"] if c in fct]
+            red = []
+            for i, xs in enumerate(fct["xrc"]):
+                worst = 1.0
+                for c in others:
+                    ys = fct[c][i] if i < len(fct[c]) else []
+                    if xs and ys:
+                        for q in (50, 90):
+                            worst = min(worst, 1 - np.percentile(xs, q) / np.percentile(ys, q))
+                red.append(worst)
+            claims.add("fig7-fct", "With an XRC bulk flow, short flows finish sooner than with any other bulk scheme",
+                       "50% lower FCT at p50 and p90", red, lambda v: v >= 0.4,
+                       "ours: the smallest reduction over schemes and over p50/p90; holds if >= 0.4")
+            for c, paper, thr in (("cubic", "3x lower than CUBIC", 2.4), ("illinois", "1.4x lower than Illinois", 1.12)):
+                if c in fct:
+                    ratios = [max(ys) / max(max(xs), 1e-6) for xs, ys in zip(fct["xrc"], fct[c]) if xs and ys]
+                    claims.add(f"fig7-maxfct-{c}", f"With an XRC bulk flow the slowest short flow beats {label_of(c)}'s",
+                               f"maximum FCT {paper}", ratios, lambda v, t=thr: v >= t,
+                               f"ours: ratio of maximum FCTs; holds if >= {t}")
+
+    # ---------------- Trace study ----------------
+    tr = defaultdict(dict)
+    for (e, lab), rs in g.items():
+        if e == "traces":
+            trace, cc = lab.split("/", 1)
+            r = rs[0]
+            f = r["summary"]["flows"][0]
+            q = _qd(r, 0) or {}
+            tr[trace][cc] = {"tput": f["goodput_mbps"], "qmean": q.get("mean"), "q95": q.get("p95")}
+    if tr:
+        schemes = sorted({cc for d in tr.values() for cc in d})
+        norm = defaultdict(lambda: defaultdict(list))
+        for trace, d in tr.items():
+            best_t = max(v["tput"] for v in d.values()) or 1.0
+            for cc, v in d.items():
+                qm = max(v["qmean"] or 0.0, 0.1)
+                q95 = max(v["q95"] or 0.0, 0.1)
+                norm[cc]["tput"].append(v["tput"] / best_t)
+                norm[cc]["power"].append(v["tput"] / qm)
+                norm[cc]["power95"].append(v["tput"] / q95)
+                norm[cc]["q95"].append(v["q95"] or 0.0)
+        for key in ("power", "power95"):
+            for trace, d in tr.items():
+                pass
+        # Normalise power per trace to the best scheme.
+        for key in ("power", "power95"):
+            per_trace = defaultdict(dict)
+            for trace, d in tr.items():
+                vals = {cc: d[cc]["tput"] / max((d[cc]["qmean"] if key == "power" else d[cc]["q95"]) or 0.0, 0.1)
+                        for cc in d}
+                best = max(vals.values()) or 1.0
+                for cc, v in vals.items():
+                    per_trace[cc][trace] = v / best
+            for cc in per_trace:
+                norm[cc][key] = list(per_trace[cc].values())
+        fig, ax = plt.subplots(figsize=(7, 5))
+        for cc in schemes:
+            xs = [tr[t][cc]["q95"] or 0 for t in tr if cc in tr[t]]
+            ys = [tr[t][cc]["tput"] for t in tr if cc in tr[t]]
+            ax.scatter([np.mean(xs)], [np.mean(ys)], color=color_of(cc), s=50)
+            ax.annotate(label_of(cc), (np.mean(xs), np.mean(ys)), fontsize=8, xytext=(4, 2), textcoords="offset points")
+        ax.set_xscale("log")
+        ax.invert_xaxis()
+        ax.set_xlabel("95th percentile queuing delay (ms, mean over traces)")
+        ax.set_ylabel("throughput (Mbit/s, mean over traces)")
+        ax.set_title(f"Trace study over {len(tr)} traces")
+        ax.grid(alpha=0.3)
+        img = _save(fig, figdir, "traces_scatter")
+        rows = ["| scheme | throughput / best | power / best | power95 / best | p95 queuing (ms) |",
+                "|---|---|---|---|---|"]
+        for cc in sorted(schemes, key=lambda c: -np.mean(norm[c]["power"])):
+            rows.append(f"| {label_of(cc)} | {_fmt(np.mean(norm[cc]['tput']))} | {_fmt(np.mean(norm[cc]['power']))} | "
+                        f"{_fmt(np.mean(norm[cc]['power95']))} | {_fmt(np.mean(norm[cc]['q95']))} |")
+        sections.append(("Trace study (NATCP-style)",
+                         f"Every scheme alone on every downlink trace ({', '.join(sorted(tr))}); 10 ms base RTT, "
+                         "150 KB per-user buffer; per trace each metric is divided by the best scheme's, then "
+                         "averaged over traces. Power = throughput / queuing delay (mean or p95).", rows, [img]))
+
+    _write_md(out, meta, claims.items, sections)
+    _write_html(out, meta, claims.items, sections)
+    return claims.items
+
+
+def _qd(r, k):
+    q = r["qdelay"]
+    return q.get(k) or q.get(str(k))
+
+
+def _jain_overlap(r) -> float | None:
+    fs = r["flows"]
+    start = max(f["start_s"] for f in fs)
+    end = min(f["end_s"] for f in fs)
+    return jain_over(_tp(r), list(range(len(fs))), start, end)
+
+
+def _jain_all_active(r) -> float | None:
+    return _jain_overlap(r)
+
+
+def _claims_md(items) -> list[str]:
+    lines = ["| id | claim | paper | ours | 95% CI | holds |", "|---|---|---|---|---|---|"]
+    for c in items:
+        ci = "–" if c["ci95"] is None else f"±{_fmt(c['ci95'])}"
+        lines.append(f"| {c['id']} | {c['claim']} | {c['paper']} | {_fmt(c['ours'], 4)} | {ci} | "
+                     f"{'yes' if c['holds'] else '**no**'} |")
+    notes = [f"- `{c['id']}`: {c['note']}" for c in items if c["note"]]
+    return lines + ([""] + notes if notes else [])
+
+
+def _write_md(out: Path, meta, items, sections) -> None:
+    lines = ["# XRC paper reproduction", "",
+             f"{meta['runs']} runs, seeds {meta['seeds']}, {meta['sim_seconds']:.0f} simulated seconds, "
+             f"{meta['events']} events, {meta['wall_time_s']:.1f} s of wall time on {meta['jobs']} worker(s) "
+             f"({'quick' if meta['quick'] else 'full'} mode; core {meta['core_version']}).", "",
+             "## The paper's claims", ""] + _claims_md(items) + [""]
+    for title, text, rows, imgs in sections:
+        lines += [f"## {title}", "", text, ""] + rows + [""] + [f"![{title}]({i})" for i in imgs] + [""]
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+
+
+def _md_table_to_html(rows: list[str]) -> str:
+    if not rows:
+        return ""
+    out = ["<table>"]
+    for i, r in enumerate(rows):
+        if i == 1 and set(r.replace("|", "").strip()) <= set("-: "):
+            continue
+        cells = [c.strip() for c in r.strip().strip("|").split("|")]
+        tag = "th" if i == 0 else "td"
+        out.append("<tr>" + "".join(f"<{tag}>{html.escape(c).replace('**', '')}</{tag}>" for c in cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _write_html(out: Path, meta, items, sections) -> None:
+    def img(path):
+        data = base64.b64encode((out / path).read_bytes()).decode()
+        return f'<img src="data:image/png;base64,{data}" style="max-width:100%">'
+
+    claim_rows = ["<table><tr><th>id</th><th>claim</th><th>paper</th><th>ours</th><th>95% CI</th><th>holds</th></tr>"]
+    for c in items:
+        ci = "–" if c["ci95"] is None else f"±{_fmt(c['ci95'])}"
+        colr = "#e6f4ea" if c["holds"] else "#fce8e6"
+        claim_rows.append(f'<tr style="background:{colr}"><td>{html.escape(c["id"])}</td><td>{html.escape(c["claim"])}'
+                          f'</td><td>{html.escape(c["paper"])}</td><td>{_fmt(c["ours"], 4)}</td><td>{ci}</td>'
+                          f'<td>{"yes" if c["holds"] else "no"}</td></tr>')
+    claim_rows.append("</table>")
+    notes = "".join(f"<li><code>{html.escape(c['id'])}</code>: {html.escape(c['note'])}</li>" for c in items if c["note"])
+    body = [f"<h1>XRC paper reproduction</h1><p>{meta['runs']} runs, seeds {meta['seeds']}, "
+            f"{meta['sim_seconds']:.0f} simulated seconds, {meta['events']} events, {meta['wall_time_s']:.1f} s of "
+            f"wall time on {meta['jobs']} worker(s) ({'quick' if meta['quick'] else 'full'} mode).</p>",
+            "<h2>The paper's claims</h2>", "\n".join(claim_rows), f"<ul>{notes}</ul>"]
+    for title, text, rows, imgs in sections:
+        body.append(f"<h2>{html.escape(title)}</h2><p>{html.escape(text)}</p>")
+        body.append(_md_table_to_html(rows))
+        body += [img(i) for i in imgs]
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"
+             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;font-size:90%}")
+    (out / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>XRC reproduction</title>"
+                                     f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
