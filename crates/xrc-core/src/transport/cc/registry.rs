@@ -13,7 +13,7 @@ use super::CongestionControl;
 /// The names scenarios may use in `cc = "..."`.
 pub const SCHEMES: &[&str] = &[
     "newreno", "cubic", "xrc", "illinois", "veno", "vegas", "copa", "abc", "pbe", "natcp", "nacubic", "oracle", "bbr",
-    "bbr3",
+    "bbr3", "roccet",
 ];
 
 /// Builds a controller from its name and parameter table. Errors name the
