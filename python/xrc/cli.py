@@ -49,6 +49,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--address", default=None, help="Dask scheduler address (default: start a local cluster)")
     s.add_argument("--quiet", action="store_true")
 
+    rp = sub.add_parser("reproduce", help="run every experiment of the XRC paper into a report")
+    rp.add_argument("--out", required=True, help="report directory to create")
+    rp.add_argument("--quick", action="store_true", help="one seed, shorter runs (for CI)")
+    rp.add_argument("--seeds", type=int, default=5, help="seeds per experiment (default 5)")
+    rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
+    rp.add_argument("--engine", choices=["local", "dask"], default="local")
+    rp.add_argument("--address", default=None, help="Dask scheduler address (default: a local cluster)")
+    rp.add_argument("--force", action="store_true", help="replace the report directory if it exists")
+    rp.add_argument("--quiet", action="store_true")
+
     b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
     b.add_argument("scenario", nargs="?", default="scenarios/bench/lte-1ue-20s.toml")
     b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
@@ -123,6 +133,27 @@ def main(argv: list[str] | None = None) -> int:
                              progress=not args.quiet)
             if not args.quiet:
                 print(f"{len(sw.runs())} runs; merged table: {path}")
+            return 0
+        if args.cmd == "reproduce":
+            from .reproduce import reproduce
+            from .runner import OutputError
+
+            if args.seeds < 1:
+                raise ScenarioError(f"--seeds: must be at least 1, got {args.seeds}")
+            try:
+                res = reproduce(args.out, quick=args.quick, seeds=args.seeds, jobs=args.jobs, engine=args.engine,
+                                address=args.address, force=args.force, progress=not args.quiet)
+            except OutputError as e:
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
+            if not args.quiet:
+                m = res["meta"]
+                held = sum(c["holds"] for c in res["claims"])
+                print(f"{m['runs']} runs in {m['wall_time_s']:.1f} s; {held} of {len(res['claims'])} claims hold; "
+                      f"report: {args.out}/report.html")
+                for c in res["claims"]:
+                    ours = "-" if c["ours"] is None else f"{c['ours']:.4g}"
+                    print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} ours: {ours}")
             return 0
         if args.cmd == "bench":
             from .bench import bench

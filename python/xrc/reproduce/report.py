@@ -404,7 +404,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
                     ratios = [max(ys) / max(max(xs), 1e-6) for xs, ys in zip(fct["xrc"], fct[c]) if xs and ys]
                     claims.add(f"fig7-maxfct-{c}", f"With an XRC bulk flow the slowest short flow beats {label_of(c)}'s",
                                f"maximum FCT {paper}", ratios, lambda v, t=thr: v >= t,
-                               f"ours: ratio of maximum FCTs; holds if >= {t}")
+                               f"ours: ratio of maximum FCTs; holds if >= {thr}")
 
     # ---------------- Trace study ----------------
     tr = defaultdict(dict)
