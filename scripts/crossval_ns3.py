@@ -9,18 +9,32 @@ each congestion control both implement. Prints a side-by-side table:
 * goodput, Mbit/s: bytes delivered in order to the receiving application in
   [--steady-from, --duration) s (default 5-30 s, after slow start), both
   sides binned in 100 ms;
-* mean and p95 RTT, ms: the sender's RTT samples taken in the same
-  interval (ns-3: the ``LastRTT`` trace source of TcpSocketBase, one sample
-  per ACK that advances SND.UNA; xrc: ``rtt.parquet``);
+* mean and p95 RTT, ms: the sender's RTT samples taken in the same interval,
+  one per ACK that acknowledges new data (ns-3: the values of the ``LastRTT``
+  trace source of TcpSocketBase, see ``SenderRx`` below; xrc:
+  ``rtt.parquet``);
 * retransmitted segments over the whole run (ns-3: the ``Retransmission``
   trace source; xrc: ``retransmits.parquet``);
 
 and the relative differences (xrc vs ns-3) with the targets: goodput within
-3 %, mean RTT within 10 %. See docs/validation.md for the measured table
-and the reasons for every gap.
+3 %, mean RTT within 10 %. docs/validation.md has the measured tables and
+the reason for every gap.
 
-Not part of the test suite (it needs ns-3 and takes a few minutes). ns-3 is
-installed on first use into ``.venv-ns3`` at the repository root
+By default ns-3 runs as released. ``--ns3-fix`` works around three ns-3.44
+defects found in this comparison (docs/validation.md), one by one or all:
+
+* ``prr``: TcpPrrRecovery with the two post-3.44 upstream fixes (issues
+  #1350, #1351);
+* ``cc-rtt``: CUBIC and Vegas get each ACK's RTT sample, not the smoothed
+  RTT ns-3.43+ passes to ``PktsAcked``;
+* ``rate-sample``: BBR's delivery-rate samples take the ACK interval up to
+  the current ACK, as Linux ``tcp_rate_gen``.
+
+``--ns3-no-timestamps`` gives ns-3 RTT samples at ns instead of 1 ms
+resolution (its packets are then 12 bytes shorter than xrc's).
+
+Not part of the test suite (it needs ns-3 and takes a minute or two). ns-3
+is installed on first use into ``.venv-ns3`` at the repository root
 (``python -m venv`` + ``pip install ns3==3.44.post0``) unless
 ``--ns3-python`` names a Python that already has it. xrc runs from the
 repository's ``.venv`` (``make setup``) unless ``--xrc-python`` says
@@ -29,6 +43,7 @@ otherwise. Each simulation runs in its own process, one at a time.
 Usage:
   scripts/crossval_ns3.py                              # cubic, newreno, bbr, vegas; 30 s
   scripts/crossval_ns3.py --schemes cubic,vegas --duration 60 --json out.json
+  scripts/crossval_ns3.py --ns3-fix all --ns3-no-timestamps
   scripts/crossval_ns3.py --ns3-python /path/to/venv/bin/python
 
 Exit status: 0 when every compared scheme meets both targets, 1 when one
@@ -40,7 +55,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -54,6 +68,7 @@ NS3_VENV = REPO / ".venv-ns3"
 NS3_PIN = "ns3==3.44.post0"
 ALL_SCHEMES = ("cubic", "newreno", "bbr", "vegas")
 NS3_TYPES = {"cubic": "ns3::TcpCubic", "newreno": "ns3::TcpNewReno", "bbr": "ns3::TcpBbr", "vegas": "ns3::TcpVegas"}
+NS3_FIXES = ("prr", "cc-rtt", "rate-sample")
 GOODPUT_TOL = 0.03
 RTT_TOL = 0.10
 
@@ -66,7 +81,7 @@ BIN_S = 0.1
 
 
 # ---------------------------------------------------------------- statistics
-# Plain Python so both workers (and the ns-3 venv, which has no NumPy) use
+# Plain Python, so both workers (and the ns-3 venv, which has no NumPy) use
 # the same code.
 
 def percentile(sorted_xs: list[float], q: float) -> float | None:
@@ -79,18 +94,21 @@ def percentile(sorted_xs: list[float], q: float) -> float | None:
     return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
 
 
+def mean(xs: list[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
 def metrics(*, bins: list[int], rtt_t: list[float], rtt_ms: list[float], retx_t: list[float],
-            t0: float, t1: float, duration: float, extra: dict) -> dict:
+            t0: float, t1: float, extra: dict) -> dict:
     """The compared numbers from raw series: ``bins`` are bytes delivered per
     100 ms bin from t = 0, ``rtt_*`` the sender's samples, ``retx_t`` the
     times of retransmissions."""
     i0, i1 = round(t0 / BIN_S), round(t1 / BIN_S)
-    window = sum(bins[i0:i1])
     rtts = sorted(r for t, r in zip(rtt_t, rtt_ms) if t0 <= t < t1)
     return {
-        "goodput_mbps": window * 8 / (t1 - t0) / 1e6,
-        "goodput_whole_mbps": sum(bins) * 8 / duration / 1e6,
-        "rtt_mean_ms": sum(rtts) / len(rtts) if rtts else None,
+        "goodput_mbps": sum(bins[i0:i1]) * 8 / (t1 - t0) / 1e6,
+        "goodput_whole_mbps": sum(bins[:i1]) * 8 / t1 / 1e6,
+        "rtt_mean_ms": mean(rtts),
         "rtt_p50_ms": percentile(rtts, 50),
         "rtt_p95_ms": percentile(rtts, 95),
         "rtt_min_ms": rtts[0] if rtts else None,
@@ -117,40 +135,34 @@ NS3_CPP = r"""
 namespace xrcval {
 using namespace ns3;
 
+// ------------------------------------------------------------ recording
 struct Rec {
     std::vector<uint64_t> bins;          // bytes delivered to the sink per 100 ms
-    std::vector<double> rttT, rttMs;     // every RTT sample the sender takes (see Rx below)
+    std::vector<double> rttT, rttMs;     // every RTT sample the sender takes (SenderRx)
     std::vector<double> lastT, lastMs;   // the LastRTT trace source (fires on changes only)
-    std::vector<double> srttT, srttMs;   // smoothed RTT (the "RTT" trace source), for reference
-    std::vector<double> retxT;           // Retransmission trace
-    uint64_t queueDrops = 0;             // bottleneck: device queue, and the traffic-control
+    std::vector<double> srttT, srttMs;   // the "RTT" trace source: in ns-3.44 the smoothed RTT
+    std::vector<double> retxT;           // the Retransmission trace source
+    uint64_t queueDrops = 0;             // bottleneck: the device queue, and the traffic-control
     uint64_t tcDrops = 0;                //   layer when the (stopped) device queue is full
     uint32_t maxQueue = 0;
-    uint64_t sinkBytes = 0;
     uint32_t highAck = 0;
     bool anyAck = false;
     double binS = 0.1;
 };
 static Rec g;
 
+// Without timestamps, segments' send times (from the Tx trace) for SenderRx.
+struct Sent { uint32_t end; double t; bool retx; };
+static std::deque<Sent> sent;
+
+void Reset(double binS) { g = Rec(); g.binS = binS; sent.clear(); }
+
 static void SinkRx(Ptr<const Packet> p, const Address&)
 {
     size_t i = (size_t)(Simulator::Now().GetSeconds() / g.binS);
     if (g.bins.size() <= i) g.bins.resize(i + 1, 0);
     g.bins[i] += p->GetSize();
-    g.sinkBytes += p->GetSize();
 }
-// The sender's RTT samples, as TcpSocketBase::EstimateRtt takes them with
-// timestamps on: one per ACK that acknowledges new data, now - TSecr, both
-// in the TS clock's whole milliseconds (TcpOptionTS::ElapsedTimeFromTsValue).
-// The LastRTT trace source carries the same values but, being a
-// TracedValue, fires only when a sample differs from the previous one, so
-// runs of equal samples would be under-counted; it is recorded as a check.
-// Without timestamps (--ns3-no-timestamps) EstimateRtt times the earliest
-// segment the ACK covers from its send time, unless it was retransmitted
-// (Karn); the segments' send times come from the Tx trace.
-struct Sent { uint32_t end; double t; bool retx; };
-static std::deque<Sent> sent;
 static void SenderTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
 {
     if (p->GetSize() == 0) return;
@@ -163,6 +175,15 @@ static void SenderTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocke
     for (auto& s : sent)
         if ((int32_t)(s.end - seq) > 0) { s.retx = true; break; }
 }
+// The sender's RTT samples as TcpSocketBase::EstimateRtt takes them: one
+// per ACK that acknowledges new data. With timestamps (ns-3's default):
+// now - TSecr, both on the TS clock of whole milliseconds
+// (TcpOptionTS::ElapsedTimeFromTsValue). Without: now - send time of the
+// earliest segment the ACK covers, unless retransmitted (Karn), as the
+// estimator does. The LastRTT trace source carries the same values with
+// timestamps, but being a TracedValue it fires only when a sample differs
+// from the previous one, so runs of equal samples would be under-counted;
+// it is recorded as a cross-check.
 static void SenderRx(Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>)
 {
     if (!(h.GetFlags() & TcpHeader::ACK)) return;
@@ -170,14 +191,15 @@ static void SenderRx(Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketB
     if (g.anyAck && (int32_t)(ack - g.highAck) <= 0) return;
     g.anyAck = true;
     g.highAck = ack;
+    double now = Simulator::Now().GetSeconds();
     if (!h.HasOption(TcpOption::TS))
     {
         if (!sent.empty() && (int32_t)(ack - sent.front().end) >= 0)
         {
             if (!sent.front().retx)
             {
-                g.rttT.push_back(Simulator::Now().GetSeconds());
-                g.rttMs.push_back((Simulator::Now().GetSeconds() - sent.front().t) * 1e3);
+                g.rttT.push_back(now);
+                g.rttMs.push_back((now - sent.front().t) * 1e3);
             }
             while (!sent.empty() && (int32_t)(ack - sent.front().end) >= 0) sent.pop_front();
         }
@@ -186,7 +208,7 @@ static void SenderRx(Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketB
     uint32_t echo = DynamicCast<const TcpOptionTS>(h.GetOption(TcpOption::TS))->GetEcho();
     uint32_t now32 = (uint32_t)((uint64_t)Simulator::Now().GetMilliSeconds() & 0xFFFFFFFF);
     if (now32 <= echo) return;
-    g.rttT.push_back(Simulator::Now().GetSeconds());
+    g.rttT.push_back(now);
     g.rttMs.push_back((double)(now32 - echo));
 }
 static void LastRtt(Time, Time v)
@@ -206,8 +228,6 @@ static void Retx(Ptr<const Packet>, const TcpHeader&, const Address&, const Addr
 static void QDrop(Ptr<const Packet>) { g.queueDrops++; }
 static void TcDrop(Ptr<const Packet>) { g.tcDrops++; }
 static void QLen(uint32_t, uint32_t v) { if (v > g.maxQueue) g.maxQueue = v; }
-
-void Reset(double binS) { g = Rec(); g.binS = binS; sent.clear(); }
 
 void ConnectSink(Ptr<Application> app)
 {
@@ -234,20 +254,22 @@ void ScheduleConnectSocket(Ptr<Application> app, double t)
 {
     Simulator::Schedule(Seconds(t), &ConnectSocket, DynamicCast<BulkSendApplication>(app));
 }
-// The root queue disc (if any) on a device, to prove none is installed.
+// The root queue disc on a device, if any (to show none is installed).
 std::string QueueDiscOn(Ptr<NetDevice> dev)
 {
     Ptr<TrafficControlLayer> tc = dev->GetNode()->GetObject<TrafficControlLayer>();
     Ptr<QueueDisc> qd = tc ? tc->GetRootQueueDiscOnDevice(dev) : nullptr;
     return qd ? qd->GetInstanceTypeId().GetName() : std::string("none");
 }
-// ns-3.44's TcpPrrRecovery with the two upstream fixes that came after
-// 3.44 (ns-3-dev 05c9099bb, issue #1350: with SACK, DeliveredData is the
-// caller's SND.UNA advance plus newly SACKed bytes, so no extra SMSS per
+
+// ------------------------------------------------------------ --ns3-fix prr
+// ns-3.44's TcpPrrRecovery with the two upstream fixes that came after 3.44
+// (ns-3-dev 05c9099bb, issue #1350: with SACK, DeliveredData is the
+// caller's SND.UNA advance plus newly SACKed bytes, with no extra SMSS per
 // duplicate ACK; 6523c1aad, issue #1351: RecoverFS is the FlightSize
-// SND.NXT - SND.UNA, not the RFC 6675 pipe). Otherwise line for line the
-// 3.44 code (PRR-CRB/SSRB, forced first retransmission). Used only with
-// --ns3-recovery prr-fixed, to show which gaps ns-3.44's PRR causes.
+// SND.NXT - SND.UNA, not the RFC 6675 pipe). Otherwise the 3.44 code line
+// for line (PRR-CRB, SSRB on a "safe" ACK, forced first retransmission).
+// This comparison always negotiates SACK.
 class PrrFixed : public TcpRecoveryOps
 {
   public:
@@ -299,13 +321,12 @@ class PrrFixed : public TcpRecoveryOps
   private:
     uint32_t m_prrDelivered = 0, m_prrOut = 0, m_recoverFs = 1;
 };
-std::string PrrFixedTypeName() { return PrrFixed::GetTypeId().GetName(); }
 
-// ns-3.43 and later (3be702f76, issue #1043) hand every congestion control
-// the smoothed RTT in PktsAcked (TcpSocketBase::ProcessAck passes
-// m_tcb->m_srtt); Linux's pkts_acked gets the ACK's own RTT sample. These
-// subclasses pass the sample instead (m_lastRtt, set by EstimateRtt just
-// before). Used only with --ns3-cc-rtt sample.
+// ------------------------------------------------------------ --ns3-fix cc-rtt
+// Since ns-3.43 (3be702f76, issue #1043) TcpSocketBase::ProcessAck hands
+// every congestion control the smoothed RTT (m_tcb->m_srtt) in PktsAcked;
+// Linux's pkts_acked gets the ACK's own sample. These pass the sample
+// (m_lastRtt, set by EstimateRtt for this very ACK) instead.
 #define XRCVAL_SAMPLE_RTT(NAME, BASE)                                                          \
     class NAME : public BASE                                                                   \
     {                                                                                          \
@@ -330,46 +351,89 @@ std::string PrrFixedTypeName() { return PrrFixed::GetTypeId().GetName(); }
     };
 XRCVAL_SAMPLE_RTT(TcpCubicSampleRtt, TcpCubic)
 XRCVAL_SAMPLE_RTT(TcpVegasSampleRtt, TcpVegas)
-std::string SampleRttTypeName(std::string base)
+
+// ------------------------------------------------------------ --ns3-fix rate-sample
+// ns-3.44's TcpRateLinux keeps one TcpRateSample across ACKs and computes
+// its ACK interval when the prior segment is chosen (SkbDelivered). When an
+// ACK's segments carry the same delivery snapshot as the previous ACK's
+// prior (sent between the same two ACKs), the prior is not replaced and the
+// sample keeps the previous ACK's interval while counting this ACK's
+// deliveries: the rate comes out one ACK's worth too high. Linux
+// (tcp_rate_gen) measures ack_us = now - prior_mstamp on every ACK and BBR
+// takes delivered / interval_us from the current sample; this does that.
+class TcpBbrLinuxRate : public TcpBbr
 {
-    if (base == "ns3::TcpCubic") return TcpCubicSampleRtt::GetTypeId().GetName();
-    if (base == "ns3::TcpVegas") return TcpVegasSampleRtt::GetTypeId().GetName();
-    return base; // NewReno ignores the RTT; BBR takes its own from the rate sample
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::XrcvalTcpBbrLinuxRate")
+                                .SetParent<TcpBbr>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<TcpBbrLinuxRate>();
+        return tid;
+    }
+    TcpBbrLinuxRate() = default;
+    TcpBbrLinuxRate(const TcpBbrLinuxRate& o) = default;
+    std::string GetName() const override { return "TcpBbrLinuxRate"; }
+    void CongControl(Ptr<TcpSocketState> tcb,
+                     const TcpRateOps::TcpRateConnection& rc,
+                     const TcpRateOps::TcpRateSample& rs) override
+    {
+        TcpRateOps::TcpRateSample s = rs;
+        if (s.m_delivered > 0 && !s.m_interval.IsZero() && !s.m_priorTime.IsZero())
+        {
+            s.m_ackElapsed = Simulator::Now() - s.m_priorTime;
+            s.m_interval = std::max(s.m_sendElapsed, s.m_ackElapsed);
+            s.m_deliveryRate = DataRate(s.m_delivered * 8.0 / s.m_interval.GetSeconds());
+        }
+        TcpBbr::CongControl(tcb, rc, s);
+    }
+    Ptr<TcpCongestionOps> Fork() override { return CopyObject<TcpBbrLinuxRate>(this); }
+};
+
+std::string CcTypeName(std::string base, bool ccRtt, bool rateSample)
+{
+    if (ccRtt && base == "ns3::TcpCubic") return TcpCubicSampleRtt::GetTypeId().GetName();
+    if (ccRtt && base == "ns3::TcpVegas") return TcpVegasSampleRtt::GetTypeId().GetName();
+    if (rateSample && base == "ns3::TcpBbr") return TcpBbrLinuxRate::GetTypeId().GetName();
+    return base; // NewReno ignores the RTT; BBR reads m_lastRtt itself
+}
+std::string RecoveryTypeName(bool prrFix)
+{
+    return prrFix ? PrrFixed::GetTypeId().GetName() : std::string("ns3::TcpPrrRecovery");
 }
 } // namespace xrcval
 """
-NS3_RECOVERY = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicRecovery"}
 
 
-def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str = "prr",
-               cc_rtt: str = "srtt", timestamps: bool = True) -> None:
+def ns3_worker(scheme: str, duration: float, t0: float, out: Path, fixes: set[str], timestamps: bool) -> None:
     from ns import ns  # noqa: PLC0415 (only in the ns-3 interpreter)
 
     ns.cppyy.cppdef(NS3_CPP)
     X = ns.cppyy.gbl.xrcval
     X.Reset(BIN_S)
+    cc_type = str(X.CcTypeName(NS3_TYPES[scheme], "cc-rtt" in fixes, "rate-sample" in fixes))
+    rec_type = str(X.RecoveryTypeName("prr" in fixes))
 
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(1)
     d = ns.Config.SetDefault
-    cc_type = NS3_TYPES[scheme] if cc_rtt == "srtt" else str(X.SampleRttTypeName(NS3_TYPES[scheme]))
     d("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(cc_type)))
+    d("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(rec_type)))
     d("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
-    # Large buffers: the advertised window must not be the limit (xrc's
-    # receive window is unlimited). ns-3's default of 128 kB is < BDP + buffer.
+    # Large buffers: the advertised window must never be the limit (xrc's is
+    # unlimited); ns-3's default of 128 kB is less than BDP + buffer.
     d("ns3::TcpSocket::SndBufSize", ns.UintegerValue(8 << 20))
     d("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(8 << 20))
-    # Everything else is ns-3.44's default, stated here so a later default
-    # change shows up: IW 10, delayed ACK every 2 segments or 200 ms, MinRto
-    # 1 s, SACK, timestamps, PRR recovery, no pacing (BBR turns it on).
+    # ns-3.44's defaults, stated so that a change of default shows up here:
+    # IW 10, delayed ACK every 2 segments or after 200 ms, MinRto 1 s, SACK,
+    # timestamps, PRR recovery, no pacing (BBR turns it on itself).
     d("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
     d("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
     d("ns3::TcpSocket::DelAckTimeout", ns.TimeValue(ns.MilliSeconds(200)))
     d("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1)))
     d("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
     d("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(timestamps))
-    rec = str(X.PrrFixedTypeName()) if recovery == "prr-fixed" else NS3_RECOVERY[recovery]
-    d("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(rec)))
 
     nodes = ns.NodeContainer()
     nodes.Create(3)  # 0 sender, 1 router, 2 receiver
@@ -396,9 +460,11 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str
     ip.SetBase(ns.Ipv4Address("10.1.2.0"), ns.Ipv4Mask("255.255.255.0"))
     if_neck = ip.Assign(d_neck)
     # Ipv4AddressHelper::Assign installs the default root queue disc
-    # (FqCoDel, 1000 packets) on every device. Remove it: the only queue at
-    # the bottleneck is then the device's 100-packet DropTailQueue, which
-    # holds the packets waiting behind the one being serialized, as xrc's.
+    # (FqCoDel) on every device. Remove it: the bottleneck's only queue is
+    # then the device's 100-packet DropTailQueue, holding the packets that
+    # wait behind the one being serialized, as xrc's. (When it is full the
+    # device queue is "stopped" and the traffic-control layer drops the
+    # packet: the TcDrop trace.)
     tch = ns.TrafficControlHelper()
     tch.Uninstall(d_access)
     tch.Uninstall(d_neck)
@@ -427,27 +493,22 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str
 
     g = X.g
     bins = [int(b) for b in g.bins] + [0] * max(0, round(duration / BIN_S) - len(g.bins))
-    rtt_t, rtt_ms = list(g.rttT), list(g.rttMs)
-    # With timestamps, check the reconstructed samples against the LastRTT
-    # trace: dropping repeats from them must give exactly its sequence.
-    # (Without, LastRTT times the latest segment an ACK covers and the
-    # samples the earliest, as xrc's rtt.parquet and ns-3's RTO estimator.)
-    dedup = [v for i, v in enumerate(rtt_ms) if i == 0 or v != rtt_ms[i - 1]]
+    rtt_ms = list(g.rttMs)
     last = list(g.lastMs)
+    dedup = [v for i, v in enumerate(rtt_ms) if i == 0 or v != rtt_ms[i - 1]]
     res = metrics(
-        bins=bins, rtt_t=rtt_t, rtt_ms=rtt_ms, retx_t=list(g.retxT), t0=t0, t1=duration,
-        duration=duration,
+        bins=bins, rtt_t=list(g.rttT), rtt_ms=rtt_ms, retx_t=list(g.retxT), t0=t0, t1=duration,
         extra={
             "queue_drops": int(g.queueDrops) + int(g.tcDrops),
             "max_queue_packets": int(g.maxQueue),
-            "srtt_mean_ms": (lambda s: sum(s) / len(s) if s else None)(
-                [v for t, v in zip(g.srttT, g.srttMs) if t0 <= t < duration]),
-            "lastrtt_trace_samples": len(last),
-            "lastrtt_trace_mean_ms": (lambda s: sum(s) / len(s) if s else None)(
-                [v for t, v in zip(g.lastT, last) if t0 <= t < duration]),
+            # The "RTT" trace source, which in ns-3.43+ is the smoothed RTT.
+            "srtt_trace_mean_ms": mean([v for t, v in zip(g.srttT, g.srttMs) if t0 <= t < duration]),
+            # With timestamps the samples, repeats dropped, must be exactly
+            # the LastRTT trace. (Without, LastRTT times the latest segment
+            # an ACK covers, the samples the earliest, as xrc's rtt.parquet.)
             "lastrtt_trace_matches": (dedup == last) if timestamps else None,
             "queue_discs": qdiscs,
-            "recovery": rec,
+            "recovery": rec_type,
             "congestion_ops": cc_type,
             "timestamps": timestamps,
             "wall_s": wall,
@@ -460,7 +521,7 @@ def ns3_worker(scheme: str, duration: float, t0: float, out: Path, recovery: str
 # ---------------------------------------------------------------- xrc worker
 
 def xrc_worker(scheme: str, duration: float, t0: float, out: Path, scenario: Path, run_dir: Path,
-               keep: bool = False) -> None:
+               keep: bool) -> None:
     import pyarrow.parquet as pq  # noqa: PLC0415 (the xrc interpreter has it)
 
     from xrc import _core  # noqa: PLC0415
@@ -473,12 +534,12 @@ def xrc_worker(scheme: str, duration: float, t0: float, out: Path, scenario: Pat
     if (inet["rate_mbps"], inet["delay_ms"], inet["buffer_packets"], r["flows"][0]["tcp"]["mss"]) != (
             RATE_MBPS, ONE_WAY_MS, BUFFER_PACKETS, MSS):
         raise SystemExit(f"{scenario}: the dumbbell differs from the one this script builds in ns-3")
+    if float(r["output"]["bin_ms"]) != BIN_S * 1e3 or not r["output"]["rtt_trace"]:
+        raise SystemExit(f"{scenario}: needs output.bin_ms = 100 and output.rtt_trace = true")
     w0 = time.perf_counter()
     summary = run_to_dir(sc, str(run_dir), force=True, plots=False, progress=False,
                          argv=["crossval_ns3.py", scheme])
     wall = time.perf_counter() - w0
-    if float(r["output"]["bin_ms"]) != BIN_S * 1e3:
-        raise SystemExit("output.bin_ms must be 100")
     tp = pq.read_table(run_dir / "flow_throughput.parquet").to_pydict()
     n = round(duration / BIN_S)
     bins = [0] * n
@@ -491,11 +552,11 @@ def xrc_worker(scheme: str, duration: float, t0: float, out: Path, scenario: Pat
     drops = pq.read_table(run_dir / "drops.parquet").to_pydict()
     res = metrics(
         bins=bins, rtt_t=list(rtt["t"]), rtt_ms=list(rtt["rtt_ms"]), retx_t=list(retx["t"]), t0=t0, t1=duration,
-        duration=duration,
         extra={
             "queue_drops": sum(1 for loc in drops["location"] if loc == 0),
             "summary_retransmits": summary["flows"][0]["retransmits"],
             "timeouts": summary["flows"][0]["timeouts"],
+            "cc_params": r["flows"][0]["cc_params"],
             "run_dir": str(run_dir) if keep else None,
             "wall_s": wall,
             "version": f"xrc core {_core.version()}",
@@ -565,15 +626,25 @@ def table(rows: list[dict], t0: float, t1: float) -> str:
     for r in rows:
         n, x = r["ns3"], r["xrc"]
         dg, dr = r["goodput_diff"], r["rtt_mean_diff"]
-        ok = ("goodput " + ("ok" if r["goodput_ok"] else "MISS") + ", RTT " + ("ok" if r["rtt_ok"] else "MISS"))
+        ok = "goodput " + ("ok" if r["goodput_ok"] else "MISS") + ", RTT " + ("ok" if r["rtt_ok"] else "MISS")
         lines.append(
             f"{r['scheme']:<8} | {fmt(n['goodput_mbps']):>6} {fmt(x['goodput_mbps']):>6} "
-            f"{fmt(dg and dg * 100, '+.1f') + ' %':>8} | "
+            f"{fmt(None if dg is None else dg * 100, '+.1f') + ' %':>8} | "
             f"{fmt(n['rtt_mean_ms'], '.1f'):>6} {fmt(x['rtt_mean_ms'], '.1f'):>6} "
-            f"{fmt(dr and dr * 100, '+.1f') + ' %':>8} | "
+            f"{fmt(None if dr is None else dr * 100, '+.1f') + ' %':>8} | "
             f"{fmt(n['rtt_p95_ms'], '.1f'):>6} {fmt(x['rtt_p95_ms'], '.1f'):>6}  | "
             f"{n['retransmits']:>6} {x['retransmits']:>6} | {ok}")
     return "\n".join(lines)
+
+
+def parse_fixes(text: str) -> set[str]:
+    items = {s.strip() for s in text.split(",") if s.strip()}
+    if items == {"all"}:
+        return set(NS3_FIXES)
+    bad = items - set(NS3_FIXES)
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown fix(es) {sorted(bad)}; choose from {', '.join(NS3_FIXES)} or all")
+    return items
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -584,24 +655,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steady-from", type=float, default=5.0,
                     help="goodput and RTT are taken from here to the end, s (default 5)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON ('-' for stdout)")
-    ap.add_argument("--ns3-python", metavar="PATH", help="a Python with ns3==3.44.post0 (default: .venv-ns3, "
-                                                         "installed on first use)")
+    ap.add_argument("--ns3-python", metavar="PATH",
+                    help="a Python with ns3==3.44.post0 (default: the one in --ns3-venv, installed on first use)")
     ap.add_argument("--ns3-venv", metavar="DIR", default=str(NS3_VENV),
                     help="where to install ns-3 when --ns3-python is not given (default: %(default)s)")
+    ap.add_argument("--ns3-fix", type=parse_fixes, default=set(), metavar="LIST",
+                    help=f"work around ns-3.44 defects: comma-separated from {', '.join(NS3_FIXES)}, or all "
+                         "(default: none, ns-3 as released)")
+    ap.add_argument("--ns3-no-timestamps", action="store_true",
+                    help="turn ns-3's TCP timestamps off, so its RTT samples have ns instead of 1 ms "
+                         "resolution (its packets are then 12 bytes shorter: +0.7 %% goodput at capacity)")
     ap.add_argument("--xrc-python", metavar="PATH",
                     help="a Python with xrc installed (default: the repository's .venv, else this one)")
     ap.add_argument("--scenario", default=str(SCENARIO), help="the xrc scenario (default: %(default)s)")
     ap.add_argument("--keep", metavar="DIR", help="keep the xrc run directories under DIR")
-    ap.add_argument("--ns3-recovery", choices=["prr", "prr-fixed", "classic"], default="prr",
-                    help="ns-3's loss recovery: prr = ns-3.44's TcpPrrRecovery (its default, as xrc's SACK "
-                         "recovery uses PRR); prr-fixed = the same with the two post-3.44 upstream fixes "
-                         "(issues #1350, #1351; see docs/validation.md); classic = TcpClassicRecovery")
-    ap.add_argument("--ns3-cc-rtt", choices=["srtt", "sample"], default="srtt",
-                    help="the RTT ns-3 hands the congestion control per ACK: srtt = ns-3.44's (the smoothed "
-                         "RTT); sample = the ACK's own RTT sample, as Linux and xrc (CUBIC and Vegas only)")
-    ap.add_argument("--ns3-no-timestamps", action="store_true",
-                    help="turn ns-3's TCP timestamps off, so its RTT samples have ns instead of 1 ms "
-                         "resolution (packets are then 12 bytes shorter than xrc's, +0.7 %% capacity)")
     # Internal: run one simulation in this interpreter.
     ap.add_argument("--worker", choices=["ns3", "xrc"], help=argparse.SUPPRESS)
     ap.add_argument("--scheme", help=argparse.SUPPRESS)
@@ -611,12 +678,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if not (0 <= a.steady_from < a.duration):
         ap.error("need 0 <= --steady-from < --duration")
-    if abs(a.steady_from / BIN_S - round(a.steady_from / BIN_S)) > 1e-9 or \
-            abs(a.duration / BIN_S - round(a.duration / BIN_S)) > 1e-9:
-        ap.error("--duration and --steady-from must be multiples of 0.1 s")
+    for v in (a.steady_from, a.duration):
+        if abs(v / BIN_S - round(v / BIN_S)) > 1e-9:
+            ap.error("--duration and --steady-from must be multiples of 0.1 s")
     if a.worker == "ns3":
-        ns3_worker(a.scheme, a.duration, a.steady_from, Path(a.result), a.ns3_recovery, a.ns3_cc_rtt,
-                   not a.ns3_no_timestamps)
+        ns3_worker(a.scheme, a.duration, a.steady_from, Path(a.result), a.ns3_fix, not a.ns3_no_timestamps)
         return 0
     if a.worker == "xrc":
         xrc_worker(a.scheme, a.duration, a.steady_from, Path(a.result), Path(a.scenario), Path(a.run_dir),
@@ -636,9 +702,9 @@ def main(argv: list[str] | None = None) -> int:
     skipped = {}
     for s in schemes:
         if s not in have:
-            skipped[s] = (f"xrc has no '{s}' congestion control registered ({xpy}: {', '.join(have)}); "
-                          f"skipped. Rebuild xrc (make setup) once it is added.")
-            print(f"note: {skipped[s]}", file=sys.stderr)
+            skipped[s] = (f"skipped: this xrc ({xpy}) has no '{s}' congestion control (it has "
+                          f"{', '.join(have)}); rebuild it with `make setup` once '{s}' is added")
+            print(f"note: {s}: {skipped[s]}", file=sys.stderr)
     schemes = [s for s in schemes if s not in skipped]
     if not schemes:
         print("nothing to compare", file=sys.stderr)
@@ -650,13 +716,13 @@ def main(argv: list[str] | None = None) -> int:
     runs_root = keep or Path(tmp_runs.name)
     runs_root.mkdir(parents=True, exist_ok=True)
     common = ["--duration", f"{a.duration:g}", "--steady-from", f"{a.steady_from:g}"]
+    ns3_opts = [*(["--ns3-fix", ",".join(sorted(a.ns3_fix))] if a.ns3_fix else []),
+                *(["--ns3-no-timestamps"] if a.ns3_no_timestamps else [])]
     rows = []
     try:
         for s in schemes:
             print(f"[{s}] ns-3 ...", file=sys.stderr, flush=True)
-            n = run_worker(npy, ["ns3", "--scheme", s, *common, "--ns3-recovery", a.ns3_recovery,
-                                 "--ns3-cc-rtt", a.ns3_cc_rtt,
-                                 *(["--ns3-no-timestamps"] if a.ns3_no_timestamps else [])], f"ns-3 {s}")
+            n = run_worker(npy, ["ns3", "--scheme", s, *common, *ns3_opts], f"ns-3 {s}")
             print(f"[{s}] xrc ...", file=sys.stderr, flush=True)
             x = run_worker(xpy, ["xrc", "--scheme", s, *common, "--scenario", str(Path(a.scenario).resolve()),
                                  "--run-dir", str(runs_root / s), *(["--keep", str(keep)] if keep else [])],
@@ -677,19 +743,19 @@ def main(argv: list[str] | None = None) -> int:
         if tmp_runs:
             tmp_runs.cleanup()
 
-    if a.ns3_recovery != "prr":
-        print(f"ns-3 loss recovery: {a.ns3_recovery} (not ns-3.44's default TcpPrrRecovery)")
-    if a.ns3_cc_rtt != "srtt":
-        print("ns-3 congestion controls get each ACK's RTT sample (not ns-3.44's smoothed RTT)")
+    variant = []
+    if a.ns3_fix:
+        variant.append("fixes " + ", ".join(f for f in NS3_FIXES if f in a.ns3_fix))
     if a.ns3_no_timestamps:
-        print("ns-3 TCP timestamps off (RTT samples at ns resolution; 1488-byte packets)")
+        variant.append("timestamps off")
+    print("ns-3.44 " + ("(" + "; ".join(variant) + ")" if variant else "as released") + " vs xrc")
     print(table(rows, a.steady_from, a.duration))
     print(f"targets: goodput within {GOODPUT_TOL:.0%}, mean RTT within {RTT_TOL:.0%} (diff = (xrc - ns-3) / ns-3)")
     for s, why in skipped.items():
         print(f"{s}: {why}")
     if a.json:
-        doc = {"duration_s": a.duration, "window_s": [a.steady_from, a.duration], "ns3_recovery": a.ns3_recovery,
-               "ns3_cc_rtt": a.ns3_cc_rtt, "ns3_timestamps": not a.ns3_no_timestamps,
+        doc = {"duration_s": a.duration, "window_s": [a.steady_from, a.duration],
+               "ns3_fixes": sorted(a.ns3_fix), "ns3_timestamps": not a.ns3_no_timestamps,
                "targets": {"goodput": GOODPUT_TOL, "rtt_mean": RTT_TOL},
                "scenario": str(a.scenario), "results": rows, "skipped": skipped}
         text = json.dumps(doc, indent=2)

@@ -119,10 +119,18 @@ def points(quick: bool, seeds: list[int], schemes: list[str]) -> list[Point]:
 
 def _build(p: dict[str, Any]) -> Scenario:
     gen = p.get("gen") or {}
-    if not gen.get("short_flows") and not gen.get("full_trace"):
-        return load(p["scenario"], overrides=p["overrides"], seed=p["seed"])
     sc = load(p["scenario"], overrides=p["overrides"], seed=p["seed"])
     doc = json.loads(json.dumps(sc.resolved))
+    if p["exp"] != "traces":
+        # The paper's §IV scenarios have no randomness of their own (a static
+        # UE, no HARQ failures, grants every TTI), so seeds would repeat one
+        # run. Each flow starts up to 50 ms late, drawn from the seed, as
+        # ns-3 experiments usually jitter their applications' start times.
+        jitter = random.Random(7_919 * p["seed"] + 13)
+        for f in doc["flows"]:
+            f["start_s"] = round(f["start_s"] + jitter.uniform(0.0, 0.05), 6)
+            if f.get("stop_s") is not None and f["stop_s"] < f["start_s"]:
+                f["stop_s"] = f["start_s"]
     if gen.get("full_trace"):
         # The whole trace, as in the NATCP study (one period of it).
         with open(doc["trace"]["downlink"]) as f:
@@ -146,6 +154,8 @@ def _build(p: dict[str, Any]) -> Scenario:
             })
         for f in doc["flows"][1:]:
             f.pop("cc_params", None)
+        for i, f in enumerate(doc["flows"][1:]):
+            f["start_s"] = round(f["start_s"] + random.Random(31 * p["seed"] + i).uniform(0.0, 0.05), 6)
     return from_dict(doc, base=Path(p["scenario"]).parent)
 
 
