@@ -599,7 +599,11 @@ def run_worker(py: str, args: list[str], label: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="crossval-") as tmp:
         out = Path(tmp) / "result.json"
         cmd = [py, str(Path(__file__).resolve()), "--worker", *args, "--result", str(out)]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        # An empty working directory: the ns3 package looks for its shared
+        # libraries under the current directory too (recursively), and
+        # stops at a second copy of ns-3 (say, .venv-ns3 while running
+        # --ns3-python from elsewhere).
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
         if p.returncode != 0 or not out.exists():
             raise RuntimeError(f"{label} failed (exit {p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
         return json.loads(out.read_text())

@@ -290,6 +290,8 @@ pub struct Cell {
     grants: Vec<Grant>,
     free_prbs_last: u16,
     rx_scratch: RxOutput,
+    /// Some flow uses PBE-CC: run the UEs' estimators.
+    pbe_enabled: bool,
 }
 
 impl Cell {
@@ -350,6 +352,7 @@ impl Cell {
             grants: Vec::new(),
             free_prbs_last: 0,
             rx_scratch: RxOutput::default(),
+            pbe_enabled: false,
         }
     }
 
@@ -359,6 +362,12 @@ impl Cell {
     pub fn num_ues(&self) -> usize {
         self.ues.len()
     }
+    /// Turns the UEs' PBE-CC estimators on (off by default: they cost a
+    /// little every TTI and only PBE-CC flows read them).
+    pub fn enable_pbe(&mut self) {
+        self.pbe_enabled = true;
+    }
+
     pub fn register_flow(&mut self, flow: FlowId, ue: usize) {
         self.activity.register(flow, UeId(ue as u32));
     }
@@ -525,14 +534,16 @@ impl Cell {
         for (i, u) in self.ues.iter_mut().enumerate() {
             u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as f64;
             u.served.push(served[i]);
-            u.pbe.observe(&TtiView {
-                cell_prbs: total,
-                own_prbs: u.tti_prbs,
-                idle_prbs: free,
-                scheduled_ues: scheduled,
-                own_itbs: u.itbs,
-                own_tb: u.tti_tb_ok,
-            });
+            if self.pbe_enabled {
+                u.pbe.observe(&TtiView {
+                    cell_prbs: total,
+                    own_prbs: u.tti_prbs,
+                    idle_prbs: free,
+                    scheduled_ues: scheduled,
+                    own_itbs: u.itbs,
+                    own_tb: u.tti_tb_ok,
+                });
+            }
             let ue_active = self.activity.ue_is_active(u.id, now, self.inactivity);
             let bits = agent::tti_capacity_bits(
                 u.tti.new_bits,

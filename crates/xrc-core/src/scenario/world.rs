@@ -294,6 +294,11 @@ impl World {
         for k in 0..w.flows.len() {
             w.flows[k].base_rtt = w.base_rtt(k);
         }
+        if w.flows.iter().any(|f| f.sender.signals().pbe) {
+            if let Access::Cellular(cell) = &mut w.access {
+                cell.enable_pbe();
+            }
+        }
         if w.flows.iter().any(|f| f.sender.signals().net_assist) {
             let period = w.net_assist_period();
             w.q.schedule(SimTime::ZERO + period, Ev::NetAssist);
