@@ -924,11 +924,11 @@ impl World {
                     let fc = &self.cfg.flows[f];
                     let fwd = SimDuration::try_from_millis_f64(fc.extra_rtt_ms / 2.0 + self.cfg.internet.delay_ms)
                         .expect("validated");
+                    // Over one base RTT: the trace's per-millisecond
+                    // opportunities are too bursty to size a window on.
                     let from = now.since_start() + fwd;
-                    (
-                        tr.link.capacity_between(from, from + self.tick) as f64,
-                        self.ues[0].live_flows,
-                    )
+                    let span = fl.base_rtt.max(SimDuration::from_millis(10));
+                    (tr.link.capacity_between(from, from + span) as f64, self.ues[0].live_flows)
                 }
                 Access::Wired => continue,
             };
