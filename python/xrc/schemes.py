@@ -21,6 +21,7 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
     Scheme("veno", "Veno", "#8c564b"),
     Scheme("vegas", "Vegas", "#e377c2"),
     Scheme("bbr", "BBR", "#ff7f0e"),
+    Scheme("bbr3", "BBRv3", "#ffbb78"),
     Scheme("copa", "Copa", "#17becf"),
     Scheme("abc", "ABC", "#bcbd22"),
     Scheme("pbe", "PBE-CC", "#7f7f7f"),

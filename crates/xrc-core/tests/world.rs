@@ -58,3 +58,43 @@ fn xrc_keeps_the_rlc_buffer_nearly_empty_at_a_fixed_cqi() {
     assert!(p90 < 15.0, "p90 HoL {p90} ms");
     assert!(!rec.feedback.is_empty(), "the agent wrote feedback");
 }
+
+fn goodputs(rec: &Recorder, from_s: f64) -> Vec<f64> {
+    (0..rec.flows.len() as u32)
+        .map(|k| goodput_mbps(rec, k, from_s))
+        .collect()
+}
+
+fn two_ues(scheduler: xrc_core::ran::scheduler::SchedulerKind, cqis: [u8; 2]) -> xrc_core::scenario::ScenarioConfig {
+    use xrc_core::ran::channel::ChannelConfig;
+    use xrc_core::scenario::config::UeConfig;
+    let mut s = common::lte("cubic", 15, 12.0);
+    s.cell.as_mut().unwrap().scheduler = scheduler;
+    s.cell.as_mut().unwrap().harq.bler = 0.0;
+    s.ues = cqis
+        .iter()
+        .map(|&cqi| UeConfig {
+            channel: ChannelConfig::FixedCqi { cqi },
+        })
+        .collect();
+    s.flows = vec![common::flow("a", Some(0), "cubic"), common::flow("b", Some(1), "cubic")];
+    s
+}
+
+#[test]
+fn round_robin_gives_two_equal_ues_equal_rates() {
+    let (rec, _) = run(two_ues(xrc_core::ran::scheduler::SchedulerKind::Rr, [15, 15]));
+    let g = goodputs(&rec, 4.0);
+    assert!((g[0] - g[1]).abs() / g[0].max(g[1]) < 0.05, "{g:?}");
+    assert!(g[0] + g[1] > 28.0, "the cell is shared, not wasted: {g:?}");
+}
+
+#[test]
+fn proportional_fair_gives_ues_equal_time_so_rates_follow_their_channels() {
+    let (rec, _) = run(two_ues(xrc_core::ran::scheduler::SchedulerKind::Pf, [15, 7]));
+    let g = goodputs(&rec, 4.0);
+    // Equal shares of time: rates in the ratio of the TBS at full band,
+    // ITBS 26 (36696 bits) and, for CQI 7 (MCS 12, ITBS 11), 9912 bits: 3.7.
+    let ratio = g[0] / g[1];
+    assert!(ratio > 2.8 && ratio < 4.6, "{g:?} ratio {ratio}");
+}

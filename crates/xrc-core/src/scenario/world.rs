@@ -928,7 +928,10 @@ impl World {
                     // opportunities are too bursty to size a window on.
                     let from = now.since_start() + fwd;
                     let span = fl.base_rtt.max(SimDuration::from_millis(10));
-                    (tr.link.capacity_between(from, from + span) as f64, self.ues[0].live_flows)
+                    (
+                        tr.link.capacity_between(from, from + span) as f64,
+                        self.ues[0].live_flows,
+                    )
                 }
                 Access::Wired => continue,
             };
