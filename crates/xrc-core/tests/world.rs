@@ -98,3 +98,21 @@ fn proportional_fair_gives_ues_equal_time_so_rates_follow_their_channels() {
     let ratio = g[0] / g[1];
     assert!(ratio > 2.8 && ratio < 4.6, "{g:?} ratio {ratio}");
 }
+
+#[test]
+fn xrc_behind_an_internet_bottleneck_detects_it_and_still_fills_the_link() {
+    let mut s = common::lte("xrc", 15, 20.0);
+    s.cell.as_mut().unwrap().harq.bler = 0.0;
+    s.internet.rate_mbps = Some(10.0);
+    s.internet.buffer_packets = Some(100);
+    let (rec, _) = run(s);
+    let g = goodput_mbps(&rec, 0, 5.0);
+    // 10 Mbit/s of 1500-byte packets carry 9.65 Mbit/s of payload.
+    assert!(g > 9.0 && g < 9.66, "goodput {g}");
+    let internet = rec
+        .mode_names
+        .iter()
+        .position(|m| *m == "internet")
+        .expect("XRC entered its Internet mode");
+    assert!(rec.cwnd.mode.contains(&(internet as u8)));
+}
