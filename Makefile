@@ -1,6 +1,6 @@
 # Everything the project needs is installed by `make setup` into .venv:
 # the Python packages (from PyPI) and the Rust extension (built by maturin).
-# Rust itself (stable, 1.80 or later) and Python 3.11 are expected on the
+# Rust itself (stable, 1.87 or later) and Python 3.11 are expected on the
 # machine, as on the project's reference machine (Debian 12).
 
 PY      ?= python3

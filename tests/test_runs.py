@@ -82,3 +82,41 @@ def test_another_seed_gives_another_run(tmp_path):
     _run(a, "--set", "duration_s=8", "--no-plots")
     _run(b, "--set", "duration_s=8", "--no-plots", "--seed", "2")
     assert (a / "rlc.parquet").read_bytes() != (b / "rlc.parquet").read_bytes()
+
+
+def test_a_cqi_schedule_read_from_a_file_drives_the_channel(tmp_path):
+    (tmp_path / "cqi.txt").write_text("# time_ms cqi\n0 15\n1000, 5\n2000 0\n2500 15\n")
+    (tmp_path / "s.toml").write_text("""
+seed = 1
+duration_s = 3.0
+topology = "cellular"
+[[ues]]
+channel = { kind = "cqi_trace", file = "cqi.txt" }
+[[flows]]
+ue = 0
+cc = "xrc"
+""")
+    out = tmp_path / "run"
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"]) == 0
+    rlc = pq.read_table(out / "rlc.parquet").to_pydict()
+    cqi_at = {round(t * 1000): c for t, c in zip(rlc["t"], rlc["cqi"])}
+    assert cqi_at[500] == 15 and cqi_at[1500] == 5 and cqi_at[2200] == 0 and cqi_at[2800] == 15
+    resolved = json.loads((out / "scenario.resolved.json").read_text())
+    assert resolved["ues"][0]["channel"]["points"][1] == [1000.0, 5]
+
+
+def test_a_bad_cqi_file_is_rejected_naming_the_line(tmp_path, capsys):
+    (tmp_path / "cqi.txt").write_text("0 15\n1000 sixteen\n")
+    (tmp_path / "s.toml").write_text("""
+seed = 1
+duration_s = 3.0
+topology = "cellular"
+[[ues]]
+channel = { kind = "cqi_trace", file = "cqi.txt" }
+[[flows]]
+ue = 0
+cc = "xrc"
+""")
+    assert main(["validate", str(tmp_path / "s.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "ues.0.channel" in err and "line 2" in err and "sixteen" in err

@@ -1200,7 +1200,7 @@ mod tests {
         for i in 0..=26u8 {
             for n in 1..=110u16 {
                 let b = tbs_at(i, n);
-                assert!(b > 0 && b % 8 == 0, "I_TBS {i}, N_PRB {n}: {b}");
+                assert!(b > 0 && b.is_multiple_of(8), "I_TBS {i}, N_PRB {n}: {b}");
             }
         }
     }

@@ -867,7 +867,7 @@ impl World {
     fn on_tti(&mut self, now: SimTime) {
         let mut out = std::mem::take(&mut self.cell_out);
         out.clear();
-        let sample = self.tti_index % self.cfg.output.rlc_sample_ttis as u64 == 0;
+        let sample = self.tti_index.is_multiple_of(self.cfg.output.rlc_sample_ttis as u64);
         self.tti_index += 1;
         let tti = self.tick;
         if let Access::Cellular(cell) = &mut self.access {
@@ -952,7 +952,7 @@ impl World {
         let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
         let mut rtt = ms(fc.extra_rtt_ms) + ms(self.cfg.internet.delay_ms) * 2;
         let ser = |r: Option<f64>, bytes: u64| {
-            r.and_then(|r| BitRate::try_from_mbps(r))
+            r.and_then(BitRate::try_from_mbps)
                 .and_then(|r| r.tx_time(bytes))
                 .unwrap_or(SimDuration::ZERO)
         };
@@ -1088,7 +1088,7 @@ impl World {
             acc.bin_available_bits += bits;
             acc.bin_agent_sum += agent;
             acc.bin_samples += 1;
-            let sample = self.tti_index % self.cfg.output.rlc_sample_ttis as u64 == 0;
+            let sample = self.tti_index.is_multiple_of(self.cfg.output.rlc_sample_ttis as u64);
             self.tti_index += 1;
             if sample {
                 let r = &mut self.rec.rlc;
