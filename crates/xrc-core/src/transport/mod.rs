@@ -8,4 +8,4 @@ pub mod scoreboard;
 pub mod sender;
 
 pub use receiver::{ReceiverConfig, TcpReceiver};
-pub use sender::{Recovery, RetxKind, SenderOutput, SenderStats, TcpConfig, TcpSender};
+pub use sender::{LossDetection, Recovery, RetxKind, SenderOutput, SenderStats, TcpConfig, TcpSender};

@@ -28,6 +28,9 @@ pub struct Seg {
     pub tx_time: SimTime,
     /// Number of transmissions.
     pub tx_count: u32,
+    /// Position of the latest transmission in the connection's order of
+    /// transmissions (ties of `tx_time` are common in a simulator).
+    pub tx_order: u64,
     pub sacked: bool,
     pub lost: bool,
     /// A retransmission of this segment is in flight (Linux `TCPCB_SACKED_RETRANS`).
@@ -185,6 +188,48 @@ impl Scoreboard {
         newly
     }
 
+    /// RACK's time-based loss detection (RFC 8985 §6.2 step 5, Linux
+    /// `tcp_rack_detect_loss`): every un-SACKed segment sent before the most
+    /// recently sent delivered segment (transmission number `rack_order`) is lost once
+    /// `rack_rtt + reo_wnd` has passed since it was sent — including a
+    /// segment whose retransmission is outstanding (a lost retransmission).
+    /// Returns how many were newly marked and the earliest deadline of those
+    /// not yet due (for the reordering timer).
+    pub fn rack_detect_loss(
+        &mut self,
+        now: SimTime,
+        rack_order: u64,
+        rack_rtt: crate::units::SimDuration,
+        reo_wnd: crate::units::SimDuration,
+    ) -> (u32, Option<SimTime>) {
+        let mut newly = 0;
+        let mut earliest: Option<SimTime> = None;
+        for s in self.segs.iter_mut() {
+            if s.sacked || (s.lost && !s.retrans) {
+                continue;
+            }
+            if s.tx_order >= rack_order {
+                continue;
+            }
+            let deadline = s.tx_time + rack_rtt + reo_wnd;
+            if deadline <= now {
+                if s.retrans {
+                    s.retrans = false;
+                    self.retrans_out -= 1;
+                }
+                if !s.lost {
+                    s.lost = true;
+                    self.lost_out += 1;
+                }
+                self.lost_pending += 1;
+                newly += 1;
+            } else {
+                earliest = Some(earliest.map_or(deadline, |e| e.min(deadline)));
+            }
+        }
+        (newly, earliest)
+    }
+
     /// Marks the first un-SACKed segment lost (NewReno fast retransmit and
     /// partial ACKs). Returns whether it was newly marked.
     pub fn mark_head_lost(&mut self) -> bool {
@@ -234,7 +279,7 @@ impl Scoreboard {
     }
 
     /// Records a retransmission of segment `i` at `now`.
-    pub fn on_retransmit(&mut self, i: usize, now: SimTime, snap: TxSnapshot) {
+    pub fn on_retransmit(&mut self, i: usize, now: SimTime, order: u64, snap: TxSnapshot) {
         let s = &mut self.segs[i];
         debug_assert!(!s.sacked);
         if s.lost && !s.retrans {
@@ -246,6 +291,7 @@ impl Scoreboard {
         }
         s.tx_time = now;
         s.tx_count += 1;
+        s.tx_order = order;
         s.snap = snap;
     }
 
@@ -284,6 +330,7 @@ mod tests {
                 len: 100,
                 tx_time: SimTime::ZERO,
                 tx_count: 1,
+                tx_order: i,
                 sacked: false,
                 lost: false,
                 retrans: false,
@@ -310,7 +357,7 @@ mod tests {
         let mut b = board(5);
         b.sack(100, 500, |_| {});
         b.mark_lost_by_sack(3);
-        b.on_retransmit(0, SimTime::from_nanos(1), TxSnapshot::default());
+        b.on_retransmit(0, SimTime::from_nanos(1), 100, TxSnapshot::default());
         assert_eq!(b.in_flight(), 1);
         assert!(!b.has_lost_to_retransmit());
         let mut removed = 0;
@@ -326,6 +373,46 @@ mod tests {
         b.sack(200, 300, |_| {});
         assert_eq!(b.mark_all_lost(), 5);
         assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.next_lost(), Some(0));
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn rack_marks_a_segment_lost_once_a_later_one_is_delivered_and_its_rtt_has_passed() {
+        let ms = |v: u64| SimTime::from_nanos(v * 1_000_000);
+        let mut b = board(4);
+        for i in 0..4 {
+            b.segs[i].tx_time = ms(i as u64);
+        }
+        b.sack(300, 400, |_| {});
+        let rtt = crate::units::SimDuration::from_millis(40);
+        // Segment 3 (order 3) was delivered with a 40 ms RTT; at 41 ms only
+        // segments 0 and 1 have waited that long.
+        let (n, timer) = b.rack_detect_loss(ms(41), 3, rtt, crate::units::SimDuration::ZERO);
+        assert_eq!(n, 2);
+        assert_eq!(timer, Some(ms(42)));
+        assert!(b.get(0).lost && b.get(1).lost && !b.get(2).lost);
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn rack_finds_a_lost_retransmission() {
+        let ms = |v: u64| SimTime::from_nanos(v * 1_000_000);
+        let mut b = board(3);
+        b.mark_head_lost();
+        b.on_retransmit(0, ms(10), 10, TxSnapshot::default());
+        // Data sent after the retransmission (order 11) is delivered 40 ms later.
+        b.segs[2].tx_order = 11;
+        b.segs[2].tx_time = ms(11);
+        b.sack(200, 300, |_| {});
+        let (n, _) = b.rack_detect_loss(
+            ms(51),
+            11,
+            crate::units::SimDuration::from_millis(40),
+            crate::units::SimDuration::ZERO,
+        );
+        assert_eq!(n, 2, "segment 1 and the retransmission of segment 0");
+        assert!(b.get(0).lost && !b.get(0).retrans);
         assert_eq!(b.next_lost(), Some(0));
         assert!(b.consistent());
     }

@@ -14,9 +14,10 @@
 //! Deviations from Linux, numbered:
 //! 1. No connection set-up or tear-down: the flow starts established (the
 //!    handshake would add one RTT and no congestion-control behaviour).
-//! 2. Loss detection is RFC 6675 `IsLost` (three SACKed segments above a
-//!    hole) and the RTO; Linux's RACK-TLP, F-RTO and undo (Eifel, DSACK) are
-//!    not modelled, so a spurious retransmission is never undone.
+//! 2. Loss detection with SACK is RACK (RFC 8985 §6, Linux's default, with
+//!    Linux's reordering window) or RFC 6675 `IsLost`, and the RTO. The tail
+//!    loss probe, F-RTO and undo (Eifel, DSACK) are not modelled: a lost
+//!    tail waits for the RTO, and a spurious retransmission is never undone.
 //! 3. The receive window is unlimited unless `rwnd_bytes` is set (Linux
 //!    autotunes it; cellular buffers rarely make it the limit).
 //! 4. No TSO/GSO: every segment is one packet of at most one MSS.
@@ -32,6 +33,19 @@ use super::rtt::{RttConfig, RttEstimator};
 use super::scoreboard::{Scoreboard, Seg};
 use crate::net::{AbcMark, AckHeader, FlowId, Packet, PacketKind};
 use crate::units::{BitRate, SimDuration, SimTime};
+
+/// How losses are detected when SACK is in use.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LossDetection {
+    /// RACK (RFC 8985 §6), Linux's default since 4.18: a segment is lost
+    /// when one sent after it was delivered and a reordering window has
+    /// passed; also finds lost retransmissions.
+    #[default]
+    Rack,
+    /// RFC 6675 `IsLost`: three SACKed segments above a hole (ns-3's rule).
+    Dupthresh,
+}
 
 /// How losses are recovered.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +65,8 @@ pub struct TcpConfig {
     /// Initial window, segments (RFC 6928: 10).
     pub initial_cwnd: u32,
     pub recovery: Recovery,
+    /// Loss detection with SACK (`"rack"` or `"dupthresh"`).
+    pub loss_detection: LossDetection,
     /// Duplicate ACKs / SACKed segments that make a hole a loss.
     pub dupthresh: u32,
     pub min_rto_ms: f64,
@@ -75,6 +91,7 @@ impl Default for TcpConfig {
             mss: 1448,
             initial_cwnd: 10,
             recovery: Recovery::Sack,
+            loss_detection: LossDetection::Rack,
             dupthresh: 3,
             min_rto_ms: 200.0,
             initial_rto_ms: 1000.0,
@@ -202,6 +219,16 @@ pub struct TcpSender {
     lost_total: u64,
     /// Segments marked lost while processing the current ACK.
     marked_lost: u32,
+    /// RACK: the transmission number of the most recently sent delivered
+    /// segment and its RTT (RFC 8985 RACK.xmit_ts/end_seq, RACK.rtt).
+    rack: Option<(u64, SimDuration)>,
+    /// Transmissions so far (orders them when send times tie).
+    tx_counter: u64,
+    /// RACK's reordering timer.
+    rack_timer: Option<SimTime>,
+    /// Segments delivered by the ACK being processed: (send time,
+    /// transmission number, retransmitted).
+    delivered_scratch: Vec<(SimTime, u64, bool)>,
     /// The algorithm sets the window itself (Linux `cong_control`); the
     /// framework then leaves cwnd alone at the end of recovery and after idle.
     cc_controls: bool,
@@ -245,6 +272,10 @@ impl TcpSender {
             signals,
             lost_total: 0,
             marked_lost: 0,
+            rack: None,
+            tx_counter: 0,
+            rack_timer: None,
+            delivered_scratch: Vec::new(),
             cc_controls: false,
         }
     }
@@ -315,10 +346,10 @@ impl TcpSender {
     }
     /// Earliest pending timer (retransmission or pacing).
     pub fn next_timer(&self) -> Option<SimTime> {
-        match (self.rto_deadline, self.pace_wait) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.rto_deadline, self.pace_wait, self.rack_timer]
+            .into_iter()
+            .flatten()
+            .min()
     }
     pub fn scoreboard_consistent(&self) -> bool {
         self.sb.consistent()
@@ -420,6 +451,7 @@ impl TcpSender {
         let prior_in_flight = self.sb.in_flight();
         let prior_snd_una = self.snd_una;
         self.marked_lost = 0;
+        self.delivered_scratch.clear();
 
         // --- SACK tagging (Linux tcp_sacktag_write_queue): blocks in
         // sequence order; the send times of the first and last newly SACKed
@@ -437,8 +469,10 @@ impl TcpSender {
                     continue;
                 }
                 let rate = &mut self.rate;
+                let delivered = &mut self.delivered_scratch;
                 newly_sacked += self.sb.sack(b.start, b.end, |s| {
                     rate.on_delivered(s);
+                    delivered.push((s.tx_time, s.tx_order, s.ever_retransmitted()));
                     if !s.ever_retransmitted() {
                         first_sackt.get_or_insert(s.tx_time);
                         last_sackt = Some(s.tx_time);
@@ -457,8 +491,12 @@ impl TcpSender {
         let mut last_ackt: Option<SimTime> = None;
         if ack.ack > self.snd_una {
             let rate = &mut self.rate;
+            let delivered = &mut self.delivered_scratch;
             self.sb.ack_cumulative(ack.ack, |s| {
                 newly_acked += 1;
+                if !s.sacked {
+                    delivered.push((s.tx_time, s.tx_order, s.ever_retransmitted()));
+                }
                 if s.ever_retransmitted() {
                     acked_retrans = true;
                 }
@@ -500,6 +538,7 @@ impl TcpSender {
             self.rtt.update(r);
             out.rtt_samples.push(r);
         }
+        self.rack_advance(now, ack.ts_ecr);
         let view = self.view(now);
         let flags = AckFlags {
             slow_path: snd_una_advanced || newly_sacked > 0,
@@ -576,7 +615,10 @@ impl TcpSender {
             _ => {}
         }
         let _ = (snd_una_advanced, newly_sacked);
-        let newly_lost = self.sb.mark_lost_by_sack(self.cfg.dupthresh);
+        let newly_lost = match self.cfg.loss_detection {
+            LossDetection::Dupthresh => self.sb.mark_lost_by_sack(self.cfg.dupthresh),
+            LossDetection::Rack => self.rack_detect_loss(now),
+        };
         self.marked_lost += newly_lost;
         match self.state {
             CaState::Open | CaState::Disorder | CaState::Cwr => {
@@ -594,6 +636,43 @@ impl TcpSender {
             }
             CaState::Recovery | CaState::Loss => {}
         }
+    }
+
+    /// RFC 8985 §6.2 step 2 (Linux `tcp_rack_advance`): remember the most
+    /// recently sent segment this ACK delivered. A retransmitted segment
+    /// counts only if the ACK is for the retransmission: its RTT is at
+    /// least the minimum RTT and the timestamp echo is not older than it.
+    fn rack_advance(&mut self, now: SimTime, ts_ecr: SimTime) {
+        let min_rtt = self.rtt.min().unwrap_or(SimDuration::ZERO);
+        for &(tx, order, retrans) in &self.delivered_scratch {
+            let rtt = now.saturating_since(tx);
+            if retrans && (rtt < min_rtt || (ts_ecr > SimTime::ZERO && ts_ecr < tx)) {
+                continue;
+            }
+            if self.rack.is_none_or(|(o, _)| order > o) {
+                self.rack = Some((order, rtt));
+            }
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5 with Linux's reordering window
+    /// (`tcp_rack_reo_wnd`): none in recovery or once `dupthresh` segments
+    /// are SACKed (reordering is never observed here), otherwise a quarter
+    /// of the minimum RTT, at most the smoothed RTT. Arms the reordering
+    /// timer for segments not yet due.
+    fn rack_detect_loss(&mut self, now: SimTime) -> u32 {
+        self.rack_timer = None;
+        let Some((order, rtt)) = self.rack else { return 0 };
+        let reo_wnd =
+            if matches!(self.state, CaState::Recovery | CaState::Loss) || self.sb.sacked_out() >= self.cfg.dupthresh {
+                SimDuration::ZERO
+            } else {
+                let q = self.rtt.min().unwrap_or(SimDuration::ZERO) / 4;
+                self.rtt.srtt().map_or(q, |s| q.min(s))
+            };
+        let (n, timer) = self.sb.rack_detect_loss(now, order, rtt, reo_wnd);
+        self.rack_timer = timer;
+        n
     }
 
     fn enter_recovery(&mut self, now: SimTime) {
@@ -734,6 +813,15 @@ impl TcpSender {
 
     /// Handles whatever timers are due at `now`.
     pub fn on_timer(&mut self, now: SimTime, out: &mut SenderOutput) {
+        if self.rack_timer.is_some_and(|t| t <= now) && self.cfg.recovery == Recovery::Sack {
+            // RACK's reordering timer (RFC 8985 §6.3).
+            self.marked_lost = 0;
+            let n = self.rack_detect_loss(now);
+            self.lost_total += n as u64;
+            if n > 0 && matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr) {
+                self.enter_recovery(now);
+            }
+        }
         if self.rto_deadline.is_some_and(|d| d <= now) {
             self.on_rto(now, out);
         }
@@ -912,6 +1000,7 @@ impl TcpSender {
             len,
             tx_time: now,
             tx_count: 1,
+            tx_order: self.tx_counter,
             sacked: false,
             lost: false,
             retrans: false,
@@ -935,7 +1024,7 @@ impl TcpSender {
     fn send_retransmission(&mut self, now: SimTime, i: usize, out: &mut SenderOutput) {
         self.before_send(now);
         let snap = self.rate.on_send(now, self.sb.packets_out());
-        self.sb.on_retransmit(i, now, snap);
+        self.sb.on_retransmit(i, now, self.tx_counter, snap);
         let s = self.sb.get(i);
         let (seq, len) = (s.seq, s.len);
         let kind = if self.state == CaState::Loss {
@@ -953,6 +1042,7 @@ impl TcpSender {
     }
 
     fn after_send(&mut self, now: SimTime) {
+        self.tx_counter += 1;
         self.stats.segments_sent += 1;
         self.last_send = Some(now);
         self.prr_out += 1;
