@@ -496,7 +496,7 @@ struct Sample {
 
 /// BBR's stand-in for its writes to `tp->app_limited` (deviation 6).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct AppLimitedMark {
+pub(super) struct AppLimitedMark {
     /// The mark: application-limited until `delivered` exceeds this; 0 = off.
     until: u64,
     /// `delivered` when the latest activation began.
@@ -516,7 +516,7 @@ impl Default for AppLimitedMark {
 }
 
 impl AppLimitedMark {
-    fn set(&mut self, delivered: u64, until: u64) {
+    pub(super) fn set(&mut self, delivered: u64, until: u64) {
         if self.until == 0 {
             self.from = delivered;
             self.to = None;
@@ -524,28 +524,28 @@ impl AppLimitedMark {
         self.until = until.max(1);
     }
     /// As `tcp_rate_gen` clears `tp->app_limited`.
-    fn clear_if_passed(&mut self, delivered: u64) {
+    pub(super) fn clear_if_passed(&mut self, delivered: u64) {
         if self.until != 0 && delivered > self.until {
             self.until = 0;
             self.to = Some(delivered);
         }
     }
-    fn active(&self) -> bool {
+    pub(super) fn active(&self) -> bool {
         self.until != 0
     }
     /// Was a packet whose send-time `delivered` snapshot is `d` sent while
     /// the mark was set?
-    fn covers(&self, d: u64) -> bool {
+    pub(super) fn covers(&self, d: u64) -> bool {
         d >= self.from && self.to.is_none_or(|to| d < to)
     }
 }
 
 /// SplitMix64 (deterministic, per connection).
 #[derive(Clone, Debug)]
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next_u64(&mut self) -> u64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -556,7 +556,7 @@ impl Rng {
         (self.next_u64() >> 32) as u32
     }
     /// Uniform in `0..n` (the contract of Linux `get_random_u32_below`).
-    fn below(&mut self, n: u32) -> u32 {
+    pub(super) fn below(&mut self, n: u32) -> u32 {
         debug_assert!(n > 0);
         let threshold = n.wrapping_neg() % n; // 2³² mod n
         loop {
@@ -580,16 +580,16 @@ fn ca_ord(s: CaState) -> u8 {
 }
 
 /// Linux `after(a, b)` for u32 jiffies.
-fn after(a: u32, b: u32) -> bool {
+pub(super) fn after(a: u32, b: u32) -> bool {
     (b.wrapping_sub(a) as i32) < 0
 }
 
 /// `tcp_mstamp`: the µs clock.
-fn us(t: SimTime) -> u64 {
+pub(super) fn us(t: SimTime) -> u64 {
     t.as_nanos() / 1_000
 }
 
-fn sat_u32(x: u64) -> u32 {
+pub(super) fn sat_u32(x: u64) -> u32 {
     x.min(u32::MAX as u64) as u32
 }
 

@@ -419,81 +419,9 @@ impl TxHistory {
     }
 }
 
-/// BBR's stand-in for its writes to `tp->app_limited` (v1 deviation 6).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct AppLimitedMark {
-    until: u64,
-    from: u64,
-    to: Option<u64>,
-}
-
-impl Default for AppLimitedMark {
-    fn default() -> Self {
-        AppLimitedMark {
-            until: 0,
-            from: u64::MAX,
-            to: Some(0),
-        }
-    }
-}
-
-impl AppLimitedMark {
-    fn set(&mut self, delivered: u64, until: u64) {
-        if self.until == 0 {
-            self.from = delivered;
-            self.to = None;
-        }
-        self.until = until.max(1);
-    }
-    fn clear_if_passed(&mut self, delivered: u64) {
-        if self.until != 0 && delivered > self.until {
-            self.until = 0;
-            self.to = Some(delivered);
-        }
-    }
-    fn active(&self) -> bool {
-        self.until != 0
-    }
-    fn covers(&self, d: u64) -> bool {
-        d >= self.from && self.to.is_none_or(|to| d < to)
-    }
-}
-
-/// SplitMix64 with Lemire's unbiased bounded draw.
-#[derive(Clone, Debug)]
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u32) -> u32 {
-        debug_assert!(n > 0);
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let m = (self.next_u64() >> 32) * n as u64;
-            if (m as u32) >= threshold {
-                return (m >> 32) as u32;
-            }
-        }
-    }
-}
-
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-fn us(t: SimTime) -> u64 {
-    t.as_nanos() / 1_000
-}
-
-fn sat_u32(x: u64) -> u32 {
-    x.min(u32::MAX as u64) as u32
-}
+// The app-limited mark, the seeded generator and the clock helpers are
+// v1's (`bbr.rs`), unchanged.
+use super::bbr::{after, sat_u32, us, AppLimitedMark, Rng};
 
 /// BBRv3 for one connection (Google's `struct bbr` plus the framework
 /// values it needs).
