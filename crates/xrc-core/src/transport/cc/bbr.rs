@@ -197,17 +197,12 @@
 //!     [`Config`] fields with Linux's values as defaults; `seed` and `hz` are
 //!     additions.
 //!
-//! # Framework notes (not fixed here; see `docs/algorithms/bbr.md`)
+//! # Framework notes (see `docs/algorithms/bbr.md`)
 //!
-//! Where the sender or `rate.rs` differ from Linux in ways BBR can see:
-//! pacing counts header bytes (Linux's EDT pacing uses `skb->len` without
-//! them) and paces the first 10 segments; `rs.losses` and `lost_total` are
-//! the net change of `lost_out`, not the count of newly marked segments; on
-//! leaving recovery the sender sets `cwnd = ssthresh` (Linux skips
-//! `tcp_end_cwnd_reduction` for `cong_control` algorithms); restart after
-//! idle (RFC 7661) is applied to BBR (Linux skips it for `cong_control`);
-//! there is no connection handshake, so `init` sees no RTT and BBR paces the
-//! initial window at its nominal 1 ms RTT rate.
+//! Where the sender still differs from Linux in ways BBR can see: it paces
+//! the first 10 segments; there is no connection handshake, so `init` sees
+//! no RTT and BBR paces the initial window at its nominal 1 ms RTT rate;
+//! there is no tail loss probe.
 
 use serde::{Deserialize, Serialize};
 
@@ -975,8 +970,8 @@ impl Bbr {
         let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else {
             return now;
         };
-        let wire = self.mss as u64 + crate::net::packet::TCP_IP_HEADER_BYTES as u64;
-        match BitRate::from_bps(rate.saturating_mul(8)).tx_time(wire) {
+        // The framework spaces packets by their payload (Linux EDT pacing).
+        match BitRate::from_bps(rate.saturating_mul(8)).tx_time(self.mss as u64) {
             Some(gap) => (last + gap).max(now),
             None => now,
         }

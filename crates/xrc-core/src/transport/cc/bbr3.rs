@@ -812,8 +812,8 @@ impl Bbr3 {
         let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else {
             return now;
         };
-        let wire = self.mss as u64 + crate::net::packet::TCP_IP_HEADER_BYTES as u64;
-        match BitRate::from_bps(rate.saturating_mul(8)).tx_time(wire) {
+        // The framework spaces packets by their payload (Linux EDT pacing).
+        match BitRate::from_bps(rate.saturating_mul(8)).tx_time(self.mss as u64) {
             Some(gap) => (last + gap).max(now),
             None => now,
         }
