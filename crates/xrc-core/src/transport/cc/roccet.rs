@@ -207,9 +207,9 @@
 //!   then usually runs until the buffer overflows, even with srRTT far above
 //!   the bound. With no HyStart and no reduction for a loss in slow start, the
 //!   recovery that follows keeps about the whole overshooting window in
-//!   flight. The simulator has no RACK, so lost retransmissions often end in
-//!   a timeout (one or two per run in the LTE and deep-buffer dumbbell runs
-//!   of `docs/algorithms/roccet.md`). After the timeout the next slow start
+//!   flight, and lost retransmissions can end in a timeout (one or two per
+//!   run in the LTE and deep-buffer dumbbell runs of
+//!   `docs/algorithms/roccet.md`, measured before the sender had RACK). After the timeout the next slow start
 //!   meets a still-high srRTT and a collapsed ACK rate, so LAUNCH exits at
 //!   once, possibly at 1 segment. The later
 //!   revisions test `max(curr_rate − last_rate, 0) ≤ 10` instead ("no longer
