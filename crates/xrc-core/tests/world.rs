@@ -45,7 +45,10 @@ fn a_saturated_ue_at_cqi_15_stays_below_the_radio_limit_and_fills_the_rlc_buffer
     // Occupancy is sampled after each TTI's transmission, so the sampled
     // maximum sits a few packets under the limit the drops show it hit.
     let full = rec.rlc.sdus.iter().copied().max().unwrap_or(0);
-    assert!((118..=128).contains(&full), "loss-based TCP fills the 128-packet RLC buffer: {full}");
+    assert!(
+        (118..=128).contains(&full),
+        "loss-based TCP fills the 128-packet RLC buffer: {full}"
+    );
     assert!(rec.drops.location.contains(&1), "and overflows it");
 }
 
