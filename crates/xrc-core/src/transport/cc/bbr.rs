@@ -584,6 +584,28 @@ pub(super) fn us(t: SimTime) -> u64 {
     t.as_nanos() / 1_000
 }
 
+/// The framework's next departure time: one payload's pacing gap after the
+/// last send (Linux EDT pacing), never in the past; `now` when not pacing.
+/// Shared by BBR v1 and v3.
+pub(super) fn next_departure(now: SimTime, last_send: Option<SimTime>, pacing_rate: Option<u64>, mss: u32) -> SimTime {
+    let (Some(last), Some(rate)) = (last_send, pacing_rate) else {
+        return now;
+    };
+    match BitRate::from_bps(rate.saturating_mul(8)).tx_time(mss as u64) {
+        Some(gap) => (last + gap).max(now),
+        None => now,
+    }
+}
+
+/// Packets still in the network after `interval` at bottleneck rate `bw`
+/// (packets per µs, `BW_SCALE` fixed point): the core of
+/// `bbr_packets_in_net_at_edt`, shared by BBR v1 and v3.
+pub(super) fn in_net_after(inflight: u32, bw: u32, interval: SimDuration) -> u32 {
+    let interval_us = interval.as_nanos() / 1_000;
+    let delivered = sat_u32((bw as u64 * interval_us) >> BW_SCALE);
+    inflight.saturating_sub(delivered)
+}
+
 pub(super) fn sat_u32(x: u64) -> u32 {
     x.min(u32::MAX as u64) as u32
 }
@@ -965,30 +987,21 @@ impl Bbr {
         self.quantization_budget(self.bdp(bw, gain))
     }
 
-    /// The framework's next departure time (deviation 4).
-    fn next_departure(&self, now: SimTime, c: &ConnView) -> SimTime {
-        let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else {
-            return now;
-        };
-        // The framework spaces packets by their payload (Linux EDT pacing).
-        match BitRate::from_bps(rate.saturating_mul(8)).tx_time(self.mss as u64) {
-            Some(gap) => (last + gap).max(now),
-            None => now,
-        }
-    }
-
     /// `bbr_packets_in_net_at_edt`: in flight less what the bottleneck will
-    /// have delivered by the next departure; counting the departing burst
-    /// when the gain raises in-flight data.
+    /// have delivered by the next departure (deviation 4); counting the
+    /// departing burst when the gain raises in-flight data.
     fn packets_in_net_at_edt(&self, now: SimTime, c: &ConnView, inflight_now: u32) -> u32 {
-        let edt = self.next_departure(now, c);
-        let interval_us = edt.saturating_since(now).as_nanos() / 1_000;
-        let interval_delivered = sat_u32((self.bbr_bw() as u64 * interval_us) >> BW_SCALE);
-        let mut inflight_at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            inflight_at_edt = inflight_at_edt.saturating_add(self.tso_segs_goal());
-        }
-        inflight_at_edt.saturating_sub(interval_delivered)
+        let edt = next_departure(now, c.last_send, self.pacing_rate, self.mss);
+        let burst = if self.pacing_gain > BBR_UNIT {
+            self.tso_segs_goal()
+        } else {
+            0
+        };
+        in_net_after(
+            inflight_now.saturating_add(burst),
+            self.bbr_bw(),
+            edt.saturating_since(now),
+        )
     }
 
     /// `bbr_ack_aggregation_cwnd`.

@@ -421,7 +421,7 @@ impl TxHistory {
 
 // The app-limited mark, the seeded generator and the clock helpers are
 // v1's (`bbr.rs`), unchanged.
-use super::bbr::{after, sat_u32, us, AppLimitedMark, Rng};
+use super::bbr::{after, in_net_after, next_departure, sat_u32, us, AppLimitedMark, Rng};
 
 /// BBRv3 for one connection (Google's `struct bbr` plus the framework
 /// values it needs).
@@ -808,26 +808,18 @@ impl Bbr3 {
         self.quantization_budget(self.bdp(bw, gain))
     }
 
-    fn next_departure(&self, now: SimTime, c: &ConnView) -> SimTime {
-        let (Some(last), Some(rate)) = (c.last_send, self.pacing_rate) else {
-            return now;
-        };
-        // The framework spaces packets by their payload (Linux EDT pacing).
-        match BitRate::from_bps(rate.saturating_mul(8)).tx_time(self.mss as u64) {
-            Some(gap) => (last + gap).max(now),
-            None => now,
-        }
-    }
-
     fn packets_in_net_at_edt(&self, now: SimTime, c: &ConnView, inflight_now: u32) -> u32 {
-        let edt = self.next_departure(now, c);
-        let interval_us = edt.saturating_since(now).as_nanos() / 1_000;
-        let interval_delivered = sat_u32((self.bbr_bw() as u64 * interval_us) >> BW_SCALE);
-        let mut inflight_at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            inflight_at_edt = inflight_at_edt.saturating_add(self.tso_segs_goal());
-        }
-        inflight_at_edt.saturating_sub(interval_delivered)
+        let edt = next_departure(now, c.last_send, self.pacing_rate, self.mss);
+        let burst = if self.pacing_gain > BBR_UNIT {
+            self.tso_segs_goal()
+        } else {
+            0
+        };
+        in_net_after(
+            inflight_now.saturating_add(burst),
+            self.bbr_bw(),
+            edt.saturating_since(now),
+        )
     }
 
     /// v3 adds the aggregation allowance in every mode.
