@@ -8,7 +8,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup demo test test-rust test-python bench clean
+.PHONY: setup setup-linux-ref demo test test-rust test-python bench clean
 
 $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml) $(shell find python -name '*.py')
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -17,6 +17,17 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+## What `xrc validate-linux` and the emulator tests need besides the kernel
+## (root, TUN, network namespaces): iperf3 for the traffic, ping and nstat
+## for the checks, tcpdump for inspecting captures. Debian packages.
+LINUX_REF_PKGS := iperf3 iputils-ping iproute2 tcpdump
+setup-linux-ref:
+	@missing=$$(for p in $(LINUX_REF_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing: $$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	else echo "setup-linux-ref: $(LINUX_REF_PKGS) already installed"; fi
 
 ## Install everything and run the XRC paper's Fig. 1 scenario.
 demo: setup

@@ -2,6 +2,8 @@
 //! back as raw little-endian column buffers (NumPy reads them without a
 //! copy per row). The GIL is released while events run.
 
+mod emu;
+
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -174,5 +176,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(engine_microbench, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<emu::Emulator>()?;
     Ok(())
 }

@@ -1,0 +1,574 @@
+//! The wall-clock loop: reads IP packets from both devices, passes them
+//! through the emulated paths in model time, and writes each one out when
+//! its model time comes.
+//!
+//! **Model time** is `CLOCK_MONOTONIC` minus the run's start. A packet
+//! enters its path at the time it was read. Each stage's internal events
+//! (end of a serialization, a delivery opportunity, the end of a delay)
+//! run at exactly the model time the stage asked for, however late the
+//! loop gets to them, so the model's arithmetic is the simulator's; only
+//! the write to the egress device can be late. That lateness (write time −
+//! scheduled time) is the **release error**, recorded for every packet.
+//!
+//! **Waiting**: when the next scheduled event is more than `spin_ns` away
+//! the loop sleeps in `ppoll` on both devices until `spin_ns` before it
+//! (the thread's timer slack is set to 1 ns); closer than that it polls the
+//! devices without sleeping until the event is due. Reads are batched (up
+//! to `batch` per device per pass).
+//!
+//! **Mapping to the core's packets**: every IP packet becomes a core
+//! `Packet` whose `size` is the IP packet's length (what the link models
+//! serialize and count against byte limits), whose `flow` is the capture's
+//! flow index (5-tuple), and whose kind is `Data` with `seq` holding the
+//! index of the [`Slab`] slot where its bytes wait (`len` = size − 52,
+//! `ts_val` = read time). The models never look at `seq`; the driver uses
+//! it to find the bytes to write when the packet leaves.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use xrc_core::net::{DataHeader, FlowId, Packet, PacketKind};
+use xrc_core::units::SimTime;
+
+use crate::capture::Capture;
+use crate::model::Paths;
+use crate::stage::{Dropped, Path};
+use crate::wire::parse_ipv4;
+
+/// A device of the emulator: the Internet side (where the sender of a
+/// download runs) or the UE side (the receiver behind the access link).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    Inet,
+    Ue,
+}
+
+/// A direction through the emulator.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dir {
+    /// Internet side → UE side (data of a download).
+    Down = 0,
+    /// UE side → Internet side (ACKs of a download).
+    Up = 1,
+}
+
+impl Dir {
+    pub fn ingress(self) -> Side {
+        match self {
+            Dir::Down => Side::Inet,
+            Dir::Up => Side::Ue,
+        }
+    }
+    pub fn egress(self) -> Side {
+        match self {
+            Dir::Down => Side::Ue,
+            Dir::Up => Side::Inet,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Down => "down",
+            Dir::Up => "up",
+        }
+    }
+}
+
+/// A clock in nanoseconds that never goes back.
+pub trait Clock {
+    fn now_ns(&self) -> u64;
+}
+
+/// The two devices.
+pub trait PacketIo {
+    /// One packet from `side`, without blocking; `None` when none waits.
+    fn recv(&mut self, side: Side, buf: &mut [u8]) -> io::Result<Option<usize>>;
+    fn send(&mut self, side: Side, pkt: &[u8]) -> io::Result<()>;
+    /// Returns when a device may be readable or at `deadline_ns` (clock
+    /// time). With `busy` the caller is spinning toward a deadline that is
+    /// close: a real device returns at once.
+    fn wait(&mut self, deadline_ns: u64, busy: bool) -> io::Result<()>;
+}
+
+/// Knobs of the loop.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Closer than this to the next event, poll instead of sleeping, ns.
+    pub spin_ns: u64,
+    /// Packets read per device per pass.
+    pub batch: usize,
+    /// Longest sleep, ns (bounds how long a stop request waits).
+    pub max_sleep_ns: u64,
+    /// Bytes of each packet kept for pcap files.
+    pub snaplen: u16,
+    /// A release later than this counts as late; any late release means the
+    /// run fell behind, ns.
+    pub late_ns: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            spin_ns: 50_000,
+            batch: 64,
+            max_sleep_ns: 20_000_000,
+            snaplen: 128,
+            late_ns: 1_000_000,
+        }
+    }
+}
+
+/// Bytes of packets inside the emulated paths, by slot.
+#[derive(Debug, Default)]
+pub struct Slab {
+    slots: Vec<(Vec<u8>, u32)>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    /// Stores `bytes` with its capture record; returns the slot.
+    pub fn put(&mut self, bytes: &[u8], record: u32) -> u32 {
+        match self.free.pop() {
+            Some(k) => {
+                let s = &mut self.slots[k as usize];
+                s.0.clear();
+                s.0.extend_from_slice(bytes);
+                s.1 = record;
+                k
+            }
+            None => {
+                self.slots.push((bytes.to_vec(), record));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    pub fn get(&self, slot: u32) -> (&[u8], u32) {
+        let s = &self.slots[slot as usize];
+        (&s.0, s.1)
+    }
+    pub fn release(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
+    /// Slots in use.
+    pub fn in_use(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// Counters of the loop. Every packet's release error (write time −
+/// scheduled time) is in its capture record.
+#[derive(Clone, Debug, Default)]
+pub struct Timing {
+    /// Releases later than `Options::late_ns`.
+    pub late: u64,
+    /// Passes that slept in `ppoll`, and passes that spun.
+    pub sleeps: u64,
+    pub spins: u64,
+}
+
+/// Per-direction packet counts.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct DirCounts {
+    pub read: u64,
+    pub written: u64,
+    pub dropped: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+pub struct Emulator<I: PacketIo, C: Clock> {
+    io: I,
+    clock: C,
+    paths: [Path; 2],
+    describe: [String; 2],
+    opts: Options,
+    slab: Slab,
+    capture: Capture,
+    timing: Timing,
+    counts: [DirCounts; 2],
+    /// Clock time of model time zero (set when the first run starts).
+    origin: Option<u64>,
+    /// Model time the last run ended.
+    ended: u64,
+    buf: Vec<u8>,
+    released: Vec<(SimTime, Packet)>,
+    dropped: Vec<Dropped>,
+    send_errors: u64,
+    last_send_error: Option<String>,
+}
+
+impl<I: PacketIo, C: Clock> Emulator<I, C> {
+    pub fn new(io: I, clock: C, paths: Paths, opts: Options) -> Self {
+        let capture = Capture::new(opts.snaplen);
+        Emulator {
+            io,
+            clock,
+            paths: [paths.down, paths.up],
+            describe: [paths.describe_down, paths.describe_up],
+            opts,
+            slab: Slab::default(),
+            capture,
+            timing: Timing::default(),
+            counts: [DirCounts::default(); 2],
+            origin: None,
+            ended: 0,
+            buf: vec![0u8; 65_536],
+            released: Vec::new(),
+            dropped: Vec::new(),
+            send_errors: 0,
+            last_send_error: None,
+        }
+    }
+
+    pub fn capture(&self) -> &Capture {
+        &self.capture
+    }
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+    pub fn counts(&self, d: Dir) -> DirCounts {
+        self.counts[d as usize]
+    }
+    pub fn path(&self, d: Dir) -> &Path {
+        &self.paths[d as usize]
+    }
+    pub fn describe(&self, d: Dir) -> &str {
+        &self.describe[d as usize]
+    }
+    pub fn origin_ns(&self) -> Option<u64> {
+        self.origin
+    }
+    pub fn ended_ns(&self) -> u64 {
+        self.ended
+    }
+    pub fn send_errors(&self) -> (u64, Option<&str>) {
+        (self.send_errors, self.last_send_error.as_deref())
+    }
+    pub fn io_mut(&mut self) -> &mut I {
+        &mut self.io
+    }
+
+    fn model_now(&self) -> u64 {
+        self.clock
+            .now_ns()
+            .saturating_sub(self.origin.expect("set when the run starts"))
+    }
+
+    /// Runs until `stop` is set or model time reaches `until_ns`. Model
+    /// time starts at the first call and continues across calls.
+    pub fn run(&mut self, stop: &AtomicBool, until_ns: Option<u64>) -> io::Result<()> {
+        if self.origin.is_none() {
+            self.origin = Some(self.clock.now_ns());
+        }
+        let origin = self.origin.expect("set");
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let now = self.model_now();
+            if until_ns.is_some_and(|u| now >= u) {
+                break;
+            }
+            for side in [Side::Inet, Side::Ue] {
+                for _ in 0..self.opts.batch {
+                    let Some(n) = self.io.recv(side, &mut self.buf)? else {
+                        break;
+                    };
+                    let t = self.model_now();
+                    self.advance(t);
+                    self.ingest(side, n, t);
+                }
+            }
+            let now = self.model_now();
+            self.advance(now);
+            let next = self.paths.iter().filter_map(|p| p.next_wakeup()).min();
+            let mut limit = now + self.opts.max_sleep_ns;
+            if let Some(u) = until_ns {
+                limit = limit.min(u);
+            }
+            match next.map(|t| t.as_nanos()) {
+                Some(w) if w <= now => {}
+                Some(w) if w - now <= self.opts.spin_ns => {
+                    self.timing.spins += 1;
+                    self.io.wait(origin + w, true)?;
+                }
+                w => {
+                    self.timing.sleeps += 1;
+                    let wake = w.map_or(limit, |w| (w - self.opts.spin_ns).min(limit));
+                    self.io.wait(origin + wake, false)?;
+                }
+            }
+        }
+        self.ended = self.model_now();
+        Ok(())
+    }
+
+    fn ingest(&mut self, side: Side, n: usize, t: u64) {
+        let dir = match side {
+            Side::Inet => Dir::Down,
+            Side::Ue => Dir::Up,
+        };
+        let bytes = &self.buf[..n];
+        let info = parse_ipv4(bytes);
+        let (rec, flow) = self.capture.on_read(t, dir, bytes, info.as_ref());
+        let slot = self.slab.put(bytes, rec);
+        let c = &mut self.counts[dir as usize];
+        c.read += 1;
+        c.bytes_read += n as u64;
+        let now = SimTime::from_nanos(t);
+        let pkt = Packet {
+            flow: FlowId(flow),
+            size: n as u32,
+            kind: PacketKind::Data(DataHeader {
+                seq: slot as u64,
+                len: (n as u32).saturating_sub(52),
+                ts_val: now,
+                retransmit: false,
+                abc: Default::default(),
+            }),
+        };
+        self.paths[dir as usize].enqueue(now, pkt, &mut self.released, &mut self.dropped);
+        self.flush(dir);
+    }
+
+    /// Runs both paths up to model time `t` and writes what left them.
+    fn advance(&mut self, t: u64) {
+        let now = SimTime::from_nanos(t);
+        for dir in [Dir::Down, Dir::Up] {
+            self.paths[dir as usize].advance_to(now, &mut self.released, &mut self.dropped);
+            self.flush(dir);
+        }
+    }
+
+    fn flush(&mut self, dir: Dir) {
+        for d in self.dropped.drain(..) {
+            let slot = slot_of(&d.pkt);
+            let (_, rec) = self.slab.get(slot);
+            self.capture.on_dropped(rec, d.stage);
+            self.slab.release(slot);
+            self.counts[dir as usize].dropped += 1;
+        }
+        let origin = self.origin.expect("running");
+        for k in 0..self.released.len() {
+            let (sched, ref p) = self.released[k];
+            let slot = slot_of(p);
+            let (bytes, rec) = self.slab.get(slot);
+            let at = self.clock.now_ns().saturating_sub(origin);
+            match self.io.send(dir.egress(), bytes) {
+                Ok(()) => {
+                    let c = &mut self.counts[dir as usize];
+                    c.written += 1;
+                    c.bytes_written += bytes.len() as u64;
+                    self.capture.on_written(rec, at, sched.as_nanos());
+                }
+                Err(e) => {
+                    self.send_errors += 1;
+                    self.last_send_error = Some(format!("write to the {:?} device: {e}", dir.egress()));
+                    self.capture.on_dropped(rec, u8::MAX as usize);
+                }
+            }
+            if at.saturating_sub(sched.as_nanos()) > self.opts.late_ns {
+                self.timing.late += 1;
+            }
+            self.slab.release(slot);
+        }
+        self.released.clear();
+    }
+
+    /// Release error (write time − scheduled time) of every packet
+    /// written, ns, in the order read.
+    pub fn release_errors(&self) -> Vec<u64> {
+        self.capture
+            .records()
+            .iter()
+            .filter(|r| r.fate == crate::capture::Fate::Delivered)
+            .map(|r| r.t_out.saturating_sub(r.t_sched))
+            .collect()
+    }
+
+    /// Packets still inside the paths.
+    pub fn in_flight(&self) -> u64 {
+        self.paths.iter().map(|p| p.held()).sum()
+    }
+}
+
+fn slot_of(p: &Packet) -> u32 {
+    match &p.kind {
+        PacketKind::Data(d) => d.seq as u32,
+        PacketKind::Ack(a) => a.ack as u32,
+    }
+}
+
+/// p-th percentile (nearest rank) of unsorted values; `None` when empty.
+pub fn percentile(values: &mut [u64], p: f64) -> Option<u64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_unstable();
+    let rank = ((p / 100.0) * values.len() as f64).ceil().max(1.0) as usize;
+    Some(values[rank.min(values.len()) - 1])
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::collections::VecDeque;
+    use std::rc::Rc;
+
+    use crate::model::{build_paths, TraceTexts};
+    use xrc_core::scenario::ScenarioConfig;
+
+    /// A virtual clock shared by the fake devices.
+    #[derive(Clone, Default)]
+    pub(crate) struct VClock(pub Rc<Cell<u64>>);
+    impl Clock for VClock {
+        fn now_ns(&self) -> u64 {
+            self.0.get()
+        }
+    }
+
+    /// Devices in memory: packets scheduled to appear on a side at a clock
+    /// time; writes are recorded with the clock time. Each call costs
+    /// `cost_ns` of virtual time, so a spinning loop makes progress.
+    pub(crate) struct FakeIo {
+        pub clock: VClock,
+        pub inbox: [VecDeque<(u64, Vec<u8>)>; 2],
+        pub sent: Vec<(u64, Side, Vec<u8>)>,
+        pub cost_ns: u64,
+    }
+    impl FakeIo {
+        fn idx(side: Side) -> usize {
+            match side {
+                Side::Inet => 0,
+                Side::Ue => 1,
+            }
+        }
+        fn tick(&self) {
+            self.clock.0.set(self.clock.0.get() + self.cost_ns);
+        }
+    }
+    impl PacketIo for FakeIo {
+        fn recv(&mut self, side: Side, buf: &mut [u8]) -> io::Result<Option<usize>> {
+            self.tick();
+            let q = &mut self.inbox[Self::idx(side)];
+            if q.front().is_some_and(|(t, _)| *t <= self.clock.0.get()) {
+                let (_, b) = q.pop_front().expect("front");
+                buf[..b.len()].copy_from_slice(&b);
+                return Ok(Some(b.len()));
+            }
+            Ok(None)
+        }
+        fn send(&mut self, side: Side, pkt: &[u8]) -> io::Result<()> {
+            self.tick();
+            self.sent.push((self.clock.0.get(), side, pkt.to_vec()));
+            Ok(())
+        }
+        fn wait(&mut self, deadline_ns: u64, _busy: bool) -> io::Result<()> {
+            let next_in = self.inbox.iter().filter_map(|q| q.front().map(|(t, _)| *t)).min();
+            let now = self.clock.0.get();
+            let to = next_in
+                .map_or(deadline_ns, |t| t.min(deadline_ns))
+                .max(now + self.cost_ns);
+            self.clock.0.set(to);
+            Ok(())
+        }
+    }
+
+    pub(crate) fn emulator(scenario: &str, texts: TraceTexts) -> Emulator<FakeIo, VClock> {
+        let cfg = ScenarioConfig::resolve(scenario).unwrap();
+        let paths = build_paths(&cfg, &texts).unwrap();
+        let clock = VClock::default();
+        let io = FakeIo {
+            clock: clock.clone(),
+            inbox: [VecDeque::new(), VecDeque::new()],
+            sent: Vec::new(),
+            cost_ns: 500,
+        };
+        Emulator::new(io, clock, paths, Options::default())
+    }
+
+    fn ip_packet(len: usize) -> Vec<u8> {
+        crate::wire::tests::tcp_packet(1, 1, crate::wire::flags::ACK, &[], len - 40)
+    }
+
+    const WIRED_12: &str = r#"{"seed":1,"duration_s":1,"topology":"wired",
+        "internet":{"rate_mbps":12,"delay_ms":10,"buffer_packets":2},"flows":[{"cc":"cubic"}]}"#;
+
+    #[test]
+    fn packets_leave_at_their_model_time_in_order_with_drops_at_the_tail() {
+        let mut e = emulator(WIRED_12, TraceTexts::default());
+        // Five 1500-byte packets at once: one on the wire, two queued, two dropped.
+        for _ in 0..5 {
+            e.io.inbox[0].push_back((0, ip_packet(1500)));
+        }
+        e.run(&AtomicBool::new(false), Some(100_000_000)).unwrap();
+        let times: Vec<u64> = e.io.sent.iter().map(|(t, _, _)| *t).collect();
+        assert_eq!(times.len(), 3);
+        assert!(e.io.sent.iter().all(|(_, s, _)| *s == Side::Ue));
+        // 1 ms of serialization each (1500 B at 12 Mbit/s), then 10 ms;
+        // the first read happens after one call's cost (0.5 µs).
+        for (k, t) in times.iter().enumerate() {
+            let due = 500 + (k as u64 + 1) * 1_000_000 + 10_000_000;
+            assert!(*t >= due && *t < due + 100_000, "packet {k} at {t}, due {due}");
+        }
+        assert_eq!(e.counts(Dir::Down).dropped, 2);
+        let errs = e.release_errors();
+        assert_eq!(errs.len(), 3);
+        assert!(errs.iter().all(|&x| x < 100_000));
+        assert_eq!(e.timing().late, 0);
+        assert_eq!(e.in_flight(), 0);
+        assert_eq!(e.slab.in_use(), 0);
+    }
+
+    #[test]
+    fn a_stopped_run_resumes_with_the_same_model_clock() {
+        let mut e = emulator(WIRED_12, TraceTexts::default());
+        e.io.inbox[1].push_back((5_000_000, ip_packet(100)));
+        e.run(&AtomicBool::new(false), Some(6_000_000)).unwrap();
+        assert!(e.io.sent.is_empty(), "still in the 10 ms pipe");
+        e.run(&AtomicBool::new(false), Some(30_000_000)).unwrap();
+        assert_eq!(e.io.sent.len(), 1);
+        assert_eq!(e.io.sent[0].1, Side::Inet);
+    }
+
+    #[test]
+    fn a_one_packet_per_5_ms_trace_never_carries_more_than_2_4_mbit_s() {
+        let scenario = r#"{"seed":1,"duration_s":1,"topology":"trace",
+            "internet":{"delay_ms":0,"buffer_packets":null},
+            "trace":{"downlink":"x.down","buffer_bytes":null},"flows":[{"cc":"cubic","ue":0}]}"#;
+        let mut e = emulator(
+            scenario,
+            TraceTexts {
+                downlink: Some("5\n".into()),
+                uplink: None,
+            },
+        );
+        // An arrival every 0.3 ms, some in the same millisecond as an
+        // opportunity: 1500-byte packets, far more than the trace carries.
+        for k in 0..3000u64 {
+            e.io.inbox[0].push_back((k * 300_000, ip_packet(1500)));
+        }
+        e.run(&AtomicBool::new(false), Some(1_000_000_000)).unwrap();
+        let times: Vec<u64> = e.io.sent.iter().map(|(t, _, _)| *t).collect();
+        // Within any 50 ms at most 50 / 5 + 1 packets (one per opportunity).
+        for (i, &t) in times.iter().enumerate() {
+            let in_50ms = times[i..].iter().take_while(|&&u| u < t + 50_000_000).count();
+            assert!(in_50ms <= 11, "{in_50ms} packets within 50 ms of {t}");
+        }
+        let bits = times.len() as f64 * 1500.0 * 8.0;
+        assert!(bits / 1.0 <= 2.4e6, "{} Mbit/s", bits / 1e6);
+        assert!(
+            times.len() >= 195,
+            "the trace's opportunities are used: {}",
+            times.len()
+        );
+    }
+
+    #[test]
+    fn the_nearest_rank_percentile_of_a_list() {
+        let mut v = vec![5, 1, 4, 2, 3];
+        assert_eq!(percentile(&mut v, 50.0), Some(3));
+        assert_eq!(percentile(&mut v, 100.0), Some(5));
+        assert_eq!(percentile(&mut [], 50.0), None);
+    }
+}

@@ -1,0 +1,218 @@
+//! From a resolved xrc scenario to the two emulated paths, built from the
+//! same configuration fields and the same core models as the simulator's
+//! `scenario::World` builds them, so that one scenario describes both runs.
+//!
+//! | topology | Internet → UE (data)                         | UE → Internet (ACKs)                         |
+//! |----------|----------------------------------------------|----------------------------------------------|
+//! | `wired`  | `Link` (internet.rate_mbps, delay_ms, buffer) | `Link` (internet.reverse_rate_mbps, delay_ms) |
+//! | `trace`  | `Link` (internet.*), then `TraceLink` (trace.downlink, trace.buffer_*) | the uplink trace's `TraceLink` (unlimited queue) or a fat uplink, then `Pipe` (trace.uplink_delay_ms) if non-zero, then `Link` (internet.*) |
+//!
+//! With the sender on the Internet side and the receiver on the UE side,
+//! the `trace` rows are Mahimahi's `mm-delay D mm-link UP DOWN` with the
+//! receiver inside: data crosses the delay and then the downlink trace's
+//! queue; ACKs cross the uplink trace's queue and then the delay.
+//!
+//! Not emulated (an error names the field): the `cellular` topology (issue
+//! 8) and per-flow extra RTT (the emulator does not yet classify flows
+//! into their own access pipes).
+
+use xrc_core::net::{LinkConfig, Pipe, QueueLimit};
+use xrc_core::ran::trace_link::{Trace, TraceLink};
+use xrc_core::scenario::config::Topology;
+use xrc_core::scenario::ScenarioConfig;
+use xrc_core::units::{BitRate, SimDuration};
+
+use crate::stage::{LinkStage, Path, PipeStage, Stage, TraceStage};
+
+/// The contents of the trace files a `trace` scenario names (the caller
+/// reads them, so tests and the Python front end can pass text).
+#[derive(Clone, Debug, Default)]
+pub struct TraceTexts {
+    pub downlink: Option<String>,
+    /// The uplink (ACK) trace; `None`: a fat uplink (no trace queue).
+    pub uplink: Option<String>,
+}
+
+/// The two paths and a one-line description of each.
+pub struct Paths {
+    pub down: Path,
+    pub up: Path,
+    pub describe_down: String,
+    pub describe_up: String,
+}
+
+fn ms(field: &str, v: f64) -> Result<SimDuration, String> {
+    SimDuration::try_from_millis_f64(v).ok_or_else(|| format!("{field}: {v} ms is not a valid duration"))
+}
+
+fn rate(field: &str, v: Option<f64>) -> Result<Option<BitRate>, String> {
+    v.map(|r| BitRate::try_from_mbps(r).ok_or_else(|| format!("{field}: {r} Mbit/s is not a valid rate")))
+        .transpose()
+}
+
+fn describe_link(rate: Option<f64>, delay_ms: f64, limit: QueueLimit) -> String {
+    let r = rate.map_or("unlimited rate".to_string(), |r| format!("{r} Mbit/s"));
+    let mut q = Vec::new();
+    if let Some(p) = limit.packets {
+        q.push(format!("{p} packets"));
+    }
+    if let Some(b) = limit.bytes {
+        q.push(format!("{b} bytes"));
+    }
+    let q = if q.is_empty() {
+        "unlimited queue".to_string()
+    } else {
+        format!("drop-tail {}", q.join(" / "))
+    };
+    format!("link({r}, {delay_ms} ms, {q})")
+}
+
+/// Builds the paths of `cfg` (validated here again).
+pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, String> {
+    cfg.validate()?;
+    for (k, f) in cfg.flows.iter().enumerate() {
+        if f.extra_rtt_ms != 0.0 {
+            return Err(format!(
+                "flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got {} ms); use internet.delay_ms",
+                f.extra_rtt_ms
+            ));
+        }
+    }
+    let i = &cfg.internet;
+    let limit = QueueLimit {
+        packets: i.buffer_packets,
+        bytes: i.buffer_bytes,
+    };
+    let delay = ms("internet.delay_ms", i.delay_ms)?;
+    let fwd_cfg = LinkConfig {
+        rate: rate("internet.rate_mbps", i.rate_mbps)?,
+        delay,
+        limit,
+    };
+    let rev_cfg = LinkConfig {
+        rate: rate("internet.reverse_rate_mbps", i.reverse_rate_mbps)?,
+        delay,
+        limit,
+    };
+    let d_fwd = describe_link(i.rate_mbps, i.delay_ms, limit);
+    let d_rev = describe_link(i.reverse_rate_mbps, i.delay_ms, limit);
+    match cfg.topology {
+        Topology::Wired => Ok(Paths {
+            down: Path::new(vec![Box::new(LinkStage::new(&fwd_cfg))]),
+            up: Path::new(vec![Box::new(LinkStage::new(&rev_cfg))]),
+            describe_down: d_fwd,
+            describe_up: d_rev,
+        }),
+        Topology::Trace => {
+            let t = cfg.trace.as_ref().expect("validated");
+            let window = SimDuration::from_millis(t.agent.window_ttis as u64);
+            let text = traces
+                .downlink
+                .as_deref()
+                .ok_or_else(|| format!("trace.downlink: the contents of {:?} were not given", t.downlink))?;
+            let down_trace = Trace::parse(text).map_err(|e| format!("trace.downlink ({}): {e}", t.downlink))?;
+            let d_trace = format!(
+                "trace({} opportunities per {} ms, {:.3} Mbit/s, queue {:?} packets / {:?} bytes)",
+                down_trace.ms.len(),
+                down_trace.period_ms,
+                down_trace.mean_rate_bps() * 1e-6,
+                t.buffer_packets,
+                t.buffer_bytes
+            );
+            let down: Vec<Box<dyn Stage>> = vec![
+                Box::new(LinkStage::new(&fwd_cfg)),
+                Box::new(TraceStage::new(TraceLink::new(
+                    down_trace,
+                    t.buffer_packets,
+                    t.buffer_bytes,
+                    window,
+                ))),
+            ];
+            let mut up: Vec<Box<dyn Stage>> = Vec::new();
+            let mut d_up = Vec::new();
+            match traces.uplink.as_deref() {
+                Some(text) => {
+                    let tr = Trace::parse(text).map_err(|e| format!("uplink trace: {e}"))?;
+                    d_up.push(format!(
+                        "trace({} opportunities per {} ms, {:.3} Mbit/s, unlimited queue)",
+                        tr.ms.len(),
+                        tr.period_ms,
+                        tr.mean_rate_bps() * 1e-6
+                    ));
+                    up.push(Box::new(TraceStage::new(TraceLink::new(tr, None, None, window))));
+                }
+                None => d_up.push("fat uplink (no trace)".to_string()),
+            }
+            if t.uplink_delay_ms > 0.0 {
+                up.push(Box::new(PipeStage::new(Pipe::new(ms(
+                    "trace.uplink_delay_ms",
+                    t.uplink_delay_ms,
+                )?))));
+                d_up.push(format!("pipe({} ms)", t.uplink_delay_ms));
+            }
+            up.push(Box::new(LinkStage::new(&rev_cfg)));
+            d_up.push(d_rev);
+            Ok(Paths {
+                down: Path::new(down),
+                up: Path::new(up),
+                describe_down: format!("{d_fwd} -> {d_trace}"),
+                describe_up: d_up.join(" -> "),
+            })
+        }
+        Topology::Cellular => Err(
+            "topology: \"cellular\" is not emulated yet (the emulator carries the wired and trace topologies)".into(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(json: &str) -> ScenarioConfig {
+        ScenarioConfig::resolve(json).unwrap()
+    }
+
+    #[test]
+    fn a_wired_scenario_gives_one_link_each_way() {
+        let c = cfg(r#"{"seed":1,"duration_s":1,"topology":"wired",
+                "internet":{"rate_mbps":20,"delay_ms":20,"buffer_packets":67},
+                "flows":[{"cc":"cubic"}]}"#);
+        let p = build_paths(&c, &TraceTexts::default()).unwrap();
+        assert_eq!(p.down.stages().len(), 1);
+        assert_eq!(p.up.stages().len(), 1);
+        assert!(p.describe_down.contains("20 Mbit/s") && p.describe_down.contains("67 packets"));
+    }
+
+    #[test]
+    fn a_trace_scenario_puts_the_delay_before_the_downlink_queue_and_after_the_uplink_queue() {
+        let c = cfg(r#"{"seed":1,"duration_s":1,"topology":"trace",
+                "internet":{"delay_ms":5,"buffer_packets":null},
+                "trace":{"downlink":"x.down","buffer_bytes":150000},
+                "flows":[{"cc":"cubic","ue":0}]}"#);
+        let texts = TraceTexts {
+            downlink: Some("1\n2\n".into()),
+            uplink: Some("1\n".into()),
+        };
+        let p = build_paths(&c, &texts).unwrap();
+        let kinds = |p: &Path| p.stages().iter().map(|s| s.kind()).collect::<Vec<_>>();
+        assert_eq!(kinds(&p.down), vec!["link", "trace"]);
+        assert_eq!(kinds(&p.up), vec!["trace", "link"]);
+    }
+
+    #[test]
+    fn what_is_not_emulated_is_refused_naming_the_field() {
+        let c = cfg(
+            r#"{"seed":1,"duration_s":1,"topology":"wired","internet":{"rate_mbps":20},
+                "flows":[{"cc":"cubic","extra_rtt_ms":10}]}"#,
+        );
+        let e = build_paths(&c, &TraceTexts::default()).err().unwrap();
+        assert!(e.contains("flows.0.extra_rtt_ms"), "{e}");
+        let c = cfg(
+            r#"{"seed":1,"duration_s":1,"topology":"trace","trace":{"downlink":"x.down"},
+                "flows":[{"cc":"cubic","ue":0}]}"#,
+        );
+        let e = build_paths(&c, &TraceTexts::default()).err().unwrap();
+        assert!(e.contains("trace.downlink"), "{e}");
+    }
+}

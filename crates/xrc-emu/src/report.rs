@@ -1,0 +1,74 @@
+//! The numbers every run reports: how late packets were released, what
+//! crossed in each direction, and what the emulator thread got from the
+//! operating system.
+
+use crate::driver::{percentile, Clock, Dir, DirCounts, Emulator, PacketIo};
+use crate::sys::ThreadSetup;
+
+/// Summary of release errors (write time − scheduled time), ns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReleaseError {
+    pub n: u64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p999_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    /// Releases later than `late_threshold_ns`.
+    pub late: u64,
+    pub late_threshold_ns: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunReport {
+    /// Model time at the end of the run, ns.
+    pub duration_ns: u64,
+    pub release: ReleaseError,
+    /// Some release was later than the threshold: the emulated link was
+    /// not the configured one for those packets.
+    pub fell_behind: bool,
+    pub down: DirCounts,
+    pub up: DirCounts,
+    /// Packets inside the paths at the end.
+    pub in_flight_at_end: u64,
+    pub sleeps: u64,
+    pub spins: u64,
+    /// CPU time of the emulator thread, ns.
+    pub cpu_ns: u64,
+    pub thread: ThreadSetup,
+    pub send_errors: u64,
+    pub last_send_error: Option<String>,
+    pub path_down: String,
+    pub path_up: String,
+}
+
+impl RunReport {
+    pub fn of<I: PacketIo, C: Clock>(e: &Emulator<I, C>, cpu_ns: u64, thread: ThreadSetup, late_ns: u64) -> RunReport {
+        let mut errs = e.release_errors();
+        let release = ReleaseError {
+            n: errs.len() as u64,
+            p50_ns: percentile(&mut errs, 50.0),
+            p99_ns: percentile(&mut errs, 99.0),
+            p999_ns: percentile(&mut errs, 99.9),
+            max_ns: errs.last().copied(),
+            late: e.timing().late,
+            late_threshold_ns: late_ns,
+        };
+        let (send_errors, last) = e.send_errors();
+        RunReport {
+            duration_ns: e.ended_ns(),
+            fell_behind: release.late > 0,
+            release,
+            down: e.counts(Dir::Down),
+            up: e.counts(Dir::Up),
+            in_flight_at_end: e.in_flight(),
+            sleeps: e.timing().sleeps,
+            spins: e.timing().spins,
+            cpu_ns,
+            thread,
+            send_errors,
+            last_send_error: last.map(str::to_string),
+            path_down: e.describe(Dir::Down).to_string(),
+            path_up: e.describe(Dir::Up).to_string(),
+        }
+    }
+}

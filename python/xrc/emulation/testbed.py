@@ -1,0 +1,333 @@
+"""Two network namespaces joined through the emulator.
+
+A testbed is the Internet-side namespace (``xrc-<pid>-<n>-inet``: the
+sender of a download), the UE-side namespace (``xrc-<pid>-<n>-ue``: the
+receiver), and one TUN device in each, created by the emulator (the Rust
+``xrc._core.Emulator``) and moved into its namespace. Both sides see the
+same point-to-point addresses, ``10.77.0.1`` (Internet side) and
+``10.77.0.2`` (UE side), so packets cross the emulator unchanged.
+
+Settings (``sysctls``) are written inside the namespaces
+(``net.ipv4.tcp_congestion_control``, ``tcp_no_metrics_save``, ...); a new
+namespace starts from the kernel's defaults and takes them away with it.
+One global setting may have to change: a namespace other than the initial
+one may only make an algorithm its default if the algorithm is in the
+global ``net.ipv4.tcp_allowed_congestion_control`` (Linux
+``tcp_set_default_congestion_control`` returns EPERM otherwise), so the
+testbed adds it there for its lifetime and restores the original list on
+the way out. The original is also written to
+``/run/xrc-sysctl-<pid>.json`` first, so that if the process is killed
+without a chance to restore, the next testbed on the machine restores it
+(:func:`remove_stale`).
+
+Clean-up happens on every exit path of the ``with`` block (normal end,
+exception, ``KeyboardInterrupt``, ``SystemExit`` from the SIGTERM handler
+that :func:`terminate_on_sigterm` installs): the processes started in the
+namespaces are stopped (by their own process group), the emulator thread
+is stopped, the namespaces are deleted (which removes the TUN devices in
+them), and the devices' descriptors are closed. Namespaces are named with
+the owning process id; :func:`remove_stale` deletes those whose process
+is gone (left behind by ``kill -9``), and runs before every set-up.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+INET_IP = "10.77.0.1"
+UE_IP = "10.77.0.2"
+PREFIX = "xrc-"
+_NAME = re.compile(r"^xrc-(\d+)-(\d+)-(inet|ue)$")
+_counter = itertools.count()
+
+
+class TestbedError(RuntimeError):
+    """The machine cannot host a testbed (no root, no TUN, missing tool):
+    the message says what is missing. The CLI exits with status 2."""
+
+
+def _run(argv: list[str], *, check: bool = True, timeout: float = 10.0) -> subprocess.CompletedProcess:
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {(r.stderr or r.stdout).strip()}")
+    return r
+
+
+def missing_requirements(tools: tuple[str, ...] = ("ip",)) -> list[str]:
+    """What this machine lacks for a testbed (empty when it can host one)."""
+    missing = []
+    if os.geteuid() != 0:
+        missing.append("root (network namespaces and TUN devices need CAP_NET_ADMIN; run as root)")
+    if not os.path.exists("/dev/net/tun"):
+        missing.append("/dev/net/tun (the kernel's TUN driver: modprobe tun)")
+    elif os.geteuid() == 0:
+        try:
+            os.close(os.open("/dev/net/tun", os.O_RDWR))
+        except OSError as e:
+            missing.append(f"/dev/net/tun cannot be opened: {e}")
+    for t in tools:
+        if shutil.which(t) is None:
+            missing.append(f"{t} (install with `make setup-linux-ref`)")
+    return missing
+
+
+def require(tools: tuple[str, ...] = ("ip",)) -> None:
+    """Raises :class:`TestbedError` naming everything that is missing."""
+    m = missing_requirements(tools)
+    if m:
+        raise TestbedError("cannot set up the emulator testbed; missing: " + "; ".join(m))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def our_namespaces(pid: int | None = None) -> list[str]:
+    """Namespaces named like ours (of process ``pid``, or of any)."""
+    r = _run(["ip", "netns", "list"], check=False)
+    names = [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+    out = []
+    for n in names:
+        m = _NAME.match(n)
+        if m and (pid is None or int(m.group(1)) == pid):
+            out.append(n)
+    return out
+
+
+STATE_DIR = Path("/run")
+ALLOWED_CC = "net.ipv4.tcp_allowed_congestion_control"
+
+
+def _sysctl_path(key: str) -> Path:
+    return Path("/proc/sys") / key.replace(".", "/")
+
+
+def _state_file(pid: int) -> Path:
+    return STATE_DIR / f"xrc-sysctl-{pid}.json"
+
+
+def remove_stale() -> list[str]:
+    """Deletes namespaces of testbeds whose owning process is gone, and
+    restores global settings such a process changed and could not restore.
+    Returns what it cleaned."""
+    removed = []
+    for n in our_namespaces():
+        pid = int(_NAME.match(n).group(1))
+        if not _pid_alive(pid):
+            _run(["ip", "netns", "del", n], check=False)
+            removed.append(n)
+    for f in STATE_DIR.glob("xrc-sysctl-*.json"):
+        m = re.match(r"xrc-sysctl-(\d+)\.json$", f.name)
+        if not m or _pid_alive(int(m.group(1))):
+            continue
+        try:
+            saved = json.loads(f.read_text())
+            for key, value in saved.items():
+                _sysctl_path(key).write_text(value + "\n")
+                removed.append(f"{key}={value}")
+            f.unlink()
+        except (OSError, ValueError):
+            pass
+    return removed
+
+
+@contextmanager
+def allowed_congestion_control(names: list[str]) -> Iterator[None]:
+    """Makes ``names`` allowed globally for the block's duration (see the
+    module doc); restores the original list on every exit path."""
+    path = _sysctl_path(ALLOWED_CC)
+    original = path.read_text().split()
+    wanted = original + [n for n in names if n not in original]
+    if wanted == original:
+        yield
+        return
+    state = _state_file(os.getpid())
+    saved = json.loads(state.read_text()) if state.exists() else {}
+    saved.setdefault(ALLOWED_CC, " ".join(original))
+    state.write_text(json.dumps(saved))
+    try:
+        path.write_text(" ".join(wanted) + "\n")
+        yield
+    finally:
+        path.write_text(saved[ALLOWED_CC] + "\n")
+        state.unlink(missing_ok=True)
+
+
+def ns_exec(ns: str, argv: list[str]) -> list[str]:
+    return ["ip", "netns", "exec", ns, *argv]
+
+
+@dataclass
+class Testbed:
+    """A running testbed (inside the ``with`` block of :func:`testbed`)."""
+
+    inet_ns: str
+    ue_ns: str
+    emulator: Any
+    inet_ip: str = INET_IP
+    ue_ip: str = UE_IP
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def run(self, side: str, argv: list[str], *, timeout: float, check: bool = True) -> subprocess.CompletedProcess:
+        """Runs a command to completion in the ``"inet"`` or ``"ue"`` namespace."""
+        return _run(ns_exec(self.ns(side), argv), check=check, timeout=timeout)
+
+    def popen(self, side: str, argv: list[str], **kw) -> subprocess.Popen:
+        """Starts a command in a namespace, in its own process group (so
+        clean-up can stop it and its children)."""
+        p = subprocess.Popen(ns_exec(self.ns(side), argv), start_new_session=True, **kw)
+        self.procs.append(p)
+        return p
+
+    def ns(self, side: str) -> str:
+        if side == "inet":
+            return self.inet_ns
+        if side == "ue":
+            return self.ue_ns
+        raise ValueError(f"side: 'inet' or 'ue', got {side!r}")
+
+    def sysctl(self, side: str, key: str) -> str:
+        return self.run(side, ["sysctl", "-n", key], timeout=5).stdout.strip()
+
+    def nstat(self, side: str = "inet") -> dict[str, int]:
+        """The namespace's kernel counters (``nstat -a``: absolute values;
+        the namespace is new, so they count this testbed's traffic only)."""
+        r = self.run(side, ["nstat", "-asz", "--json"], timeout=10)
+        doc = json.loads(r.stdout)
+        kernel = doc.get("kernel", doc)
+        return {k: int(v) for k, v in kernel.items()}
+
+    def stop_processes(self, grace_s: float = 2.0) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + grace_s
+        for p in self.procs:
+            try:
+                p.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait(timeout=5)
+
+
+@contextmanager
+def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: str | None = None,
+            sysctls: dict[str, str] | None = None, options: dict | None = None) -> Iterator[Testbed]:
+    """Sets up the two namespaces and the emulator for a resolved scenario
+    (its ``wired`` or ``trace`` topology), yields the :class:`Testbed`
+    with the emulator created but not started, and tears everything down
+    on the way out. ``sysctls`` are written in both namespaces."""
+    require(("ip", "sysctl"))
+    from .. import _core
+
+    remove_stale()
+    pid, n = os.getpid(), next(_counter)
+    inet_ns, ue_ns = f"{PREFIX}{pid}-{n}-inet", f"{PREFIX}{pid}-{n}-ue"
+    tun_inet, tun_ue = f"xrc{pid}i{n}", f"xrc{pid}u{n}"
+    if len(tun_ue) > 15:
+        tun_inet, tun_ue = f"x{pid % 10**9}i{n % 100}", f"x{pid % 10**9}u{n % 100}"
+    created: list[str] = []
+    emu = None
+    tb = None
+    cc = [v for k, v in (sysctls or {}).items() if k == "net.ipv4.tcp_congestion_control"]
+    allowed = allowed_congestion_control(cc)
+    allowed.__enter__()
+    try:
+        for ns in (inet_ns, ue_ns):
+            _run(["ip", "netns", "add", ns])
+            created.append(ns)
+        emu = _core.Emulator(json.dumps(resolved, sort_keys=True), tun_inet, tun_ue, downlink_text, uplink_text,
+                             json.dumps(options) if options else None)
+        for ns, dev, me, peer in ((inet_ns, tun_inet, INET_IP, UE_IP), (ue_ns, tun_ue, UE_IP, INET_IP)):
+            # Settings first, so that nothing (an IPv6 router solicitation)
+            # leaves the device before they hold.
+            settings = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1",
+                        **(sysctls or {})}
+            for k, v in settings.items():
+                _run(ns_exec(ns, ["sysctl", "-q", "-w", f"{k}={v}"]))
+                got = _run(ns_exec(ns, ["sysctl", "-n", k])).stdout.split()
+                if got != str(v).split():
+                    raise RuntimeError(f"sysctl {k} in {ns}: wrote {v!r}, reads {' '.join(got)!r}")
+            _run(["ip", "link", "set", dev, "netns", ns])
+            _run(["ip", "-n", ns, "addr", "add", me, "peer", f"{peer}/32", "dev", dev])
+            _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            _run(["ip", "-n", ns, "link", "set", dev, "up"])
+        tb = Testbed(inet_ns=inet_ns, ue_ns=ue_ns, emulator=emu)
+        yield tb
+    finally:
+        if tb is not None:
+            tb.stop_processes()
+        if emu is not None and emu.running:
+            try:
+                emu.stop()
+            except OSError:
+                pass
+        for ns in created:
+            _run(["ip", "netns", "del", ns], check=False)
+        if emu is not None:
+            try:
+                emu.close()
+            except OSError:
+                pass
+        allowed.__exit__(None, None, None)
+
+
+def leftovers() -> dict[str, list[str]]:
+    """Namespaces and interfaces of this process still present (for tests):
+    ``{"namespaces": [...], "interfaces": [...]}``."""
+    pid = os.getpid()
+    links = _run(["ip", "-o", "link", "show"], check=False).stdout
+    ifaces = [m.group(1) for m in re.finditer(r"^\d+: (xrc\d+[iu]\d+|x\d+[iu]\d+)[:@]", links, re.M)
+              if str(pid) in m.group(1)]
+    return {"namespaces": our_namespaces(pid), "interfaces": ifaces}
+
+
+def terminate_on_sigterm() -> None:
+    """Makes SIGTERM (and SIGHUP) unwind like Ctrl-C, so ``finally``
+    blocks clean up: they raise ``SystemExit(128 + signal)``."""
+
+    def _raise(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, _raise)
+
+
+def kernel_hz() -> int | None:
+    """CONFIG_HZ from /proc/config.gz or /boot/config-$(uname -r), if readable."""
+    import gzip
+
+    rel = os.uname().release
+    for path, opener in (("/proc/config.gz", gzip.open), (f"/boot/config-{rel}", open)):
+        if Path(path).exists():
+            try:
+                with opener(path, "rt") as f:
+                    for line in f:
+                        if line.startswith("CONFIG_HZ="):
+                            return int(line.split("=", 1)[1])
+            except OSError:
+                continue
+    return None

@@ -1,0 +1,149 @@
+"""The real-time emulator between two network namespaces (needs root, TUN,
+``ip``, ``ping`` and ``iperf3``: skipped with the reason otherwise; ``make
+setup-linux-ref`` installs the tools). Every test is bounded in time and
+leaves no namespace, interface or global setting behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xrc.emulation import testbed as tbmod
+from xrc.emulation.testbed import leftovers, missing_requirements, remove_stale
+from xrc.scenario import from_dict
+
+MISSING = missing_requirements(("ip", "sysctl", "ping", "iperf3"))
+needs_root = pytest.mark.skipif(bool(MISSING), reason="emulator tests need: " + "; ".join(MISSING))
+ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+CUBIC = {"net.ipv4.tcp_congestion_control": "cubic", "net.ipv4.tcp_no_metrics_save": "1"}
+
+
+def wired(rate_mbps: float, delay_ms: float, buffer_packets: int = 100) -> dict:
+    return from_dict({"seed": 1, "duration_s": 10, "topology": "wired",
+                      "internet": {"rate_mbps": rate_mbps, "delay_ms": delay_ms, "buffer_packets": buffer_packets},
+                      "flows": [{"cc": "cubic"}]}).resolved
+
+
+def columns(emu) -> dict[str, np.ndarray]:
+    return {k: np.frombuffer(b, dtype=np.dtype(d)) for k, (d, b) in emu.capture_columns().items()}
+
+
+def iperf3(tb, seconds: float) -> dict:
+    tb.popen("ue", ["iperf3", "-s", "-1", "-B", tb.ue_ip], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 5
+    while not tb.run("ue", ["ss", "-Hltn", "sport = :5201"], timeout=5).stdout.strip():
+        assert time.monotonic() < deadline, "iperf3 server did not start"
+        time.sleep(0.05)
+    r = tb.run("inet", ["iperf3", "-c", tb.ue_ip, "-t", f"{seconds:g}", "-J"], timeout=seconds + 30)
+    return json.loads(r.stdout)
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind():
+    before = ALLOWED.read_text() if ALLOWED.exists() else None
+    yield
+    if not MISSING:
+        assert leftovers() == {"namespaces": [], "interfaces": []}
+        assert ALLOWED.read_text() == before, "the global allowed congestion controls were not restored"
+
+
+@needs_root
+def test_a_ping_through_a_fixed_delay_path_measures_that_delay_within_1_ms():
+    with tbmod.testbed(wired(1000.0, 10.0)) as tb:
+        tb.emulator.start(cpu=(os.cpu_count() or 1) - 1, fifo_priority=50)
+        r = tb.run("inet", ["ping", "-n", "-c", "20", "-i", "0.05", tb.ue_ip], timeout=20)
+        report = tb.emulator.stop()
+    times = [float(x) for x in re.findall(r"time=([\d.]+) ms", r.stdout)]
+    assert len(times) == 20, r.stdout
+    # 10 ms each way; serialization of 84 bytes at 1 Gbit/s is < 1 us.
+    assert abs(float(np.median(times)) - 20.0) <= 1.0, times
+    assert report["down"]["written"] == report["up"]["written"] == 20, "20 echo requests down, 20 replies up"
+
+
+@needs_root
+def test_a_5_s_iperf3_through_a_20_mbit_s_link_gets_19_3_mbit_s_within_3_percent():
+    with tbmod.testbed(wired(20.0, 5.0), sysctls=CUBIC) as tb:
+        tb.emulator.start(cpu=(os.cpu_count() or 1) - 1, fifo_priority=50)
+        j = iperf3(tb, 5)
+        report = tb.emulator.stop()
+    got = j["end"]["sum_received"]["bits_per_second"] / 1e6
+    # 20 Mbit/s of 1500-byte IP packets carry 20 x 1448 / 1500 = 19.31 Mbit/s of payload.
+    assert abs(got - 19.31) <= 0.03 * 19.31, f"{got:.2f} Mbit/s; emulator report {report}"
+
+
+@needs_root
+def test_a_one_packet_per_5_ms_trace_never_carries_more_than_2_40_mbit_s():
+    sc = from_dict({"seed": 1, "duration_s": 10, "topology": "trace",
+                    "internet": {"delay_ms": 5.0, "buffer_packets": None},
+                    "trace": {"downlink": str(Path(__file__).parent / "data" / "one-per-5ms.trace"),
+                              "buffer_packets": 50, "buffer_bytes": None},
+                    "flows": [{"cc": "cubic", "ue": 0}]}).resolved
+    with tbmod.testbed(sc, downlink_text="5\n", sysctls=CUBIC) as tb:
+        tb.emulator.start(cpu=(os.cpu_count() or 1) - 1, fifo_priority=50)
+        iperf3(tb, 5)
+        tb.emulator.stop()
+        c = columns(tb.emulator)
+    down = (c["dir"] == 0) & (c["fate"] == 0)
+    order = np.argsort(c["t_sched_ns"][down], kind="stable")
+    t = c["t_sched_ns"][down][order] / 1e9
+    cum = np.concatenate(([0], np.cumsum(c["len"][down][order].astype(np.int64))))
+    assert t.size > 500, "the trace carried traffic"
+    # An opportunity carries at most 1500 bytes: within any second starting
+    # at a release, at most 1000 / 5 + 1 opportunities' worth.
+    in_second = cum[np.searchsorted(t, t + 1.0, side="left")] - cum[:-1]
+    assert in_second.max() <= 201 * 1500, in_second.max()
+    busy = t[-1] - t[0]
+    # From the first release to the last: at most busy / 5 ms + 1 opportunities.
+    assert cum[-1] * 8 / (busy + 0.005) <= 2.40e6, cum[-1] * 8 / busy
+
+
+@needs_root
+def test_no_namespace_or_interface_is_left_behind_when_the_block_fails():
+    with pytest.raises(RuntimeError, match="boom"):
+        with tbmod.testbed(wired(20.0, 1.0), sysctls=CUBIC) as tb:
+            tb.emulator.start()
+            tb.popen("ue", ["sleep", "30"])
+            assert tb.inet_ns in tbmod.our_namespaces(os.getpid())
+            raise RuntimeError("boom")
+    # (the autouse fixture checks namespaces, interfaces and the global setting)
+
+
+@needs_root
+def test_ctrl_c_stops_a_blocking_run_within_100_ms_of_the_signal():
+    with tbmod.testbed(wired(20.0, 1.0)) as tb:
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        t0 = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            tb.emulator.run(30.0)
+        took = time.monotonic() - t0
+        assert not tb.emulator.running
+    assert took < 0.3 + 0.15, took
+
+
+@needs_root
+def test_a_namespace_and_a_setting_left_by_a_dead_process_are_cleaned_at_start_up():
+    p = subprocess.Popen(["true"])
+    p.wait()
+    dead = p.pid
+    ns = f"xrc-{dead}-0-inet"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    state = tbmod._state_file(dead)
+    state.write_text(json.dumps({tbmod.ALLOWED_CC: ALLOWED.read_text().strip()}))
+    try:
+        cleaned = remove_stale()
+        assert ns in cleaned
+        assert ns not in tbmod.our_namespaces()
+        assert not state.exists()
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        state.unlink(missing_ok=True)
