@@ -3,6 +3,7 @@
     xrc run SCENARIO --out DIR [--seed N] [--set PATH=VALUE ...] [--force] [--no-plots]
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
+    xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--pcap] [--list]
 
 Exit status: 0 on success, 2 for bad input (the message names the field and
 the value), 1 for anything else.
@@ -59,6 +60,20 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--force", action="store_true", help="replace the report directory if it exists")
     rp.add_argument("--quiet", action="store_true")
 
+    vl = sub.add_parser("validate-linux", help="real Linux TCP through xrc's emulator against the simulator "
+                        "(needs root, TUN, iperf3)")
+    vl.add_argument("--cases", default=None, metavar="PATTERNS",
+                    help="comma-separated shell patterns of case ids (default: all; see --list)")
+    vl.add_argument("--repeats", type=int, default=2, help="real runs per case (default 2)")
+    vl.add_argument("--duration", type=float, default=60.0, help="seconds per run (default 60)")
+    vl.add_argument("--out", default=None, help="results directory (default: runs/validate-linux)")
+    vl.add_argument("--pcap", action="store_true", help="also write a pcap of each side of every real run")
+    vl.add_argument("--no-sim", action="store_true", help="real runs only")
+    vl.add_argument("--cpu", type=int, default=None, help="CPU to pin the emulator to (default: the last)")
+    vl.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO for the emulator")
+    vl.add_argument("--list", action="store_true", help="print the case ids and exit")
+    vl.add_argument("--quiet", action="store_true")
+
     b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
     b.add_argument("scenario", nargs="?", default="scenarios/bench/lte-1ue-20s.toml")
     b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
@@ -85,6 +100,36 @@ def _print_summary(summary) -> None:
               f"utilization {util}  HoL p90 {p90} ms  HoL<=budget {frac}")
     if summary["jain_index"] is not None:
         print(f"  Jain's index {summary['jain_index']:.4f}")
+
+
+def _validate_linux(args, argv: list[str]) -> int:
+    from pathlib import Path
+
+    from .emulation import linuxref
+    from .emulation.testbed import TestbedError, terminate_on_sigterm
+
+    if args.list:
+        print(linuxref.list_cases())
+        return 0
+    try:
+        cases = linuxref.select_cases(args.cases)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    terminate_on_sigterm()
+    out = Path(args.out or "runs/validate-linux")
+    try:
+        res = linuxref.run_cases(cases, out=out, repeats=args.repeats, duration_s=args.duration, pcap=args.pcap,
+                                 cpu=args.cpu, fifo_priority=None if args.no_realtime else 50,
+                                 simulate=not args.no_sim, argv=["xrc", *argv], progress=not args.quiet)
+    except TestbedError as e:
+        print(f"xrc: error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    if not args.quiet:
+        print(linuxref.markdown(res))
+        print(f"wrote {out}/results.json and {out}/table.md")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                     ours = "-" if c["ours"] is None else f"{c['ours']:.4g}"
                     print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} ours: {ours}")
             return 0
+        if args.cmd == "validate-linux":
+            return _validate_linux(args, argv)
         if args.cmd == "bench":
             from .bench import bench
 

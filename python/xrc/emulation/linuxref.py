@@ -1,0 +1,634 @@
+"""``xrc validate-linux``: real Linux TCP against the simulator, case by case.
+
+For every case, real Linux TCP (``iperf3``) runs through xrc's own
+real-time emulator (:mod:`xrc.emulation.testbed`) between two network
+namespaces, and the same case runs through the simulator; one table
+compares them.
+
+**Real side.** The iperf3 client (the sender) runs in the Internet-side
+namespace, whose *default* congestion control
+(``net.ipv4.tcp_congestion_control``) is the algorithm under test: a
+socket switched to another algorithm after creation keeps the pacing
+state of the machine default's (BBR), so ``iperf3 -C`` is not used.
+``net.ipv4.tcp_no_metrics_save=1`` there, and each run gets new
+namespaces, so no cached ssthresh or RTT leaks between runs. The server
+runs in the UE-side namespace. Every other setting is the kernel's default.
+The RTT samples, retransmissions, drops and delivery progress come from
+the emulator's own capture, reconstructed as the simulator's sender
+records its own (:mod:`xrc_emu::analysis`, ``docs/emulation.md``); the
+congestion window comes from iperf3's ``-J`` intervals (``snd_cwnd`` every
+100 ms); the kernel's counters from ``nstat`` in the sender's namespace.
+
+**Simulated side.** The same scenario fields: ``topology = "wired"`` with
+``internet.rate_mbps``, ``internet.delay_ms`` (one way) and
+``internet.buffer_packets``; or ``topology = "trace"`` with
+``trace.downlink``, ``trace.uplink`` (when the core has the field),
+``trace.buffer_*`` and ``internet.delay_ms``. MSS 1448 and xrc's defaults
+(Linux's: RACK, minimum RTO 200 ms, delayed ACK 40 ms, 16 quick ACKs)
+everywhere else. The emulator is built from the very same resolved
+scenario, so both sides cross the same link model.
+
+**Alignment.** Time zero of a real run is the first data segment of the
+iperf3 data connection (the simulated flow starts established, without a
+handshake). The steady interval is [5 s, duration). On a trace link the
+trace's clock starts when the emulator starts, a few hundred ms before the
+first data segment: the simulated flow then starts at that offset (rounded
+to 100 ms) so both see the same part of the trace.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .testbed import UE_IP, TestbedError, kernel_hz, require, testbed
+
+REPO = Path(__file__).resolve().parents[3]
+SHARED_TRACES = REPO.parent / "shared" / "traces"
+RESULTS_SCHEMA = 1
+STEADY_FROM_S = 5.0
+MSS = 1448
+RATE_MBPS = 20.0
+OPPORTUNITY_BYTES = 1500
+CELL_TRACES = ("TMobile-LTE-short", "Verizon-LTE-short", "ATT-LTE-driving")
+LINUX_TO_XRC = {"cubic": "cubic", "reno": "newreno", "bbr": "bbr"}
+NSTAT_KEYS = ("TcpExtTCPLossUndo", "TcpExtTCPSpuriousRTOs", "TcpExtTCPLossProbes", "TcpExtTCPLossProbeRecovery",
+              "TcpExtTCPTimeouts", "TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartTrainCwnd",
+              "TcpExtTCPHystartDelayDetect", "TcpExtTCPHystartDelayCwnd", "TcpRetransSegs",
+              "TcpExtTCPFastRetrans", "TcpExtTCPSlowStartRetrans", "TcpExtTCPLostRetransmit",
+              "TcpExtTCPSackRecovery", "TcpExtTCPDSACKRecv", "TcpExtTCPDSACKUndo", "TcpExtTCPFullUndo",
+              "TcpExtTCPPartialUndo", "TcpExtTCPSACKReorder", "TcpExtTCPSpuriousRtxHostQueues")
+NS_SYSCTLS_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_sack",
+                       "net.ipv4.tcp_timestamps", "net.ipv4.tcp_frto", "net.ipv4.tcp_recovery",
+                       "net.ipv4.tcp_early_retrans", "net.ipv4.tcp_autocorking", "net.ipv4.tcp_ecn",
+                       "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem", "net.ipv4.tcp_slow_start_after_idle",
+                       "net.ipv4.tcp_min_rtt_wlen", "net.ipv4.tcp_pacing_ss_ratio", "net.ipv4.tcp_pacing_ca_ratio",
+                       "net.core.default_qdisc")
+
+
+class HarnessError(RuntimeError):
+    """A run that could not be carried out (the message says why)."""
+
+
+# ------------------------------------------------------------------ cases
+
+@dataclass(frozen=True)
+class Case:
+    """One comparison. ``link``: ``"wired"`` (the smooth link), ``"const"``
+    (a constant-rate Mahimahi trace) or ``"cell"`` (a bundled cellular
+    trace). ``cc`` is Linux's name."""
+
+    id: str
+    link: str
+    cc: str
+    rtt_ms: float
+    buffer_packets: int | None = None
+    buffer_bytes: int | None = None
+    trace: str | None = None
+    rate_mbps: float = RATE_MBPS
+
+    @property
+    def xrc_cc(self) -> str:
+        return LINUX_TO_XRC[self.cc]
+
+
+def all_cases() -> list[Case]:
+    """The issue's cases: 20 Mbit/s, 40 ms base RTT, 1 and 4 BDP (67 and 267
+    packets) for cubic, reno and bbr on the smooth link and on a constant
+    20 Mbit/s trace; the three bundled cellular traces at 10 and 40 ms
+    with a 150 KB buffer for cubic and bbr."""
+    out = []
+    for link in ("wired", "const"):
+        for buf in (67, 267):
+            for cc in ("cubic", "reno", "bbr"):
+                out.append(Case(id=f"{link}-20mbit-40ms-{buf}p-{cc}", link=link, cc=cc, rtt_ms=40.0,
+                                buffer_packets=buf))
+    for tr in CELL_TRACES:
+        for rtt in (10, 40):
+            for cc in ("cubic", "bbr"):
+                out.append(Case(id=f"{tr}-{rtt}ms-150kB-{cc}", link="cell", cc=cc, rtt_ms=float(rtt),
+                                buffer_bytes=150_000, trace=tr))
+    return out
+
+
+def select_cases(patterns: str | None) -> list[Case]:
+    """Cases whose id matches any comma-separated shell pattern."""
+    cases = all_cases()
+    if not patterns:
+        return cases
+    pats = [p.strip() for p in patterns.split(",") if p.strip()]
+    chosen = [c for c in cases if any(fnmatch.fnmatchcase(c.id, p) or p == c.id for p in pats)]
+    if not chosen:
+        raise ValueError(f"--cases {patterns!r} matches no case; known: {', '.join(c.id for c in cases)}")
+    return chosen
+
+
+def constant_trace(rate_mbps: float) -> str:
+    """A Mahimahi trace of a constant rate: in millisecond ``m`` (1-based)
+    ``floor(m·r) − floor((m−1)·r)`` opportunities, ``r`` = opportunities per
+    ms, exactly, over one period (the denominator of ``r``); e.g. 20 Mbit/s
+    = 5/3 opportunities per ms: ``1, 2, 2, 3, 3``."""
+    r = Fraction(rate_mbps).limit_denominator(10_000) * 1_000_000 / (OPPORTUNITY_BYTES * 8 * 1000)
+    if r <= 0:
+        raise ValueError(f"rate_mbps must be positive, got {rate_mbps}")
+    period = r.denominator
+    lines = []
+    for m in range(1, period + 1):
+        n = math.floor(m * r) - math.floor((m - 1) * r)
+        lines.extend([str(m)] * n)
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class TraceFiles:
+    """Where a case's traces are: paths for the simulator, text for the emulator."""
+
+    downlink: Path
+    uplink: Path
+
+
+def trace_files(case: Case, generated_dir: Path, traces_dir: Path = SHARED_TRACES) -> TraceFiles | None:
+    """The downlink and uplink traces of a trace case (writing the constant
+    trace into ``generated_dir``); ``None`` for the wired link. The
+    constant trace serves both directions (as ``mm-link T T``); a cellular
+    trace's ACKs cross its ``.up`` trace."""
+    if case.link == "wired":
+        return None
+    if case.link == "const":
+        p = generated_dir / f"const-{case.rate_mbps:g}mbit.trace"
+        generated_dir.mkdir(parents=True, exist_ok=True)
+        text = constant_trace(case.rate_mbps)
+        if not p.exists() or p.read_text() != text:
+            p.write_text(text)
+        return TraceFiles(p, p)
+    down, up = traces_dir / f"{case.trace}.down", traces_dir / f"{case.trace}.up"
+    for p in (down, up):
+        if not p.is_file():
+            raise HarnessError(f"case {case.id}: trace file not found: {p}")
+    return TraceFiles(down, up)
+
+
+def sim_scenario(case: Case, duration_s: float, traces: TraceFiles | None, *, start_s: float = 0.0,
+                 with_uplink: bool = True) -> dict[str, Any]:
+    """The xrc scenario of a case (a dict for :func:`xrc.scenario.from_dict`)."""
+    doc: dict[str, Any] = {
+        "name": case.id,
+        "description": f"validate-linux case {case.id}",
+        "seed": 1,
+        "duration_s": start_s + duration_s,
+        "output": {"bin_ms": 100.0, "cwnd_trace": True, "rtt_trace": True},
+        "flows": [{"id": "bulk", "cc": case.xrc_cc, "start_s": start_s, "traffic": {"kind": "bulk"},
+                   "tcp": {"mss": MSS}}],
+    }
+    if case.link == "wired":
+        doc["topology"] = "wired"
+        doc["internet"] = {"rate_mbps": case.rate_mbps, "delay_ms": case.rtt_ms / 2,
+                           "buffer_packets": case.buffer_packets}
+        return doc
+    assert traces is not None
+    doc["topology"] = "trace"
+    # mm-delay: a pure delay each way, no queue.
+    doc["internet"] = {"delay_ms": case.rtt_ms / 2, "buffer_packets": None}
+    doc["trace"] = {"downlink": str(traces.downlink), "buffer_packets": case.buffer_packets,
+                    "buffer_bytes": case.buffer_bytes}
+    if with_uplink:
+        doc["trace"]["uplink"] = str(traces.uplink)
+    doc["flows"][0]["ue"] = 0
+    return doc
+
+
+def resolve_sim(case: Case, duration_s: float, traces: TraceFiles | None, start_s: float = 0.0):
+    """Resolves the case's scenario. Returns (Scenario, uplink modelled by
+    the simulator?): a core without ``trace.uplink`` gets the scenario
+    without it (a fat uplink), and the table says so."""
+    from ..scenario import ScenarioError, from_dict
+
+    doc = sim_scenario(case, duration_s, traces, start_s=start_s)
+    try:
+        return from_dict(doc), True
+    except ScenarioError as e:
+        if "uplink" in str(e) and case.link != "wired":
+            doc = sim_scenario(case, duration_s, traces, start_s=start_s, with_uplink=False)
+            return from_dict(doc), False
+        raise
+
+
+# ---------------------------------------------------------------- metrics
+
+def _pct(x: np.ndarray, q: float) -> float | None:
+    return float(np.percentile(x, q)) if x.size else None
+
+
+def _mean(x: np.ndarray) -> float | None:
+    return float(x.mean()) if x.size else None
+
+
+def step_mean(t: np.ndarray, v: np.ndarray, t0: float, t1: float) -> float | None:
+    """Time-weighted mean over [t0, t1) of a step function that takes value
+    ``v[i]`` from ``t[i]`` on (``t`` sorted)."""
+    if t.size == 0 or t[0] > t1:
+        return None
+    i0 = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
+    ts = np.concatenate(([max(t0, t[i0])], t[i0 + 1:][t[i0 + 1:] < t1], [t1]))
+    vs = v[i0:i0 + ts.size - 1]
+    w = np.diff(ts)
+    return float((vs * w).sum() / w.sum()) if w.sum() > 0 else None
+
+
+def summarize_samples(*, rtt_t: np.ndarray, rtt_ms: np.ndarray, goodput_mbps: float, retx_t: np.ndarray,
+                      drops: int, cwnd_mean: float | None, t0: float, t1: float) -> dict[str, Any]:
+    sel = (rtt_t >= t0) & (rtt_t < t1)
+    r = rtt_ms[sel]
+    return {
+        "goodput_mbps": goodput_mbps,
+        "rtt_mean_ms": _mean(r),
+        "rtt_p50_ms": _pct(r, 50),
+        "rtt_p95_ms": _pct(r, 95),
+        "rtt_samples": int(r.size),
+        "retransmits": int(retx_t.size),
+        "retransmits_steady": int(((retx_t >= t0) & (retx_t < t1)).sum()),
+        "drops": int(drops),
+        "cwnd_mean_pkts": cwnd_mean,
+    }
+
+
+def sim_metrics(tables: dict[str, dict[str, np.ndarray]], start_s: float, t0: float, t1: float) -> dict[str, Any]:
+    """The compared numbers of a simulated run (flow 0), times relative to
+    the flow's start."""
+    rtt = tables["rtt"]
+    sel = rtt["flow"] == 0
+    tp = tables["flow_throughput"]
+    bsel = (tp["flow"] == 0) & (tp["t"] >= start_s + t0 - 1e-9) & (tp["t"] < start_s + t1 - 1e-9)
+    goodput = float(tp["bytes"][bsel].sum()) * 8 / (t1 - t0) / 1e6
+    rx = tables["retransmits"]
+    retx_t = rx["t"][rx["flow"] == 0] - start_s
+    dr = tables["drops"]
+    drops = int(((dr["flow"] == 0) & (dr["location"] <= 2)).sum())
+    cw = tables["cwnd"]
+    csel = cw["flow"] == 0
+    ct, cv = cw["t"][csel] - start_s, cw["cwnd"][csel].astype(float)
+    out = summarize_samples(rtt_t=rtt["t"][sel] - start_s, rtt_ms=rtt["rtt_ms"][sel], goodput_mbps=goodput,
+                            retx_t=retx_t, drops=drops, cwnd_mean=step_mean(ct, cv, t0, t1), t0=t0, t1=t1)
+    ss = cw["ssthresh"][csel]
+    first = np.nonzero(ss < 0x7FFF_FFFF)[0]
+    out["ss_exit_cwnd_pkts"] = int(ss[first[0]]) if first.size else None
+    out["ss_exit_t_s"] = float(ct[first[0]]) if first.size else None
+    return out
+
+
+def iperf_cwnd(iperf: dict, t0: float, t1: float) -> tuple[float | None, int | None, list[list[float]]]:
+    """Mean ``snd_cwnd`` (segments of 1448 B) over the iperf3 intervals in
+    [t0, t1), the last interval's value, and the series [(end s, cwnd)]."""
+    series = []
+    for iv in iperf.get("intervals", []):
+        st = iv["streams"][0]
+        if "snd_cwnd" in st:
+            series.append([float(st["end"]), st["snd_cwnd"] / MSS])
+    vals = np.array([c for e, c in series if t0 < e <= t1 + 1e-6])
+    last = round(series[-1][1]) if series else None
+    return (float(vals.mean()) if vals.size else None), last, series
+
+
+# --------------------------------------------------------------- real runs
+
+def _wait_listening(tb, port: int = 5201, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        r = tb.run("ue", ["ss", "-Hltn", f"sport = :{port}"], timeout=5, check=False)
+        if r.stdout.strip():
+            return
+        time.sleep(0.05)
+    raise HarnessError(f"iperf3 server did not listen on port {port} within {timeout_s} s")
+
+
+def run_real(case: Case, duration_s: float, traces: TraceFiles | None, run_dir: Path, *, cpu: int | None,
+             fifo_priority: int | None, pcap: bool, emu_options: dict | None = None) -> dict[str, Any]:
+    """One real run of ``case``; writes iperf3's JSON and the emulator's
+    report into ``run_dir`` and returns the run's raw numbers."""
+    from ..scenario import from_dict
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    # The emulator is built from the simulator's scenario (start at 0: only
+    # the link fields matter), with the uplink trace whether or not the
+    # simulator models it yet.
+    resolved = from_dict(sim_scenario(case, duration_s, traces, with_uplink=False)).resolved
+    down_text = traces.downlink.read_text() if traces else None
+    up_text = traces.uplink.read_text() if traces else None
+    sysctls = {"net.ipv4.tcp_congestion_control": case.cc, "net.ipv4.tcp_no_metrics_save": "1"}
+    load_before = os.getloadavg()
+    with testbed(resolved, downlink_text=down_text, uplink_text=up_text, sysctls=sysctls,
+                 options=emu_options) as tb:
+        ns_sysctls = {}
+        for k in NS_SYSCTLS_RECORDED:
+            r = tb.run("inet", ["sysctl", "-n", k], timeout=5, check=False)
+            ns_sysctls[k] = r.stdout.strip() if r.returncode == 0 else None
+        emu = tb.emulator
+        emu.start(cpu=cpu, fifo_priority=fifo_priority)
+        srv_log = open(run_dir / "iperf3-server.log", "w")
+        tb.popen("ue", ["iperf3", "-s", "-1", "-B", UE_IP], stdout=srv_log, stderr=subprocess.STDOUT)
+        _wait_listening(tb)
+        cli = tb.run("inet", ["iperf3", "-c", UE_IP, "-t", f"{duration_s + 1:g}", "-i", "0.1", "-J"],
+                     timeout=duration_s + 60, check=False)
+        (run_dir / "iperf3.json").write_text(cli.stdout)
+        if cli.returncode != 0:
+            raise HarnessError(f"iperf3 client failed (exit {cli.returncode}): {cli.stderr.strip()[:500]}")
+        nstat = tb.nstat("inet")
+        time.sleep(0.2)  # the last ACKs cross
+        report = emu.stop()
+        flows = emu.flows()
+        data = [f for f in flows if f["proto"] == 6 and f["dport"] == 5201]
+        if not data:
+            raise HarnessError("no iperf3 connection crossed the emulator")
+        flow = max(data, key=lambda f: f["payload_down"])
+        view = {k: (np.frombuffer(v[1], dtype=np.dtype(v[0])) if isinstance(v, tuple) else v)
+                for k, v in emu.sender_view(flow["index"]).items()}
+        if pcap:
+            emu.write_pcap(str(run_dir / "inet.pcap"), "inet")
+            emu.write_pcap(str(run_dir / "ue.pcap"), "ue")
+    load_after = os.getloadavg()
+    (run_dir / "emulator-report.json").write_text(json.dumps(report, indent=2) + "\n")
+    iperf = json.loads(cli.stdout)
+    z = view["first_payload_ns"]
+    if z is None:
+        raise HarnessError("the iperf3 data connection carried no data")
+    t1 = duration_s
+    rtt_t = (view["rtt_t_ns"].astype(np.int64) - z) / 1e9
+    dt = (view["delivered_t_ns"].astype(np.int64) - z) / 1e9
+    db = view["delivered_bytes"].astype(np.int64)
+
+    def delivered_at(t: float) -> int:
+        i = int(np.searchsorted(dt, t, side="right")) - 1
+        return int(db[i]) if i >= 0 else 0
+
+    goodput = (delivered_at(t1) - delivered_at(STEADY_FROM_S)) * 8 / (t1 - STEADY_FROM_S) / 1e6
+    cwnd_mean, cwnd_exit, cwnd_series = iperf_cwnd(iperf, STEADY_FROM_S, t1)
+    m = summarize_samples(rtt_t=rtt_t, rtt_ms=view["rtt_ns"] / 1e6, goodput_mbps=goodput,
+                          retx_t=(view["retransmit_t_ns"].astype(np.int64) - z) / 1e9,
+                          drops=len(view["data_drop_t_ns"]), cwnd_mean=cwnd_mean, t0=STEADY_FROM_S, t1=t1)
+    detect = nstat.get("TcpExtTCPHystartTrainDetect", 0) + nstat.get("TcpExtTCPHystartDelayDetect", 0)
+    cw_sum = nstat.get("TcpExtTCPHystartTrainCwnd", 0) + nstat.get("TcpExtTCPHystartDelayCwnd", 0)
+    m["ss_exit_cwnd_pkts"] = cw_sum / detect if detect else None
+    m["cwnd_at_exit_pkts"] = cwnd_exit
+    end = iperf.get("end", {})
+    return {
+        "metrics": m,
+        "flow_start_offset_s": z / 1e9,
+        "iperf3": {
+            "sent_mbps": end.get("sum_sent", {}).get("bits_per_second", 0) / 1e6,
+            "received_mbps": end.get("sum_received", {}).get("bits_per_second", 0) / 1e6,
+            "retransmits": end.get("sum_sent", {}).get("retransmits"),
+            "max_snd_cwnd_pkts": (end.get("streams") or [{}])[0].get("sender", {}).get("max_snd_cwnd", 0) / MSS,
+        },
+        "nstat": {k: nstat.get(k, 0) for k in NSTAT_KEYS},
+        "nstat_nonzero": {k: v for k, v in nstat.items() if v and k.startswith(("Tcp", "TcpExt"))},
+        "emulator": report,
+        "load_avg": {"before": list(load_before), "after": list(load_after)},
+        "namespace_sysctls": ns_sysctls,
+        "flow": flow["describe"],
+        "cwnd_series": cwnd_series,
+    }
+
+
+# ------------------------------------------------------------- aggregation
+
+METRICS = ("goodput_mbps", "rtt_mean_ms", "rtt_p95_ms", "retransmits", "drops", "cwnd_mean_pkts")
+
+
+def aggregate(runs: list[dict]) -> dict[str, Any]:
+    """Mean, min, max and half-range of each metric over the real runs."""
+    out: dict[str, Any] = {}
+    keys = sorted({k for r in runs for k in r["metrics"]})
+    for k in keys:
+        vals = [r["metrics"][k] for r in runs if isinstance(r["metrics"].get(k), (int, float))]
+        if not vals:
+            out[k] = None
+            continue
+        out[k] = {"mean": float(np.mean(vals)), "min": float(min(vals)), "max": float(max(vals)),
+                  "spread": (float(max(vals)) - float(min(vals))) / 2, "n": len(vals)}
+    return out
+
+
+def delta(sim: float | None, real: float | None) -> float | None:
+    if sim is None or real is None or real == 0:
+        return None
+    return (sim - real) / real
+
+
+def _environment(argv: list[str]) -> dict[str, Any]:
+    from .. import __version__, _core
+    from ..runner import git_commit
+
+    def read(p: str) -> str | None:
+        try:
+            return Path(p).read_text().strip()
+        except OSError:
+            return None
+
+    return {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "kernel": platform.release(),
+        "kernel_version": read("/proc/version"),
+        "hz": kernel_hz(),
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "emulator": {"name": "xrc-emu (TUN, xrc-core link models)", "xrc_version": __version__,
+                     "core_version": _core.version(), "git_commit": git_commit()},
+        "iperf3": subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.splitlines()[0],
+        "global_sysctls": {k: read("/proc/sys/" + k.replace(".", "/")) for k in (
+            "net.ipv4.tcp_congestion_control", "net.ipv4.tcp_allowed_congestion_control",
+            "net.ipv4.tcp_available_congestion_control", "net.core.default_qdisc")},
+        "command": argv,
+    }
+
+
+def _sha256(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: float = 60.0, pcap: bool = False,
+              cpu: int | None = None, fifo_priority: int | None = 50, simulate: bool = True,
+              argv: list[str] | None = None, progress: bool = True, emu_options: dict | None = None) -> dict:
+    """Runs every case (real ``repeats`` times, simulated once), writing
+    ``results.json`` (after every run, so an interrupted command keeps what
+    it measured) and ``table.md`` into ``out``. Returns the results."""
+    from ..runner import simulate as run_sim
+
+    if repeats < 1:
+        raise ValueError(f"--repeats must be at least 1, got {repeats}")
+    if not (duration_s > STEADY_FROM_S + 1):
+        raise ValueError(f"--duration must exceed {STEADY_FROM_S + 1:g} s (the steady interval starts at "
+                         f"{STEADY_FROM_S:g} s), got {duration_s}")
+    require(("ip", "iperf3", "nstat", "ss", "sysctl"))
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    for c in cases:
+        if c.cc not in available:
+            raise TestbedError(f"case {c.id}: the kernel has no {c.cc!r} congestion control "
+                               f"(available: {' '.join(available)})")
+    if cpu is None:
+        cpu = (os.cpu_count() or 1) - 1
+    out.mkdir(parents=True, exist_ok=True)
+    gen = out / "traces"
+    results: dict[str, Any] = {
+        "schema": RESULTS_SCHEMA,
+        "environment": _environment(argv or []),
+        "settings": {"duration_s": duration_s, "steady_window_s": [STEADY_FROM_S, duration_s], "repeats": repeats,
+                     "mss": MSS, "emulator_cpu": cpu, "emulator_fifo_priority": fifo_priority,
+                     "emulator_options": emu_options or {},
+                     "namespace_sysctls_set": {"net.ipv4.tcp_congestion_control": "<the case's algorithm>",
+                                               "net.ipv4.tcp_no_metrics_save": "1",
+                                               "net.ipv6.conf.all.disable_ipv6": "1"}},
+        "cases": [],
+    }
+
+    def save() -> None:
+        tmp = out / "results.json.partial"
+        tmp.write_text(json.dumps(results, indent=1) + "\n")
+        os.replace(tmp, out / "results.json")
+        (out / "table.md").write_text(markdown(results))
+
+    for ci, case in enumerate(cases):
+        traces = trace_files(case, gen)
+        entry: dict[str, Any] = {"id": case.id, "case": asdict(case), "xrc_cc": case.xrc_cc, "runs": []}
+        if traces:
+            entry["traces"] = {
+                "downlink": {"name": traces.downlink.name, "sha256": _sha256(traces.downlink)},
+                "uplink": {"name": traces.uplink.name, "sha256": _sha256(traces.uplink)},
+            }
+        results["cases"].append(entry)
+        for k in range(repeats):
+            if progress:
+                print(f"[{ci + 1}/{len(cases)}] {case.id} real run {k + 1}/{repeats} ({duration_s:g} s) ...",
+                      file=sys.stderr, flush=True)
+            run = run_real(case, duration_s, traces, out / "runs" / case.id / f"real-{k + 1}", cpu=cpu,
+                           fifo_priority=fifo_priority, pcap=pcap, emu_options=emu_options)
+            entry["runs"].append(run)
+            if progress:
+                m, rep = run["metrics"], run["emulator"]["release_error"]
+                print(f"    goodput {m['goodput_mbps']:.2f} Mbit/s, RTT mean {m['rtt_mean_ms'] or float('nan'):.1f} "
+                      f"p95 {m['rtt_p95_ms'] or float('nan'):.1f} ms, retx {m['retransmits']}, drops {m['drops']}; "
+                      f"release error p50/p99/max {rep['p50_us']:.0f}/{rep['p99_us']:.0f}/{rep['max_us']:.0f} us"
+                      f"{' FELL BEHIND' if run['emulator']['fell_behind'] else ''}", file=sys.stderr, flush=True)
+            entry["linux"] = aggregate(entry["runs"])
+            save()
+        if simulate:
+            start = 0.0
+            if case.link != "wired":
+                offs = [r["flow_start_offset_s"] for r in entry["runs"]]
+                start = round(float(np.mean(offs)) * 10) / 10
+            sc, up_modelled = resolve_sim(case, duration_s, traces, start_s=start)
+            res = run_sim(sc)
+            sm = sim_metrics(res["tables"], start, STEADY_FROM_S, duration_s)
+            entry["xrc"] = {"metrics": sm, "flow_start_s": start, "uplink_trace_modelled": up_modelled,
+                            "scenario": _portable(sc.resolved), "core_version": None}
+            entry["delta"] = {k: delta(sm.get(k), (entry["linux"].get(k) or {}).get("mean")) for k in METRICS}
+            if progress:
+                print(f"    xrc: goodput {sm['goodput_mbps']:.2f} Mbit/s, RTT mean {sm['rtt_mean_ms'] or float('nan'):.1f} "
+                      f"p95 {sm['rtt_p95_ms'] or float('nan'):.1f} ms, retx {sm['retransmits']}, drops {sm['drops']}",
+                      file=sys.stderr, flush=True)
+            save()
+    save()
+    return results
+
+
+def _portable(resolved: dict) -> dict:
+    """The resolved scenario with trace paths made relative to the
+    repository (``../shared/traces/...``) or reduced to their file name
+    when generated, so the stored results do not depend on this machine."""
+    doc = json.loads(json.dumps(resolved))
+    tr = doc.get("trace")
+    if tr:
+        for k in ("downlink", "uplink"):
+            if isinstance(tr.get(k), str):
+                p = Path(tr[k])
+                try:
+                    tr[k] = os.path.relpath(p, REPO)
+                except ValueError:
+                    tr[k] = p.name
+    return doc
+
+
+# ---------------------------------------------------------------- reports
+
+def _fmt(v: float | None, digits: int) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _cell(case: dict, key: str, digits: int) -> str:
+    lin = (case.get("linux") or {}).get(key)
+    sim = ((case.get("xrc") or {}).get("metrics") or {}).get(key)
+    d = (case.get("delta") or {}).get(key)
+    real = "–" if not lin else f"{_fmt(lin['mean'], digits)}" + (
+        f" ±{_fmt(lin['spread'], digits)}" if lin["n"] > 1 else "")
+    dd = "" if d is None else f" ({d * 100:+.0f}%)" if abs(d) >= 0.095 else f" ({d * 100:+.1f}%)"
+    return f"{real} / {_fmt(sim, digits)}{dd}"
+
+
+def markdown(results: dict) -> str:
+    """The comparison table (and the emulator's timing per run) in Markdown."""
+    env = results["environment"]
+    s = results["settings"]
+    lines = [
+        f"Measured {env['date']} on Linux {env['kernel']} (HZ={env['hz']}, {env['cpus']} CPUs), "
+        f"{s['repeats']} real run(s) per case of {s['duration_s']:g} s, steady interval "
+        f"{s['steady_window_s'][0]:g}–{s['steady_window_s'][1]:g} s; emulator {env['emulator']['name']}, "
+        f"xrc {env['emulator']['git_commit'] or env['emulator']['xrc_version']}.",
+        "",
+        "Each cell: Linux (mean ± half the range over the runs) / xrc (Δ relative to Linux's mean). "
+        "Retransmissions and drops count the whole run; the rest the steady interval. "
+        "† marks a case where some real run fell behind (a packet released more than 1 ms late); "
+        "‡ a trace case whose uplink trace the simulator does not model yet (a fat uplink there).",
+        "",
+        "| case | goodput Mbit/s | mean RTT ms | p95 RTT ms | retransmissions | drops | mean cwnd pkts |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in results["cases"]:
+        flags = ""
+        if any(r["emulator"]["fell_behind"] for r in c["runs"]):
+            flags += " †"
+        if c.get("xrc") and not c["xrc"].get("uplink_trace_modelled", True):
+            flags += " ‡"
+        lines.append(f"| {c['id']}{flags} | {_cell(c, 'goodput_mbps', 2)} | {_cell(c, 'rtt_mean_ms', 1)} | "
+                     f"{_cell(c, 'rtt_p95_ms', 1)} | {_cell(c, 'retransmits', 0)} | {_cell(c, 'drops', 0)} | "
+                     f"{_cell(c, 'cwnd_mean_pkts', 1)} |")
+    lines += ["", "Kernel counters of the sender (nstat, per run) and the slow-start exit window "
+              "(Linux: HyStart's cwnd at detection; xrc: the first ssthresh):", "",
+              "| case | run | LossUndo | SpuriousRTOs | LossProbes | Timeouts | HyStart train/delay | "
+              "ss exit Linux / xrc | cwnd at exit |", "|---|---|---|---|---|---|---|---|---|"]
+    for c in results["cases"]:
+        sim_ss = ((c.get("xrc") or {}).get("metrics") or {}).get("ss_exit_cwnd_pkts")
+        for k, r in enumerate(c["runs"]):
+            n = r["nstat"]
+            lines.append(
+                f"| {c['id']} | {k + 1} | {n['TcpExtTCPLossUndo']} | {n['TcpExtTCPSpuriousRTOs']} | "
+                f"{n['TcpExtTCPLossProbes']} | {n['TcpExtTCPTimeouts']} | {n['TcpExtTCPHystartTrainDetect']}/"
+                f"{n['TcpExtTCPHystartDelayDetect']} | {_fmt(r['metrics'].get('ss_exit_cwnd_pkts'), 0)} / "
+                f"{_fmt(sim_ss, 0)} | {_fmt(r['metrics'].get('cwnd_at_exit_pkts'), 0)} |")
+    lines += ["", "Emulator timing per real run (release error = write time − scheduled time):", "",
+              "| case | run | packets | p50 µs | p99 µs | max µs | late > 1 ms | emulator CPU s | load avg before/after |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for c in results["cases"]:
+        for k, r in enumerate(c["runs"]):
+            e = r["emulator"]
+            rel = e["release_error"]
+            la = r["load_avg"]
+            lines.append(f"| {c['id']} | {k + 1} | {rel['n']} | {_fmt(rel['p50_us'], 0)} | {_fmt(rel['p99_us'], 0)} | "
+                         f"{_fmt(rel['max_us'], 0)} | {rel['late']} | {e['cpu_s']:.1f} | "
+                         f"{la['before'][0]:.1f} / {la['after'][0]:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def list_cases() -> str:
+    return "\n".join(c.id for c in all_cases())
