@@ -18,13 +18,14 @@ import numpy as np
 import pytest
 
 from xrc.emulation import testbed as tbmod
-from xrc.emulation.testbed import leftovers, missing_requirements, remove_stale
+from xrc.emulation.testbed import default_emulator_cpu, leftovers, missing_requirements, remove_stale
 from xrc.scenario import from_dict
 
 MISSING = missing_requirements(("ip", "sysctl", "ping", "iperf3"))
 needs_root = pytest.mark.skipif(bool(MISSING), reason="emulator tests need: " + "; ".join(MISSING))
 ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
 CUBIC = {"net.ipv4.tcp_congestion_control": "cubic", "net.ipv4.tcp_no_metrics_save": "1"}
+CPU = default_emulator_cpu()
 
 
 def wired(rate_mbps: float, delay_ms: float, buffer_packets: int = 100) -> dict:
@@ -58,8 +59,8 @@ def nothing_left_behind():
 
 @needs_root
 def test_a_ping_through_a_fixed_delay_path_measures_that_delay_within_1_ms():
-    with tbmod.testbed(wired(1000.0, 10.0)) as tb:
-        tb.emulator.start(cpu=(os.cpu_count() or 1) - 1, fifo_priority=50)
+    with tbmod.testbed(wired(1000.0, 10.0), emulator_cpu=CPU) as tb:
+        tb.emulator.start(cpu=CPU, fifo_priority=50)
         r = tb.run("inet", ["ping", "-n", "-c", "20", "-i", "0.05", tb.ue_ip], timeout=20)
         report = tb.emulator.stop()
     times = [float(x) for x in re.findall(r"time=([\d.]+) ms", r.stdout)]
@@ -71,8 +72,8 @@ def test_a_ping_through_a_fixed_delay_path_measures_that_delay_within_1_ms():
 
 @needs_root
 def test_a_5_s_iperf3_through_a_20_mbit_s_link_gets_19_3_mbit_s_within_3_percent():
-    with tbmod.testbed(wired(20.0, 5.0), sysctls=CUBIC) as tb:
-        tb.emulator.start(cpu=(os.cpu_count() or 1) - 1, fifo_priority=50)
+    with tbmod.testbed(wired(20.0, 5.0), sysctls=CUBIC, emulator_cpu=CPU) as tb:
+        tb.emulator.start(cpu=CPU, fifo_priority=50)
         j = iperf3(tb, 5)
         report = tb.emulator.stop()
     got = j["end"]["sum_received"]["bits_per_second"] / 1e6
@@ -87,8 +88,8 @@ def test_a_one_packet_per_5_ms_trace_never_carries_more_than_2_40_mbit_s():
                     "trace": {"downlink": str(Path(__file__).parent / "data" / "one-per-5ms.trace"),
                               "buffer_packets": 50, "buffer_bytes": None},
                     "flows": [{"cc": "cubic", "ue": 0}]}).resolved
-    with tbmod.testbed(sc, downlink_text="5\n", sysctls=CUBIC) as tb:
-        tb.emulator.start(cpu=(os.cpu_count() or 1) - 1, fifo_priority=50)
+    with tbmod.testbed(sc, downlink_text="5\n", sysctls=CUBIC, emulator_cpu=CPU) as tb:
+        tb.emulator.start(cpu=CPU, fifo_priority=50)
         iperf3(tb, 5)
         tb.emulator.stop()
         c = columns(tb.emulator)

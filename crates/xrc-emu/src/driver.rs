@@ -76,7 +76,42 @@ impl Dir {
 /// A clock in nanoseconds that never goes back.
 pub trait Clock {
     fn now_ns(&self) -> u64;
+    /// CPU time the calling thread has used, if the clock knows it.
+    fn thread_cpu_ns(&self) -> Option<u64> {
+        None
+    }
 }
+
+/// Where the loop was when it lost time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Inside a read from a device.
+    Read,
+    /// Inside a write to a device (the kernel runs the receiving stack's
+    /// input processing in this call).
+    Write,
+    /// Woken from `ppoll` later than asked.
+    Wake,
+    /// Between system calls: the model's work, or the thread was not running.
+    Between,
+}
+
+/// An interval longer than `Options::late_ns` during which the loop did
+/// not get to release packets.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Stall {
+    /// Model time the stall began, ns.
+    pub at_ns: u64,
+    pub dur_ns: u64,
+    pub phase: Phase,
+    /// CPU time the thread used from its last sleep to the end of the stall
+    /// and the wall time over the same span, ns (`None`: not measured).
+    /// CPU ≈ wall: the thread was busy; CPU ≪ wall: it was not running.
+    pub cpu_wall_ns: Option<(u64, u64)>,
+}
+
+/// Most stalls kept per run.
+pub const MAX_STALLS: usize = 10_000;
 
 /// The two devices.
 pub trait PacketIo {
@@ -163,6 +198,10 @@ pub struct Timing {
     /// Passes that slept in `ppoll`, and passes that spun.
     pub sleeps: u64,
     pub spins: u64,
+    /// Intervals the loop lost (at most [`MAX_STALLS`]).
+    pub stalls: Vec<Stall>,
+    /// Stalls beyond [`MAX_STALLS`].
+    pub stalls_dropped: u64,
 }
 
 /// Per-direction packet counts.
@@ -194,6 +233,10 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     dropped: Vec<Dropped>,
     send_errors: u64,
     last_send_error: Option<String>,
+    /// Clock time the last system call (or model step) ended.
+    mark: u64,
+    /// (clock time, thread CPU time) before the last sleep.
+    cpu_mark: Option<(u64, u64)>,
 }
 
 impl<I: PacketIo, C: Clock> Emulator<I, C> {
@@ -216,7 +259,46 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             dropped: Vec::new(),
             send_errors: 0,
             last_send_error: None,
+            mark: 0,
+            cpu_mark: None,
         }
+    }
+
+    /// Notes the time at the start of a system call: a long gap since the
+    /// previous one is a stall between calls.
+    fn begin(&mut self) -> u64 {
+        let now = self.clock.now_ns();
+        if now.saturating_sub(self.mark) > self.opts.late_ns && self.mark != 0 {
+            self.stall(self.mark, now, Phase::Between);
+        }
+        now
+    }
+
+    /// Notes the end of a call that began at `start`.
+    fn end(&mut self, start: u64, phase: Phase) {
+        let now = self.clock.now_ns();
+        if now - start > self.opts.late_ns {
+            self.stall(start, now, phase);
+        }
+        self.mark = now;
+    }
+
+    fn stall(&mut self, from: u64, to: u64, phase: Phase) {
+        if self.timing.stalls.len() >= MAX_STALLS {
+            self.timing.stalls_dropped += 1;
+            return;
+        }
+        let cpu_wall_ns = match (self.cpu_mark, self.clock.thread_cpu_ns()) {
+            (Some((wall0, cpu0)), Some(cpu1)) => Some((cpu1.saturating_sub(cpu0), to.saturating_sub(wall0))),
+            _ => None,
+        };
+        let origin = self.origin.unwrap_or(0);
+        self.timing.stalls.push(Stall {
+            at_ns: from.saturating_sub(origin),
+            dur_ns: to - from,
+            phase,
+            cpu_wall_ns,
+        });
     }
 
     pub fn capture(&self) -> &Capture {
@@ -243,9 +325,6 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     pub fn send_errors(&self) -> (u64, Option<&str>) {
         (self.send_errors, self.last_send_error.as_deref())
     }
-    pub fn io_mut(&mut self) -> &mut I {
-        &mut self.io
-    }
 
     fn model_now(&self) -> u64 {
         self.clock
@@ -260,6 +339,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             self.origin = Some(self.clock.now_ns());
         }
         let origin = self.origin.expect("set");
+        self.mark = self.clock.now_ns();
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
@@ -270,7 +350,10 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             }
             for side in [Side::Inet, Side::Ue] {
                 for _ in 0..self.opts.batch {
-                    let Some(n) = self.io.recv(side, &mut self.buf)? else {
+                    let t = self.begin();
+                    let got = self.io.recv(side, &mut self.buf)?;
+                    self.end(t, Phase::Read);
+                    let Some(n) = got else {
                         break;
                     };
                     let t = self.model_now();
@@ -294,7 +377,17 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                 w => {
                     self.timing.sleeps += 1;
                     let wake = w.map_or(limit, |w| (w - self.opts.spin_ns).min(limit));
+                    let t = self.begin();
+                    self.cpu_mark = self.clock.thread_cpu_ns().map(|c| (t, c));
                     self.io.wait(origin + wake, false)?;
+                    // Only a wake-up later than asked is lost time; an early
+                    // one (a packet arrived) is not.
+                    let now = self.clock.now_ns();
+                    let asked = (origin + wake).max(t);
+                    if now.saturating_sub(asked) > self.opts.late_ns {
+                        self.stall(asked, now, Phase::Wake);
+                    }
+                    self.mark = now;
                 }
             }
         }
@@ -351,13 +444,17 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         for k in 0..self.released.len() {
             let (sched, ref p) = self.released[k];
             let slot = slot_of(p);
+            let start = self.begin();
             let (bytes, rec) = self.slab.get(slot);
-            let at = self.clock.now_ns().saturating_sub(origin);
-            match self.io.send(dir.egress(), bytes) {
+            let at = start.saturating_sub(origin);
+            let sent = self.io.send(dir.egress(), bytes);
+            let len = bytes.len() as u64;
+            self.end(start, Phase::Write);
+            match sent {
                 Ok(()) => {
                     let c = &mut self.counts[dir as usize];
                     c.written += 1;
-                    c.bytes_written += bytes.len() as u64;
+                    c.bytes_written += len;
                     self.capture.on_written(rec, at, sched.as_nanos());
                 }
                 Err(e) => {
@@ -435,6 +532,8 @@ pub(crate) mod tests {
         pub inbox: [VecDeque<(u64, Vec<u8>)>; 2],
         pub sent: Vec<(u64, Side, Vec<u8>)>,
         pub cost_ns: u64,
+        /// Extra time the k-th write takes, (k, ns).
+        pub slow_send: Option<(usize, u64)>,
     }
     impl FakeIo {
         fn idx(side: Side) -> usize {
@@ -460,6 +559,11 @@ pub(crate) mod tests {
         }
         fn send(&mut self, side: Side, pkt: &[u8]) -> io::Result<()> {
             self.tick();
+            if let Some((k, ns)) = self.slow_send {
+                if k == self.sent.len() {
+                    self.clock.0.set(self.clock.0.get() + ns);
+                }
+            }
             self.sent.push((self.clock.0.get(), side, pkt.to_vec()));
             Ok(())
         }
@@ -483,6 +587,7 @@ pub(crate) mod tests {
             inbox: [VecDeque::new(), VecDeque::new()],
             sent: Vec::new(),
             cost_ns: 500,
+            slow_send: None,
         };
         Emulator::new(io, clock, paths, Options::default())
     }
@@ -518,6 +623,24 @@ pub(crate) mod tests {
         assert_eq!(e.timing().late, 0);
         assert_eq!(e.in_flight(), 0);
         assert_eq!(e.slab.in_use(), 0);
+    }
+
+    #[test]
+    fn a_write_that_takes_too_long_is_a_write_stall_and_makes_the_next_release_late() {
+        let mut e = emulator(WIRED_12, TraceTexts::default());
+        e.io.inbox[0].push_back((0, ip_packet(1500)));
+        e.io.inbox[0].push_back((0, ip_packet(1500)));
+        // The first write (due at 11 ms) takes 2.5 ms; the second packet is
+        // due at 12 ms and goes out after it, 1.5 ms late.
+        e.io.slow_send = Some((0, 2_500_000));
+        e.run(&AtomicBool::new(false), Some(50_000_000)).unwrap();
+        let stalls = &e.timing().stalls;
+        assert_eq!(stalls.len(), 1, "{stalls:?}");
+        assert_eq!(stalls[0].phase, Phase::Write);
+        assert!(stalls[0].dur_ns >= 2_500_000);
+        let errs = e.release_errors();
+        assert!(errs[0] < 100_000 && errs[1] > 1_000_000, "{errs:?}");
+        assert_eq!(e.timing().late, 1);
     }
 
     #[test]

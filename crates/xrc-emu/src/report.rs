@@ -2,7 +2,7 @@
 //! crossed in each direction, and what the emulator thread got from the
 //! operating system.
 
-use crate::driver::{percentile, Clock, Dir, DirCounts, Emulator, PacketIo};
+use crate::driver::{percentile, Clock, Dir, DirCounts, Emulator, PacketIo, Stall};
 use crate::sys::ThreadSetup;
 
 /// Summary of release errors (write time − scheduled time), ns.
@@ -39,6 +39,11 @@ pub struct RunReport {
     pub last_send_error: Option<String>,
     pub path_down: String,
     pub path_up: String,
+    /// The longest stalls (longest first, at most 20), the number of
+    /// stalls and their total duration, ns.
+    pub longest_stalls: Vec<Stall>,
+    pub stalls: u64,
+    pub stalled_ns: u64,
 }
 
 impl RunReport {
@@ -54,6 +59,10 @@ impl RunReport {
             late_threshold_ns: late_ns,
         };
         let (send_errors, last) = e.send_errors();
+        let t = e.timing();
+        let mut longest = t.stalls.clone();
+        longest.sort_by_key(|s| std::cmp::Reverse(s.dur_ns));
+        longest.truncate(20);
         RunReport {
             duration_ns: e.ended_ns(),
             fell_behind: release.late > 0,
@@ -69,6 +78,9 @@ impl RunReport {
             last_send_error: last.map(str::to_string),
             path_down: e.describe(Dir::Down).to_string(),
             path_up: e.describe(Dir::Up).to_string(),
+            longest_stalls: longest,
+            stalls: t.stalls.len() as u64 + t.stalls_dropped,
+            stalled_ns: t.stalls.iter().map(|s| s.dur_ns).sum(),
         }
     }
 }

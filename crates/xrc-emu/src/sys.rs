@@ -37,6 +37,9 @@ impl Clock for Monotonic {
     fn now_ns(&self) -> u64 {
         monotonic_ns()
     }
+    fn thread_cpu_ns(&self) -> Option<u64> {
+        Some(thread_cpu_ns())
+    }
 }
 
 /// Longest interface name the kernel accepts (`IFNAMSIZ` − 1).

@@ -126,6 +126,19 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
     d.set_item("thread", th)?;
     d.set_item("send_errors", r.send_errors)?;
     d.set_item("last_send_error", r.last_send_error.clone())?;
+    d.set_item("stalls", r.stalls)?;
+    d.set_item("stalled_ms", r.stalled_ns as f64 / 1e6)?;
+    let longest = PyList::empty(py);
+    for st in &r.longest_stalls {
+        let x = PyDict::new(py);
+        x.set_item("at_s", st.at_ns as f64 / 1e9)?;
+        x.set_item("ms", st.dur_ns as f64 / 1e6)?;
+        x.set_item("phase", format!("{:?}", st.phase).to_lowercase())?;
+        x.set_item("cpu_ms", st.cpu_wall_ns.map(|(c, _)| c as f64 / 1e6))?;
+        x.set_item("wall_ms", st.cpu_wall_ns.map(|(_, w)| w as f64 / 1e6))?;
+        longest.append(x)?;
+    }
+    d.set_item("longest_stalls", longest)?;
     d.set_item("path_down", r.path_down.clone())?;
     d.set_item("path_up", r.path_up.clone())?;
     Ok(d)

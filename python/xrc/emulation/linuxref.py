@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from .testbed import UE_IP, TestbedError, kernel_hz, require, testbed
+from .testbed import UE_IP, TestbedError, default_emulator_cpu, kernel_hz, require, testbed
 
 REPO = Path(__file__).resolve().parents[3]
 SHARED_TRACES = REPO.parent / "shared" / "traces"
@@ -77,6 +77,18 @@ NS_SYSCTLS_RECORDED = ("net.ipv4.tcp_congestion_control", "net.ipv4.tcp_no_metri
                        "net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem", "net.ipv4.tcp_slow_start_after_idle",
                        "net.ipv4.tcp_min_rtt_wlen", "net.ipv4.tcp_pacing_ss_ratio", "net.ipv4.tcp_pacing_ca_ratio",
                        "net.core.default_qdisc")
+
+
+# A real run is marked disturbed when more than this fraction of its packets
+# were released over 1 ms late, or one was released this late: the link was
+# then not the configured one for a noticeable part of the run.
+DISTURBED_LATE_FRACTION = 1e-3
+DISTURBED_MAX_US = 10_000.0
+
+
+def disturbed(report: dict) -> bool:
+    rel = report["release_error"]
+    return (rel["n"] > 0 and rel["late"] / rel["n"] > DISTURBED_LATE_FRACTION) or (rel["max_us"] or 0) > DISTURBED_MAX_US
 
 
 class HarnessError(RuntimeError):
@@ -330,7 +342,7 @@ def run_real(case: Case, duration_s: float, traces: TraceFiles | None, run_dir: 
     sysctls = {"net.ipv4.tcp_congestion_control": case.cc, "net.ipv4.tcp_no_metrics_save": "1"}
     load_before = os.getloadavg()
     with testbed(resolved, downlink_text=down_text, uplink_text=up_text, sysctls=sysctls,
-                 options=emu_options) as tb:
+                 options=emu_options, emulator_cpu=cpu) as tb:
         ns_sysctls = {}
         for k in NS_SYSCTLS_RECORDED:
             r = tb.run("inet", ["sysctl", "-n", k], timeout=5, check=False)
@@ -478,7 +490,7 @@ def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: flo
             raise TestbedError(f"case {c.id}: the kernel has no {c.cc!r} congestion control "
                                f"(available: {' '.join(available)})")
     if cpu is None:
-        cpu = (os.cpu_count() or 1) - 1
+        cpu = default_emulator_cpu()
     out.mkdir(parents=True, exist_ok=True)
     gen = out / "traces"
     results: dict[str, Any] = {
@@ -520,7 +532,8 @@ def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: flo
                 print(f"    goodput {m['goodput_mbps']:.2f} Mbit/s, RTT mean {m['rtt_mean_ms'] or float('nan'):.1f} "
                       f"p95 {m['rtt_p95_ms'] or float('nan'):.1f} ms, retx {m['retransmits']}, drops {m['drops']}; "
                       f"release error p50/p99/max {rep['p50_us']:.0f}/{rep['p99_us']:.0f}/{rep['max_us']:.0f} us"
-                      f"{' FELL BEHIND' if run['emulator']['fell_behind'] else ''}", file=sys.stderr, flush=True)
+                      f"{', late ' + str(rep['late']) if rep['late'] else ''}"
+                      f"{' DISTURBED' if disturbed(run['emulator']) else ''}", file=sys.stderr, flush=True)
             entry["linux"] = aggregate(entry["runs"])
             save()
         if simulate:
@@ -588,7 +601,8 @@ def markdown(results: dict) -> str:
         "",
         "Each cell: Linux (mean ± half the range over the runs) / xrc (Δ relative to Linux's mean). "
         "Retransmissions and drops count the whole run; the rest the steady interval. "
-        "† marks a case where some real run fell behind (a packet released more than 1 ms late); "
+        f"† marks a case where some real run was disturbed (more than {DISTURBED_LATE_FRACTION:.1%} of its "
+        f"packets released over 1 ms late, or one over {DISTURBED_MAX_US / 1000:g} ms late: see the timing table); "
         "‡ a trace case whose uplink trace the simulator does not model yet (a fat uplink there).",
         "",
         "| case | goodput Mbit/s | mean RTT ms | p95 RTT ms | retransmissions | drops | mean cwnd pkts |",
@@ -596,7 +610,7 @@ def markdown(results: dict) -> str:
     ]
     for c in results["cases"]:
         flags = ""
-        if any(r["emulator"]["fell_behind"] for r in c["runs"]):
+        if any(disturbed(r["emulator"]) for r in c["runs"]):
             flags += " †"
         if c.get("xrc") and not c["xrc"].get("uplink_trace_modelled", True):
             flags += " ‡"
@@ -617,15 +631,18 @@ def markdown(results: dict) -> str:
                 f"{n['TcpExtTCPHystartDelayDetect']} | {_fmt(r['metrics'].get('ss_exit_cwnd_pkts'), 0)} / "
                 f"{_fmt(sim_ss, 0)} | {_fmt(r['metrics'].get('cwnd_at_exit_pkts'), 0)} |")
     lines += ["", "Emulator timing per real run (release error = write time − scheduled time):", "",
-              "| case | run | packets | p50 µs | p99 µs | max µs | late > 1 ms | emulator CPU s | load avg before/after |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| case | run | packets | p50 µs | p99 µs | max µs | late > 1 ms | longest stall ms (where) | "
+              "emulator CPU s | load avg before/after |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for c in results["cases"]:
         for k, r in enumerate(c["runs"]):
             e = r["emulator"]
             rel = e["release_error"]
             la = r["load_avg"]
+            st = (e.get("longest_stalls") or [None])[0]
+            where = "–" if st is None else f"{st['ms']:.1f} ({st['phase']})"
             lines.append(f"| {c['id']} | {k + 1} | {rel['n']} | {_fmt(rel['p50_us'], 0)} | {_fmt(rel['p99_us'], 0)} | "
-                         f"{_fmt(rel['max_us'], 0)} | {rel['late']} | {e['cpu_s']:.1f} | "
+                         f"{_fmt(rel['max_us'], 0)} | {rel['late']} | {where} | {e['cpu_s']:.1f} | "
                          f"{la['before'][0]:.1f} / {la['after'][0]:.1f} |")
     return "\n".join(lines) + "\n"
 

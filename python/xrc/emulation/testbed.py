@@ -176,23 +176,31 @@ def ns_exec(ns: str, argv: list[str]) -> list[str]:
 
 @dataclass
 class Testbed:
-    """A running testbed (inside the ``with`` block of :func:`testbed`)."""
+    """A running testbed (inside the ``with`` block of :func:`testbed`).
+    ``app_cpus``: the CPUs commands started through :meth:`run` and
+    :meth:`popen` may use (all but the emulator's), or None."""
 
     inet_ns: str
     ue_ns: str
     emulator: Any
     inet_ip: str = INET_IP
     ue_ip: str = UE_IP
+    app_cpus: list[int] | None = None
     procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def _argv(self, side: str, argv: list[str]) -> list[str]:
+        if self.app_cpus:
+            argv = ["taskset", "-c", ",".join(map(str, self.app_cpus)), *argv]
+        return ns_exec(self.ns(side), argv)
 
     def run(self, side: str, argv: list[str], *, timeout: float, check: bool = True) -> subprocess.CompletedProcess:
         """Runs a command to completion in the ``"inet"`` or ``"ue"`` namespace."""
-        return _run(ns_exec(self.ns(side), argv), check=check, timeout=timeout)
+        return _run(self._argv(side, argv), check=check, timeout=timeout)
 
     def popen(self, side: str, argv: list[str], **kw) -> subprocess.Popen:
         """Starts a command in a namespace, in its own process group (so
         clean-up can stop it and its children)."""
-        p = subprocess.Popen(ns_exec(self.ns(side), argv), start_new_session=True, **kw)
+        p = subprocess.Popen(self._argv(side, argv), start_new_session=True, **kw)
         self.procs.append(p)
         return p
 
@@ -233,13 +241,31 @@ class Testbed:
                 p.wait(timeout=5)
 
 
+def default_emulator_cpu() -> int | None:
+    """The CPU the emulator thread is pinned to: the last one (None on a
+    single-CPU machine, where pinning would gain nothing)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[-1] if len(cpus) > 1 else None
+
+
 @contextmanager
 def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: str | None = None,
-            sysctls: dict[str, str] | None = None, options: dict | None = None) -> Iterator[Testbed]:
+            sysctls: dict[str, str] | None = None, options: dict | None = None,
+            emulator_cpu: int | None = None) -> Iterator[Testbed]:
     """Sets up the two namespaces and the emulator for a resolved scenario
     (its ``wired`` or ``trace`` topology), yields the :class:`Testbed`
     with the emulator created but not started, and tears everything down
-    on the way out. ``sysctls`` are written in both namespaces."""
+    on the way out. ``sysctls`` are written in both namespaces.
+
+    With ``emulator_cpu`` (the CPU the caller will pin the emulator to),
+    the network stacks and the applications are kept off that CPU: Receive
+    Packet Steering on both devices (``rps_cpus``) hands each packet the
+    emulator writes to another CPU's backlog, so the receiving stack's
+    input processing (and, for ACKs, the sender's transmit work they
+    trigger) does not run in softirq on the emulator's CPU, and commands
+    run under ``taskset`` on the other CPUs (with the kernel running
+    ``preempt=none``, a task in a long system call on the emulator's CPU
+    would hold its wake-up)."""
     require(("ip", "sysctl"))
     from .. import _core
 
@@ -249,6 +275,7 @@ def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: st
     tun_inet, tun_ue = f"xrc{pid}i{n}", f"xrc{pid}u{n}"
     if len(tun_ue) > 15:
         tun_inet, tun_ue = f"x{pid % 10**9}i{n % 100}", f"x{pid % 10**9}u{n % 100}"
+    others = [c for c in sorted(os.sched_getaffinity(0)) if c != emulator_cpu] if emulator_cpu is not None else []
     created: list[str] = []
     emu = None
     tb = None
@@ -275,7 +302,10 @@ def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: st
             _run(["ip", "-n", ns, "addr", "add", me, "peer", f"{peer}/32", "dev", dev])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
             _run(["ip", "-n", ns, "link", "set", dev, "up"])
-        tb = Testbed(inet_ns=inet_ns, ue_ns=ue_ns, emulator=emu)
+            if others:
+                mask = format(sum(1 << c for c in others), "x")
+                _run(ns_exec(ns, ["sh", "-c", f"echo {mask} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"]))
+        tb = Testbed(inet_ns=inet_ns, ue_ns=ue_ns, emulator=emu, app_cpus=others or None)
         yield tb
     finally:
         if tb is not None:
