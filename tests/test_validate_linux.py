@@ -88,3 +88,46 @@ def test_bad_harness_arguments_exit_2(capsys):
     assert main(["validate-linux", "--cases", "nope"]) == 2
     assert main(["validate-linux", "--repeats", "0", "--cases", "wired-20mbit-40ms-67p-cubic"]) == 2
     assert "repeats" in capsys.readouterr().err
+
+
+def _results(ids: list[str], duration: float) -> dict:
+    return {"schema": linuxref.RESULTS_SCHEMA,
+            "environment": {"date": "2026-01-01", "kernel": "6.18", "hz": 250, "cpus": 2, "command": ["xrc"],
+                            "emulator": {"name": "xrc-emu", "git_commit": "abc", "xrc_version": "0"}},
+            "settings": {"duration_s": duration, "steady_window_s": [5.0, duration], "repeats": 2},
+            "cases": [{"id": i, "runs": []} for i in ids]}
+
+
+def test_merged_results_follow_the_case_order_and_refuse_runs_of_other_lengths(tmp_path):
+    import json
+
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    a.write_text(json.dumps(_results(["ATT-LTE-driving-40ms-150kB-bbr"], 60.0)))
+    b.write_text(json.dumps(_results(["wired-20mbit-40ms-67p-cubic"], 60.0)))
+    c.write_text(json.dumps(_results(["wired-20mbit-40ms-67p-reno"], 30.0)))
+    m = linuxref.merge_results([a, b])
+    assert [x["id"] for x in m["cases"]] == ["wired-20mbit-40ms-67p-cubic", "ATT-LTE-driving-40ms-150kB-bbr"]
+    assert len(m["parts"]) == 2
+    assert "| wired-20mbit-40ms-67p-cubic |" in linuxref.markdown(m)
+    with pytest.raises(ValueError, match="duration_s"):
+        linuxref.merge_results([a, c])
+
+
+def test_resimulating_stored_runs_fills_the_simulated_side_and_the_deltas(tmp_path):
+    doc = _results(["wired-20mbit-40ms-67p-cubic"], 10.0)
+    case = linuxref.select_cases("wired-20mbit-40ms-67p-cubic")[0]
+    entry = doc["cases"][0]
+    entry["case"] = {k: getattr(case, k) for k in ("id", "link", "cc", "rtt_ms", "buffer_packets", "buffer_bytes",
+                                                   "trace", "rate_mbps")}
+    entry["runs"] = [{"metrics": {"goodput_mbps": 19.0, "rtt_mean_ms": 70.0}, "flow_start_offset_s": 0.3}]
+    entry["linux"] = linuxref.aggregate(entry["runs"])
+    out = linuxref.resimulate(doc, tmp_path / "traces")
+    sim = out["cases"][0]["xrc"]
+    assert sim["flow_start_s"] == 0.0, "the smooth link is time-invariant: no offset"
+    assert sim["scenario"]["internet"]["buffer_packets"] == 67
+    m = sim["metrics"]
+    assert 18.5 < m["goodput_mbps"] < 19.4 and m["rtt_samples"] > 1000
+    assert out["cases"][0]["delta"]["goodput_mbps"] == pytest.approx((m["goodput_mbps"] - 19.0) / 19.0)
+    assert out["cases"][0]["delta"]["drops"] is None, "no Linux number, no delta"
+    again = linuxref.resimulate(doc, tmp_path / "traces")
+    assert again["cases"][0]["xrc"]["metrics"] == m, "the simulated side is deterministic"

@@ -72,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
     vl.add_argument("--cpu", type=int, default=None, help="CPU to pin the emulator to (default: the last)")
     vl.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO for the emulator")
     vl.add_argument("--list", action="store_true", help="print the case ids and exit")
+    vl.add_argument("--resim", metavar="RESULTS", default=None,
+                    help="run only the simulated side again for a results.json (or its directory) and write the "
+                         "refreshed results into --out; needs no root")
+    vl.add_argument("--merge", nargs="+", metavar="RESULTS", default=None,
+                    help="merge results.json files (or their directories) into --out and rewrite the table; "
+                         "runs nothing")
     vl.add_argument("--quiet", action="store_true")
 
     b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
@@ -110,6 +116,31 @@ def _validate_linux(args, argv: list[str]) -> int:
 
     if args.list:
         print(linuxref.list_cases())
+        return 0
+    if args.resim:
+        import json
+
+        src = Path(args.resim)
+        src = src / "results.json" if src.is_dir() else src
+        if not src.is_file() or not args.out:
+            raise ScenarioError("--resim: " + (f"not found: {src}" if not src.is_file() else "needs --out DIR"))
+        res = linuxref.resimulate(json.loads(src.read_text()), Path(args.out) / "traces", progress=not args.quiet)
+        linuxref.write_results(res, Path(args.out))
+        if not args.quiet:
+            print(linuxref.markdown(res))
+        return 0
+    if args.merge:
+        paths = [Path(p) / "results.json" if Path(p).is_dir() else Path(p) for p in args.merge]
+        missing = [str(p) for p in paths if not p.is_file()]
+        if missing or not args.out:
+            raise ScenarioError("--merge: " + (f"not found: {', '.join(missing)}" if missing else "needs --out DIR"))
+        try:
+            merged = linuxref.merge_results(paths)
+        except ValueError as e:
+            raise ScenarioError(f"--merge: {e}") from None
+        linuxref.write_results(merged, Path(args.out))
+        if not args.quiet:
+            print(f"{len(merged['cases'])} cases; wrote {args.out}/results.json and {args.out}/table.md")
         return 0
     try:
         cases = linuxref.select_cases(args.cases)

@@ -410,7 +410,7 @@ def run_real(case: Case, duration_s: float, traces: TraceFiles | None, run_dir: 
         "load_avg": {"before": list(load_before), "after": list(load_after)},
         "namespace_sysctls": ns_sysctls,
         "flow": flow["describe"],
-        "cwnd_series": cwnd_series,
+        "cwnd_series": [[round(t, 2), round(c, 2)] for t, c in cwnd_series],
     }
 
 
@@ -470,14 +470,47 @@ def _sha256(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
+def simulate_case(entry: dict, case: Case, duration_s: float, traces: TraceFiles | None) -> None:
+    """Runs the simulator on a case and stores its metrics and the Δ to the
+    real runs' means in the results entry. On a trace link the flow starts
+    at the real runs' mean data-start offset, rounded to 100 ms (so the
+    100 ms goodput bins stay aligned)."""
+    from .. import _core
+    from ..runner import git_commit
+    from ..runner import simulate as run_sim
+
+    start = 0.0
+    if case.link != "wired" and entry["runs"]:
+        offs = [r["flow_start_offset_s"] for r in entry["runs"]]
+        start = round(float(np.mean(offs)) * 10) / 10
+    sc, up_modelled = resolve_sim(case, duration_s, traces, start_s=start)
+    res = run_sim(sc)
+    sm = sim_metrics(res["tables"], start, STEADY_FROM_S, duration_s)
+    entry["xrc"] = {"metrics": sm, "flow_start_s": start, "uplink_trace_modelled": up_modelled,
+                    "scenario": _portable(sc.resolved), "core_version": _core.version(), "git_commit": git_commit()}
+    entry["delta"] = {k: delta(sm.get(k), ((entry.get("linux") or {}).get(k) or {}).get("mean")) for k in METRICS}
+
+
+def resimulate(results: dict, generated_dir: Path, *, progress: bool = False) -> dict:
+    """The stored real runs against the simulator as it is now: every case's
+    simulated side is run again (no root needed)."""
+    out = json.loads(json.dumps(results))
+    duration = out["settings"]["duration_s"]
+    for entry in out["cases"]:
+        case = Case(**entry["case"])
+        if progress:
+            print(f"simulating {case.id} ...", file=sys.stderr, flush=True)
+        simulate_case(entry, case, duration, trace_files(case, generated_dir))
+    out["resimulated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return out
+
+
 def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: float = 60.0, pcap: bool = False,
               cpu: int | None = None, fifo_priority: int | None = 50, simulate: bool = True,
               argv: list[str] | None = None, progress: bool = True, emu_options: dict | None = None) -> dict:
     """Runs every case (real ``repeats`` times, simulated once), writing
     ``results.json`` (after every run, so an interrupted command keeps what
     it measured) and ``table.md`` into ``out``. Returns the results."""
-    from ..runner import simulate as run_sim
-
     if repeats < 1:
         raise ValueError(f"--repeats must be at least 1, got {repeats}")
     if not (duration_s > STEADY_FROM_S + 1):
@@ -506,10 +539,7 @@ def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: flo
     }
 
     def save() -> None:
-        tmp = out / "results.json.partial"
-        tmp.write_text(json.dumps(results, indent=1) + "\n")
-        os.replace(tmp, out / "results.json")
-        (out / "table.md").write_text(markdown(results))
+        write_results(results, out)
 
     for ci, case in enumerate(cases):
         traces = trace_files(case, gen)
@@ -537,16 +567,8 @@ def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: flo
             entry["linux"] = aggregate(entry["runs"])
             save()
         if simulate:
-            start = 0.0
-            if case.link != "wired":
-                offs = [r["flow_start_offset_s"] for r in entry["runs"]]
-                start = round(float(np.mean(offs)) * 10) / 10
-            sc, up_modelled = resolve_sim(case, duration_s, traces, start_s=start)
-            res = run_sim(sc)
-            sm = sim_metrics(res["tables"], start, STEADY_FROM_S, duration_s)
-            entry["xrc"] = {"metrics": sm, "flow_start_s": start, "uplink_trace_modelled": up_modelled,
-                            "scenario": _portable(sc.resolved), "core_version": None}
-            entry["delta"] = {k: delta(sm.get(k), (entry["linux"].get(k) or {}).get("mean")) for k in METRICS}
+            simulate_case(entry, case, duration_s, traces)
+            sm = entry["xrc"]["metrics"]
             if progress:
                 print(f"    xrc: goodput {sm['goodput_mbps']:.2f} Mbit/s, RTT mean {sm['rtt_mean_ms'] or float('nan'):.1f} "
                       f"p95 {sm['rtt_p95_ms'] or float('nan'):.1f} ms, retx {sm['retransmits']}, drops {sm['drops']}",
@@ -554,6 +576,58 @@ def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: flo
             save()
     save()
     return results
+
+
+def merge_results(paths: list[Path]) -> dict:
+    """Merges results files of the same schema (e.g. the smooth cases and the
+    trace cases run as two commands) into one, in the order of
+    :func:`all_cases`; a case in several files is taken from the last.
+    The environment is the first file's, with every file's date, command
+    and commit listed under ``parts``."""
+    docs = [json.loads(Path(p).read_text()) for p in paths]
+    for p, d in zip(paths, docs):
+        if d.get("schema") != RESULTS_SCHEMA:
+            raise ValueError(f"{p}: schema {d.get('schema')!r}, expected {RESULTS_SCHEMA}")
+        for k in ("duration_s", "steady_window_s"):
+            if d["settings"][k] != docs[0]["settings"][k]:
+                raise ValueError(f"{p}: settings.{k} = {d['settings'][k]}, but {paths[0]} has "
+                                 f"{docs[0]['settings'][k]}; only runs of the same length merge")
+    by_id = {}
+    for d in docs:
+        for c in d["cases"]:
+            by_id[c["id"]] = c
+    order = {c.id: k for k, c in enumerate(all_cases())}
+    merged = json.loads(json.dumps(docs[0]))
+    merged["cases"] = sorted(by_id.values(), key=lambda c: order.get(c["id"], len(order)))
+    merged["parts"] = [{"file": str(p), "date": d["environment"]["date"], "command": d["environment"]["command"],
+                        "git_commit": d["environment"]["emulator"]["git_commit"],
+                        "cases": [c["id"] for c in d["cases"]]} for p, d in zip(paths, docs)]
+    return merged
+
+
+def dumps_results(results: dict) -> str:
+    """results.json's text: indented, but each run's cwnd series on one line."""
+    doc = json.loads(json.dumps(results))
+    series = {}
+    for c in doc["cases"]:
+        for r in c["runs"]:
+            if "cwnd_series" in r:
+                key = f"@cwnd_series_{len(series)}@"
+                series[key] = json.dumps([[round(t, 2), round(v, 2)] for t, v in r["cwnd_series"]],
+                                         separators=(",", ":"))
+                r["cwnd_series"] = key
+    text = json.dumps(doc, indent=1)
+    for key, val in series.items():
+        text = text.replace(json.dumps(key), val, 1)
+    return text + "\n"
+
+
+def write_results(results: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "results.json.partial"
+    tmp.write_text(dumps_results(results))
+    os.replace(tmp, out / "results.json")
+    (out / "table.md").write_text(markdown(results))
 
 
 def _portable(resolved: dict) -> dict:
@@ -593,11 +667,14 @@ def markdown(results: dict) -> str:
     """The comparison table (and the emulator's timing per run) in Markdown."""
     env = results["environment"]
     s = results["settings"]
+    when = env["date"] if "parts" not in results else " and ".join(p["date"] for p in results["parts"])
+    commits = (env["emulator"]["git_commit"] or env["emulator"]["xrc_version"]) if "parts" not in results else \
+        " and ".join(str(p["git_commit"]) for p in results["parts"])
     lines = [
-        f"Measured {env['date']} on Linux {env['kernel']} (HZ={env['hz']}, {env['cpus']} CPUs), "
+        f"Measured {when} on Linux {env['kernel']} (HZ={env['hz']}, {env['cpus']} CPUs), "
         f"{s['repeats']} real run(s) per case of {s['duration_s']:g} s, steady interval "
         f"{s['steady_window_s'][0]:g}–{s['steady_window_s'][1]:g} s; emulator {env['emulator']['name']}, "
-        f"xrc {env['emulator']['git_commit'] or env['emulator']['xrc_version']}.",
+        f"xrc {commits}.",
         "",
         "Each cell: Linux (mean ± half the range over the runs) / xrc (Δ relative to Linux's mean). "
         "Retransmissions and drops count the whole run; the rest the steady interval. "
