@@ -109,6 +109,7 @@ def _print_summary(summary) -> None:
 
 
 def _validate_linux(args, argv: list[str]) -> int:
+    import subprocess
     from pathlib import Path
 
     from .emulation import linuxref
@@ -157,6 +158,11 @@ def _validate_linux(args, argv: list[str]) -> int:
         return 2
     except ValueError as e:
         raise ScenarioError(str(e)) from None
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        # A run that failed (iperf3, ip, the emulator): everything is cleaned
+        # up; what was measured before it is in --out.
+        print(f"xrc: error: validate-linux: {e}", file=sys.stderr)
+        return 1
     if not args.quiet:
         print(linuxref.markdown(res))
         print(f"wrote {out}/results.json and {out}/table.md")

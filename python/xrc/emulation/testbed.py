@@ -131,6 +131,13 @@ def remove_stale() -> list[str]:
     for n in our_namespaces():
         pid = int(_NAME.match(n).group(1))
         if not _pid_alive(pid):
+            # Processes the dead owner started in it (iperf3) would keep the
+            # namespace alive after its name is gone: they are ended first.
+            for p in _run(["ip", "netns", "pids", n], check=False).stdout.split():
+                try:
+                    os.kill(int(p), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
             _run(["ip", "netns", "del", n], check=False)
             removed.append(n)
     for f in STATE_DIR.glob("xrc-sysctl-*.json"):
