@@ -121,3 +121,32 @@ fn xrc_behind_an_internet_bottleneck_detects_it_and_still_fills_the_link() {
         .expect("XRC entered its Internet mode");
     assert!(rec.cwnd.mode.contains(&(internet as u8)));
 }
+
+/// A trace with one opportunity every 5 ms carries one 1500-byte packet per
+/// 5 ms: 2.40 Mbit/s on the wire, 2.32 Mbit/s of TCP payload. No sender,
+/// delay or ACK timing gets more through (Mahimahi's `LinkQueue::rationalize`
+/// serves every opportunity once).
+#[test]
+fn a_one_packet_per_5_ms_trace_never_delivers_more_than_2_40_mbit_s() {
+    let duration_s = 10.0;
+    let opportunities = 2000u64;
+    for cc in ["newreno", "cubic", "bbr", "xrc"] {
+        for delay_ms in [5.0, 2.5, 3.7] {
+            for delayed_ack in [true, false] {
+                let mut cfg = common::trace(cc, "one-per-5-ms", duration_s);
+                cfg.internet.delay_ms = delay_ms;
+                cfg.flows[0].receiver.delayed_ack = delayed_ack;
+                let rec = World::new(cfg, Some("5\n")).expect("valid").run().recorder;
+                let bytes = rec.flows.bytes_delivered[0];
+                let mbps = bytes as f64 * 8.0 / duration_s * 1e-6;
+                let case = format!("{cc}, delay {delay_ms} ms, delayed ACKs {delayed_ack}");
+                assert!(mbps <= 2.40, "{case}: {mbps} Mbit/s of payload");
+                assert!(
+                    bytes <= opportunities * 1448,
+                    "{case}: {bytes} B in {opportunities} opportunities"
+                );
+                assert!(mbps > 2.0, "{case}: the flow fills the link ({mbps} Mbit/s)");
+            }
+        }
+    }
+}

@@ -92,7 +92,12 @@ enum Access {
 }
 
 struct TraceRt {
+    /// The downlink (data) trace link.
     link: TraceLink,
+    /// The pending `TraceOpportunity` event, if any.
+    link_wake: Option<SimTime>,
+    /// The agent's capacity window.
+    window: SimDuration,
     abc: crate::ran::abc::AbcMarker,
     /// Bits leaving the queue per millisecond, over the agent's window.
     departures: crate::ran::agent::CapacityWindow,
@@ -201,6 +206,10 @@ impl World {
                     }
                 };
                 let trace = Trace::parse(text).map_err(|e| format!("trace.downlink ({}): {e}", t.downlink))?;
+                let limit = QueueLimit {
+                    packets: t.buffer_packets,
+                    bytes: t.buffer_bytes,
+                };
                 let window = SimDuration::from_millis(t.agent.window_ttis as u64);
                 let mut activity = crate::ran::pdcp::FlowActivity::default();
                 for k in 0..cfg.flows.len() {
@@ -212,7 +221,9 @@ impl World {
                     departed_this_ms: 0,
                     na_capacity_bits: 0.0,
                     na_ms: 0,
-                    link: TraceLink::new(trace, t.buffer_packets, t.buffer_bytes, window),
+                    link: TraceLink::new(trace, limit),
+                    link_wake: None,
+                    window,
                     uplink: Pipe::new(ms(t.uplink_delay_ms)),
                     agent_enabled: t.agent.enabled,
                     activity,
@@ -485,42 +496,22 @@ impl World {
             Ev::TraceOpportunity => {
                 let mut pkts = std::mem::take(&mut self.scratch);
                 pkts.clear();
-                let mut next = None;
                 if let Access::Trace(tr) = &mut self.access {
-                    next = tr.link.on_opportunity(now, &mut pkts);
-                    // ABC marks ABC-capable packets as they leave the queue.
-                    let link = tr.link.recent_capacity_bps(now) as f64;
-                    let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
-                    for p in pkts.iter_mut() {
-                        tr.departed_this_ms += p.size as u64 * 8;
-                        if let PacketKind::Data(d) = &mut p.kind {
-                            if d.abc == crate::net::AbcMark::Capable {
-                                // Queuing delay is not tracked per packet on the
-                                // trace link; the head-of-line delay stands in.
-                                let accel = tr.abc.mark(link, dequeue, tr.link.hol_delay(now));
-                                d.abc = if accel {
-                                    crate::net::AbcMark::Accelerate
-                                } else {
-                                    crate::net::AbcMark::Brake
-                                };
-                            }
-                        }
+                    if tr.link_wake == Some(now) {
+                        tr.link_wake = None;
                     }
+                    tr.link.advance(now, &mut pkts);
                 }
-                for p in pkts.drain(..) {
-                    self.ue_delivered(now, 0, p);
-                }
+                self.trace_delivered(now, &mut pkts);
                 self.scratch = pkts;
-                if let Some(t) = next {
-                    self.q.schedule(t, Ev::TraceOpportunity);
-                }
+                self.arm_trace_wakeup();
             }
             Ev::TraceUplink => {
                 let mut pkts = std::mem::take(&mut self.scratch);
                 pkts.clear();
                 let mut next = None;
                 if let Access::Trace(tr) = &mut self.access {
-                    let rate = tr.link.recent_capacity_bps(now);
+                    let rate = tr.link.trace().recent_capacity_bps(now, tr.window);
                     let hol = tr.link.hol_delay(now);
                     let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
                     while let Some(mut p) = tr.uplink.pop_arrived(now) {
@@ -786,14 +777,54 @@ impl World {
             }
             Access::Trace(tr) => {
                 tr.activity.on_packet(p.flow, now);
-                match tr.link.enqueue(now, p) {
-                    Ok(Some(t)) => self.q.schedule(t, Ev::TraceOpportunity),
-                    Ok(None) => {}
-                    Err(p) => {
-                        self.ues[0].rlc_drops += 1;
-                        self.record_drop(now, 2, &p);
+                let mut out = std::mem::take(&mut self.scratch);
+                out.clear();
+                if let Err(p) = tr.link.enqueue(now, p, &mut out) {
+                    self.ues[0].rlc_drops += 1;
+                    self.record_drop(now, 2, &p);
+                }
+                self.trace_delivered(now, &mut out);
+                self.scratch = out;
+                self.arm_trace_wakeup();
+            }
+        }
+    }
+
+    /// Packets leave the downlink trace's queue: ABC marks the ABC-capable
+    /// ones, and they reach the UE.
+    fn trace_delivered(&mut self, now: SimTime, pkts: &mut Vec<Packet>) {
+        if let Access::Trace(tr) = &mut self.access {
+            let link = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
+            let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
+            for p in pkts.iter_mut() {
+                tr.departed_this_ms += p.size as u64 * 8;
+                if let PacketKind::Data(d) = &mut p.kind {
+                    if d.abc == crate::net::AbcMark::Capable {
+                        // Queuing delay is not tracked per packet on the
+                        // trace link; the head-of-line delay stands in.
+                        let accel = tr.abc.mark(link, dequeue, tr.link.hol_delay(now));
+                        d.abc = if accel {
+                            crate::net::AbcMark::Accelerate
+                        } else {
+                            crate::net::AbcMark::Brake
+                        };
                     }
                 }
+            }
+        }
+        for p in pkts.drain(..) {
+            self.ue_delivered(now, 0, p);
+        }
+    }
+
+    /// Schedules the trace link's next wake-up unless an event at or before
+    /// it is already pending (a stale one finds nothing to do).
+    fn arm_trace_wakeup(&mut self) {
+        let Access::Trace(tr) = &mut self.access else { return };
+        if let Some(t) = tr.link.next_wakeup() {
+            if tr.link_wake.is_none_or(|p| t < p) {
+                tr.link_wake = Some(t);
+                self.q.schedule(t, Ev::TraceOpportunity);
             }
         }
     }
@@ -852,7 +883,7 @@ impl World {
                     // The UE sees only its own link: the trace's recent
                     // capacity, less PBE's header overhead, per active flow.
                     let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity).max(1);
-                    let r = tr.link.recent_capacity_bps(now) as f64 * 0.932 / af as f64;
+                    let r = tr.link.trace().recent_capacity_bps(now, tr.window) as f64 * 0.932 / af as f64;
                     ack.set_pbe_option(r as u64);
                 }
                 if let Some(t) = tr.uplink.push(now, ack) {
@@ -929,7 +960,7 @@ impl World {
                     let from = now.since_start() + fwd;
                     let span = fl.base_rtt.max(SimDuration::from_millis(10));
                     (
-                        tr.link.capacity_between(from, from + span) as f64,
+                        tr.link.trace().capacity_between(from, from + span) as f64,
                         self.ues[0].live_flows,
                     )
                 }
@@ -1069,15 +1100,15 @@ impl World {
             let d = std::mem::take(&mut tr.departed_this_ms);
             tr.departures.push(d);
             let from = now.since_start();
-            tr.na_capacity_bits += tr.link.capacity_between(from, from + tick) as f64 * tick.as_secs_f64();
+            tr.na_capacity_bits += tr.link.trace().capacity_between(from, from + tick) as f64 * tick.as_secs_f64();
             tr.na_ms += 1;
         }
         if let Access::Trace(tr) = &self.access {
             let t = now.as_secs_f64();
             let hol = tr.link.hol_delay(now);
             let from = now.since_start();
-            let avail_bps = tr.link.capacity_between(from, from + tick) as f64;
-            let agent = tr.link.recent_capacity_bps(now) as f64;
+            let avail_bps = tr.link.trace().capacity_between(from, from + tick) as f64;
+            let agent = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
             let acc = &mut self.ues[0];
             let active = acc.live_flows > 0;
             let bits = avail_bps * tick.as_secs_f64();
