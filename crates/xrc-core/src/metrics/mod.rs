@@ -146,8 +146,9 @@ table!(
     /// Packets dropped, where and whose.
     Drops, "drops", {
         t: F64,
-        /// 0 Internet forward queue, 1 RLC buffer, 2 trace queue,
-        /// 3 Internet reverse queue, 4 lost by HARQ/RLC reassembly.
+        /// 0 Internet forward queue, 1 RLC buffer, 2 trace (downlink)
+        /// queue, 3 Internet reverse queue, 4 lost by HARQ/RLC reassembly,
+        /// 5 trace uplink queue.
         location: U8,
         flow: U32,
         seq: U64,
