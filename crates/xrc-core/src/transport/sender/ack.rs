@@ -1,0 +1,192 @@
+//! ACK processing in Linux `tcp_ack()`'s order: explicit feedback, SACK
+//! tagging, the cumulative ACK, RTT and rate samples, the loss state
+//! machine, the window update, the retransmission timer, then transmission.
+
+use super::config::Recovery;
+use super::output::SenderOutput;
+use super::TcpSender;
+use crate::net::packet::MAX_SACK_BLOCKS;
+use crate::net::{AckHeader, SackBlock};
+use crate::transport::cc::{AckFlags, AckSample, CaState, Feedback, RateSample};
+use crate::units::{SimDuration, SimTime};
+
+impl TcpSender {
+    pub fn on_ack(&mut self, now: SimTime, ack: &AckHeader, out: &mut SenderOutput) {
+        if ack.ack > self.send.snd_nxt || ack.ack < self.send.snd_una {
+            // Acknowledges something never sent, or older than what we know.
+            return;
+        }
+        if !self.initialized {
+            return;
+        }
+        self.deliver_feedback(now, ack);
+
+        let prior_in_flight = self.sb.in_flight();
+        let prior_snd_una = self.send.snd_una;
+        self.rec.marked_lost = 0;
+        self.rack.begin_ack();
+
+        // --- SACK tagging (Linux tcp_sacktag_write_queue): blocks in
+        // sequence order; the send times of the first and last newly SACKed
+        // never-retransmitted segments (`first_sackt`, `last_sackt`).
+        let mut newly_sacked = 0u32;
+        let mut first_sackt: Option<SimTime> = None;
+        let mut last_sackt: Option<SimTime> = None;
+        if self.cfg.recovery == Recovery::Sack {
+            let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+            let n = ack.sack_blocks().len();
+            blocks[..n].copy_from_slice(ack.sack_blocks());
+            blocks[..n].sort_by_key(|b| b.start);
+            for b in &blocks[..n] {
+                if b.end <= self.send.snd_una || b.start >= self.send.snd_nxt {
+                    continue;
+                }
+                let rate = &mut self.rate;
+                let rack = &mut self.rack;
+                newly_sacked += self.sb.sack(b.start, b.end, |s| {
+                    rate.on_delivered(s);
+                    rack.on_delivered(s.tx_time, s.tx_order, s.ever_retransmitted());
+                    if !s.ever_retransmitted() {
+                        first_sackt.get_or_insert(s.tx_time);
+                        last_sackt = Some(s.tx_time);
+                    }
+                });
+            }
+        }
+
+        // --- cumulative ACK (Linux tcp_clean_rtx_queue): the send times of
+        // the first and last newly acknowledged segments not SACKed before
+        // (`first_ackt`, `last_ackt`), and whether any was retransmitted.
+        let mut newly_acked = 0u32;
+        let mut newly_acked_unsacked = 0u32;
+        let mut acked_retrans = false;
+        let mut first_ackt: Option<SimTime> = None;
+        let mut last_ackt: Option<SimTime> = None;
+        if ack.ack > self.send.snd_una {
+            let rate = &mut self.rate;
+            let rack = &mut self.rack;
+            self.sb.ack_cumulative(ack.ack, |s| {
+                newly_acked += 1;
+                if !s.sacked {
+                    rack.on_delivered(s.tx_time, s.tx_order, s.ever_retransmitted());
+                }
+                if s.ever_retransmitted() {
+                    acked_retrans = true;
+                }
+                if !s.sacked {
+                    newly_acked_unsacked += 1;
+                    rate.on_delivered(s);
+                    if !s.ever_retransmitted() {
+                        first_ackt.get_or_insert(s.tx_time);
+                        last_ackt = Some(s.tx_time);
+                    }
+                }
+            });
+            self.send.snd_una = ack.ack;
+            self.rtt.reset_backoff();
+        }
+        let snd_una_advanced = self.send.snd_una > prior_snd_una;
+        let delivered_now = newly_acked_unsacked + newly_sacked;
+
+        // --- RTT samples (Linux tcp_clean_rtx_queue, tcp_ack_update_rtt):
+        // Karn's rule drops the cumulative sample when retransmitted data was
+        // acknowledged; SACKed segments give their own; the timestamp echo
+        // is the last resort. `seq_rtt` feeds the RTO estimator, `ca_rtt`
+        // (the most recently sent segment) the congestion control.
+        let since = |t: SimTime| now.saturating_since(t);
+        let (mut seq_rtt, mut ca_rtt) = match (first_ackt, last_ackt, acked_retrans) {
+            (Some(f), Some(l), false) => (Some(since(f)), Some(since(l))),
+            _ => (None, None),
+        };
+        if let (Some(f), Some(l)) = (first_sackt, last_sackt) {
+            seq_rtt = seq_rtt.or(Some(since(f)));
+            ca_rtt = Some(since(l));
+        }
+        if seq_rtt.is_none() && snd_una_advanced && ack.ts_ecr > SimTime::ZERO {
+            let r = since(ack.ts_ecr);
+            seq_rtt = Some(r);
+            ca_rtt = Some(r);
+        }
+        if let Some(r) = seq_rtt {
+            self.rtt.update(r);
+            out.rtt_samples.push(r);
+        }
+        self.rack
+            .advance(now, ack.ts_ecr, self.rtt.min().unwrap_or(SimDuration::ZERO));
+        let view = self.view(now);
+        let flags = AckFlags {
+            slow_path: snd_una_advanced || newly_sacked > 0,
+            window_update: false,
+            ece: false,
+        };
+        self.cc.in_ack_event(now, &mut self.w, &view, flags);
+        let sample = AckSample {
+            pkts_acked: newly_acked,
+            rtt: ca_rtt,
+            in_flight: prior_in_flight,
+        };
+        self.cc.pkts_acked(now, &mut self.w, &view, &sample);
+
+        // --- loss state machine (Linux tcp_fastretrans_alert) ---
+        // RFC 5681 §2: same cumulative ACK, data outstanding (no payload and
+        // no window change hold for every ACK here).
+        let is_dupack = !snd_una_advanced && self.sb.packets_out() > 0;
+        match self.cfg.recovery {
+            Recovery::Sack => self.sack_state_machine(now, snd_una_advanced, newly_sacked),
+            Recovery::Newreno => {
+                self.newreno_state_machine(now, snd_una_advanced, is_dupack, newly_acked);
+            }
+        }
+        // Every marking counts, as Linux's tp->lost (a segment marked and
+        // then acknowledged in the same ACK still counts).
+        let newly_lost = self.rec.marked_lost;
+        self.rec.lost_total += newly_lost as u64;
+
+        // --- rate sample (Linux tcp_rate_gen) ---
+        let min_rtt = self.rtt.min();
+        let rs: RateSample = self
+            .rate
+            .generate(now, delivered_now, newly_lost, prior_in_flight, ca_rtt, min_rtt);
+
+        // --- window update (Linux tcp_cong_control) ---
+        let view = self.view(now);
+        if self.cc.cong_control(now, &mut self.w, &view, &rs) {
+            // The algorithm set cwnd (and pacing) itself.
+            self.cc_controls = true;
+        } else if self.in_sack_recovery() {
+            self.prr_update(delivered_now, newly_lost, snd_una_advanced);
+        } else if self.rec.state != CaState::Recovery && snd_una_advanced {
+            self.cc.cong_avoid(now, &mut self.w, &view, delivered_now);
+        }
+        self.w.cwnd = self.w.cwnd.clamp(1, self.w.cwnd_clamp);
+
+        // --- retransmission timer (RFC 6298 §5.2, §5.3) ---
+        if self.sb.packets_out() == 0 {
+            self.rto.deadline = None;
+        } else if snd_una_advanced {
+            self.rto.deadline = Some(now + self.rtt.rto());
+        }
+
+        self.transmit(now, out);
+    }
+
+    /// Explicit network feedback riding the ACK, delivered before the ACK
+    /// itself is processed.
+    fn deliver_feedback(&mut self, now: SimTime, ack: &AckHeader) {
+        let view = self.view(now);
+        if let Some(x) = ack.xrc {
+            self.cc.on_feedback(now, &mut self.w, &view, &Feedback::Xrc(x));
+        }
+        if self.signals.abc && (ack.abc_accelerate > 0 || ack.abc_brake > 0) {
+            let fb = Feedback::Abc {
+                accelerate: ack.abc_accelerate,
+                brake: ack.abc_brake,
+            };
+            self.cc.on_feedback(now, &mut self.w, &view, &fb);
+        }
+        if let (true, Some(r)) = (self.signals.pbe, ack.pbe_rate_bps) {
+            self.cc
+                .on_feedback(now, &mut self.w, &view, &Feedback::Pbe { rate_bps: r });
+        }
+    }
+}

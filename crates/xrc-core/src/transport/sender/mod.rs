@@ -1,0 +1,252 @@
+//! The TCP sender: byte sequence numbers, cumulative and selective
+//! acknowledgments, loss recovery, the retransmission timer, ACK clocking
+//! and pacing. The congestion-control algorithm is a
+//! [`CongestionControl`] hooked in as Linux hooks `tcp_congestion_ops`.
+//!
+//! Read first: RFC 9293 (TCP), RFC 5681 (congestion control), RFC 6298
+//! (RTO), RFC 2018 and RFC 6675 (SACK and SACK-based recovery), RFC 6582
+//! (NewReno recovery without SACK), RFC 6937 (proportional rate reduction),
+//! RFC 7661 (window validation after idle). The ACK-processing order follows
+//! Linux `tcp_ack()` in `net/ipv4/tcp_input.c`: SACK tagging, cumulative
+//! ACK, RTT and rate samples, loss state machine (`tcp_fastretrans_alert`),
+//! window update (`tcp_cong_control`), then transmission.
+//!
+//! The sender is split by concern, each part with its own state:
+//! - [`config`]: the [`TcpConfig`] a scenario sets (never changes while the
+//!   connection runs);
+//! - `ack`: ACK processing in `tcp_ack()`'s order;
+//! - `send`: the send loop, the sequence space, window validation and the
+//!   restart after idle;
+//! - `recovery`: the loss state machine, PRR and NewReno recovery;
+//! - `timers`: the retransmission timeout and the dispatch of due timers;
+//! - `pacer`: earliest-departure-time pacing and Linux's default rate;
+//! - `rack`: RACK's time-based loss detection;
+//! - [`output`]: what a call hands back, and the connection's counters.
+//!
+//! Deviations from Linux, numbered:
+//! 1. No connection set-up or tear-down: the flow starts established (the
+//!    handshake would add one RTT and no congestion-control behaviour).
+//! 2. Loss detection with SACK is RACK (RFC 8985 §6, Linux's default, with
+//!    Linux's reordering window) or RFC 6675 `IsLost`, and the RTO. The tail
+//!    loss probe, F-RTO and undo (Eifel, DSACK) are not modelled: a lost
+//!    tail waits for the RTO, and a spurious retransmission is never undone.
+//! 3. The receive window is unlimited unless `rwnd_bytes` is set (Linux
+//!    autotunes it; cellular buffers rarely make it the limit).
+//! 4. No TSO/GSO: every segment is one packet of at most one MSS.
+//! 5. Sequence numbers are 64-bit and never wrap.
+
+mod ack;
+pub mod config;
+pub mod output;
+mod pacer;
+mod rack;
+mod recovery;
+mod send;
+mod timers;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{LossDetection, Recovery, TcpConfig};
+pub use output::{RetxKind, SenderOutput, SenderStats};
+
+use super::cc::{CaState, CongestionControl, ConnView, Feedback, Signals, Window};
+use super::rate::RateState;
+use super::rtt::RttEstimator;
+use super::scoreboard::Scoreboard;
+use crate::net::FlowId;
+use crate::units::{BitRate, SimDuration, SimTime};
+
+use pacer::Pacer;
+use rack::Rack;
+use recovery::RecoveryState;
+use send::SendState;
+use timers::RtoTimer;
+
+pub struct TcpSender {
+    flow: FlowId,
+    cfg: TcpConfig,
+    cc: Box<dyn CongestionControl>,
+    /// The window the framework and the algorithm share.
+    w: Window,
+    rtt: RttEstimator,
+    sb: Scoreboard,
+    rate: RateState,
+    send: SendState,
+    rec: RecoveryState,
+    rto: RtoTimer,
+    pacer: Pacer,
+    rack: Rack,
+    stats: SenderStats,
+    /// The network signals the algorithm consumes.
+    signals: Signals,
+    /// `cc.init` has run (before the first transmission).
+    initialized: bool,
+    /// The algorithm sets the window itself (Linux `cong_control`); the
+    /// framework then leaves cwnd alone at the end of recovery and after idle.
+    cc_controls: bool,
+}
+
+impl TcpSender {
+    pub fn new(flow: FlowId, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let signals = cc.signals();
+        let rtt = RttEstimator::new(cfg.rtt_config());
+        let mut w = Window::new(cfg.initial_cwnd);
+        if let Some(s) = cfg.initial_ssthresh {
+            w.ssthresh = s.max(1);
+        }
+        TcpSender {
+            flow,
+            cfg,
+            cc,
+            w,
+            rtt,
+            sb: Scoreboard::default(),
+            rate: RateState::default(),
+            send: SendState::default(),
+            rec: RecoveryState::default(),
+            rto: RtoTimer::default(),
+            pacer: Pacer::default(),
+            rack: Rack::default(),
+            stats: SenderStats::default(),
+            signals,
+            initialized: false,
+            cc_controls: false,
+        }
+    }
+
+    // ----- observers -----
+
+    pub fn flow(&self) -> FlowId {
+        self.flow
+    }
+    pub fn cwnd(&self) -> u32 {
+        self.w.cwnd
+    }
+    pub fn ssthresh(&self) -> u32 {
+        self.w.ssthresh
+    }
+    pub fn window(&self) -> &Window {
+        &self.w
+    }
+    pub fn srtt(&self) -> Option<SimDuration> {
+        self.rtt.srtt()
+    }
+    pub fn min_rtt(&self) -> Option<SimDuration> {
+        self.rtt.min()
+    }
+    pub fn ca_state(&self) -> CaState {
+        self.rec.state
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.send.snd_una
+    }
+    pub fn snd_nxt(&self) -> u64 {
+        self.send.snd_nxt
+    }
+    pub fn write_end(&self) -> u64 {
+        self.send.write_end
+    }
+    pub fn in_flight(&self) -> u32 {
+        self.sb.in_flight()
+    }
+    pub fn stats(&self) -> SenderStats {
+        self.stats
+    }
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+    pub fn pacing_rate(&self) -> Option<BitRate> {
+        self.effective_pacing_rate()
+    }
+    /// The network signals this flow's algorithm needs.
+    pub fn signals(&self) -> Signals {
+        self.signals
+    }
+
+    /// Feedback that does not ride an ACK (NetAssist, the oracle).
+    pub fn on_out_of_band(&mut self, now: SimTime, fb: &Feedback, out: &mut SenderOutput) {
+        if !self.initialized {
+            return;
+        }
+        let view = self.view(now);
+        self.cc.on_feedback(now, &mut self.w, &view, fb);
+        self.w.cwnd = self.w.cwnd.clamp(1, self.w.cwnd_clamp);
+        self.transmit(now, out);
+    }
+
+    /// All written data has been acknowledged and the application closed.
+    pub fn finished(&self) -> bool {
+        self.send.closed && self.send.snd_una >= self.send.write_end
+    }
+    /// Earliest pending timer (retransmission or pacing).
+    pub fn next_timer(&self) -> Option<SimTime> {
+        [self.rto.deadline, self.pacer.timer(), self.rack.timer()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+    pub fn scoreboard_consistent(&self) -> bool {
+        self.sb.consistent()
+    }
+
+    fn view(&self, now: SimTime) -> ConnView {
+        ConnView {
+            now,
+            mss: self.cfg.mss,
+            snd_una: self.send.snd_una,
+            snd_nxt: self.send.snd_nxt,
+            packets_out: self.sb.packets_out(),
+            packets_in_flight: self.sb.in_flight(),
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min(),
+            delivered: self.rate.delivered,
+            ca_state: self.rec.state,
+            is_cwnd_limited: self.is_cwnd_limited(),
+            app_limited: self.rate.app_limited_until != 0,
+            sacked_out: self.sb.sacked_out(),
+            lost_out: self.sb.lost_out(),
+            retrans_out: self.sb.retrans_out(),
+            lost_total: self.rec.lost_total,
+            last_send: self.send.last_send,
+            pacing: self.cfg.pacing || self.cc.pacing_rate().is_some(),
+        }
+    }
+
+    /// The algorithm's pacing rate, or Linux's default when the framework
+    /// paces and the algorithm sets none.
+    fn effective_pacing_rate(&self) -> Option<BitRate> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r);
+        }
+        if !self.cfg.pacing {
+            return None;
+        }
+        let srtt = self.rtt.srtt()?;
+        Some(pacer::default_rate(
+            self.w.cwnd,
+            self.w.ssthresh,
+            self.sb.packets_out(),
+            self.cfg.mss,
+            srtt,
+        ))
+    }
+
+    // ----- application side -----
+
+    /// The application writes `bytes` more (use `u64::MAX` for an endless
+    /// bulk transfer).
+    pub fn app_write(&mut self, now: SimTime, bytes: u64, out: &mut SenderOutput) {
+        self.send.write_end = self.send.write_end.saturating_add(bytes);
+        self.transmit(now, out);
+    }
+
+    /// The application closes: nothing beyond what was written is sent.
+    /// A bulk flow stopping at a given time closes at what it has sent.
+    pub fn app_close(&mut self, truncate_to_sent: bool) {
+        if truncate_to_sent {
+            self.send.write_end = self.send.snd_nxt;
+        }
+        self.send.closed = true;
+    }
+}
