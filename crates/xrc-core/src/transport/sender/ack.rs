@@ -8,6 +8,7 @@ use super::TcpSender;
 use crate::net::packet::MAX_SACK_BLOCKS;
 use crate::net::{AckHeader, SackBlock};
 use crate::transport::cc::{AckFlags, AckSample, CaState, Feedback, RateSample};
+use crate::transport::rtt::RtoRule;
 use crate::units::{SimDuration, SimTime};
 
 impl TcpSender {
@@ -83,7 +84,12 @@ impl TcpSender {
                 }
             });
             self.send.snd_una = ack.ack;
-            self.rtt.reset_backoff();
+            // Linux tcp_ack: icsk_retransmits = 0 when snd_una advances.
+            self.rto.retransmits = 0;
+            if self.rtt.rule() == RtoRule::Rfc6298 {
+                // ns-3 NewAck recomputes the RTO on every new ACK.
+                self.rto.reset_backoff();
+            }
         }
         let snd_una_advanced = self.send.snd_una > prior_snd_una;
         let delivered_now = newly_acked_unsacked + newly_sacked;
@@ -108,9 +114,20 @@ impl TcpSender {
             ca_rtt = Some(r);
         }
         if let Some(r) = seq_rtt {
-            self.rtt.update(r);
+            self.rtt.update(r, self.send.snd_una, self.send.snd_nxt);
             out.rtt_samples.push(r);
+            // Linux tcp_ack_update_rtt: "only reset backoff on valid RTT
+            // measurement".
+            self.rto.reset_backoff();
         }
+        // Linux tcp_clean_rtx_queue: without a cumulative ACK, re-arm the
+        // RTO only if the SACK RTT sample came from data sent before the
+        // head was last (re)transmitted ("otherwise the timeout may
+        // continue to extend in loss recovery").
+        let sack_rearm = self.rtt.rule() == RtoRule::Linux
+            && !snd_una_advanced
+            && seq_rtt.is_some()
+            && first_sackt.is_some_and(|t| self.sb.front().is_some_and(|h| t < h.tx_time));
         self.rack
             .advance(now, ack.ts_ecr, self.rtt.min().unwrap_or(SimDuration::ZERO));
         let view = self.view(now);
@@ -160,11 +177,12 @@ impl TcpSender {
         }
         self.w.cwnd = self.w.cwnd.clamp(1, self.w.cwnd_clamp);
 
-        // --- retransmission timer (RFC 6298 §5.2, §5.3) ---
+        // --- retransmission timer (RFC 6298 §5.2, §5.3; Linux
+        // FLAG_SET_XMIT_TIMER, tcp_rearm_rto) ---
         if self.sb.packets_out() == 0 {
             self.rto.deadline = None;
-        } else if snd_una_advanced {
-            self.rto.deadline = Some(now + self.rtt.rto());
+        } else if snd_una_advanced || sack_rearm {
+            self.rto.arm(now, &self.rtt);
         }
 
         self.transmit(now, out);

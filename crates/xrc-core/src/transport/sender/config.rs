@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::transport::rtt::RttConfig;
+use super::clock::TimerClock;
+use crate::transport::rtt::{RtoRule, RttConfig};
 use crate::units::SimDuration;
 
 /// How losses are detected when SACK is in use.
@@ -41,9 +42,25 @@ pub struct TcpConfig {
     pub loss_detection: LossDetection,
     /// Duplicate ACKs / SACKed segments that make a hole a loss.
     pub dupthresh: u32,
+    /// Linux `tcp_rto_min` (`TCP_RTO_MIN`, 200 ms); RFC 6298's minimum RTO.
     pub min_rto_ms: f64,
+    /// RTO before the first RTT sample (Linux `TCP_TIMEOUT_INIT`, 1 s).
     pub initial_rto_ms: f64,
+    /// Upper bound of the RTO and its backoff (Linux `TCP_RTO_MAX`, 120 s).
     pub max_rto_ms: f64,
+    /// How the RTO's minimum applies: `"linux"` floors the variance term
+    /// (srtt + max(rttvar, rto_min) per round, `tcp_rtt_estimator`) and
+    /// resets the backoff only on a valid RTT sample (`tcp_ack_update_rtt`);
+    /// `"rfc6298"` clamps the whole RTO, max(rto_min, srtt + 4·rttvar), and
+    /// resets the backoff on every cumulative ACK (ns-3).
+    pub rto_rule: RtoRule,
+    /// `"jiffies"`: RTO, TLP and RACK timers count whole jiffies and fire on
+    /// the kernel timer wheel's ticks (Linux); `"exact"`: nanosecond timers.
+    pub timer_clock: TimerClock,
+    /// Linux `CONFIG_HZ`, jiffies per second, for `timer_clock = "jiffies"`.
+    /// 250 is Debian's kernel configuration and this project's reference
+    /// machine's.
+    pub timer_hz: u32,
     /// Pace at Linux's default rate (2× cwnd/srtt in slow start, 1.2× after)
     /// when the algorithm sets no pacing rate itself.
     pub pacing: bool,
@@ -68,6 +85,9 @@ impl Default for TcpConfig {
             min_rto_ms: 200.0,
             initial_rto_ms: 1000.0,
             max_rto_ms: 120_000.0,
+            rto_rule: RtoRule::Linux,
+            timer_clock: TimerClock::Jiffies,
+            timer_hz: 250,
             pacing: false,
             slow_start_after_idle: true,
             rwnd_bytes: None,
@@ -99,6 +119,9 @@ impl TcpConfig {
                 return Err(format!("{n} must be a positive number, got {v}"));
             }
         }
+        if !(1..=100_000).contains(&self.timer_hz) {
+            return Err(format!("timer_hz must be in 1..=100000, got {}", self.timer_hz));
+        }
         if self.min_rto_ms > self.max_rto_ms {
             return Err(format!(
                 "min_rto_ms ({}) exceeds max_rto_ms ({})",
@@ -110,9 +133,17 @@ impl TcpConfig {
 
     pub(super) fn rtt_config(&self) -> RttConfig {
         RttConfig {
-            initial_rto: SimDuration::try_from_millis_f64(self.initial_rto_ms).unwrap_or(SimDuration::from_secs(1)),
-            min_rto: SimDuration::try_from_millis_f64(self.min_rto_ms).unwrap_or(SimDuration::from_millis(200)),
-            max_rto: SimDuration::try_from_millis_f64(self.max_rto_ms).unwrap_or(SimDuration::from_secs(120)),
+            rule: self.rto_rule,
+            min_rto: self.min_rto(),
         }
+    }
+    pub(super) fn min_rto(&self) -> SimDuration {
+        SimDuration::try_from_millis_f64(self.min_rto_ms).unwrap_or(SimDuration::from_millis(200))
+    }
+    pub(super) fn initial_rto(&self) -> SimDuration {
+        SimDuration::try_from_millis_f64(self.initial_rto_ms).unwrap_or(SimDuration::from_secs(1))
+    }
+    pub(super) fn max_rto(&self) -> SimDuration {
+        SimDuration::try_from_millis_f64(self.max_rto_ms).unwrap_or(SimDuration::from_secs(120))
     }
 }

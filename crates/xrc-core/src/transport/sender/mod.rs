@@ -19,13 +19,35 @@
 //!   restart after idle;
 //! - `recovery`: the loss state machine, PRR and NewReno recovery;
 //! - `timers`: the retransmission timeout and the dispatch of due timers;
+//! - [`clock`]: jiffies and the kernel timer wheel the timers run on;
 //! - `pacer`: earliest-departure-time pacing and Linux's default rate;
 //! - `rack`: RACK's time-based loss detection;
 //! - [`output`]: what a call hands back, and the connection's counters.
 //!
+//! Mechanisms, with the switch that selects the Linux behaviour (default)
+//! or another:
+//! - **Retransmission timeout** (`rto_rule = "linux"`): RTO = srtt +
+//!   rttvar, where Linux's `tcp_rtt_estimator` floors rttvar at `min_rto_ms`
+//!   once per round of data and lowers the deviation's gain when the RTT
+//!   falls ([`crate::transport::rtt`]); rounded up to jiffies and at most
+//!   `max_rto_ms` (`tcp_set_rto`, `tcp_bound_rto`). Each timeout doubles it
+//!   up to `max_rto_ms` (`tcp_retransmit_timer`); only an ACK with a valid
+//!   RTT sample recomputes it and clears the backoff (`tcp_ack_update_rtt`).
+//!   The timer restarts on every ACK of new data, when the head of the
+//!   queue is retransmitted (`tcp_xmit_retransmit_queue`), and on a SACK
+//!   RTT sample older than the head's last transmission
+//!   (`tcp_clean_rtx_queue`). `rto_rule = "rfc6298"` is ns-3's: max(rto_min,
+//!   srtt + 4·rttvar), recomputed on every new ACK, restarted only by new
+//!   ACKs.
+//! - **Timer clock** (`timer_clock = "jiffies"`, `timer_hz = 250`): the
+//!   RTO counts whole jiffies and fires on the timer wheel's ticks
+//!   ([`clock`]); `"exact"` fires at the nanosecond.
+//!
 //! Deviations from Linux, numbered:
 //! 1. No connection set-up or tear-down: the flow starts established (the
-//!    handshake would add one RTT and no congestion-control behaviour).
+//!    handshake would add one RTT and no congestion-control behaviour). So
+//!    the first RTO is the initial 1 s until the first ACK brings an RTT
+//!    sample; Linux would already have the handshake's sample.
 //! 2. Loss detection with SACK is RACK (RFC 8985 §6, Linux's default, with
 //!    Linux's reordering window) or RFC 6675 `IsLost`, and the RTO. The tail
 //!    loss probe, F-RTO and undo (Eifel, DSACK) are not modelled: a lost
@@ -34,8 +56,16 @@
 //!    autotunes it; cellular buffers rarely make it the limit).
 //! 4. No TSO/GSO: every segment is one packet of at most one MSS.
 //! 5. Sequence numbers are 64-bit and never wrap.
+//! 6. Timestamps are exact: Linux's TSval ticks in milliseconds, so its
+//!    timestamp-based RTT samples (used when Karn's rule leaves no other)
+//!    are whole milliseconds, at least 1 ms.
+//! 7. RACK's reordering timer is a timer of its own; Linux arms it in place
+//!    of the RTO (one `icsk_retransmit_timer`, `icsk_pending` says which).
+//! 8. Re-arming the RTO does not add the pacing delay of a packet held back
+//!    by pacing (`tcp_reset_xmit_timer`'s `tcp_pacing_delay`).
 
 mod ack;
+pub mod clock;
 pub mod config;
 pub mod output;
 mod pacer;
@@ -47,6 +77,7 @@ mod timers;
 #[cfg(test)]
 mod tests;
 
+pub use clock::TimerClock;
 pub use config::{LossDetection, Recovery, TcpConfig};
 pub use output::{RetxKind, SenderOutput, SenderStats};
 
@@ -61,7 +92,7 @@ use pacer::Pacer;
 use rack::Rack;
 use recovery::RecoveryState;
 use send::SendState;
-use timers::RtoTimer;
+use timers::RetransmitTimer;
 
 pub struct TcpSender {
     flow: FlowId,
@@ -74,7 +105,7 @@ pub struct TcpSender {
     rate: RateState,
     send: SendState,
     rec: RecoveryState,
-    rto: RtoTimer,
+    rto: RetransmitTimer,
     pacer: Pacer,
     rack: Rack,
     stats: SenderStats,
@@ -91,6 +122,7 @@ impl TcpSender {
     pub fn new(flow: FlowId, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
         let signals = cc.signals();
         let rtt = RttEstimator::new(cfg.rtt_config());
+        let rto = RetransmitTimer::new(&cfg);
         let mut w = Window::new(cfg.initial_cwnd);
         if let Some(s) = cfg.initial_ssthresh {
             w.ssthresh = s.max(1);
@@ -105,7 +137,7 @@ impl TcpSender {
             rate: RateState::default(),
             send: SendState::default(),
             rec: RecoveryState::default(),
-            rto: RtoTimer::default(),
+            rto,
             pacer: Pacer::default(),
             rack: Rack::default(),
             stats: SenderStats::default(),

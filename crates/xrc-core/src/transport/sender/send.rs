@@ -8,6 +8,7 @@ use super::output::{RetxKind, SenderOutput};
 use super::TcpSender;
 use crate::net::{AbcMark, Packet, PacketKind};
 use crate::transport::cc::{CaEvent, CaState};
+use crate::transport::rtt::RtoRule;
 use crate::transport::scoreboard::Seg;
 use crate::units::SimTime;
 
@@ -154,7 +155,7 @@ impl TcpSender {
         }
         let Some(last) = self.send.last_send else { return };
         let idle = now.saturating_since(last);
-        let rto = self.rtt.rto();
+        let rto = self.rto.rto(&self.rtt);
         if idle <= rto {
             return;
         }
@@ -206,6 +207,11 @@ impl TcpSender {
         self.before_send(now);
         let snap = self.rate.on_send(now, self.sb.packets_out());
         self.sb.on_retransmit(i, now, self.send.tx_counter, snap);
+        if i == 0 && self.rtt.rule() == RtoRule::Linux {
+            // Linux tcp_xmit_retransmit_queue: retransmitting the head of
+            // the queue restarts the RTO from now.
+            self.rto.arm(now, &self.rtt);
+        }
         let s = self.sb.get(i);
         let (seq, len) = (s.seq, s.len);
         let kind = if self.rec.state == CaState::Loss {
@@ -228,7 +234,9 @@ impl TcpSender {
         self.send.last_send = Some(now);
         self.rec.prr_out += 1;
         if self.rto.deadline.is_none() {
-            self.rto.deadline = Some(now + self.rtt.rto());
+            // Linux tcp_event_new_data_sent: arm the RTO when the first
+            // segment goes out with nothing outstanding.
+            self.rto.arm(now, &self.rtt);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The sender driven by hand: each test writes the ACKs a receiver would
 //! send and checks what the sender does.
 
+use super::clock::Clock;
 use super::*;
 use crate::net::{AckHeader, Packet, PacketKind, SackBlock};
 use crate::transport::cc::registry;
@@ -52,8 +53,9 @@ fn the_initial_window_leaves_at_once_and_arms_the_retransmission_timer() {
     let mut out = SenderOutput::default();
     s.app_write(ms(0), 100 * MSS, &mut out);
     assert_eq!(sent(&mut out), (0..10).collect::<Vec<_>>());
-    // No RTT sample yet: the initial RTO, 1 s.
-    assert_eq!(s.next_timer(), Some(ms(1000)));
+    // No RTT sample yet: the initial RTO, 1 s = 250 jiffies, filed on the
+    // wheel's second level (8-jiffy buckets): it fires at jiffy 256.
+    assert_eq!(s.next_timer(), Some(ms(1024)));
 }
 
 #[test]
@@ -107,4 +109,97 @@ fn three_sacked_segments_start_a_fast_retransmit_of_the_hole() {
     assert_eq!(s.ca_state(), CaState::Recovery);
     assert_eq!(out.retransmits, vec![(0, RetxKind::Fast)]);
     assert_eq!(s.stats().recoveries, 1);
+}
+
+/// Ten segments at 0, the first acknowledged at 100 ms: srtt 100 ms,
+/// rttvar floored at 200 ms, RTO 300 ms (75 jiffies at HZ 250).
+fn sender_with_one_sample(cfg: TcpConfig) -> (TcpSender, SenderOutput) {
+    let mut s = sender("newreno", cfg);
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 100 * MSS, &mut out);
+    s.on_ack(ms(100), &ack(1, &[], ms(0)), &mut out);
+    out.clear();
+    (s, out)
+}
+
+#[test]
+fn the_rto_is_srtt_plus_a_variance_floored_at_rto_min_on_the_jiffies_wheel() {
+    let (s, _) = sender_with_one_sample(TcpConfig::default());
+    assert_eq!(s.rto.rto(&s.rtt), SimDuration::from_millis(300));
+    // Armed at 100 ms (jiffy 25) for 75 jiffies: expires at jiffy 100, on
+    // the wheel's second level (8-jiffy buckets): fires at jiffy 104.
+    assert_eq!(s.next_timer(), Some(ms(416)));
+}
+
+#[test]
+fn each_timeout_doubles_the_rto_and_only_a_valid_rtt_sample_resets_it() {
+    let (mut s, mut out) = sender_with_one_sample(TcpConfig::default());
+    // 1st timeout at 416 ms: RTO 600 ms = 150 jiffies from jiffy 104 →
+    // expires 254, fires at 256 (1024 ms). The head goes out again.
+    s.on_timer(ms(416), &mut out);
+    assert_eq!(out.retransmits, vec![(MSS, RetxKind::Timeout)]);
+    assert_eq!((s.rto.backoff(), s.rto.rto(&s.rtt)), (1, SimDuration::from_millis(600)));
+    assert_eq!(s.next_timer(), Some(ms(1024)));
+    out.clear();
+    // 2nd: 1200 ms = 300 jiffies from 256 → 556, still the second level
+    // → 560 (2240 ms).
+    s.on_timer(ms(1024), &mut out);
+    assert_eq!(s.next_timer(), Some(ms(2240)));
+    // 3rd: 2400 ms = 600 jiffies from 560 → 1160, third level (64-jiffy
+    // buckets) → 1216 (4864 ms).
+    s.on_timer(ms(2240), &mut out);
+    assert_eq!(s.next_timer(), Some(ms(4864)));
+    assert_eq!(s.stats().timeouts, 3);
+    // A cumulative ACK of the retransmitted segment without a timestamp
+    // gives no RTT sample (Karn): the backoff stays.
+    s.on_ack(ms(2400), &ack(2, &[], SimTime::ZERO), &mut out);
+    assert_eq!(s.rto.backoff(), 3);
+    assert_eq!(s.rto.rto(&s.rtt), SimDuration::from_millis(2400));
+    // One whose timestamp echo is the retransmission's is a valid sample.
+    s.on_ack(ms(2400), &ack(3, &[], ms(2240)), &mut out);
+    assert_eq!(s.rto.backoff(), 0);
+}
+
+#[test]
+fn the_backed_off_rto_stops_at_max_rto() {
+    let (mut s, mut out) = sender_with_one_sample(TcpConfig::default());
+    for _ in 0..12 {
+        let t = s.next_timer().unwrap();
+        s.on_timer(t, &mut out);
+    }
+    // 300 ms · 2^12 is far above 120 s.
+    assert_eq!(s.rto.rto(&s.rtt), SimDuration::from_secs(120));
+}
+
+#[test]
+fn rfc6298_clamps_the_whole_rto_and_resets_the_backoff_on_any_new_ack() {
+    let cfg = TcpConfig {
+        rto_rule: crate::transport::rtt::RtoRule::Rfc6298,
+        timer_clock: TimerClock::Exact,
+        ..TcpConfig::default()
+    };
+    let (mut s, mut out) = sender_with_one_sample(cfg);
+    // 100 + 4·50 = 300 ms, exact.
+    assert_eq!(s.next_timer(), Some(ms(400)));
+    s.on_timer(ms(400), &mut out);
+    assert_eq!(s.next_timer(), Some(ms(1000)));
+    s.on_ack(ms(1050), &ack(2, &[], SimTime::ZERO), &mut out);
+    assert_eq!(s.rto.backoff(), 0);
+}
+
+#[test]
+fn retransmitting_the_head_in_fast_recovery_restarts_the_rto() {
+    let (mut s, mut out) = sender_with_one_sample(TcpConfig::default());
+    let before = s.next_timer().unwrap();
+    // Segments 2.. SACKed at 150 ms: RACK marks 1 lost and it is resent
+    // at once (it is the head of the queue).
+    s.on_ack(ms(150), &ack(1, &[(2, 5)], ms(0)), &mut out);
+    assert_eq!(out.retransmits, vec![(MSS, RetxKind::Fast)]);
+    let after = s.next_timer().unwrap();
+    assert!(after > before, "{after:?} > {before:?}");
+    // The RTO runs from the retransmission (150 ms, jiffy 37).
+    assert_eq!(
+        after,
+        Clock::new(TimerClock::Jiffies, 250).deadline(ms(150), s.rto.rto(&s.rtt))
+    );
 }
