@@ -39,6 +39,10 @@
 //!   (`tcp_clean_rtx_queue`). `rto_rule = "rfc6298"` is ns-3's: max(rto_min,
 //!   srtt + 4·rttvar), recomputed on every new ACK, restarted only by new
 //!   ACKs.
+//! - **Timeout marking** (`tcp_timeout_mark_lost`): a timeout marks lost
+//!   every un-SACKed segment and counts a lost-marked retransmission as
+//!   lost again; with RACK it spares segments sent within the last RACK RTT
+//!   (not the head), which may still be on their way.
 //! - **Timer clock** (`timer_clock = "jiffies"`, `timer_hz = 250`): the
 //!   RTO counts whole jiffies and fires on the timer wheel's ticks
 //!   ([`clock`]); `"exact"` fires at the nanosecond.

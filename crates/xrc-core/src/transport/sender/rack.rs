@@ -22,6 +22,11 @@ impl Rack {
         self.timer
     }
 
+    /// RACK.rtt: the RTT of the most recently sent delivered segment.
+    pub(super) fn rtt(&self) -> Option<SimDuration> {
+        self.latest.map(|(_, rtt)| rtt)
+    }
+
     /// Starts a new ACK: forgets the segments the last one delivered.
     pub(super) fn begin_ack(&mut self) {
         self.delivered.clear();

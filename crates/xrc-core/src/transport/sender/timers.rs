@@ -12,7 +12,7 @@
 //! ACK as ns-3's `NewAck`).
 
 use super::clock::Clock;
-use super::config::{Recovery, TcpConfig};
+use super::config::{LossDetection, Recovery, TcpConfig};
 use super::output::SenderOutput;
 use super::TcpSender;
 use crate::transport::cc::{CaEvent, CaState};
@@ -108,9 +108,12 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        // Linux tcp_enter_loss: mark everything lost first, then reduce
-        // ssthresh if it was not already reduced in this window.
-        self.rec.lost_total += self.sb.mark_all_lost() as u64;
+        // Linux tcp_enter_loss: mark lost first (tcp_timeout_mark_lost:
+        // with RACK, not what was sent within the last RACK RTT, except the
+        // head), then reduce ssthresh if it was not already reduced in this
+        // window.
+        let rack_rtt = (self.cfg.loss_detection == LossDetection::Rack).then(|| self.rack.rtt().unwrap_or_default());
+        self.rec.lost_total += self.sb.mark_lost_on_timeout(now, rack_rtt) as u64;
         let first_loss = matches!(self.rec.state, CaState::Open | CaState::Disorder)
             || self.send.snd_una >= self.rec.high_seq
             || (self.rec.state == CaState::Loss && self.rto.retransmits == 0);
