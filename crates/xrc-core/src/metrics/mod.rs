@@ -179,6 +179,13 @@ table!(
         segments_sent: U64,
         retransmits: U64,
         timeouts: U64,
+        /// Timeouts undone as spurious (Linux `TCPLossUndo`).
+        loss_undos: U64,
+        /// Fast recoveries undone as spurious (Linux `TCPFullUndo` +
+        /// `TCPPartialUndo` + `TCPDSACKUndo`).
+        recovery_undos: U64,
+        /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
+        spurious_rtos: U64,
         /// The application finished: a transfer delivered all its bytes, or
         /// a bulk flow stopped and everything it sent was acknowledged.
         completed: U8,

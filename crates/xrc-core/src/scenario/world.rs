@@ -1179,6 +1179,9 @@ impl World {
             r.segments_sent.push(s.segments_sent);
             r.retransmits.push(s.retransmits_fast + s.retransmits_timeout);
             r.timeouts.push(s.timeouts);
+            r.loss_undos.push(s.loss_undos);
+            r.recovery_undos.push(s.undos() - s.loss_undos);
+            r.spurious_rtos.push(s.spurious_rtos);
             r.completed.push((fl.state == FlowState::Done && !fl.truncated) as u8);
             r.fct_s.push(
                 fl.completed_at

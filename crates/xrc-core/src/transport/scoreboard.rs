@@ -287,6 +287,17 @@ impl Scoreboard {
         n
     }
 
+    /// Forgets every loss mark (Linux `tcp_undo_cwnd_reduction` with
+    /// `unmark_loss`): the segments are deemed still in flight. A
+    /// retransmission in flight stays counted.
+    pub fn unmark_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.lost = false;
+        }
+        self.lost_out = 0;
+        self.lost_pending = 0;
+    }
+
     /// The lowest lost segment not yet retransmitted, with its index.
     pub fn next_lost(&self) -> Option<usize> {
         if self.lost_pending == 0 {

@@ -1475,7 +1475,7 @@ impl CongestionControl for Bbr {
 
     /// `bbr_undo_cwnd`: a spurious loss; restart full-pipe detection and
     /// long-term sampling, keep the window (deviation 9).
-    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, w: &Window, _prior_cwnd: u32) -> u32 {
         self.full_bw = 0;
         self.full_bw_cnt = 0;
         self.reset_lt(self.last_delivered, self.last_lost);

@@ -1625,7 +1625,7 @@ impl CongestionControl for Bbr3 {
     }
 
     /// `bbr_undo_cwnd`: revert the loss-adapted bounds.
-    fn undo_cwnd(&mut self, _w: &Window, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, _w: &Window, _prior_cwnd: u32) -> u32 {
         self.reset_full_bw();
         self.loss_in_round = false;
         self.bw_lo = self.bw_lo.max(self.undo_bw_lo);

@@ -1,9 +1,11 @@
-//! ACK processing in Linux `tcp_ack()`'s order: explicit feedback, SACK
-//! tagging, the cumulative ACK, RTT and rate samples, the loss state
-//! machine, the window update, the retransmission timer, then transmission.
+//! ACK processing in Linux `tcp_ack()`'s order: explicit feedback, D-SACK
+//! and SACK tagging, the cumulative ACK, RTT and rate samples, the loss
+//! state machine, the window update, the retransmission timer, then
+//! transmission.
 
 use super::config::Recovery;
 use super::output::SenderOutput;
+use super::recovery::{AckInfo, Rexmit};
 use super::TcpSender;
 use crate::net::packet::MAX_SACK_BLOCKS;
 use crate::net::{AckHeader, SackBlock};
@@ -24,8 +26,12 @@ impl TcpSender {
 
         let prior_in_flight = self.sb.in_flight();
         let prior_snd_una = self.send.snd_una;
+        let high_seq = self.rec.high_seq;
         self.rec.marked_lost = 0;
         self.rack.begin_ack();
+
+        // --- D-SACK (Linux tcp_check_dsack, tcp_dsack_seen) ---
+        let dsack_segs = self.check_dsack(ack, prior_snd_una);
 
         // --- SACK tagging (Linux tcp_sacktag_write_queue): blocks in
         // sequence order; the send times of the first and last newly SACKed
@@ -33,6 +39,9 @@ impl TcpSender {
         let mut newly_sacked = 0u32;
         let mut first_sackt: Option<SimTime> = None;
         let mut last_sackt: Option<SimTime> = None;
+        // Never-retransmitted data below high_seq (S)ACKed
+        // (FLAG_ORIG_SACK_ACKED, F-RTO's evidence).
+        let mut orig_sack_acked = false;
         if self.cfg.recovery == Recovery::Sack {
             let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
             let n = ack.sack_blocks().len();
@@ -50,6 +59,7 @@ impl TcpSender {
                     if !s.ever_retransmitted() {
                         first_sackt.get_or_insert(s.tx_time);
                         last_sackt = Some(s.tx_time);
+                        orig_sack_acked |= s.end() <= high_seq;
                     }
                 });
             }
@@ -80,6 +90,7 @@ impl TcpSender {
                     if !s.ever_retransmitted() {
                         first_ackt.get_or_insert(s.tx_time);
                         last_ackt = Some(s.tx_time);
+                        orig_sack_acked |= s.end() <= high_seq;
                     }
                 }
             });
@@ -92,7 +103,9 @@ impl TcpSender {
             }
         }
         let snd_una_advanced = self.send.snd_una > prior_snd_una;
-        let delivered_now = newly_acked_unsacked + newly_sacked;
+        // A D-SACKed spurious retransmission counts as delivered
+        // (tcp_dsack_seen: sack_delivered).
+        let delivered_now = newly_acked_unsacked + newly_sacked + dsack_segs.unwrap_or(0);
 
         // --- RTT samples (Linux tcp_clean_rtx_queue, tcp_ack_update_rtt):
         // Karn's rule drops the cumulative sample when retransmitted data was
@@ -146,14 +159,24 @@ impl TcpSender {
 
         // --- loss state machine (Linux tcp_fastretrans_alert) ---
         // RFC 5681 §2: same cumulative ACK, data outstanding (no payload and
-        // no window change hold for every ACK here).
-        let is_dupack = !snd_una_advanced && self.sb.packets_out() > 0;
-        match self.cfg.recovery {
-            Recovery::Sack => self.sack_state_machine(now, snd_una_advanced, newly_sacked),
+        // no window change hold for every ACK here); a D-SACK is no dupack.
+        let is_dupack = !snd_una_advanced && self.sb.packets_out() > 0 && dsack_segs.is_none();
+        let info = AckInfo {
+            snd_una_advanced,
+            data_sacked: newly_sacked > 0,
+            dsack: dsack_segs.is_some(),
+            orig_sack_acked,
+            dupack: is_dupack,
+            ts_ecr: ack.ts_ecr,
+        };
+        let rexmit = match self.cfg.recovery {
+            Recovery::Sack if self.ack_is_dubious(&info) => self.fastretrans_alert(now, &info),
+            Recovery::Sack => Rexmit::None,
             Recovery::Newreno => {
                 self.newreno_state_machine(now, snd_una_advanced, is_dupack, newly_acked);
+                Rexmit::Lost
             }
-        }
+        };
         // Every marking counts, as Linux's tp->lost (a segment marked and
         // then acknowledged in the same ACK still counts).
         let newly_lost = self.rec.marked_lost;
@@ -185,7 +208,49 @@ impl TcpSender {
             self.rto.arm(now, &self.rtt);
         }
 
-        self.transmit(now, out);
+        self.transmit_recovery(now, out, rexmit);
+    }
+
+    /// Linux `tcp_check_dsack` and `tcp_dsack_seen`: is the first SACK block
+    /// a D-SACK (below the cumulative ACK, or inside the second block)? If
+    /// so and it is plausible (no more segments reported duplicate than
+    /// were ever retransmitted), returns how many segments it reports, and
+    /// counts the reported retransmissions against `undo_retrans`.
+    fn check_dsack(&mut self, ack: &AckHeader, prior_snd_una: u64) -> Option<u32> {
+        if self.cfg.recovery != Recovery::Sack {
+            return None;
+        }
+        let blocks = ack.sack_blocks();
+        let d = *blocks.first()?;
+        let inside_second = blocks.get(1).is_some_and(|b| d.start >= b.start && d.end <= b.end);
+        if !(d.start < ack.ack || inside_second) || d.start >= d.end {
+            return None;
+        }
+        let len = d.end - d.start;
+        let mss = self.cfg.mss as u64;
+        let segs = if len > mss { len.div_ceil(mss) } else { 1 } as u32;
+        self.undo.dsack_dups += segs as u64;
+        let total_retrans = self.stats.retransmits_fast + self.stats.retransmits_timeout;
+        if self.undo.dsack_dups > total_retrans {
+            // Dubious: more duplicates than retransmissions.
+            return None;
+        }
+        self.stats.dsacks += 1;
+        if d.end <= prior_snd_una {
+            // "D-SACK for already forgotten data... Do dumb counting."
+            self.undo.on_dsack(d.end, segs);
+        } else {
+            // tcp_sacktag_one with dup_sack: each retransmitted segment the
+            // block covers was retransmitted in vain.
+            let undo = &mut self.undo;
+            for s in self.sb.iter() {
+                if s.seq >= d.start && s.end() <= d.end && s.ever_retransmitted() {
+                    undo.on_dsack(s.end(), 1);
+                }
+            }
+        }
+        self.rate.on_dsack(segs);
+        Some(segs)
     }
 
     /// Explicit network feedback riding the ACK, delivered before the ACK

@@ -61,6 +61,14 @@ pub struct TcpConfig {
     /// 250 is Debian's kernel configuration and this project's reference
     /// machine's.
     pub timer_hz: u32,
+    /// F-RTO (RFC 5682 §3, SACK-enhanced; Linux `tcp_frto = 2`): after a
+    /// timeout, send new data instead of retransmitting, and undo the
+    /// timeout if data never retransmitted is then acknowledged. Needs
+    /// `undo` and SACK.
+    pub frto: bool,
+    /// Undo a window reduction proved spurious by D-SACKs or timestamps
+    /// (Linux `tcp_try_undo_*`, always on).
+    pub undo: bool,
     /// Pace at Linux's default rate (2× cwnd/srtt in slow start, 1.2× after)
     /// when the algorithm sets no pacing rate itself.
     pub pacing: bool,
@@ -88,6 +96,8 @@ impl Default for TcpConfig {
             rto_rule: RtoRule::Linux,
             timer_clock: TimerClock::Jiffies,
             timer_hz: 250,
+            frto: true,
+            undo: true,
             pacing: false,
             slow_start_after_idle: true,
             rwnd_bytes: None,

@@ -18,6 +18,7 @@
 //! - `send`: the send loop, the sequence space, window validation and the
 //!   restart after idle;
 //! - `recovery`: the loss state machine, PRR and NewReno recovery;
+//! - `undo`: undoing reductions that prove spurious;
 //! - `timers`: the retransmission timeout and the dispatch of due timers;
 //! - [`clock`]: jiffies and the kernel timer wheel the timers run on;
 //! - `pacer`: earliest-departure-time pacing and Linux's default rate;
@@ -43,6 +44,21 @@
 //!   every un-SACKed segment and counts a lost-marked retransmission as
 //!   lost again; with RACK it spares segments sent within the last RACK RTT
 //!   (not the head), which may still be on their way.
+//! - **Undo** (`undo = true`, `undo`): a fast recovery or a timeout whose
+//!   retransmissions all come back as D-SACKs (RFC 3708; the receiver
+//!   sends them, `receiver.dsack`), or whose ACK echoes a timestamp older
+//!   than the first retransmission (Eifel, RFC 3522: the original only
+//!   arrived late), is undone: the window comes back through the
+//!   algorithm's `undo_cwnd`, ssthresh is restored, and after a timeout
+//!   or a partial ACK the loss marks are dropped (`tcp_try_undo_recovery`,
+//!   `_loss`, `_partial`, `_dsack`). Counted as Linux's `TCPLossUndo`,
+//!   `TCPFullUndo`, `TCPPartialUndo`, `TCPDSACKUndo`.
+//! - **F-RTO** (`frto = true`, Linux `tcp_frto = 2`; RFC 5682 §3,
+//!   SACK-enhanced, `tcp_process_loss`): after a timeout the first ACK
+//!   that advances snd_una lets new data out instead of more
+//!   retransmissions; an ACK that then (S)ACKs data never retransmitted
+//!   proves the timeout spurious and undoes it (`TCPSpuriousRTOs`); a
+//!   duplicate ACK or new SACK proves the loss real.
 //! - **Timer clock** (`timer_clock = "jiffies"`, `timer_hz = 250`): the
 //!   RTO counts whole jiffies and fires on the timer wheel's ticks
 //!   ([`clock`]); `"exact"` fires at the nanosecond.
@@ -53,9 +69,10 @@
 //!    the first RTO is the initial 1 s until the first ACK brings an RTT
 //!    sample; Linux would already have the handshake's sample.
 //! 2. Loss detection with SACK is RACK (RFC 8985 §6, Linux's default, with
-//!    Linux's reordering window) or RFC 6675 `IsLost`, and the RTO. The tail
-//!    loss probe, F-RTO and undo (Eifel, DSACK) are not modelled: a lost
-//!    tail waits for the RTO, and a spurious retransmission is never undone.
+//!    Linux's reordering window for a path where no reordering was seen) or
+//!    RFC 6675 `IsLost`, and the RTO. The tail loss probe is not modelled:
+//!    a lost tail waits for the RTO. D-SACKs do not widen RACK's
+//!    reordering window (`tcp_rack_update_reo_wnd`).
 //! 3. The receive window is unlimited unless `rwnd_bytes` is set (Linux
 //!    autotunes it; cellular buffers rarely make it the limit).
 //! 4. No TSO/GSO: every segment is one packet of at most one MSS.
@@ -67,6 +84,11 @@
 //!    of the RTO (one `icsk_retransmit_timer`, `icsk_pending` says which).
 //! 8. Re-arming the RTO does not add the pacing delay of a packet held back
 //!    by pacing (`tcp_reset_xmit_timer`'s `tcp_pacing_delay`).
+//! 9. With `recovery = "newreno"` (no SACK) there is no F-RTO and no undo;
+//!    Linux does both for non-SACK connections too.
+//! 10. A SACKed segment's retransmission stops counting as in flight at
+//!    once (Linux keeps `TCPCB_SACKED_RETRANS` until the retransmission is
+//!    acknowledged or D-SACKed).
 
 mod ack;
 pub mod clock;
@@ -77,6 +99,7 @@ mod rack;
 mod recovery;
 mod send;
 mod timers;
+mod undo;
 
 #[cfg(test)]
 mod tests;
@@ -97,6 +120,7 @@ use rack::Rack;
 use recovery::RecoveryState;
 use send::SendState;
 use timers::RetransmitTimer;
+use undo::UndoState;
 
 pub struct TcpSender {
     flow: FlowId,
@@ -109,6 +133,7 @@ pub struct TcpSender {
     rate: RateState,
     send: SendState,
     rec: RecoveryState,
+    undo: UndoState,
     rto: RetransmitTimer,
     pacer: Pacer,
     rack: Rack,
@@ -141,6 +166,7 @@ impl TcpSender {
             rate: RateState::default(),
             send: SendState::default(),
             rec: RecoveryState::default(),
+            undo: UndoState::default(),
             rto,
             pacer: Pacer::default(),
             rack: Rack::default(),

@@ -31,12 +31,35 @@ impl SenderOutput {
     }
 }
 
-/// Counters over the connection's life.
+/// Counters over the connection's life (with Linux's `nstat` names).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct SenderStats {
     pub segments_sent: u64,
     pub retransmits_fast: u64,
     pub retransmits_timeout: u64,
+    /// Retransmission timeouts (`TCPTimeouts`).
     pub timeouts: u64,
+    /// Fast recoveries entered (`TCPSackRecovery`, `TCPRenoRecovery`).
     pub recoveries: u64,
+    /// Timeouts undone, by timestamps, D-SACKs or F-RTO (`TCPLossUndo`).
+    pub loss_undos: u64,
+    /// Timeouts F-RTO found spurious (`TCPSpuriousRTOs`; also counted in
+    /// `loss_undos`).
+    pub spurious_rtos: u64,
+    /// Fast recoveries undone at their end (`TCPFullUndo`).
+    pub full_undos: u64,
+    /// Fast recoveries undone on a partial ACK (`TCPPartialUndo`).
+    pub partial_undos: u64,
+    /// Reductions undone because D-SACKs reported every retransmission
+    /// (`TCPDSACKUndo`).
+    pub dsack_undos: u64,
+    /// D-SACK blocks received and accepted (`TCPDSACKRecv`).
+    pub dsacks: u64,
+}
+
+impl SenderStats {
+    /// Every undo of a window reduction, of any kind.
+    pub fn undos(&self) -> u64 {
+        self.loss_undos + self.full_undos + self.partial_undos + self.dsack_undos
+    }
 }

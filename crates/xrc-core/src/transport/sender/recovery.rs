@@ -1,7 +1,7 @@
 //! The loss-recovery state machine (Linux `tcp_fastretrans_alert` and the
 //! functions it calls): the congestion state, entering and leaving Recovery
-//! and Loss, proportional rate reduction (RFC 6937), and NewReno recovery
-//! without SACK (RFC 6582).
+//! and Loss, F-RTO (RFC 5682, `tcp_process_loss`), proportional rate
+//! reduction (RFC 6937), and NewReno recovery without SACK (RFC 6582).
 
 use super::config::{LossDetection, Recovery};
 use super::TcpSender;
@@ -27,6 +27,8 @@ pub(super) struct RecoveryState {
     pub(super) lost_total: u64,
     /// Segments marked lost while processing the current event.
     pub(super) marked_lost: u32,
+    /// F-RTO is watching the current timeout (Linux `tp->frto`).
+    pub(super) frto: bool,
 }
 
 impl RecoveryState {
@@ -75,46 +77,211 @@ impl RecoveryState {
     }
 }
 
+/// What the ACK asks to (re)send once the window is updated (Linux
+/// `REXMIT_*`, acted on by `tcp_xmit_recovery`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Rexmit {
+    /// No loss recovery: only new data may go.
+    None,
+    /// Retransmit what is marked lost, then new data.
+    Lost,
+    /// F-RTO step 2.b: new data first; if none can go, fall back to
+    /// retransmitting.
+    New,
+}
+
+/// What the ACK being processed did, as `tcp_fastretrans_alert` reads the
+/// ACK flags.
+#[derive(Copy, Clone, Debug)]
+pub(super) struct AckInfo {
+    /// snd_una advanced (`FLAG_SND_UNA_ADVANCED`).
+    pub(super) snd_una_advanced: bool,
+    /// New data was SACKed (`FLAG_DATA_SACKED`).
+    pub(super) data_sacked: bool,
+    /// The ACK carried a valid D-SACK (`FLAG_DSACKING_ACK`).
+    pub(super) dsack: bool,
+    /// Never-retransmitted data below high_seq was (S)ACKed
+    /// (`FLAG_ORIG_SACK_ACKED`).
+    pub(super) orig_sack_acked: bool,
+    /// A pure duplicate ACK (`num_dupack`).
+    pub(super) dupack: bool,
+    /// The timestamp echo.
+    pub(super) ts_ecr: SimTime,
+}
+
 impl TcpSender {
-    pub(super) fn sack_state_machine(&mut self, now: SimTime, snd_una_advanced: bool, newly_sacked: u32) {
-        // Leaving recovery or loss once everything outstanding at its start
-        // is acknowledged.
-        match self.rec.state {
-            CaState::Recovery if self.send.snd_una >= self.rec.high_seq => {
-                // Linux tcp_end_cwnd_reduction (skipped for cong_control).
-                if self.w.ssthresh < INFINITE_SSTHRESH && !self.cc_controls {
-                    self.w.cwnd = self.w.ssthresh;
+    /// Linux `tcp_ack_is_dubious`: only such ACKs go through the state
+    /// machine.
+    pub(super) fn ack_is_dubious(&self, a: &AckInfo) -> bool {
+        !a.snd_una_advanced || a.data_sacked || a.dsack || self.rec.state != CaState::Open
+    }
+
+    /// Linux `tcp_fastretrans_alert` with SACK: leave a finished state,
+    /// undo what proved spurious, detect losses, enter Recovery. Returns
+    /// what to send.
+    pub(super) fn fastretrans_alert(&mut self, now: SimTime, a: &AckInfo) -> Rexmit {
+        // D. State exit conditions: high_seq is acknowledged.
+        if self.rec.state == CaState::Open {
+            self.undo.retrans_stamp = None;
+        } else if self.send.snd_una >= self.rec.high_seq {
+            match self.rec.state {
+                // CWR is held until something above high_seq is acknowledged.
+                CaState::Cwr if self.send.snd_una != self.rec.high_seq => {
+                    self.end_cwnd_reduction(now);
+                    self.set_state(now, CaState::Open);
                 }
-                let view = self.view(now);
-                self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::CompleteCwr);
-                self.set_state(now, CaState::Open);
+                CaState::Recovery => {
+                    self.try_undo_recovery(now, a.ts_ecr);
+                    self.end_cwnd_reduction(now);
+                }
+                _ => {}
             }
-            CaState::Loss if self.send.snd_una >= self.rec.high_seq => {
-                self.set_state(now, CaState::Open);
+        }
+        // E. Process the state.
+        match self.rec.state {
+            CaState::Recovery => {
+                if a.snd_una_advanced && self.try_undo_partial(now, a.ts_ecr) {
+                    return Rexmit::None;
+                }
+                if self.try_undo_dsack(now) {
+                    self.try_keep_open(now);
+                }
+                self.identify_loss(now);
+                if self.rec.state != CaState::Recovery {
+                    if !self.time_to_recover() {
+                        return Rexmit::None;
+                    }
+                    self.enter_recovery(now);
+                }
+                return Rexmit::Lost;
+            }
+            CaState::Loss => {
+                let rexmit = self.process_loss(now, a);
+                let lost_retrans = self.identify_loss(now);
+                // Carry on below only if the timeout was undone or a
+                // retransmission was lost again.
+                if !(self.rec.state == CaState::Open || lost_retrans) {
+                    return rexmit;
+                }
             }
             _ => {}
         }
-        let _ = (snd_una_advanced, newly_sacked);
-        let newly_lost = match self.cfg.loss_detection {
+        if matches!(self.rec.state, CaState::Open | CaState::Disorder) {
+            self.try_undo_dsack(now);
+        }
+        self.identify_loss(now);
+        if !self.time_to_recover() {
+            self.try_to_open(now);
+            return Rexmit::None;
+        }
+        self.enter_recovery(now);
+        Rexmit::Lost
+    }
+
+    /// Linux `tcp_process_loss` with F-RTO (RFC 5682 §3.1, SACK-enhanced):
+    /// an ACK in Loss.
+    fn process_loss(&mut self, now: SimTime, a: &AckInfo) -> Rexmit {
+        let recovered = self.send.snd_una >= self.rec.high_seq;
+        if a.snd_una_advanced && self.try_undo_loss(now, a.ts_ecr, false) {
+            return Rexmit::None;
+        }
+        if self.rec.frto {
+            // Step 3.b: the timeout was spurious if data never retransmitted
+            // is (S)ACKed.
+            if a.orig_sack_acked && self.try_undo_loss(now, a.ts_ecr, true) {
+                return Rexmit::None;
+            }
+            if self.send.snd_nxt > self.rec.high_seq {
+                // Step 3.a: new data went out after the timeout, and the
+                // ACK still shows holes: the loss was real.
+                if a.data_sacked || a.dupack {
+                    self.rec.frto = false;
+                }
+            } else if a.snd_una_advanced && !recovered {
+                self.rec.high_seq = self.send.snd_nxt;
+                // Step 2.b: send new data rather than retransmitting; if
+                // there is none, fall back to conventional recovery.
+                if self.has_new_data() {
+                    return Rexmit::New;
+                }
+                self.rec.frto = false;
+            }
+        }
+        if recovered {
+            // Step 2.a and the first part of 3.a.
+            self.try_undo_recovery(now, a.ts_ecr);
+            return Rexmit::None;
+        }
+        Rexmit::Lost
+    }
+
+    /// Linux `tcp_identify_packet_loss`: RACK (or, with
+    /// `loss_detection = "dupthresh"`, RFC 6675's rule) marks losses.
+    /// Returns whether a retransmission was found lost
+    /// (`FLAG_LOST_RETRANS`).
+    pub(super) fn identify_loss(&mut self, now: SimTime) -> bool {
+        if self.sb.packets_out() == 0 {
+            return false;
+        }
+        let prior_retrans = self.sb.retrans_out();
+        let n = match self.cfg.loss_detection {
             LossDetection::Dupthresh => self.sb.mark_lost_by_sack(self.cfg.dupthresh),
             LossDetection::Rack => self.rack_detect_loss(now),
         };
-        self.rec.marked_lost += newly_lost;
-        match self.rec.state {
-            CaState::Open | CaState::Disorder | CaState::Cwr => {
-                // Linux tcp_time_to_recover: a loss is marked, or more than
-                // `reordering` segments are SACKed.
-                if self.sb.lost_out() > 0 || newly_lost > 0 || self.sb.sacked_out() >= self.cfg.dupthresh {
-                    self.enter_recovery(now);
-                } else if self.sb.sacked_out() > 0 {
-                    if self.rec.state == CaState::Open {
-                        self.set_state(now, CaState::Disorder);
-                    }
-                } else if self.rec.state == CaState::Disorder {
-                    self.set_state(now, CaState::Open);
-                }
-            }
-            CaState::Recovery | CaState::Loss => {}
+        self.rec.marked_lost += n;
+        self.sb.retrans_out() < prior_retrans
+    }
+
+    /// Linux `tcp_time_to_recover`: a loss is marked, or (without RACK)
+    /// more than `reordering` segments are SACKed.
+    fn time_to_recover(&self) -> bool {
+        self.sb.lost_out() > 0
+            || (self.cfg.loss_detection == LossDetection::Dupthresh && self.sb.sacked_out() >= self.cfg.dupthresh)
+    }
+
+    /// Linux `tcp_try_keep_open`: Disorder while anything is SACKed, lost
+    /// or retransmitted, otherwise Open.
+    pub(super) fn try_keep_open(&mut self, now: SimTime) {
+        let state = if self.sb.sacked_out() + self.sb.lost_out() > 0 || self.any_retrans_done() {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.rec.state != state {
+            self.set_state(now, state);
+            self.rec.high_seq = self.send.snd_nxt;
+        }
+    }
+
+    /// Linux `tcp_try_to_open`.
+    fn try_to_open(&mut self, now: SimTime) {
+        if !self.any_retrans_done() {
+            self.undo.retrans_stamp = None;
+        }
+        if self.rec.state != CaState::Cwr {
+            self.try_keep_open(now);
+        }
+    }
+
+    /// Linux `tcp_end_cwnd_reduction`: the window ends at ssthresh unless
+    /// the reduction was undone; skipped for `cong_control` algorithms.
+    fn end_cwnd_reduction(&mut self, now: SimTime) {
+        if self.cc_controls {
+            return;
+        }
+        if self.w.ssthresh < INFINITE_SSTHRESH && (self.rec.state == CaState::Cwr || self.undo.marker.is_some()) {
+            self.w.cwnd = self.w.ssthresh;
+        }
+        let view = self.view(now);
+        self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::CompleteCwr);
+    }
+
+    /// Linux `tcp_current_ssthresh`.
+    fn current_ssthresh(&self) -> u32 {
+        if matches!(self.rec.state, CaState::Cwr | CaState::Recovery) {
+            self.w.ssthresh
+        } else {
+            self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2))
         }
     }
 
@@ -131,14 +298,19 @@ impl TcpSender {
         self.rack.detect_loss(now, &mut self.sb, reo_wnd)
     }
 
+    /// Linux `tcp_enter_recovery` and `tcp_init_cwnd_reduction`.
     pub(super) fn enter_recovery(&mut self, now: SimTime) {
-        // Linux tcp_enter_recovery + tcp_init_cwnd_reduction.
         self.stats.recoveries += 1;
-        self.rec.high_seq = self.send.snd_nxt;
-        self.w.cwnd_cnt = 0;
-        self.rec.init_reduction(self.w.cwnd);
-        let view = self.view(now);
-        self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
+        self.undo.prior_ssthresh = None;
+        self.undo.init(self.send.snd_una, self.sb.retrans_out());
+        if !matches!(self.rec.state, CaState::Cwr | CaState::Recovery) {
+            self.undo.prior_ssthresh = Some(self.current_ssthresh());
+            self.rec.high_seq = self.send.snd_nxt;
+            self.w.cwnd_cnt = 0;
+            self.rec.init_reduction(self.w.cwnd);
+            let view = self.view(now);
+            self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
+        }
         self.set_state(now, CaState::Recovery);
         if self.sb.lost_out() == 0 {
             // Mark the first hole lost so the fast retransmit has a target.
@@ -146,6 +318,36 @@ impl TcpSender {
                 self.rec.marked_lost += 1;
             }
         }
+    }
+
+    /// Linux `tcp_enter_loss`, on a retransmission timeout.
+    pub(super) fn enter_loss(&mut self, now: SimTime) {
+        let new_recovery = matches!(self.rec.state, CaState::Open | CaState::Disorder | CaState::Cwr);
+        // Mark lost first (tcp_timeout_mark_lost: with RACK, not what was
+        // sent within the last RACK RTT, except the head).
+        let rack_rtt = (self.cfg.loss_detection == LossDetection::Rack).then(|| self.rack.rtt().unwrap_or_default());
+        self.rec.lost_total += self.sb.mark_lost_on_timeout(now, rack_rtt) as u64;
+        // Reduce ssthresh if it was not already reduced in this window.
+        let first_loss = matches!(self.rec.state, CaState::Open | CaState::Disorder)
+            || self.send.snd_una >= self.rec.high_seq
+            || (self.rec.state == CaState::Loss && self.rto.retransmits == 0);
+        if first_loss {
+            self.undo.prior_ssthresh = Some(self.current_ssthresh());
+            self.rec.prior_cwnd = self.w.cwnd;
+            let view = self.view(now);
+            self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
+            self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::Loss);
+            self.undo.init(self.send.snd_una, self.sb.retrans_out());
+        }
+        self.w.cwnd = self.sb.in_flight() + 1;
+        self.w.cwnd_cnt = 0;
+        self.rec.dupacks = 0;
+        self.set_state(now, CaState::Loss);
+        self.rec.high_seq = self.send.snd_nxt;
+        // F-RTO (RFC 5682 §3.1 step 1) unless recovery was already under
+        // way, except for a recurring timeout on the same snd_una (§3.2).
+        self.rec.frto =
+            self.cfg.frto && self.cfg.recovery == Recovery::Sack && (new_recovery || self.rto.retransmits > 0);
     }
 
     /// PRR's window after an ACK in Recovery.

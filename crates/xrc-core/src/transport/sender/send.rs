@@ -5,6 +5,7 @@
 
 use super::config::Recovery;
 use super::output::{RetxKind, SenderOutput};
+use super::recovery::Rexmit;
 use super::TcpSender;
 use crate::net::{AbcMark, Packet, PacketKind};
 use crate::transport::cc::{CaEvent, CaState};
@@ -66,6 +67,14 @@ impl TcpSender {
     /// Sends what the window, the receiver, the application and pacing
     /// allow (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
     pub(super) fn transmit(&mut self, now: SimTime, out: &mut SenderOutput) {
+        self.transmit_recovery(now, out, Rexmit::Lost);
+    }
+
+    /// Transmission after an ACK, as Linux `tcp_xmit_recovery` then
+    /// `tcp_data_snd_check`: lost segments first only when the state
+    /// machine asked for it; for F-RTO (`Rexmit::New`) new data first, and
+    /// retransmissions only if no new data could go.
+    pub(super) fn transmit_recovery(&mut self, now: SimTime, out: &mut SenderOutput, rexmit: Rexmit) {
         if !self.initialized {
             self.initialized = true;
             let view = self.view(now);
@@ -73,7 +82,17 @@ impl TcpSender {
         }
         let mut sent = 0u32;
         let mut limited = false;
-        self.transmit_loop(now, out, &mut sent, &mut limited);
+        match rexmit {
+            Rexmit::Lost => self.transmit_loop(now, out, true, &mut sent, &mut limited),
+            Rexmit::None => self.transmit_loop(now, out, false, &mut sent, &mut limited),
+            Rexmit::New => {
+                self.transmit_loop(now, out, false, &mut sent, &mut limited);
+                if self.send.snd_nxt <= self.rec.high_seq {
+                    self.rec.frto = false;
+                    self.transmit_loop(now, out, true, &mut sent, &mut limited);
+                }
+            }
+        }
         // Linux: is_cwnd_limited |= (packets_in_flight >= cwnd).
         limited |= self.sb.in_flight() >= self.w.cwnd;
         if sent > 0 || limited {
@@ -81,13 +100,25 @@ impl TcpSender {
         }
     }
 
-    fn transmit_loop(&mut self, now: SimTime, out: &mut SenderOutput, sent: &mut u32, limited: &mut bool) {
+    /// New data is waiting and the receive window lets it go.
+    pub(super) fn has_new_data(&self) -> bool {
+        self.send.snd_nxt < self.send.write_end && self.rwnd_allows(self.send.snd_nxt + 1)
+    }
+
+    fn transmit_loop(
+        &mut self,
+        now: SimTime,
+        out: &mut SenderOutput,
+        retransmit_lost: bool,
+        sent: &mut u32,
+        limited: &mut bool,
+    ) {
         loop {
             if self.pacer.waiting() {
                 return;
             }
-            let retransmit = self.sb.next_lost();
-            let has_new = self.send.snd_nxt < self.send.write_end && self.rwnd_allows(self.send.snd_nxt + 1);
+            let retransmit = if retransmit_lost { self.sb.next_lost() } else { None };
+            let has_new = self.has_new_data();
             if retransmit.is_none() && !has_new {
                 // Application-limited (Linux tcp_rate_check_app_limited).
                 if self.sb.in_flight() < self.w.cwnd && !self.send.closed {
@@ -207,6 +238,9 @@ impl TcpSender {
         self.before_send(now);
         let snap = self.rate.on_send(now, self.sb.packets_out());
         self.sb.on_retransmit(i, now, self.send.tx_counter, snap);
+        // Linux tcp_retransmit_skb: the first retransmission's time and one
+        // more retransmission a D-SACK may prove spurious.
+        self.undo.on_retransmit(now);
         if i == 0 && self.rtt.rule() == RtoRule::Linux {
             // Linux tcp_xmit_retransmit_queue: retransmitting the head of
             // the queue restarts the RTO from now.

@@ -12,10 +12,10 @@
 //! ACK as ns-3's `NewAck`).
 
 use super::clock::Clock;
-use super::config::{LossDetection, Recovery, TcpConfig};
+use super::config::{Recovery, TcpConfig};
 use super::output::SenderOutput;
 use super::TcpSender;
-use crate::transport::cc::{CaEvent, CaState};
+use crate::transport::cc::CaState;
 use crate::transport::rtt::{RtoRule, RttEstimator};
 use crate::units::{SimDuration, SimTime};
 
@@ -87,13 +87,7 @@ impl TcpSender {
     /// Handles whatever timers are due at `now`.
     pub fn on_timer(&mut self, now: SimTime, out: &mut SenderOutput) {
         if self.rack.timer().is_some_and(|t| t <= now) && self.cfg.recovery == Recovery::Sack {
-            // RACK's reordering timer (RFC 8985 §6.3).
-            self.rec.marked_lost = 0;
-            let n = self.rack_detect_loss(now);
-            self.rec.lost_total += n as u64;
-            if n > 0 && matches!(self.rec.state, CaState::Open | CaState::Disorder | CaState::Cwr) {
-                self.enter_recovery(now);
-            }
+            self.on_reo_timeout(now);
         }
         if self.rto.deadline.is_some_and(|d| d <= now) {
             self.on_rto(now);
@@ -102,31 +96,29 @@ impl TcpSender {
         self.transmit(now, out);
     }
 
+    /// RACK's reordering timer (RFC 8985 §6.3, Linux
+    /// `tcp_rack_reo_timeout`): mark what is now overdue; if anything was,
+    /// enter Recovery (with one PRR step, as if one segment were delivered)
+    /// and retransmit.
+    fn on_reo_timeout(&mut self, now: SimTime) {
+        self.rec.marked_lost = 0;
+        let n = self.rack_detect_loss(now);
+        self.rec.lost_total += n as u64;
+        if n > 0 && self.rec.state != CaState::Recovery {
+            self.enter_recovery(now);
+            if !self.cc_controls {
+                self.prr_update(1, 0, false);
+            }
+        }
+    }
+
     fn on_rto(&mut self, now: SimTime) {
         self.rto.deadline = None;
         if self.sb.packets_out() == 0 {
             return;
         }
         self.stats.timeouts += 1;
-        // Linux tcp_enter_loss: mark lost first (tcp_timeout_mark_lost:
-        // with RACK, not what was sent within the last RACK RTT, except the
-        // head), then reduce ssthresh if it was not already reduced in this
-        // window.
-        let rack_rtt = (self.cfg.loss_detection == LossDetection::Rack).then(|| self.rack.rtt().unwrap_or_default());
-        self.rec.lost_total += self.sb.mark_lost_on_timeout(now, rack_rtt) as u64;
-        let first_loss = matches!(self.rec.state, CaState::Open | CaState::Disorder)
-            || self.send.snd_una >= self.rec.high_seq
-            || (self.rec.state == CaState::Loss && self.rto.retransmits == 0);
-        if first_loss {
-            let view = self.view(now);
-            self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
-            self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::Loss);
-        }
-        self.w.cwnd = self.sb.in_flight() + 1;
-        self.w.cwnd_cnt = 0;
-        self.rec.dupacks = 0;
-        self.rec.high_seq = self.send.snd_nxt;
-        self.set_state(now, CaState::Loss);
+        self.enter_loss(now);
         // Linux tcp_retransmit_timer: icsk_retransmits++, icsk_backoff++,
         // icsk_rto doubled (at most TCP_RTO_MAX), timer re-armed. The
         // retransmission itself goes out through transmit().
