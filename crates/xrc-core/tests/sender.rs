@@ -249,16 +249,59 @@ fn rack_finds_a_lost_retransmission_without_waiting_for_the_timeout() {
     assert!(rack_done.unwrap() < dup_done.unwrap());
 }
 
+/// A transfer of `segments` over a 40 ms-RTT path losing `drop`, with
+/// NewReno, SACK, RACK and `cfg`.
+fn tail(cfg: TcpConfig, segments: u64, drop: &[(u64, u32)]) -> Run {
+    let path = Path {
+        drop: drop.to_vec(),
+        ..Path::fixed(ms(20))
+    };
+    run("newreno", cfg, &path, Some(segments), SimTime::from_nanos(u64::MAX / 2))
+}
+
 #[test]
-fn a_lost_tail_needs_the_retransmission_timer() {
-    // Nothing is sent after the last segment, so no ACK can reveal its loss
-    // (the simulator has no tail loss probe).
-    let (stats, done) = exchange(LossDetection::Rack, 40, ms(20), &[(39, 1)]);
-    assert_eq!(stats.timeouts, 1);
+fn a_lost_tail_is_found_by_the_tail_loss_probe_not_the_timer() {
+    // Nothing is sent after the last segment, so no ACK can reveal its
+    // loss; the probe resends it about two RTTs after the last ACK.
+    let r = tail(TcpConfig::default(), 40, &[(39, 1)]);
+    let s = r.stats;
+    assert_eq!((s.timeouts, s.probes, s.retransmits_probe), (0, 1, 1), "{s:?}");
+    assert!(r.done.is_some());
+    // Without the probe only the retransmission timer can.
+    let r2 = tail(
+        TcpConfig {
+            tlp: false,
+            ..TcpConfig::default()
+        },
+        40,
+        &[(39, 1)],
+    );
+    let s2 = r2.stats;
+    assert_eq!((s2.timeouts, s2.probes), (1, 0), "{s2:?}");
+    assert!(r.done.unwrap() <= r2.done.unwrap());
+    // With one segment out the probe waits as long as the RTO would (its
+    // ACK may be delayed), but the probe keeps the window: the timeout
+    // collapses it.
+    assert!(
+        r.snd.cwnd() > 4 * r2.snd.cwnd(),
+        "{} vs {}",
+        r.snd.cwnd(),
+        r2.snd.cwnd()
+    );
     // The timeout was genuine: its echo is the retransmission's, and no
     // D-SACK reports it. Nothing is undone.
-    assert_eq!(stats.loss_undos, 0);
-    assert!(done.is_some());
+    assert_eq!(s2.loss_undos, 0);
+}
+
+#[test]
+fn a_longer_lost_tail_is_repaired_by_the_probe_and_rack_in_fast_recovery() {
+    // The last four segments are lost: the probe resends the last, its
+    // SACK lets RACK mark the three before it lost.
+    let r = tail(TcpConfig::default(), 40, &[(36, 1), (37, 1), (38, 1), (39, 1)]);
+    let s = r.stats;
+    assert_eq!((s.timeouts, s.probes, s.recoveries), (0, 1, 1), "{s:?}");
+    assert_eq!(s.retransmits_fast, 3, "{s:?}");
+    assert!(r.done.is_some());
 }
 
 /// A bulk CUBIC flow through a 10 Mbit/s, 40 ms-RTT bottleneck that stops
@@ -295,6 +338,7 @@ fn after_a_five_second_outage_the_spurious_timeouts_are_undone_and_the_window_re
     // retransmitted.
     assert_eq!(s.loss_undos, 1, "{s:?}");
     assert_eq!(s.retransmits_fast + s.retransmits_timeout, s.timeouts, "{s:?}");
+    assert!(s.retransmits_probe <= 1, "{s:?}");
     // The first ACKs come back 40 ms after service resumes.
     let w1 = before.cwnd_at(at(15) + ms(50));
     assert!(w1 >= w0, "window restored: {w1} >= {w0}");

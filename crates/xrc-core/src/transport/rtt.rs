@@ -196,6 +196,15 @@ impl RttEstimator {
         }
     }
 
+    /// Twice the smoothed RTT, as Linux computes it for the probe timeout
+    /// (`srtt_us >> 2`).
+    pub fn srtt_x2(&self) -> Option<SimDuration> {
+        match self.cfg.rule {
+            RtoRule::Linux => (self.srtt8_us != 0).then(|| SimDuration::from_micros(self.srtt8_us >> 2)),
+            RtoRule::Rfc6298 => self.srtt.map(|s| s * 2),
+        }
+    }
+
     pub fn srtt(&self) -> Option<SimDuration> {
         match self.cfg.rule {
             RtoRule::Linux => (self.srtt8_us != 0).then(|| SimDuration::from_micros(self.srtt8_us >> 3)),

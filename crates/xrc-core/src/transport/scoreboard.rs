@@ -190,20 +190,20 @@ impl Scoreboard {
 
     /// RACK's time-based loss detection (RFC 8985 §6.2 step 5, Linux
     /// `tcp_rack_detect_loss`): every un-SACKed segment sent before the most
-    /// recently sent delivered segment (transmission number `rack_order`) is lost once
-    /// `rack_rtt + reo_wnd` has passed since it was sent — including a
-    /// segment whose retransmission is outstanding (a lost retransmission).
-    /// Returns how many were newly marked and the earliest deadline of those
-    /// not yet due (for the reordering timer).
+    /// recently sent delivered segment (transmission number `rack_order`) is
+    /// lost once `rack_rtt + reo_wnd` has passed since it was sent —
+    /// including a segment whose retransmission is outstanding (a lost
+    /// retransmission). Returns how many were newly marked and the longest
+    /// wait of those not yet due (Linux arms the reordering timer for it).
     pub fn rack_detect_loss(
         &mut self,
         now: SimTime,
         rack_order: u64,
-        rack_rtt: crate::units::SimDuration,
-        reo_wnd: crate::units::SimDuration,
-    ) -> (u32, Option<SimTime>) {
+        rack_rtt: SimDuration,
+        reo_wnd: SimDuration,
+    ) -> (u32, Option<SimDuration>) {
         let mut newly = 0;
-        let mut earliest: Option<SimTime> = None;
+        let mut wait: Option<SimDuration> = None;
         for s in self.segs.iter_mut() {
             if s.sacked || (s.lost && !s.retrans) {
                 continue;
@@ -224,10 +224,27 @@ impl Scoreboard {
                 self.lost_pending += 1;
                 newly += 1;
             } else {
-                earliest = Some(earliest.map_or(deadline, |e| e.min(deadline)));
+                let remaining = deadline.saturating_since(now);
+                wait = Some(wait.map_or(remaining, |w| w.max(remaining)));
             }
         }
-        (newly, earliest)
+        (newly, wait)
+    }
+
+    /// A tail loss probe retransmits segment `i` (Linux
+    /// `__tcp_retransmit_skb` from `tcp_send_loss_probe`): sent again, but
+    /// not counted as a retransmission in flight (`TCPCB_SACKED_RETRANS`
+    /// is not set).
+    pub fn on_probe_retransmit(&mut self, i: usize, now: SimTime, order: u64, snap: TxSnapshot) {
+        let s = &mut self.segs[i];
+        s.tx_time = now;
+        s.tx_count += 1;
+        s.tx_order = order;
+        s.snap = snap;
+    }
+
+    pub fn back(&self) -> Option<&Seg> {
+        self.segs.back()
     }
 
     /// Marks the first un-SACKed segment lost (NewReno fast retransmit and
@@ -452,9 +469,9 @@ mod tests {
         let rtt = crate::units::SimDuration::from_millis(40);
         // Segment 3 (order 3) was delivered with a 40 ms RTT; at 41 ms only
         // segments 0 and 1 have waited that long.
-        let (n, timer) = b.rack_detect_loss(ms(41), 3, rtt, crate::units::SimDuration::ZERO);
+        let (n, wait) = b.rack_detect_loss(ms(41), 3, rtt, crate::units::SimDuration::ZERO);
         assert_eq!(n, 2);
-        assert_eq!(timer, Some(ms(42)));
+        assert_eq!(wait, Some(crate::units::SimDuration::from_millis(1)));
         assert!(b.get(0).lost && b.get(1).lost && !b.get(2).lost);
         assert!(b.consistent());
     }

@@ -28,10 +28,11 @@ impl TcpSender {
         let prior_snd_una = self.send.snd_una;
         let high_seq = self.rec.high_seq;
         self.rec.marked_lost = 0;
+        self.rec.reo_armed = false;
         self.rack.begin_ack();
 
         // --- D-SACK (Linux tcp_check_dsack, tcp_dsack_seen) ---
-        let dsack_segs = self.check_dsack(ack, prior_snd_una);
+        let (dsack_segs, dsack_tlp) = self.check_dsack(ack, prior_snd_una);
 
         // --- SACK tagging (Linux tcp_sacktag_write_queue): blocks in
         // sequence order; the send times of the first and last newly SACKed
@@ -55,7 +56,7 @@ impl TcpSender {
                 let rack = &mut self.rack;
                 newly_sacked += self.sb.sack(b.start, b.end, |s| {
                     rate.on_delivered(s);
-                    rack.on_delivered(s.tx_time, s.tx_order, s.ever_retransmitted());
+                    rack.on_delivered(s.tx_time, s.tx_order, s.ever_retransmitted(), true);
                     if !s.ever_retransmitted() {
                         first_sackt.get_or_insert(s.tx_time);
                         last_sackt = Some(s.tx_time);
@@ -79,7 +80,7 @@ impl TcpSender {
             self.sb.ack_cumulative(ack.ack, |s| {
                 newly_acked += 1;
                 if !s.sacked {
-                    rack.on_delivered(s.tx_time, s.tx_order, s.ever_retransmitted());
+                    rack.on_delivered(s.tx_time, s.tx_order, s.ever_retransmitted(), false);
                 }
                 if s.ever_retransmitted() {
                     acked_retrans = true;
@@ -157,6 +158,10 @@ impl TcpSender {
         };
         self.cc.pkts_acked(now, &mut self.w, &view, &sample);
 
+        // --- tail loss probe episode (Linux tcp_process_tlp_ack) ---
+        let pure_dupack = !snd_una_advanced && newly_sacked == 0;
+        self.process_tlp_ack(now, ack.ack, dsack_tlp, pure_dupack);
+
         // --- loss state machine (Linux tcp_fastretrans_alert) ---
         // RFC 5681 §2: same cumulative ACK, data outstanding (no payload and
         // no window change hold for every ACK here); a D-SACK is no dupack.
@@ -200,12 +205,13 @@ impl TcpSender {
         }
         self.w.cwnd = self.w.cwnd.clamp(1, self.w.cwnd_clamp);
 
-        // --- retransmission timer (RFC 6298 §5.2, §5.3; Linux
-        // FLAG_SET_XMIT_TIMER, tcp_rearm_rto) ---
+        // --- probe or retransmission timer (RFC 6298 §5.2, §5.3; Linux
+        // FLAG_SET_XMIT_TIMER, tcp_set_xmit_timer), unless RACK armed its
+        // reordering timer on this ACK ---
         if self.sb.packets_out() == 0 {
-            self.rto.deadline = None;
-        } else if snd_una_advanced || sack_rearm {
-            self.rto.arm(now, &self.rtt);
+            self.rto.clear();
+        } else if (snd_una_advanced || sack_rearm) && !self.rec.reo_armed {
+            self.set_xmit_timer(now);
         }
 
         self.transmit_recovery(now, out, rexmit);
@@ -215,25 +221,26 @@ impl TcpSender {
     /// a D-SACK (below the cumulative ACK, or inside the second block)? If
     /// so and it is plausible (no more segments reported duplicate than
     /// were ever retransmitted), returns how many segments it reports, and
-    /// counts the reported retransmissions against `undo_retrans`.
-    fn check_dsack(&mut self, ack: &AckHeader, prior_snd_una: u64) -> Option<u32> {
+    /// counts the reported retransmissions against `undo_retrans`. Also
+    /// whether it reports the tail loss probe (`FLAG_DSACK_TLP`).
+    fn check_dsack(&mut self, ack: &AckHeader, prior_snd_una: u64) -> (Option<u32>, bool) {
         if self.cfg.recovery != Recovery::Sack {
-            return None;
+            return (None, false);
         }
         let blocks = ack.sack_blocks();
-        let d = *blocks.first()?;
+        let Some(&d) = blocks.first() else { return (None, false) };
         let inside_second = blocks.get(1).is_some_and(|b| d.start >= b.start && d.end <= b.end);
         if !(d.start < ack.ack || inside_second) || d.start >= d.end {
-            return None;
+            return (None, false);
         }
         let len = d.end - d.start;
         let mss = self.cfg.mss as u64;
         let segs = if len > mss { len.div_ceil(mss) } else { 1 } as u32;
+        let dsack_tlp = len <= mss && self.probe.high_seq == Some(d.end);
         self.undo.dsack_dups += segs as u64;
-        let total_retrans = self.stats.retransmits_fast + self.stats.retransmits_timeout;
-        if self.undo.dsack_dups > total_retrans {
+        if self.undo.dsack_dups > self.stats.retransmits() {
             // Dubious: more duplicates than retransmissions.
-            return None;
+            return (None, dsack_tlp);
         }
         self.stats.dsacks += 1;
         if d.end <= prior_snd_una {
@@ -250,7 +257,7 @@ impl TcpSender {
             }
         }
         self.rate.on_dsack(segs);
-        Some(segs)
+        (Some(segs), dsack_tlp)
     }
 
     /// Explicit network feedback riding the ACK, delivered before the ACK

@@ -66,6 +66,11 @@ pub struct TcpConfig {
     /// timeout if data never retransmitted is then acknowledged. Needs
     /// `undo` and SACK.
     pub frto: bool,
+    /// Tail loss probe (RFC 8985 §7; Linux `tcp_early_retrans = 3`): when
+    /// no ACK comes for about two RTTs, send one new segment or resend the
+    /// last one so that a lost tail is found without waiting for the RTO.
+    /// Needs SACK.
+    pub tlp: bool,
     /// Undo a window reduction proved spurious by D-SACKs or timestamps
     /// (Linux `tcp_try_undo_*`, always on).
     pub undo: bool,
@@ -97,6 +102,7 @@ impl Default for TcpConfig {
             timer_clock: TimerClock::Jiffies,
             timer_hz: 250,
             frto: true,
+            tlp: true,
             undo: true,
             pacing: false,
             slow_start_after_idle: true,

@@ -19,7 +19,8 @@
 //!   restart after idle;
 //! - `recovery`: the loss state machine, PRR and NewReno recovery;
 //! - `undo`: undoing reductions that prove spurious;
-//! - `timers`: the retransmission timeout and the dispatch of due timers;
+//! - `timers`: the one retransmission-class timer (RTO, tail loss probe,
+//!   RACK reordering timeout) and the dispatch of due timers;
 //! - [`clock`]: jiffies and the kernel timer wheel the timers run on;
 //! - `pacer`: earliest-departure-time pacing and Linux's default rate;
 //! - `rack`: RACK's time-based loss detection;
@@ -59,9 +60,19 @@
 //!   retransmissions; an ACK that then (S)ACKs data never retransmitted
 //!   proves the timeout spurious and undoes it (`TCPSpuriousRTOs`); a
 //!   duplicate ACK or new SACK proves the loss real.
+//! - **Tail loss probe** (`tlp = true`, Linux `tcp_early_retrans = 3`;
+//!   RFC 8985 §7, `tcp_schedule_loss_probe`, `tcp_send_loss_probe`,
+//!   `tcp_process_tlp_ack`): in Open, when no ACK has come for 2·srtt + 2 ms
+//!   (2·srtt + `min_rto_ms` with one segment out, never after the RTO), send
+//!   one new segment beyond the window, or resend the last one. A D-SACK or
+//!   a duplicate ACK of the probe shows nothing was lost; an ACK beyond it
+//!   shows it repaired a loss, and the window is reduced once (CWR). Linux
+//!   keeps one timer for the RTO, the probe and RACK's reordering timeout
+//!   (`icsk_pending`); so does the sender.
 //! - **Timer clock** (`timer_clock = "jiffies"`, `timer_hz = 250`): the
-//!   RTO counts whole jiffies and fires on the timer wheel's ticks
-//!   ([`clock`]); `"exact"` fires at the nanosecond.
+//!   RTO, the probe and the reordering timeout count whole jiffies and fire
+//!   on the timer wheel's ticks ([`clock`]); `"exact"` fires at the
+//!   nanosecond.
 //!
 //! Deviations from Linux, numbered:
 //! 1. No connection set-up or tear-down: the flow starts established (the
@@ -70,9 +81,8 @@
 //!    sample; Linux would already have the handshake's sample.
 //! 2. Loss detection with SACK is RACK (RFC 8985 §6, Linux's default, with
 //!    Linux's reordering window for a path where no reordering was seen) or
-//!    RFC 6675 `IsLost`, and the RTO. The tail loss probe is not modelled:
-//!    a lost tail waits for the RTO. D-SACKs do not widen RACK's
-//!    reordering window (`tcp_rack_update_reo_wnd`).
+//!    RFC 6675 `IsLost`, the tail loss probe and the RTO. D-SACKs do not
+//!    widen RACK's reordering window (`tcp_rack_update_reo_wnd`).
 //! 3. The receive window is unlimited unless `rwnd_bytes` is set (Linux
 //!    autotunes it; cellular buffers rarely make it the limit).
 //! 4. No TSO/GSO: every segment is one packet of at most one MSS.
@@ -80,15 +90,16 @@
 //! 6. Timestamps are exact: Linux's TSval ticks in milliseconds, so its
 //!    timestamp-based RTT samples (used when Karn's rule leaves no other)
 //!    are whole milliseconds, at least 1 ms.
-//! 7. RACK's reordering timer is a timer of its own; Linux arms it in place
-//!    of the RTO (one `icsk_retransmit_timer`, `icsk_pending` says which).
+//! 7. A probe of new data is sent whether or not the TSO/qdisc queues are
+//!    busy (Linux skips a probe whose original is still in a host queue,
+//!    `skb_still_in_host_queue`; there are none here).
 //! 8. Re-arming the RTO does not add the pacing delay of a packet held back
 //!    by pacing (`tcp_reset_xmit_timer`'s `tcp_pacing_delay`).
 //! 9. With `recovery = "newreno"` (no SACK) there is no F-RTO and no undo;
 //!    Linux does both for non-SACK connections too.
 //! 10. A SACKed segment's retransmission stops counting as in flight at
-//!    once (Linux keeps `TCPCB_SACKED_RETRANS` until the retransmission is
-//!    acknowledged or D-SACKed).
+//!     once (Linux keeps `TCPCB_SACKED_RETRANS` until the retransmission is
+//!     acknowledged or D-SACKed).
 
 mod ack;
 pub mod clock;
@@ -119,7 +130,7 @@ use pacer::Pacer;
 use rack::Rack;
 use recovery::RecoveryState;
 use send::SendState;
-use timers::RetransmitTimer;
+use timers::{ProbeState, RetransmitTimer};
 use undo::UndoState;
 
 pub struct TcpSender {
@@ -135,6 +146,7 @@ pub struct TcpSender {
     rec: RecoveryState,
     undo: UndoState,
     rto: RetransmitTimer,
+    probe: ProbeState,
     pacer: Pacer,
     rack: Rack,
     stats: SenderStats,
@@ -168,6 +180,7 @@ impl TcpSender {
             rec: RecoveryState::default(),
             undo: UndoState::default(),
             rto,
+            probe: ProbeState::default(),
             pacer: Pacer::default(),
             rack: Rack::default(),
             stats: SenderStats::default(),
@@ -243,10 +256,7 @@ impl TcpSender {
     }
     /// Earliest pending timer (retransmission or pacing).
     pub fn next_timer(&self) -> Option<SimTime> {
-        [self.rto.deadline, self.pacer.timer(), self.rack.timer()]
-            .into_iter()
-            .flatten()
-            .min()
+        [self.rto.deadline(), self.pacer.timer()].into_iter().flatten().min()
     }
     pub fn scoreboard_consistent(&self) -> bool {
         self.sb.consistent()

@@ -12,6 +12,8 @@ pub enum RetxKind {
     Fast,
     /// After a retransmission timeout.
     Timeout,
+    /// A tail loss probe resending the last segment.
+    Probe,
 }
 
 /// What a call into the sender produced; the caller drains it.
@@ -37,6 +39,8 @@ pub struct SenderStats {
     pub segments_sent: u64,
     pub retransmits_fast: u64,
     pub retransmits_timeout: u64,
+    /// Tail loss probes that resent the last segment.
+    pub retransmits_probe: u64,
     /// Retransmission timeouts (`TCPTimeouts`).
     pub timeouts: u64,
     /// Fast recoveries entered (`TCPSackRecovery`, `TCPRenoRecovery`).
@@ -55,9 +59,20 @@ pub struct SenderStats {
     pub dsack_undos: u64,
     /// D-SACK blocks received and accepted (`TCPDSACKRecv`).
     pub dsacks: u64,
+    /// Tail loss probes sent, new data or a retransmission
+    /// (`TCPLossProbes`).
+    pub probes: u64,
+    /// Probes that repaired a loss, followed by a window reduction
+    /// (`TCPLossProbeRecovery`).
+    pub probe_recoveries: u64,
 }
 
 impl SenderStats {
+    /// Segments sent again, for any reason (`TCPRetransSegs`).
+    pub fn retransmits(&self) -> u64 {
+        self.retransmits_fast + self.retransmits_timeout + self.retransmits_probe
+    }
+
     /// Every undo of a window reduction, of any kind.
     pub fn undos(&self) -> u64 {
         self.loss_undos + self.full_undos + self.partial_undos + self.dsack_undos

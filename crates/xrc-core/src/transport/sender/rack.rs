@@ -1,8 +1,25 @@
 //! RACK, time-based loss detection (RFC 8985 §6; Linux `tcp_recovery.c`):
 //! the most recently sent segment known delivered, and its RTT.
+//!
+//! As Linux: detection runs on an ACK only when it brought new delivery
+//! information (`rack.advanced`, `tcp_rack_mark_lost`), and when the
+//! reordering timer fires; the timer waits for the last of the segments
+//! not yet due, plus 2 ms, in jiffies, at most one RTO, and shares the
+//! sender's one retransmission timer.
 
 use crate::transport::scoreboard::Scoreboard;
 use crate::units::{SimDuration, SimTime};
+
+/// A segment the ACK being processed delivered.
+#[derive(Copy, Clone, Debug)]
+struct Delivered {
+    tx_time: SimTime,
+    /// Transmission number.
+    tx_order: u64,
+    retransmitted: bool,
+    /// Delivered by SACK (rather than the cumulative ACK).
+    sacked: bool,
+}
 
 /// RACK's per-connection state.
 #[derive(Debug, Default)]
@@ -10,18 +27,14 @@ pub(super) struct Rack {
     /// The transmission number of the most recently sent delivered segment
     /// and its RTT (RFC 8985 RACK.xmit_ts/end_seq, RACK.rtt).
     latest: Option<(u64, SimDuration)>,
-    /// The reordering timer.
-    timer: Option<SimTime>,
-    /// Segments delivered by the ACK being processed: (send time,
-    /// transmission number, ever retransmitted).
-    delivered: Vec<(SimTime, u64, bool)>,
+    /// New delivery information since the last detection (Linux
+    /// `rack.advanced`): detection on an ACK runs only then.
+    pub(super) advanced: bool,
+    /// Segments delivered by the ACK being processed.
+    delivered: Vec<Delivered>,
 }
 
 impl Rack {
-    pub(super) fn timer(&self) -> Option<SimTime> {
-        self.timer
-    }
-
     /// RACK.rtt: the RTT of the most recently sent delivered segment.
     pub(super) fn rtt(&self) -> Option<SimDuration> {
         self.latest.map(|(_, rtt)| rtt)
@@ -34,36 +47,50 @@ impl Rack {
 
     /// A segment was delivered (SACKed or cumulatively acknowledged) by the
     /// ACK being processed.
-    pub(super) fn on_delivered(&mut self, tx_time: SimTime, tx_order: u64, retransmitted: bool) {
-        self.delivered.push((tx_time, tx_order, retransmitted));
+    pub(super) fn on_delivered(&mut self, tx_time: SimTime, tx_order: u64, retransmitted: bool, sacked: bool) {
+        self.delivered.push(Delivered {
+            tx_time,
+            tx_order,
+            retransmitted,
+            sacked,
+        });
     }
 
     /// RFC 8985 §6.2 step 2 (Linux `tcp_rack_advance`): remember the most
     /// recently sent segment this ACK delivered. A retransmitted segment
     /// counts only if the ACK is for the retransmission: its RTT is at
-    /// least the minimum RTT and the timestamp echo is not older than it.
+    /// least the minimum RTT, and, when it is cumulatively acknowledged,
+    /// the timestamp echo is not older than it (Linux checks the echo in
+    /// `tcp_clean_rtx_queue`, `tcp_skb_spurious_retrans`, not for SACKs).
     pub(super) fn advance(&mut self, now: SimTime, ts_ecr: SimTime, min_rtt: SimDuration) {
-        for &(tx, order, retrans) in &self.delivered {
+        for d in &self.delivered {
+            let (tx, order) = (d.tx_time, d.tx_order);
             let rtt = now.saturating_since(tx);
-            if retrans && (rtt < min_rtt || (ts_ecr > SimTime::ZERO && ts_ecr < tx)) {
+            let echo_older = !d.sacked && ts_ecr > SimTime::ZERO && ts_ecr < tx;
+            if d.retransmitted && (rtt < min_rtt || echo_older) {
                 continue;
             }
             if self.latest.is_none_or(|(o, _)| order > o) {
                 self.latest = Some((order, rtt));
+                self.advanced = true;
             }
         }
     }
 
     /// RFC 8985 §6.2 step 5: marks lost every segment sent before the
-    /// latest delivered one that has waited its RTT plus `reo_wnd`, and arms
-    /// the reordering timer for those not yet due. Returns how many were
-    /// newly marked.
-    pub(super) fn detect_loss(&mut self, now: SimTime, sb: &mut Scoreboard, reo_wnd: SimDuration) -> u32 {
-        self.timer = None;
-        let Some((order, rtt)) = self.latest else { return 0 };
-        let (n, timer) = sb.rack_detect_loss(now, order, rtt, reo_wnd);
-        self.timer = timer;
-        n
+    /// latest delivered one that has waited its RTT plus `reo_wnd`. Returns
+    /// how many were newly marked and how long the last of the others has
+    /// still to wait (for the reordering timer).
+    pub(super) fn detect_loss(
+        &mut self,
+        now: SimTime,
+        sb: &mut Scoreboard,
+        reo_wnd: SimDuration,
+    ) -> (u32, Option<SimDuration>) {
+        let Some((order, rtt)) = self.latest else {
+            return (0, None);
+        };
+        sb.rack_detect_loss(now, order, rtt, reo_wnd)
     }
 }
 
@@ -96,8 +123,8 @@ mod tests {
     #[test]
     fn the_latest_sent_delivered_segment_wins_not_the_latest_delivered() {
         let mut r = Rack::default();
-        r.on_delivered(ms(5), 7, false);
-        r.on_delivered(ms(3), 4, false);
+        r.on_delivered(ms(5), 7, false, true);
+        r.on_delivered(ms(3), 4, false, false);
         r.advance(ms(50), SimTime::ZERO, SimDuration::ZERO);
         assert_eq!(r.latest, Some((7, SimDuration::from_millis(45))));
     }
@@ -107,13 +134,19 @@ mod tests {
         let mut r = Rack::default();
         // Sent again at 40 ms, acknowledged at 45 ms: 5 ms is below the
         // 30 ms minimum RTT, so this ACK was for the original.
-        r.on_delivered(ms(40), 9, true);
+        r.on_delivered(ms(40), 9, true, false);
         r.advance(ms(45), SimTime::ZERO, SimDuration::from_millis(30));
         assert_eq!(r.latest, None);
-        // The timestamp echo says the same: it predates the retransmission.
+        // The timestamp echo of a cumulative ACK says the same: it predates
+        // the retransmission.
         r.advance(ms(80), ms(10), SimDuration::from_millis(30));
         assert_eq!(r.latest, None);
         r.advance(ms(80), ms(40), SimDuration::from_millis(30));
+        assert_eq!(r.latest, Some((9, SimDuration::from_millis(40))));
+        // A SACK's echo belongs to another segment: not checked.
+        let mut r = Rack::default();
+        r.on_delivered(ms(40), 9, true, true);
+        r.advance(ms(80), ms(10), SimDuration::from_millis(30));
         assert_eq!(r.latest, Some((9, SimDuration::from_millis(40))));
     }
 

@@ -29,6 +29,9 @@ pub(super) struct RecoveryState {
     pub(super) marked_lost: u32,
     /// F-RTO is watching the current timeout (Linux `tp->frto`).
     pub(super) frto: bool,
+    /// RACK armed the reordering timer while processing the current ACK
+    /// (the RTO and probe timers are then left alone).
+    pub(super) reo_armed: bool,
 }
 
 impl RecoveryState {
@@ -226,7 +229,13 @@ impl TcpSender {
         let prior_retrans = self.sb.retrans_out();
         let n = match self.cfg.loss_detection {
             LossDetection::Dupthresh => self.sb.mark_lost_by_sack(self.cfg.dupthresh),
-            LossDetection::Rack => self.rack_detect_loss(now),
+            // Linux tcp_rack_mark_lost: only when an ACK brought new
+            // delivery information.
+            LossDetection::Rack if self.rack.advanced => {
+                self.rack.advanced = false;
+                self.rack_detect_loss(now)
+            }
+            LossDetection::Rack => 0,
         };
         self.rec.marked_lost += n;
         self.sb.retrans_out() < prior_retrans
@@ -265,7 +274,7 @@ impl TcpSender {
 
     /// Linux `tcp_end_cwnd_reduction`: the window ends at ssthresh unless
     /// the reduction was undone; skipped for `cong_control` algorithms.
-    fn end_cwnd_reduction(&mut self, now: SimTime) {
+    pub(super) fn end_cwnd_reduction(&mut self, now: SimTime) {
         if self.cc_controls {
             return;
         }
@@ -285,7 +294,8 @@ impl TcpSender {
         }
     }
 
-    /// RACK's loss detection with the sender's reordering window.
+    /// RACK's loss detection with the sender's reordering window; arms the
+    /// reordering timer for what is not due yet.
     pub(super) fn rack_detect_loss(&mut self, now: SimTime) -> u32 {
         let in_recovery = matches!(self.rec.state, CaState::Recovery | CaState::Loss);
         let reo_wnd = super::rack::reo_wnd(
@@ -295,7 +305,12 @@ impl TcpSender {
             self.rtt.min(),
             self.rtt.srtt(),
         );
-        self.rack.detect_loss(now, &mut self.sb, reo_wnd)
+        let (n, wait) = self.rack.detect_loss(now, &mut self.sb, reo_wnd);
+        if let Some(w) = wait {
+            self.arm_reorder_timer(now, w);
+            self.rec.reo_armed = true;
+        }
+        n
     }
 
     /// Linux `tcp_enter_recovery` and `tcp_init_cwnd_reduction`.
@@ -305,11 +320,7 @@ impl TcpSender {
         self.undo.init(self.send.snd_una, self.sb.retrans_out());
         if !matches!(self.rec.state, CaState::Cwr | CaState::Recovery) {
             self.undo.prior_ssthresh = Some(self.current_ssthresh());
-            self.rec.high_seq = self.send.snd_nxt;
-            self.w.cwnd_cnt = 0;
-            self.rec.init_reduction(self.w.cwnd);
-            let view = self.view(now);
-            self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
+            self.init_cwnd_reduction(now);
         }
         self.set_state(now, CaState::Recovery);
         if self.sb.lost_out() == 0 {
@@ -318,6 +329,17 @@ impl TcpSender {
                 self.rec.marked_lost += 1;
             }
         }
+    }
+
+    /// Linux `tcp_init_cwnd_reduction`: a reduction (Recovery or CWR)
+    /// starts from the current window; ssthresh from the algorithm.
+    pub(super) fn init_cwnd_reduction(&mut self, now: SimTime) {
+        self.rec.high_seq = self.send.snd_nxt;
+        self.probe.high_seq = None;
+        self.w.cwnd_cnt = 0;
+        self.rec.init_reduction(self.w.cwnd);
+        let view = self.view(now);
+        self.w.ssthresh = self.cc.ssthresh(now, &self.w, &view);
     }
 
     /// Linux `tcp_enter_loss`, on a retransmission timeout.

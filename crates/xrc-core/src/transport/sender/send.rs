@@ -6,6 +6,7 @@
 use super::config::Recovery;
 use super::output::{RetxKind, SenderOutput};
 use super::recovery::Rexmit;
+use super::timers::XmitTimer;
 use super::TcpSender;
 use crate::net::{AbcMark, Packet, PacketKind};
 use crate::transport::cc::{CaEvent, CaState};
@@ -82,6 +83,7 @@ impl TcpSender {
         }
         let mut sent = 0u32;
         let mut limited = false;
+        let snd_nxt = self.send.snd_nxt;
         match rexmit {
             Rexmit::Lost => self.transmit_loop(now, out, true, &mut sent, &mut limited),
             Rexmit::None => self.transmit_loop(now, out, false, &mut sent, &mut limited),
@@ -97,6 +99,11 @@ impl TcpSender {
         limited |= self.sb.in_flight() >= self.w.cwnd;
         if sent > 0 || limited {
             self.cwnd_validate(limited);
+        }
+        if self.send.snd_nxt > snd_nxt {
+            // Linux tcp_write_xmit: "Send one loss probe per tail loss
+            // episode."
+            self.schedule_loss_probe(now, false);
         }
     }
 
@@ -164,7 +171,7 @@ impl TcpSender {
         len.max(1) as u32
     }
 
-    fn before_send(&mut self, now: SimTime) {
+    pub(super) fn before_send(&mut self, now: SimTime) {
         if self.sb.in_flight() == 0 {
             // Linux tcp_event_data_sent: CA_EVENT_TX_START when nothing is
             // in flight (new data or a retransmission).
@@ -207,7 +214,8 @@ impl TcpSender {
         self.before_send(now);
         let len = self.next_new_len();
         let seq = self.send.snd_nxt;
-        let snap = self.rate.on_send(now, self.sb.packets_out());
+        let prior_packets = self.sb.packets_out();
+        let snap = self.rate.on_send(now, prior_packets);
         self.sb.push(Seg {
             seq,
             len,
@@ -221,10 +229,16 @@ impl TcpSender {
         });
         self.send.snd_nxt += len as u64;
         self.after_send(now);
+        // Linux tcp_event_new_data_sent: the RTO starts with the first
+        // segment out, and replaces a pending probe (which tcp_write_xmit
+        // then schedules again).
+        if prior_packets == 0 || self.rto.kind() == Some(XmitTimer::Probe) {
+            self.rearm_rto(now);
+        }
         out.packets.push(self.data_packet(seq, len, now, false));
     }
 
-    fn data_packet(&self, seq: u64, len: u32, now: SimTime, retransmit: bool) -> Packet {
+    pub(super) fn data_packet(&self, seq: u64, len: u32, now: SimTime, retransmit: bool) -> Packet {
         let mut p = Packet::data(self.flow, seq, len, now, retransmit);
         if self.signals.abc {
             if let PacketKind::Data(d) = &mut p.kind {
@@ -241,36 +255,45 @@ impl TcpSender {
         // Linux tcp_retransmit_skb: the first retransmission's time and one
         // more retransmission a D-SACK may prove spurious.
         self.undo.on_retransmit(now);
-        if i == 0 && self.rtt.rule() == RtoRule::Linux {
+        if i == 0 && self.rtt.rule() == RtoRule::Linux && self.rto.kind() != Some(XmitTimer::Reorder) {
             // Linux tcp_xmit_retransmit_queue: retransmitting the head of
-            // the queue restarts the RTO from now.
+            // the queue restarts the RTO from now (unless the reordering
+            // timer is armed).
             self.rto.arm(now, &self.rtt);
         }
         let s = self.sb.get(i);
         let (seq, len) = (s.seq, s.len);
         let kind = if self.rec.state == CaState::Loss {
+            self.stats.retransmits_timeout += 1;
             RetxKind::Timeout
         } else {
+            self.stats.retransmits_fast += 1;
             RetxKind::Fast
         };
-        match kind {
-            RetxKind::Fast => self.stats.retransmits_fast += 1,
-            RetxKind::Timeout => self.stats.retransmits_timeout += 1,
-        }
         self.after_send(now);
         out.retransmits.push((seq, kind));
         out.packets.push(self.data_packet(seq, len, now, true));
     }
 
-    fn after_send(&mut self, now: SimTime) {
+    pub(super) fn after_send(&mut self, now: SimTime) {
         self.send.tx_counter += 1;
         self.stats.segments_sent += 1;
         self.send.last_send = Some(now);
         self.rec.prr_out += 1;
-        if self.rto.deadline.is_none() {
-            // Linux tcp_event_new_data_sent: arm the RTO when the first
-            // segment goes out with nothing outstanding.
-            self.rto.arm(now, &self.rtt);
+    }
+
+    /// A tail loss probe of new data: one segment whatever the congestion
+    /// window says, if pacing lets it go now (Linux `tcp_write_xmit` with
+    /// `push_one = 2`).
+    pub(super) fn send_new_probe(&mut self, now: SimTime, out: &mut SenderOutput) {
+        if self.pacer.waiting() {
+            return;
         }
+        if let Some(rate) = self.effective_pacing_rate() {
+            if !self.pacer.admit(now, rate, self.next_new_len()) {
+                return;
+            }
+        }
+        self.send_new(now, out);
     }
 }

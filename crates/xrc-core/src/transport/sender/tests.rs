@@ -2,6 +2,7 @@
 //! send and checks what the sender does.
 
 use super::clock::Clock;
+use super::timers::XmitTimer;
 use super::*;
 use crate::net::{AckHeader, Packet, PacketKind, SackBlock};
 use crate::transport::cc::registry;
@@ -112,8 +113,10 @@ fn three_sacked_segments_start_a_fast_retransmit_of_the_hole() {
 }
 
 /// Ten segments at 0, the first acknowledged at 100 ms: srtt 100 ms,
-/// rttvar floored at 200 ms, RTO 300 ms (75 jiffies at HZ 250).
+/// rttvar floored at 200 ms, RTO 300 ms (75 jiffies at HZ 250). No tail
+/// loss probe, so that the timer is the RTO.
 fn sender_with_one_sample(cfg: TcpConfig) -> (TcpSender, SenderOutput) {
+    let cfg = TcpConfig { tlp: false, ..cfg };
     let mut s = sender("newreno", cfg);
     let mut out = SenderOutput::default();
     s.app_write(ms(0), 100 * MSS, &mut out);
@@ -202,4 +205,97 @@ fn retransmitting_the_head_in_fast_recovery_restarts_the_rto() {
         after,
         Clock::new(TimerClock::Jiffies, 250).deadline(ms(150), s.rto.rto(&s.rtt))
     );
+}
+
+#[test]
+fn the_probe_timeout_is_two_srtt_plus_2_ms_but_never_after_the_rto() {
+    let mut s = sender("newreno", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 100 * MSS, &mut out);
+    s.on_ack(ms(100), &ack(1, &[], ms(0)), &mut out);
+    // After the ACK: 2·100 + 2 = 202 ms → 51 jiffies. But the two new
+    // segments then sent reschedule it against the RTO still running from
+    // the head's transmission at 0: 300 − 100 = 200 ms = 50 jiffies. Armed
+    // at jiffy 25: expires 75, fires at 76 (304 ms), before the RTO.
+    assert_eq!(s.rto.kind(), Some(XmitTimer::Probe));
+    assert_eq!(s.next_timer(), Some(ms(304)));
+}
+
+#[test]
+fn with_a_single_segment_out_the_probe_waits_for_a_delayed_ack() {
+    let mut s = sender("newreno", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 2 * MSS, &mut out);
+    s.on_ack(ms(100), &ack(1, &[], ms(0)), &mut out);
+    // One segment out: 2·srtt + rto_min = 400 ms, capped by the RTO
+    // (300 ms from now, 75 jiffies): jiffy 25 + 75 = 100, on the wheel's
+    // second level → 104 (416 ms).
+    assert_eq!(s.rto.kind(), Some(XmitTimer::Probe));
+    assert_eq!(s.next_timer(), Some(ms(416)));
+}
+
+#[test]
+fn a_probe_sends_new_data_beyond_the_window_when_there_is_some() {
+    let mut s = sender("newreno", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 100 * MSS, &mut out);
+    out.clear();
+    s.on_ack(ms(100), &ack(1, &[], ms(0)), &mut out);
+    assert_eq!(sent(&mut out), vec![10, 11]);
+    // No more ACKs. The window is full, yet the probe sends segment 12.
+    s.on_timer(ms(304), &mut out);
+    assert_eq!(sent(&mut out), vec![12]);
+    assert!(out.retransmits.is_empty());
+    assert_eq!(s.stats().probes, 1);
+    assert_eq!(s.probe.high_seq, Some(13 * MSS));
+    // Then the RTO, from now: 300 ms from jiffy 76 → 151, second level →
+    // 152 (608 ms).
+    assert_eq!(s.rto.kind(), Some(XmitTimer::Rto));
+    assert_eq!(s.next_timer(), Some(ms(608)));
+}
+
+/// Ten segments; all but the last acknowledged at 100 ms; the probe fires
+/// and resends the last one. Returns the sender at the probe.
+fn probe_of_a_lost_tail() -> (TcpSender, SenderOutput, SimTime) {
+    let mut s = sender("newreno", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 10 * MSS, &mut out);
+    s.on_ack(ms(100), &ack(9, &[], ms(0)), &mut out);
+    out.clear();
+    let t = s.next_timer().unwrap();
+    assert_eq!(s.rto.kind(), Some(XmitTimer::Probe));
+    s.on_timer(t, &mut out);
+    assert_eq!(out.retransmits, vec![(9 * MSS, RetxKind::Probe)]);
+    assert_eq!(s.probe.high_seq, Some(10 * MSS));
+    out.clear();
+    (s, out, t)
+}
+
+#[test]
+fn a_probe_that_repaired_a_loss_reduces_the_window_once() {
+    let (mut s, mut out, t) = probe_of_a_lost_tail();
+    let cwnd = s.cwnd();
+    s.app_write(t, 20 * MSS, &mut out);
+    // The probe's ACK: everything up to the probe, no D-SACK: not yet
+    // conclusive.
+    s.on_ack(t + SimDuration::from_millis(100), &ack(10, &[], t), &mut out);
+    assert_eq!(s.stats().probe_recoveries, 0);
+    let cwnd = cwnd.max(s.cwnd());
+    // Data sent after the probe is acknowledged: the original was lost
+    // (tcp_process_tlp_ack): CWR, ssthresh from the algorithm, back to Open.
+    s.on_ack(t + SimDuration::from_millis(101), &ack(12, &[], t), &mut out);
+    assert_eq!(s.stats().probe_recoveries, 1);
+    assert_eq!(s.ca_state(), CaState::Open);
+    assert!(s.cwnd() <= cwnd / 2 + 1, "{} after {cwnd}", s.cwnd());
+    assert_eq!(s.probe.high_seq, None);
+}
+
+#[test]
+fn a_dsack_of_the_probe_shows_nothing_was_lost() {
+    let (mut s, mut out, t) = probe_of_a_lost_tail();
+    // The original arrives after all, then the probe as a duplicate.
+    s.on_ack(t + SimDuration::from_millis(1), &ack(10, &[], ms(0)), &mut out);
+    s.on_ack(t + SimDuration::from_millis(100), &ack(10, &[(9, 10)], t), &mut out);
+    assert_eq!(s.probe.high_seq, None);
+    assert_eq!(s.stats().probe_recoveries, 0);
 }

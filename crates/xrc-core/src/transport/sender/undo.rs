@@ -97,6 +97,8 @@ impl TcpSender {
             }
         }
         self.undo.marker = None;
+        // "Force RACK to re-exam losses."
+        self.rack.advanced = true;
     }
 
     fn may_undo(&self, ts_ecr: SimTime) -> bool {
