@@ -130,9 +130,11 @@ impl TcpSender {
         if let Some(r) = seq_rtt {
             self.rtt.update(r, self.send.snd_una, self.send.snd_nxt);
             out.rtt_samples.push(r);
-            // Linux tcp_ack_update_rtt: "only reset backoff on valid RTT
-            // measurement".
-            self.rto.reset_backoff();
+            if self.rtt.rule() == RtoRule::Linux {
+                // Linux tcp_ack_update_rtt: "only reset backoff on valid RTT
+                // measurement" (a SACK's too).
+                self.rto.reset_backoff();
+            }
         }
         // Linux tcp_clean_rtx_queue: without a cumulative ACK, re-arm the
         // RTO only if the SACK RTT sample came from data sent before the
