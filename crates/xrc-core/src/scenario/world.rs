@@ -724,6 +724,7 @@ impl World {
             self.rec.retransmits.kind.push(match kind {
                 RetxKind::Fast => 0,
                 RetxKind::Timeout => 1,
+                RetxKind::Probe => 2,
             });
         }
         let fl = &mut self.flows[f];
@@ -1311,8 +1312,12 @@ impl World {
             r.end_s.push(fl.end.unwrap_or(now).as_secs_f64());
             r.bytes_delivered.push(fl.receiver.delivered_total());
             r.segments_sent.push(s.segments_sent);
-            r.retransmits.push(s.retransmits_fast + s.retransmits_timeout);
+            r.retransmits.push(s.retransmits());
             r.timeouts.push(s.timeouts);
+            r.loss_undos.push(s.loss_undos);
+            r.recovery_undos.push(s.undos() - s.loss_undos);
+            r.spurious_rtos.push(s.spurious_rtos);
+            r.probes.push(s.probes);
             r.completed.push((fl.state == FlowState::Done && !fl.truncated) as u8);
             r.fct_s.push(
                 fl.completed_at
