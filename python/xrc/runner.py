@@ -102,7 +102,9 @@ def metadata(scenario: Scenario, argv: list[str] | None) -> dict[str, Any]:
     inputs = {}
     trace = scenario.resolved.get("trace")
     if trace:
-        inputs["trace.downlink"] = {"path": trace["downlink"], "sha256": _sha256(trace["downlink"])}
+        for key in ("downlink", "uplink"):
+            if trace.get(key):
+                inputs[f"trace.{key}"] = {"path": trace[key], "sha256": _sha256(trace[key])}
     if scenario.path is not None:
         inputs["scenario"] = {"path": str(scenario.path), "sha256": hashlib.sha256(scenario.source_text.encode()).hexdigest()}
     return {

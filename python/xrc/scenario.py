@@ -111,6 +111,20 @@ def _absolute(base: Path, p: str) -> str:
     return str(q.resolve())
 
 
+def _trace_file(base: Path, field: str, given: str) -> str:
+    """Resolves a Mahimahi trace's path (relative to the scenario) and checks
+    the file parses; returns the absolute path."""
+    p = _absolute(base, given)
+    if not Path(p).is_file():
+        raise ScenarioError(f"{field}: file not found: {given!r} (looked at {p})")
+    text = Path(p).read_text(errors="replace")
+    try:
+        _core.check_trace(text)
+    except ValueError as e:
+        raise ScenarioError(f"{field} ({given}): {e}") from None
+    return p
+
+
 def _normalize(doc: dict[str, Any], base: Path) -> None:
     schemes = set(_core.schemes())
     global_cc = doc.pop("cc", {}) or {}
@@ -142,16 +156,10 @@ def _normalize(doc: dict[str, Any], base: Path) -> None:
             if isinstance(cc, str) and "cc_params" not in f:
                 f["cc_params"] = {**global_cc.get(cc, {}), **per_scheme.get(cc, {})}
     trace = doc.get("trace")
-    if isinstance(trace, dict) and isinstance(trace.get("downlink"), str):
-        p = _absolute(base, trace["downlink"])
-        if not Path(p).is_file():
-            raise ScenarioError(f"trace.downlink: file not found: {trace['downlink']!r} (looked at {p})")
-        text = Path(p).read_text(errors="replace")
-        try:
-            _core.check_trace(text)
-        except ValueError as e:
-            raise ScenarioError(f"trace.downlink ({trace['downlink']}): {e}") from None
-        trace["downlink"] = p
+    if isinstance(trace, dict):
+        for key in ("downlink", "uplink"):
+            if isinstance(trace.get(key), str):
+                trace[key] = _trace_file(base, f"trace.{key}", trace[key])
     ues = doc.get("ues")
     if isinstance(ues, list):
         for k, u in enumerate(ues):

@@ -5,7 +5,7 @@
 //! | topology | Internet → UE (data)                         | UE → Internet (ACKs)                         |
 //! |----------|----------------------------------------------|----------------------------------------------|
 //! | `wired`  | `Link` (internet.rate_mbps, delay_ms, buffer) | `Link` (internet.reverse_rate_mbps, delay_ms) |
-//! | `trace`  | `Link` (internet.*), then `TraceLink` (trace.downlink, trace.buffer_*) | the uplink trace's `TraceLink` (unlimited queue) or a fat uplink, then `Pipe` (trace.uplink_delay_ms) if non-zero, then `Link` (internet.*) |
+//! | `trace`  | `Link` (internet.*), then `TraceLink` (trace.downlink, trace.buffer_*) | `TraceLink` (trace.uplink, trace.uplink_buffer_*) or, without an uplink trace, `Pipe` (trace.uplink_delay_ms); then `Link` (internet.*) |
 //!
 //! With the sender on the Internet side and the receiver on the UE side,
 //! the `trace` rows are Mahimahi's `mm-delay D mm-link UP DOWN` with the
@@ -24,12 +24,13 @@ use xrc_core::units::{BitRate, SimDuration};
 
 use crate::stage::{LinkStage, Path, PipeStage, Stage, TraceStage};
 
-/// The contents of the trace files a `trace` scenario names (the caller
-/// reads them, so tests and the Python front end can pass text).
+/// The contents of the trace files a `trace` scenario names
+/// (`trace.downlink`, `trace.uplink`); the caller reads them, so tests and
+/// the Python front end can pass text. A trace named but not given is an
+/// error.
 #[derive(Clone, Debug, Default)]
 pub struct TraceTexts {
     pub downlink: Option<String>,
-    /// The uplink (ACK) trace; `None`: a fat uplink (no trace queue).
     pub uplink: Option<String>,
 }
 
@@ -50,8 +51,7 @@ fn rate(field: &str, v: Option<f64>) -> Result<Option<BitRate>, String> {
         .transpose()
 }
 
-fn describe_link(rate: Option<f64>, delay_ms: f64, limit: QueueLimit) -> String {
-    let r = rate.map_or("unlimited rate".to_string(), |r| format!("{r} Mbit/s"));
+fn describe_limit(limit: QueueLimit) -> String {
     let mut q = Vec::new();
     if let Some(p) = limit.packets {
         q.push(format!("{p} packets"));
@@ -59,12 +59,16 @@ fn describe_link(rate: Option<f64>, delay_ms: f64, limit: QueueLimit) -> String 
     if let Some(b) = limit.bytes {
         q.push(format!("{b} bytes"));
     }
-    let q = if q.is_empty() {
+    if q.is_empty() {
         "unlimited queue".to_string()
     } else {
         format!("drop-tail {}", q.join(" / "))
-    };
-    format!("link({r}, {delay_ms} ms, {q})")
+    }
+}
+
+fn describe_link(rate: Option<f64>, delay_ms: f64, limit: QueueLimit) -> String {
+    let r = rate.map_or("unlimited rate".to_string(), |r| format!("{r} Mbit/s"));
+    format!("link({r}, {delay_ms} ms, {})", describe_limit(limit))
 }
 
 /// Builds the paths of `cfg` (validated here again).
@@ -105,50 +109,55 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
         }),
         Topology::Trace => {
             let t = cfg.trace.as_ref().expect("validated");
-            let window = SimDuration::from_millis(t.agent.window_ttis as u64);
             let text = traces
                 .downlink
                 .as_deref()
                 .ok_or_else(|| format!("trace.downlink: the contents of {:?} were not given", t.downlink))?;
             let down_trace = Trace::parse(text).map_err(|e| format!("trace.downlink ({}): {e}", t.downlink))?;
+            let down_limit = QueueLimit {
+                packets: t.buffer_packets,
+                bytes: t.buffer_bytes,
+            };
             let d_trace = format!(
-                "trace({} opportunities per {} ms, {:.3} Mbit/s, queue {:?} packets / {:?} bytes)",
+                "trace({} opportunities per {} ms, {:.3} Mbit/s, {})",
                 down_trace.ms.len(),
                 down_trace.period_ms,
                 down_trace.mean_rate_bps() * 1e-6,
-                t.buffer_packets,
-                t.buffer_bytes
+                describe_limit(down_limit)
             );
             let down: Vec<Box<dyn Stage>> = vec![
                 Box::new(LinkStage::new(&fwd_cfg)),
-                Box::new(TraceStage::new(TraceLink::new(
-                    down_trace,
-                    t.buffer_packets,
-                    t.buffer_bytes,
-                    window,
-                ))),
+                Box::new(TraceStage::new(TraceLink::new(down_trace, down_limit))),
             ];
             let mut up: Vec<Box<dyn Stage>> = Vec::new();
             let mut d_up = Vec::new();
-            match traces.uplink.as_deref() {
-                Some(text) => {
-                    let tr = Trace::parse(text).map_err(|e| format!("uplink trace: {e}"))?;
+            match &t.uplink {
+                Some(path) => {
+                    let text = traces
+                        .uplink
+                        .as_deref()
+                        .ok_or_else(|| format!("trace.uplink: the contents of {path:?} were not given"))?;
+                    let tr = Trace::parse(text).map_err(|e| format!("trace.uplink ({path}): {e}"))?;
+                    let limit = QueueLimit {
+                        packets: t.uplink_buffer_packets,
+                        bytes: t.uplink_buffer_bytes,
+                    };
                     d_up.push(format!(
-                        "trace({} opportunities per {} ms, {:.3} Mbit/s, unlimited queue)",
+                        "trace({} opportunities per {} ms, {:.3} Mbit/s, {})",
                         tr.ms.len(),
                         tr.period_ms,
-                        tr.mean_rate_bps() * 1e-6
+                        tr.mean_rate_bps() * 1e-6,
+                        describe_limit(limit)
                     ));
-                    up.push(Box::new(TraceStage::new(TraceLink::new(tr, None, None, window))));
+                    up.push(Box::new(TraceStage::new(TraceLink::new(tr, limit))));
                 }
-                None => d_up.push("fat uplink (no trace)".to_string()),
-            }
-            if t.uplink_delay_ms > 0.0 {
-                up.push(Box::new(PipeStage::new(Pipe::new(ms(
-                    "trace.uplink_delay_ms",
-                    t.uplink_delay_ms,
-                )?))));
-                d_up.push(format!("pipe({} ms)", t.uplink_delay_ms));
+                None => {
+                    up.push(Box::new(PipeStage::new(Pipe::new(ms(
+                        "trace.uplink_delay_ms",
+                        t.uplink_delay_ms,
+                    )?))));
+                    d_up.push(format!("pipe({} ms)", t.uplink_delay_ms));
+                }
             }
             up.push(Box::new(LinkStage::new(&rev_cfg)));
             d_up.push(d_rev);
@@ -188,7 +197,7 @@ mod tests {
     fn a_trace_scenario_puts_the_delay_before_the_downlink_queue_and_after_the_uplink_queue() {
         let c = cfg(r#"{"seed":1,"duration_s":1,"topology":"trace",
                 "internet":{"delay_ms":5,"buffer_packets":null},
-                "trace":{"downlink":"x.down","buffer_bytes":150000},
+                "trace":{"downlink":"x.down","uplink":"x.up","buffer_bytes":150000},
                 "flows":[{"cc":"cubic","ue":0}]}"#);
         let texts = TraceTexts {
             downlink: Some("1\n2\n".into()),
@@ -198,6 +207,14 @@ mod tests {
         let kinds = |p: &Path| p.stages().iter().map(|s| s.kind()).collect::<Vec<_>>();
         assert_eq!(kinds(&p.down), vec!["link", "trace"]);
         assert_eq!(kinds(&p.up), vec!["trace", "link"]);
+        let mut c = c;
+        c.trace.as_mut().unwrap().uplink = None;
+        let p = build_paths(&c, &texts).unwrap();
+        assert_eq!(
+            kinds(&p.up),
+            vec!["pipe", "link"],
+            "without an uplink trace: the fixed delay"
+        );
     }
 
     #[test]

@@ -25,8 +25,10 @@ use xrc_core::units::SimTime;
 
 /// One element of an emulated path.
 pub trait Stage: Send {
-    /// Offers `pkt` at `now`; a dropped packet is handed back.
-    fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Result<(), Packet>;
+    /// Offers `pkt` at `now`; a dropped packet is handed back. Packets that
+    /// leave because of the arrival (a trace link uses or loses the
+    /// current millisecond's opportunities first) are pushed to `out`.
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<(SimTime, Packet)>) -> Result<(), Packet>;
     /// When something next happens inside (a packet leaves or the model
     /// has internal work); `None` when idle.
     fn next_wakeup(&self) -> Option<SimTime>;
@@ -60,7 +62,7 @@ impl LinkStage {
 }
 
 impl Stage for LinkStage {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Result<(), Packet> {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, _out: &mut Vec<(SimTime, Packet)>) -> Result<(), Packet> {
         match self.link.enqueue(now, pkt) {
             Enqueued::Dropped(p) => Err(p),
             Enqueued::Queued | Enqueued::InPipe(_) => Ok(()),
@@ -108,10 +110,11 @@ impl Stage for LinkStage {
 }
 
 /// `ran::trace_link::TraceLink`: packets wait for the trace's delivery
-/// opportunities. The pending opportunity is the stage's internal event.
+/// opportunities (Mahimahi's `LinkQueue`). The link says when it next has
+/// work; it is advanced exactly at that time, so what leaves, leaves at
+/// that time.
 pub struct TraceStage {
     link: TraceLink,
-    next: Option<SimTime>,
     scratch: Vec<Packet>,
 }
 
@@ -119,7 +122,6 @@ impl TraceStage {
     pub fn new(link: TraceLink) -> Self {
         TraceStage {
             link,
-            next: None,
             scratch: Vec::new(),
         }
     }
@@ -129,25 +131,21 @@ impl TraceStage {
 }
 
 impl Stage for TraceStage {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Result<(), Packet> {
-        match self.link.enqueue(now, pkt) {
-            Ok(Some(t)) => {
-                self.next = Some(self.next.map_or(t, |n| n.min(t)));
-                Ok(())
-            }
-            Ok(None) => Ok(()),
-            Err(p) => Err(p),
-        }
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<(SimTime, Packet)>) -> Result<(), Packet> {
+        self.scratch.clear();
+        let r = self.link.enqueue(now, pkt, &mut self.scratch);
+        out.extend(self.scratch.drain(..).map(|p| (now, p)));
+        r
     }
 
     fn next_wakeup(&self) -> Option<SimTime> {
-        self.next
+        self.link.next_wakeup()
     }
 
     fn advance(&mut self, now: SimTime, out: &mut Vec<(SimTime, Packet)>) {
-        while let Some(t) = self.next.filter(|&t| t <= now) {
+        while let Some(t) = self.link.next_wakeup().filter(|&t| t <= now) {
             self.scratch.clear();
-            self.next = self.link.on_opportunity(t, &mut self.scratch);
+            self.link.advance(t, &mut self.scratch);
             out.extend(self.scratch.drain(..).map(|p| (t, p)));
         }
     }
@@ -173,7 +171,7 @@ impl PipeStage {
 }
 
 impl Stage for PipeStage {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Result<(), Packet> {
+    fn enqueue(&mut self, now: SimTime, pkt: Packet, _out: &mut Vec<(SimTime, Packet)>) -> Result<(), Packet> {
         let _ = self.pipe.push(now, pkt);
         Ok(())
     }
@@ -235,13 +233,29 @@ impl Path {
         released: &mut Vec<(SimTime, Packet)>,
         dropped: &mut Vec<Dropped>,
     ) {
-        match self.stages.first_mut() {
-            None => released.push((now, pkt)),
-            Some(s) => {
-                if let Err(pkt) = s.enqueue(now, pkt) {
-                    dropped.push(Dropped { stage: 0, at: now, pkt });
-                }
-            }
+        self.offer(0, now, pkt, released, dropped);
+    }
+
+    /// Hands `pkt` to stage `i` at `t` (past the last stage: released), and
+    /// passes on whatever the arrival makes leave.
+    fn offer(
+        &mut self,
+        i: usize,
+        t: SimTime,
+        pkt: Packet,
+        released: &mut Vec<(SimTime, Packet)>,
+        dropped: &mut Vec<Dropped>,
+    ) {
+        let Some(stage) = self.stages.get_mut(i) else {
+            released.push((t, pkt));
+            return;
+        };
+        let mut out = Vec::new();
+        if let Err(pkt) = stage.enqueue(t, pkt, &mut out) {
+            dropped.push(Dropped { stage: i, at: t, pkt });
+        }
+        for (u, p) in out {
+            self.offer(i + 1, u, p, released, dropped);
         }
     }
 
@@ -260,22 +274,13 @@ impl Path {
                 if self.stages[i].next_wakeup().is_none_or(|t| t > m) {
                     continue;
                 }
-                self.buf.clear();
-                self.stages[i].advance(m, &mut self.buf);
-                for (t, p) in self.buf.drain(..) {
-                    match self.stages.get_mut(i + 1) {
-                        None => released.push((t, p)),
-                        Some(next) => {
-                            if let Err(pkt) = next.enqueue(t, p) {
-                                dropped.push(Dropped {
-                                    stage: i + 1,
-                                    at: t,
-                                    pkt,
-                                });
-                            }
-                        }
-                    }
+                let mut buf = std::mem::take(&mut self.buf);
+                buf.clear();
+                self.stages[i].advance(m, &mut buf);
+                for (t, p) in buf.drain(..) {
+                    self.offer(i + 1, t, p, released, dropped);
                 }
+                self.buf = buf;
             }
         }
     }
@@ -329,12 +334,7 @@ mod tests {
         let trace = Trace::parse("5\n").unwrap();
         let mut path = Path::new(vec![
             Box::new(PipeStage::new(Pipe::new(SimDuration::from_millis(20)))),
-            Box::new(TraceStage::new(TraceLink::new(
-                trace,
-                None,
-                None,
-                SimDuration::from_millis(40),
-            ))),
+            Box::new(TraceStage::new(TraceLink::new(trace, QueueLimit::UNLIMITED))),
         ]);
         let (mut rel, mut drop) = (Vec::new(), Vec::new());
         path.enqueue(ms(1), pkt(1500), &mut rel, &mut drop);

@@ -193,8 +193,8 @@ def trace_files(case: Case, generated_dir: Path, traces_dir: Path = SHARED_TRACE
     return TraceFiles(down, up)
 
 
-def sim_scenario(case: Case, duration_s: float, traces: TraceFiles | None, *, start_s: float = 0.0,
-                 with_uplink: bool = True) -> dict[str, Any]:
+def sim_scenario(case: Case, duration_s: float, traces: TraceFiles | None, *,
+                 start_s: float = 0.0) -> dict[str, Any]:
     """The xrc scenario of a case (a dict for :func:`xrc.scenario.from_dict`)."""
     doc: dict[str, Any] = {
         "name": case.id,
@@ -214,28 +214,18 @@ def sim_scenario(case: Case, duration_s: float, traces: TraceFiles | None, *, st
     doc["topology"] = "trace"
     # mm-delay: a pure delay each way, no queue.
     doc["internet"] = {"delay_ms": case.rtt_ms / 2, "buffer_packets": None}
-    doc["trace"] = {"downlink": str(traces.downlink), "buffer_packets": case.buffer_packets,
-                    "buffer_bytes": case.buffer_bytes}
-    if with_uplink:
-        doc["trace"]["uplink"] = str(traces.uplink)
+    doc["trace"] = {"downlink": str(traces.downlink), "uplink": str(traces.uplink),
+                    "buffer_packets": case.buffer_packets, "buffer_bytes": case.buffer_bytes}
     doc["flows"][0]["ue"] = 0
     return doc
 
 
 def resolve_sim(case: Case, duration_s: float, traces: TraceFiles | None, start_s: float = 0.0):
-    """Resolves the case's scenario. Returns (Scenario, uplink modelled by
-    the simulator?): a core without ``trace.uplink`` gets the scenario
-    without it (a fat uplink), and the table says so."""
-    from ..scenario import ScenarioError, from_dict
+    """Resolves the case's scenario. Returns (Scenario, whether the ACKs
+    cross an uplink trace in it: always, for a trace case)."""
+    from ..scenario import from_dict
 
-    doc = sim_scenario(case, duration_s, traces, start_s=start_s)
-    try:
-        return from_dict(doc), True
-    except ScenarioError as e:
-        if "uplink" in str(e) and case.link != "wired":
-            doc = sim_scenario(case, duration_s, traces, start_s=start_s, with_uplink=False)
-            return from_dict(doc), False
-        raise
+    return from_dict(sim_scenario(case, duration_s, traces, start_s=start_s)), True
 
 
 # ---------------------------------------------------------------- metrics
@@ -334,9 +324,8 @@ def run_real(case: Case, duration_s: float, traces: TraceFiles | None, run_dir: 
 
     run_dir.mkdir(parents=True, exist_ok=True)
     # The emulator is built from the simulator's scenario (start at 0: only
-    # the link fields matter), with the uplink trace whether or not the
-    # simulator models it yet.
-    resolved = from_dict(sim_scenario(case, duration_s, traces, with_uplink=False)).resolved
+    # the link fields matter).
+    resolved = from_dict(sim_scenario(case, duration_s, traces)).resolved
     down_text = traces.downlink.read_text() if traces else None
     up_text = traces.uplink.read_text() if traces else None
     sysctls = {"net.ipv4.tcp_congestion_control": case.cc, "net.ipv4.tcp_no_metrics_save": "1"}
@@ -667,6 +656,7 @@ def markdown(results: dict) -> str:
     """The comparison table (and the emulator's timing per run) in Markdown."""
     env = results["environment"]
     s = results["settings"]
+    old_sim = any(not (c.get("xrc") or {}).get("uplink_trace_modelled", True) for c in results["cases"])
     when = env["date"] if "parts" not in results else " and ".join(p["date"] for p in results["parts"])
     commits = (env["emulator"]["git_commit"] or env["emulator"]["xrc_version"]) if "parts" not in results else \
         " and ".join(str(p["git_commit"]) for p in results["parts"])
@@ -679,8 +669,9 @@ def markdown(results: dict) -> str:
         "Each cell: Linux (mean ± half the range over the runs) / xrc (Δ relative to Linux's mean). "
         "Retransmissions and drops count the whole run; the rest the steady interval. "
         f"† marks a case where some real run was disturbed (more than {DISTURBED_LATE_FRACTION:.1%} of its "
-        f"packets released over 1 ms late, or one over {DISTURBED_MAX_US / 1000:g} ms late: see the timing table); "
-        "‡ a trace case whose uplink trace the simulator does not model yet (a fat uplink there).",
+        f"packets released over 1 ms late, or one over {DISTURBED_MAX_US / 1000:g} ms late: see the timing table)."
+        + (" ‡ marks a trace case whose simulated side had no uplink trace (a fat uplink; results of a core "
+           "before `trace.uplink`)." if old_sim else ""),
         "",
         "| case | goodput Mbit/s | mean RTT ms | p95 RTT ms | retransmissions | drops | mean cwnd pkts |",
         "|---|---|---|---|---|---|---|",

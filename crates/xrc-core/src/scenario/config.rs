@@ -92,15 +92,28 @@ pub struct UeConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
-    /// Path of the Mahimahi downlink trace.
+    /// Path of the Mahimahi downlink trace (the data direction).
     pub downlink: String,
+    /// The downlink queue's packet limit (Mahimahi's `packets=`).
     #[serde(default)]
     pub buffer_packets: Option<u32>,
-    /// Per-user buffer, bytes (NATCP's trace study: 150 KB).
+    /// Per-user buffer, bytes as Mahimahi counts them (IP bytes + 4 per
+    /// packet, its `bytes=`; NATCP's trace study: 150 KB).
     #[serde(default = "default_trace_buffer")]
     pub buffer_bytes: Option<u64>,
+    /// Path of a Mahimahi uplink trace the ACKs cross (`mm-link UP DOWN`);
+    /// `None`: a fixed delay, `uplink_delay_ms`.
+    #[serde(default)]
+    pub uplink: Option<String>,
+    /// The uplink queue's packet limit; `None` with `uplink_buffer_bytes`
+    /// `None` is Mahimahi's default `infinite` queue.
+    #[serde(default)]
+    pub uplink_buffer_packets: Option<u32>,
+    /// The uplink queue's byte limit (IP bytes + 4 per packet).
+    #[serde(default)]
+    pub uplink_buffer_bytes: Option<u64>,
     /// One-way delay of the uplink (ACK) path from the UE to the base
-    /// station, ms.
+    /// station, ms, when there is no uplink trace.
     #[serde(default)]
     pub uplink_delay_ms: f64,
     /// The agent: `window_ttis` is the averaging window in ms here.
@@ -274,8 +287,42 @@ impl ScenarioConfig {
                     .as_ref()
                     .ok_or("topology \"trace\" needs a [trace] section")?;
                 non_negative("trace.uplink_delay_ms", t.uplink_delay_ms)?;
-                if t.buffer_packets == Some(0) {
-                    return Err("trace.buffer_packets must be at least 1, got 0".into());
+                for (name, v) in [
+                    ("trace.buffer_packets", t.buffer_packets.map(u64::from)),
+                    ("trace.buffer_bytes", t.buffer_bytes),
+                    ("trace.uplink_buffer_packets", t.uplink_buffer_packets.map(u64::from)),
+                    ("trace.uplink_buffer_bytes", t.uplink_buffer_bytes),
+                ] {
+                    if v == Some(0) {
+                        return Err(format!("{name} must be at least 1, got 0"));
+                    }
+                }
+                match &t.uplink {
+                    Some(path) => {
+                        if path.is_empty() {
+                            return Err("trace.uplink: empty path (omit the field for a fixed-delay uplink)".into());
+                        }
+                        if t.uplink_delay_ms > 0.0 {
+                            return Err(format!(
+                                "trace.uplink_delay_ms ({}) cannot be combined with trace.uplink: the ACKs' \
+                                 delay is the uplink trace's queue (give propagation delay in internet.delay_ms)",
+                                t.uplink_delay_ms
+                            ));
+                        }
+                    }
+                    None => {
+                        if let Some((name, _)) = [
+                            ("trace.uplink_buffer_packets", t.uplink_buffer_packets.map(u64::from)),
+                            ("trace.uplink_buffer_bytes", t.uplink_buffer_bytes),
+                        ]
+                        .into_iter()
+                        .find(|(_, v)| v.is_some())
+                        {
+                            return Err(format!(
+                                "{name} needs trace.uplink (the uplink trace whose queue it limits)"
+                            ));
+                        }
+                    }
                 }
                 t.agent.validate().map_err(|e| format!("trace.agent.{e}"))?;
                 t.abc.validate().map_err(|e| format!("trace.abc.{e}"))?;

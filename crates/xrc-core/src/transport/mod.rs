@@ -8,4 +8,5 @@ pub mod scoreboard;
 pub mod sender;
 
 pub use receiver::{ReceiverConfig, TcpReceiver};
-pub use sender::{LossDetection, Recovery, RetxKind, SenderOutput, SenderStats, TcpConfig, TcpSender};
+pub use rtt::RtoRule;
+pub use sender::{LossDetection, Recovery, RetxKind, SenderOutput, SenderStats, TcpConfig, TcpSender, TimerClock};
