@@ -306,6 +306,21 @@ def iperf_cwnd(iperf: dict, t0: float, t1: float) -> tuple[float | None, int | N
 
 # --------------------------------------------------------------- real runs
 
+def cpu_steal_s() -> dict[str, float]:
+    """Time the hypervisor ran something else on this VM's CPUs (the
+    ``steal`` column of /proc/stat, in USER_HZ ticks), per CPU, seconds."""
+    hz = os.sysconf("SC_CLK_TCK")
+    out = {}
+    try:
+        for line in Path("/proc/stat").read_text().splitlines():
+            f = line.split()
+            if f and f[0].startswith("cpu") and len(f) > 8:
+                out[f[0]] = int(f[8]) / hz
+    except OSError:
+        pass
+    return out
+
+
 def _wait_listening(tb, port: int = 5201, timeout_s: float = 5.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -330,6 +345,7 @@ def run_real(case: Case, duration_s: float, traces: TraceFiles | None, run_dir: 
     up_text = traces.uplink.read_text() if traces else None
     sysctls = {"net.ipv4.tcp_congestion_control": case.cc, "net.ipv4.tcp_no_metrics_save": "1"}
     load_before = os.getloadavg()
+    steal_before = cpu_steal_s()
     with testbed(resolved, downlink_text=down_text, uplink_text=up_text, sysctls=sysctls,
                  options=emu_options, emulator_cpu=cpu) as tb:
         ns_sysctls = {}
@@ -360,6 +376,8 @@ def run_real(case: Case, duration_s: float, traces: TraceFiles | None, run_dir: 
             emu.write_pcap(str(run_dir / "inet.pcap"), "inet")
             emu.write_pcap(str(run_dir / "ue.pcap"), "ue")
     load_after = os.getloadavg()
+    steal_after = cpu_steal_s()
+    steal = {k: round(steal_after[k] - steal_before.get(k, 0.0), 2) for k in steal_after}
     (run_dir / "emulator-report.json").write_text(json.dumps(report, indent=2) + "\n")
     iperf = json.loads(cli.stdout)
     z = view["first_payload_ns"]
@@ -397,6 +415,7 @@ def run_real(case: Case, duration_s: float, traces: TraceFiles | None, run_dir: 
         "nstat_nonzero": {k: v for k, v in nstat.items() if v and k.startswith(("Tcp", "TcpExt"))},
         "emulator": report,
         "load_avg": {"before": list(load_before), "after": list(load_after)},
+        "steal_s": steal,
         "namespace_sysctls": ns_sysctls,
         "flow": flow["describe"],
         "cwnd_series": [[round(t, 2), round(c, 2)] for t, c in cwnd_series],
@@ -700,8 +719,8 @@ def markdown(results: dict) -> str:
                 f"{_fmt(sim_ss, 0)} | {_fmt(r['metrics'].get('cwnd_at_exit_pkts'), 0)} |")
     lines += ["", "Emulator timing per real run (release error = write time − scheduled time):", "",
               "| case | run | packets | p50 µs | p99 µs | max µs | late > 1 ms | longest stall ms (where) | "
-              "emulator CPU s | load avg before/after |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "emulator CPU s | load avg before/after | steal s (emulator's CPU) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in results["cases"]:
         for k, r in enumerate(c["runs"]):
             e = r["emulator"]
@@ -709,9 +728,12 @@ def markdown(results: dict) -> str:
             la = r["load_avg"]
             st = (e.get("longest_stalls") or [None])[0]
             where = "–" if st is None else f"{st['ms']:.1f} ({st['phase']})"
+            cpu = results["settings"].get("emulator_cpu")
+            st_s = r.get("steal_s") or {}
+            steal = "–" if not st_s else f"{st_s.get('cpu', 0):.1f} ({st_s.get(f'cpu{cpu}', 0):.1f})"
             lines.append(f"| {c['id']} | {k + 1} | {rel['n']} | {_fmt(rel['p50_us'], 0)} | {_fmt(rel['p99_us'], 0)} | "
                          f"{_fmt(rel['max_us'], 0)} | {rel['late']} | {where} | {e['cpu_s']:.1f} | "
-                         f"{la['before'][0]:.1f} / {la['after'][0]:.1f} |")
+                         f"{la['before'][0]:.1f} / {la['after'][0]:.1f} | {steal} |")
     return "\n".join(lines) + "\n"
 
 
