@@ -30,10 +30,14 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// Parses Mahimahi's format. Errors name the line and the value.
+    /// Parses Mahimahi's format. Errors name the line and the value. Lines
+    /// may end in LF, CRLF or a lone CR, and a UTF-8 byte order mark is
+    /// skipped.
     pub fn parse(text: &str) -> Result<Trace, String> {
         let mut ms = Vec::new();
         let mut last = 0u64;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
         for (i, line) in text.lines().enumerate() {
             let s = line.trim();
             if s.is_empty() {
@@ -258,6 +262,15 @@ mod tests {
         assert!(Trace::parse("5\n3\n").unwrap_err().contains("line 2"));
         assert!(Trace::parse("\n\n").is_err());
         assert!(Trace::parse("-4\n").is_err());
+    }
+
+    #[test]
+    fn cr_only_crlf_and_a_byte_order_mark_parse_like_plain_lines() {
+        let plain = Trace::parse("1\n2\n3\n").unwrap();
+        assert_eq!(Trace::parse("1\r2\r3\r").unwrap(), plain);
+        assert_eq!(Trace::parse("1\r\n2\r\n3\r\n").unwrap(), plain);
+        assert_eq!(Trace::parse("\u{feff}1\n2\n3").unwrap(), plain);
+        assert!(Trace::parse("1\r2\rx\r").unwrap_err().contains("line 3"));
     }
 
     #[test]
