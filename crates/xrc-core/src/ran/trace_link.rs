@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 
 use crate::net::queue::QueueCounters;
 use crate::net::Packet;
-use crate::units::{SimDuration, SimTime};
+use crate::units::{SimDuration, SimTime, MAX_SPAN_MS};
 
 /// Bytes one delivery opportunity carries.
 pub const OPPORTUNITY_BYTES: u32 = 1500;
@@ -32,7 +32,8 @@ pub struct Trace {
 impl Trace {
     /// Parses Mahimahi's format. Errors name the line and the value. Lines
     /// may end in LF, CRLF or a lone CR, and a UTF-8 byte order mark is
-    /// skipped.
+    /// skipped. A time may not exceed the longest run ([`MAX_SPAN_MS`]):
+    /// the period in nanoseconds must fit a u64 with room for cycles.
     pub fn parse(text: &str) -> Result<Trace, String> {
         let mut ms = Vec::new();
         let mut last = 0u64;
@@ -43,13 +44,20 @@ impl Trace {
             if s.is_empty() {
                 continue;
             }
-            let v: u64 = s.parse().map_err(|_| {
-                format!(
-                    "line {}: {:?} is not a non-negative integer number of milliseconds",
-                    i + 1,
-                    s
-                )
+            let v: u64 = s.parse().map_err(|e: std::num::ParseIntError| {
+                let why = match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => "is too large a number of milliseconds",
+                    _ => "is not a non-negative integer number of milliseconds",
+                };
+                format!("line {}: {:?} {why}", i + 1, s)
             })?;
+            if v > MAX_SPAN_MS as u64 {
+                return Err(format!(
+                    "line {}: time {v} ms is beyond the longest run ({} ms)",
+                    i + 1,
+                    MAX_SPAN_MS as u64
+                ));
+            }
             if v < last {
                 return Err(format!(
                     "line {}: time {} ms goes back from {} ms (timestamps must not decrease)",
@@ -271,6 +279,16 @@ mod tests {
         assert_eq!(Trace::parse("1\r\n2\r\n3\r\n").unwrap(), plain);
         assert_eq!(Trace::parse("\u{feff}1\n2\n3").unwrap(), plain);
         assert!(Trace::parse("1\r2\rx\r").unwrap_err().contains("line 3"));
+    }
+
+    #[test]
+    fn a_timestamp_beyond_the_longest_run_is_refused_naming_the_line() {
+        // 2^58 + 1 ms: the period in nanoseconds would wrap a u64.
+        let e = Trace::parse("0\n288230376151711745\n").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("288230376151711745"), "{e}");
+        assert!(Trace::parse("0\n1000000000\n").is_ok());
+        let e = Trace::parse("99999999999999999999999\n").unwrap_err();
+        assert!(e.contains("line 1"), "{e}");
     }
 
     #[test]
