@@ -53,7 +53,7 @@ fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64
         }
         Topology::Cellular => {
             let c = s.cell.as_mut().unwrap();
-            c.prbs = *pick(&mut rng, &[6u16, 15, 25, 50, 75, 100]);
+            c.prbs = Some(*pick(&mut rng, &[6u16, 15, 25, 50, 75, 100]));
             c.harq.bler = *pick(&mut rng, &[0.0, 0.1, 0.3]);
             c.harq.max_retx = rng.below(4) as u32;
             c.rlc.buffer_packets = Some(rng.below(200) as u32 + 1);
