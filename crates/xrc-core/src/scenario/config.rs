@@ -606,6 +606,37 @@ mod tests {
     }
 
     #[test]
+    fn windows_beyond_the_largest_tcp_window_are_refused_naming_the_parameter() {
+        let with = |cc: &str| {
+            let mut d = cellular();
+            set(&mut d, "flows.0.cc", json!(cc));
+            d
+        };
+        let cases: &[(&str, &str, Value)] = &[
+            ("newreno", "flows.0.tcp.initial_cwnd", json!(u32::MAX)),
+            ("newreno", "flows.0.tcp.rwnd_bytes", json!(u64::MAX)),
+            ("newreno", "flows.0.tcp.rwnd_bytes", json!(100)),
+            ("newreno", "flows.0.tcp.mss", json!(1)),
+            ("newreno", "flows.0.tcp.min_rto_ms", json!(1e-300)),
+            ("newreno", "flows.0.tcp.max_rto_ms", json!(1e300)),
+            ("newreno", "flows.0.receiver.delack_timeout_ms", json!(1e300)),
+            ("xrc", "flows.0.cc_params.probe_segments", json!(1e20)),
+            ("natcp", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("nacubic", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("copa", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("abc", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("abc", "flows.0.cc_params.non_abc_initial_cwnd", json!(u32::MAX)),
+            ("oracle", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("pbe", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+        ];
+        for (cc, path, v) in cases {
+            let e = rejected(&with(cc), path, v.clone());
+            let field = path.rsplit('.').next().unwrap();
+            assert!(e.contains(field), "{cc} {path} = {v}: {e}");
+        }
+    }
+
+    #[test]
     fn a_range_error_reads_field_must_be_in_lo_hi_got_value() {
         let e = rejected(&cellular(), "internet.delay_ms", json!(1e20));
         assert_eq!(e, "internet.delay_ms must be in [0, 10000], got 1e20");

@@ -32,7 +32,7 @@ use super::rate::RateState;
 use super::rtt::{RttConfig, RttEstimator};
 use super::scoreboard::{Scoreboard, Seg};
 use crate::net::{AbcMark, AckHeader, FlowId, Packet, PacketKind};
-use crate::units::{BitRate, SimDuration, SimTime};
+use crate::units::{check_range, check_range_u64, BitRate, SimDuration, SimTime, MAX_SPAN_MS};
 
 /// How losses are detected when SACK is in use.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,11 +106,20 @@ impl Default for TcpConfig {
 
 impl TcpConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.mss == 0 || self.mss > 65_000 {
-            return Err(format!("mss must be in 1..=65000, got {}", self.mss));
-        }
-        if self.initial_cwnd == 0 {
-            return Err("initial_cwnd must be at least 1".into());
+        // Linux's smallest MSS (TCP_MIN_MSS, 88) to a 65535-byte IP packet.
+        check_range_u64(
+            "mss",
+            self.mss as u64,
+            88,
+            65_535 - crate::net::packet::TCP_IP_HEADER_BYTES as u64,
+        )?;
+        // The initial window may not exceed TCP's largest window.
+        let max_iw = (super::MAX_WINDOW_BYTES / self.mss as u64).min(super::MAX_WINDOW_SEGMENTS as u64);
+        check_range_u64("initial_cwnd", self.initial_cwnd as u64, 1, max_iw)?;
+        if let Some(w) = self.rwnd_bytes {
+            // At least one segment (a smaller window never lets one out), at
+            // most the largest window TCP can advertise (RFC 7323).
+            check_range_u64("rwnd_bytes", w, self.mss as u64, super::MAX_WINDOW_BYTES)?;
         }
         if self.initial_ssthresh == Some(0) {
             return Err("initial_ssthresh must be at least 1 segment, got 0".into());
@@ -123,9 +132,10 @@ impl TcpConfig {
             ("initial_rto_ms", self.initial_rto_ms),
             ("max_rto_ms", self.max_rto_ms),
         ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{n} must be a positive number, got {v}"));
-            }
+            // One millisecond (a jiffy at HZ=1000; a timer that rounds to
+            // zero nanoseconds would fire at the same instant forever) to
+            // the longest run.
+            check_range(n, v, 1.0, MAX_SPAN_MS)?;
         }
         if self.min_rto_ms > self.max_rto_ms {
             return Err(format!(
