@@ -129,6 +129,9 @@ pub struct TraceLink {
     arrived: u64,
     departed: u64,
     dropped: u64,
+    /// Time in the queue of each packet served since the last
+    /// [`TraceLink::drain_sojourns`], in the order they left.
+    sojourns: Vec<SimDuration>,
 }
 
 impl TraceLink {
@@ -145,7 +148,14 @@ impl TraceLink {
             arrived: 0,
             departed: 0,
             dropped: 0,
+            sojourns: Vec::new(),
         }
+    }
+
+    /// The queuing delays of the packets served since the last call, in the
+    /// order `on_opportunity` handed the packets out.
+    pub fn drain_sojourns(&mut self) -> std::vec::Drain<'_, SimDuration> {
+        self.sojourns.drain(..)
     }
 
     /// A packet arrives. Returns the time of the next opportunity when the
@@ -181,7 +191,8 @@ impl TraceLink {
                 let left = head.size - self.head_sent;
                 if left <= budget {
                     budget -= left;
-                    let (_, p) = self.queue.pop_front().expect("front exists");
+                    let (arrival, p) = self.queue.pop_front().expect("front exists");
+                    self.sojourns.push(now.saturating_since(arrival));
                     self.bytes -= p.size as u64;
                     self.head_sent = 0;
                     self.departed += 1;
