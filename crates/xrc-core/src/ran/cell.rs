@@ -242,6 +242,9 @@ pub struct UeRadioStats {
     pub tbs_retx: u64,
     pub tbs_lost: u64,
     pub sdus_discarded: u64,
+    /// Bits of the transport blocks the UE decoded (first transmission or
+    /// retransmission): everything delivered to it was carried by these.
+    pub bits_decoded: u64,
 }
 
 struct Ue {
@@ -282,6 +285,9 @@ pub struct CellOutput {
     pub reorder_timers: Vec<(usize, SimTime)>,
     /// SDUs lost to HARQ failures and discarded at reassembly.
     pub discarded: u64,
+    /// Packets whose last byte left a UE's RLC buffer this TTI: (UE, flow,
+    /// time spent in the buffer).
+    pub sojourns: Vec<(usize, FlowId, SimDuration)>,
 }
 
 impl CellOutput {
@@ -290,6 +296,7 @@ impl CellOutput {
         self.delivered.clear();
         self.reorder_timers.clear();
         self.discarded = 0;
+        self.sojourns.clear();
     }
 }
 
@@ -506,6 +513,11 @@ impl Cell {
             // ABC marks ABC-capable packets as they leave the UE's queue.
             let link = u.cap.rate_bps(self.tti) as f64;
             let dequeue = u.served.rate_bps(self.tti) as f64;
+            for seg in pdu.segments.iter().filter(|s| s.last) {
+                if let Some(p) = &seg.pkt {
+                    out.sojourns.push((g.index, p.flow, now.saturating_since(seg.arrival)));
+                }
+            }
             for seg in pdu.segments.iter_mut() {
                 if let Some(Packet {
                     kind: PacketKind::Data(d),
@@ -609,6 +621,7 @@ impl Cell {
     ) -> bool {
         let failed = harq.bler > 0.0 && rng.bernoulli(harq.bler);
         if !failed {
+            u.stats.bits_decoded += tb.bits as u64;
             let at = now + dl_delay;
             if u.air.is_empty() {
                 out.air_heads.push((i, at));

@@ -154,6 +154,8 @@ pub struct OutputConfig {
     pub rlc_sample_ttis: u32,
     pub cwnd_trace: bool,
     pub rtt_trace: bool,
+    /// Record every packet's delay in the bottleneck queue.
+    pub queue_delay_trace: bool,
 }
 
 impl Default for OutputConfig {
@@ -163,6 +165,7 @@ impl Default for OutputConfig {
             rlc_sample_ttis: 1,
             cwnd_trace: true,
             rtt_trace: true,
+            queue_delay_trace: true,
         }
     }
 }
