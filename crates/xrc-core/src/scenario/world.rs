@@ -258,8 +258,9 @@ impl World {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (k, f) in cfg.flows.iter().enumerate() {
             let id = crate::net::FlowId(k as u32);
-            let controller =
-                cc::registry::build(&f.cc, &f.cc_params).map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
+            let stream = streams.stream(&format!("flow/{k}/cc")).next_u64();
+            let controller = cc::registry::build_seeded(&f.cc, &f.cc_params, stream)
+                .map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
             let half = ms(f.extra_rtt_ms / 2.0);
             // No receiver advertises more than TCP's largest window.
             let mut tcp = f.tcp.clone();
