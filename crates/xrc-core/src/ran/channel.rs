@@ -139,11 +139,16 @@ pub fn parse_cqi_trace(text: &str) -> Result<Vec<(f64, u8)>, String> {
 }
 
 impl ChannelConfig {
-    /// Reads a CQI trace file into its points.
+    /// Reads a CQI trace file into its points. The file is then dropped from
+    /// the configuration: the resolved scenario carries the points, so it
+    /// re-runs the same whatever happens to the file (the run directory's
+    /// metadata records the file and its hash).
     pub fn normalize(&mut self) -> Result<(), String> {
-        if let ChannelConfig::CqiTrace { file: Some(f), points } = self {
-            let text = std::fs::read_to_string(&*f).map_err(|e| format!("file: cannot read {f:?}: {e}"))?;
-            *points = parse_cqi_trace(&text).map_err(|e| format!("file {f:?}: {e}"))?;
+        if let ChannelConfig::CqiTrace { file, points } = self {
+            if let Some(f) = file.take() {
+                let text = std::fs::read_to_string(&f).map_err(|e| format!("file: cannot read {f:?}: {e}"))?;
+                *points = parse_cqi_trace(&text).map_err(|e| format!("file {f:?}: {e}"))?;
+            }
         }
         Ok(())
     }
