@@ -219,6 +219,23 @@ def _run(scenario, out, *extra):
     return json.loads((out / "summary.json").read_text())
 
 
+def test_a_trace_flow_without_a_ue_is_on_ue_0_and_the_oracle_gets_the_trace(tmp_path):
+    (tmp_path / "s.toml").write_text(f"""
+seed = 1
+duration_s = 10.0
+topology = "trace"
+[trace]
+downlink = "{SCENARIOS / 'traces' / 'synthetic-lte.down'}"
+[[flows]]
+cc = "oracle"
+""")
+    s = _run(tmp_path / "s.toml", tmp_path / "o")
+    f, u = s["flows"][0], s["ues"][0]
+    assert f["ue"] == 0
+    # The oracle sends at the trace's capacity (it got 0.2-1.1 Mbit/s of 16).
+    assert f["goodput_mbps"] > 0.8 * u["capacity_mbps"], (f, u)
+
+
 TWO_UES = MINIMAL_CELL.replace('cc = "newreno"', 'cc = "cubic"').replace("cqi = 10", "cqi = 15") + """
 [[ues]]
 channel = { kind = "fixed_cqi", cqi = 3 }
@@ -226,6 +243,55 @@ channel = { kind = "fixed_cqi", cqi = 3 }
 ue = 1
 cc = "cubic"
 """
+
+
+def test_utilization_cannot_exceed_one_and_the_fair_share_ratio_keeps_its_own_name(tmp_path):
+    # Two UEs at CQI 15 and 3: when one leaves PRBs idle the scheduler gives
+    # them to the other, which then gets more than its equal share (the old
+    # "utilization", delivered over the equal share, said 1.13 here).
+    (tmp_path / "s.toml").write_text(TWO_UES)
+    ratios = []
+    for k, extra in enumerate([["--set", "cell.scheduler=rr", "--set", "flows.0.cc=xrc", "--set", "flows.1.cc=xrc"],
+                               ["--set", "cell.scheduler=pf"]]):
+        s = _run(tmp_path / "s.toml", tmp_path / f"o{k}", "--set", "duration_s=8", "--set", "cell.harq.bler=0",
+                 *extra)
+        for u in s["ues"]:
+            assert 0 < u["utilization"] <= 1.0, u
+            assert u["capacity_mbps"] >= u["fair_share_mbps"] and u["capacity_mbps"] >= u["delivered_mbps"] * 0.99
+            ratios.append(u["fair_share_ratio"])
+    assert max(ratios) > 1.05, f"the scenario shows the effect: {ratios}"
+
+
+def test_the_throughput_bins_hold_every_byte_including_those_delivered_at_the_end(tmp_path, write_scenario):
+    p = write_scenario(MINIMAL_CELL)
+    for k, d in enumerate(["2", "3", "2.05"]):
+        out = tmp_path / f"o{k}"
+        _run(p, out, "--set", f"duration_s={d}", "--seed", str(k))
+        tp = pq.read_table(out / "flow_throughput.parquet").to_pydict()
+        fl = pq.read_table(out / "flows.parquet").to_pydict()
+        assert sum(tp["bytes"]) == fl["bytes_delivered"][0], d
+
+
+def test_queuing_delay_is_reported_per_packet_beside_hol_delay_over_time(tmp_path):
+    (tmp_path / "s.toml").write_text(f"""
+seed = 1
+duration_s = 20.0
+topology = "trace"
+[trace]
+downlink = "{SCENARIOS / 'traces' / 'synthetic-lte.down'}"
+[[flows]]
+cc = "cubic"
+""")
+    s = _run(tmp_path / "s.toml", tmp_path / "o")
+    u = s["ues"][0]
+    qd = pq.read_table(tmp_path / "o" / "queue_delay.parquet").to_pydict()["delay_ms"]
+    import numpy as np
+
+    assert set(u["queuing_delay_ms"]) == set(u["hol_delay_ms"]) == {"p50", "p80", "p90", "p95", "p99"}
+    assert u["queuing_delay_ms"]["p95"] == pytest.approx(float(np.percentile(qd, 95)))
+    assert 0 <= u["frac_packets_queued_below_budget"] <= 1
+    # Over packets the busy periods weigh more than over time.
+    assert u["queuing_delay_ms"]["p50"] != u["hol_delay_ms"]["p50"]
 
 
 def test_parameters_for_a_scheme_the_flow_does_not_use_are_refused(write_scenario, capsys):
@@ -237,6 +303,19 @@ def test_parameters_for_a_scheme_the_flow_does_not_use_are_refused(write_scenari
     assert main(["validate", str(p), "--set", "flows.0.cc=cubic"]) == 0
 
 
+def test_a_flow_that_starts_after_the_end_is_refused(write_scenario, capsys):
+    p = write_scenario(MINIMAL_CELL)
+    assert main(["validate", str(p), "--set", "flows.0.start_s=5"]) == 2
+    assert "flows.0.start_s" in capsys.readouterr().err
+
+
+def test_conflicting_bandwidth_and_prbs_are_refused(write_scenario, capsys):
+    p = write_scenario(MINIMAL_CELL + "\n[cell]\nbandwidth_mhz = 20\nprbs = 50\n")
+    assert main(["validate", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "cell.bandwidth_mhz" in err and "prbs" in err
+
+
 DETERMINISTIC = """
 seed = 1
 duration_s = 3.0
@@ -246,6 +325,17 @@ rate_mbps = 10.0
 [[flows]]
 cc = "newreno"
 """
+
+
+def test_a_claim_whose_seeds_all_agree_says_its_interval_means_nothing():
+    from xrc.reproduce.report import Claims
+
+    c = Claims()
+    c.add("same", "a claim", "paper", [0.5, 0.5, 0.5], lambda v: v > 0)
+    c.add("varies", "a claim", "paper", [0.4, 0.5, 0.6], lambda v: v > 0)
+    same, varies = c.items
+    assert same["ci95"] == 0 and "no randomness" in same["note"]
+    assert "no randomness" not in varies["note"]
 
 
 # ---------------------------------------------------------------------------
