@@ -115,6 +115,8 @@ def test_a_trace_whose_period_overflows_is_refused_naming_the_line(tmp_path, cap
     assert "trace.downlink" in err and "line 2" in err and "288230376151711745" in err
 
 
+
+
 # ---------------------------------------------------------------------------
 # 3. Tracebacks instead of messages.
 
@@ -327,6 +329,17 @@ cc = "newreno"
 """
 
 
+def test_a_seed_sweep_over_a_scenario_without_randomness_says_so(tmp_path, capsys):
+    (tmp_path / "base.toml").write_text(DETERMINISTIC)
+    (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 3\n[grid]\n"flows.0.cc" = ["newreno", "bbr"]\n')
+    assert main(["sweep", str(tmp_path / "sw.toml"), "--out", str(tmp_path / "o"), "--jobs", "1", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "warning" in err and "newreno" in err and "no randomness" in err, err
+    assert "bbr" not in err, "BBR draws from the master seed: its seeds differ"
+    report = json.loads((tmp_path / "o" / "sweep.json").read_text())
+    assert len(report["warnings"]) == 1 and "newreno" in report["warnings"][0]
+
+
 def test_a_claim_whose_seeds_all_agree_says_its_interval_means_nothing():
     from xrc.reproduce.report import Claims
 
@@ -469,6 +482,34 @@ def test_ctrl_c_stops_a_run_at_once_and_leaves_nothing_behind(tmp_path):
     assert took < 2.0, f"{took:.1f} s to stop"
     assert proc.returncode == 130 and b"interrupted" in proc.stderr.read()
     assert sorted(x.name for x in tmp_path.iterdir()) == ["s.toml"]
+
+
+def test_ctrl_c_stops_a_sweep_at_once_without_starting_more_runs(tmp_path):
+    (tmp_path / "base.toml").write_text(HEAVY)
+    (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 12\n')
+    proc = subprocess.Popen([*XRC, "sweep", str(tmp_path / "sw.toml"), "--out", str(tmp_path / "o"), "--jobs", "2",
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    took = _interrupt_after(proc, 5.0, group=True)
+    assert took < 5.0, f"{took:.1f} s to stop"
+    assert proc.returncode == 130
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # no worker left behind
+    runs = tmp_path / "o" / "runs"
+    assert not any((d / "summary.json").exists() for d in runs.iterdir())
+
+
+def test_a_sweep_resumed_after_its_base_scenario_changed_runs_again(tmp_path):
+    base = tmp_path / "base.toml"
+    base.write_text(DETERMINISTIC)
+    (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 1\n[grid]\n"flows.0.cc" = ["newreno", "cubic"]\n')
+    out = tmp_path / "o"
+    assert main(["sweep", str(tmp_path / "sw.toml"), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    before = pq.read_table(out / "summary.parquet").to_pydict()
+    base.write_text(DETERMINISTIC.replace("rate_mbps = 10.0", "rate_mbps = 2.0"))
+    assert main(["sweep", str(tmp_path / "sw.toml"), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    after = pq.read_table(out / "summary.parquet").to_pydict()
+    assert max(after["goodput_mbps"]) < 2.0 < min(before["goodput_mbps"]), (before["goodput_mbps"], after["goodput_mbps"])
+    assert set(after["run_id"]).isdisjoint(before["run_id"])
 
 
 def _parquets(d):
