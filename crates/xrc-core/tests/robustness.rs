@@ -63,8 +63,9 @@ fn more_recorded_rows_than_the_world_can_hold_stop_the_run_with_a_message() {
     let mut w = World::new(common::dumbbell("newreno", 20.0), None).unwrap();
     w.limit_recorded_rows(5_000);
     w.run_until(secs(20.0));
-    let e = w.failure().expect("the run failed");
+    let e = w.failure().expect("the run failed").to_string();
     assert!(e.contains("rows") && e.contains("output.rtt_trace"), "{e}");
+    assert_eq!(w.into_result().failure, Some(e), "the result says so too");
 }
 
 #[test]

@@ -178,6 +178,8 @@ pub struct RunResult {
     pub recorder: Recorder,
     pub events: u64,
     pub sim_time: SimTime,
+    /// Why the run stopped before its end (then `sim_time` is earlier).
+    pub failure: Option<String>,
 }
 
 fn ms(v: f64) -> SimDuration {
@@ -389,8 +391,9 @@ impl World {
 
     /// Runs at most `max_events` events up to `until` (capped at the
     /// scenario's end). Returns whether it got to `until`, the end, or a
-    /// failure; `false` means call again. Every event is bounded work, so a
-    /// caller stepping with a small `max_events` can stop a run at once.
+    /// failure; `false` means call again. An event's work is bounded (the
+    /// largest is a burst of one window of packets), so a caller stepping
+    /// with a small `max_events` can stop a run within a step.
     pub fn run_some(&mut self, until: SimTime, max_events: u64) -> bool {
         if self.finished {
             return true;
@@ -457,6 +460,7 @@ impl World {
             events: self.q.events_processed(),
             sim_time: self.q.now(),
             recorder: self.rec,
+            failure: self.failure,
         }
     }
 
