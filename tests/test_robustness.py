@@ -200,10 +200,10 @@ def test_a_full_disk_is_a_message_and_leaves_nothing_behind(write_scenario, tmp_
 
 
 def test_a_closed_output_pipe_is_not_a_traceback(tmp_path):
-    # Enough output to fill the pipe: 400 UEs.
-    text = MINIMAL_CELL + "".join('[[ues]]\nchannel = { kind = "fixed_cqi", cqi = 10 }\n' for _ in range(400))
+    # Far more output than a pipe holds (64 KB): 50,000 CQI points, inlined.
+    (tmp_path / "cqi.txt").write_text("".join(f"{i} {1 + i % 15}\n" for i in range(50_000)))
     p = tmp_path / "big.toml"
-    p.write_text(text)
+    p.write_text(MINIMAL_CELL.replace('{ kind = "fixed_cqi", cqi = 10 }', '{ kind = "cqi_trace", file = "cqi.txt" }'))
     proc = subprocess.Popen([*XRC, "validate", str(p), "--print"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.readline()
     proc.stdout.close()
