@@ -52,6 +52,9 @@ pub mod mcs;
 pub mod numerology;
 pub mod tbs;
 
+#[cfg(test)]
+mod reference_tests;
+
 pub use capacity::{min_prbs_for_bits, slot_capacity, ReservedMcs};
 pub use cqi::{cqi_efficiency, cqi_rate, mcs_for_cqi, Cqi, CqiTable};
 pub use mcs::{mcs_entry, mcs_rate, CodeRate, Mcs, McsEntry, McsRate, McsTable, Modulation};
