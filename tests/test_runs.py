@@ -120,3 +120,34 @@ cc = "xrc"
     assert main(["validate", str(tmp_path / "s.toml")]) == 2
     err = capsys.readouterr().err
     assert "ues.0.channel" in err and "line 2" in err and "sixteen" in err
+
+
+def test_acks_cross_an_uplink_trace_named_relative_to_the_scenario(tmp_path):
+    # 12 Mbit/s down; the uplink trace carries 27 ACKs a second, so the
+    # download is throttled, and both traces are inputs of the run.
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "fast.down").write_text("".join(f"{i}\n" for i in range(1, 101)))
+    (tmp_path / "traces" / "slow.up").write_text("1000\n")
+    scenario = """
+seed = 1
+duration_s = 4.0
+topology = "trace"
+[trace]
+downlink = "traces/fast.down"
+uplink = "traces/slow.up"
+[[flows]]
+ue = 0
+cc = "cubic"
+"""
+    (tmp_path / "s.toml").write_text(scenario)
+    (tmp_path / "fixed.toml").write_text(scenario.replace('uplink = "traces/slow.up"\n', ""))
+    slow, fixed = tmp_path / "slow", tmp_path / "fixed"
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(slow), "--quiet", "--no-plots"]) == 0
+    assert main(["run", str(tmp_path / "fixed.toml"), "--out", str(fixed), "--quiet", "--no-plots"]) == 0
+    meta = json.loads((slow / "metadata.json").read_text())
+    assert meta["inputs"]["trace.uplink"]["path"] == str((tmp_path / "traces" / "slow.up").resolve())
+    assert len(meta["inputs"]["trace.uplink"]["sha256"]) == 64
+    assert "trace.uplink" not in json.loads((fixed / "metadata.json").read_text())["inputs"]
+    g_slow = json.loads((slow / "summary.json").read_text())["flows"][0]["goodput_mbps"]
+    g_fixed = json.loads((fixed / "summary.json").read_text())["flows"][0]["goodput_mbps"]
+    assert g_slow < g_fixed / 5, (g_slow, g_fixed)

@@ -41,6 +41,22 @@ CASES = [
      '[[flows]]\nue = 0\ncc = "xrc"\n', {"bad.down": "1\n2\nhello\n"}, ["trace.downlink", "line 3", "hello"]),
     ("empty trace", 'seed = 1\nduration_s = 1\ntopology = "trace"\n[trace]\ndownlink = "empty.down"\n'
      '[[flows]]\nue = 0\ncc = "xrc"\n', {"empty.down": "\n"}, ["trace.downlink", "no delivery"]),
+    ("missing uplink trace file", 'seed = 1\nduration_s = 1\ntopology = "trace"\n[trace]\ndownlink = "ok.down"\n'
+     'uplink = "nope.up"\n[[flows]]\nue = 0\ncc = "xrc"\n', {"ok.down": TRACE_OK}, ["trace.uplink", "nope.up"]),
+    ("garbage in an uplink trace", 'seed = 1\nduration_s = 1\ntopology = "trace"\n[trace]\ndownlink = "ok.down"\n'
+     'uplink = "bad.up"\n[[flows]]\nue = 0\ncc = "xrc"\n', {"ok.down": TRACE_OK, "bad.up": "1\nx2\n"},
+     ["trace.uplink", "line 2", "x2"]),
+    ("zero-length trace", 'seed = 1\nduration_s = 1\ntopology = "trace"\n[trace]\ndownlink = "zero.down"\n'
+     '[[flows]]\nue = 0\ncc = "xrc"\n', {"zero.down": "0\n0\n"}, ["trace.downlink", "last timestamp is 0"]),
+    ("uplink trace and fixed uplink delay", 'seed = 1\nduration_s = 1\ntopology = "trace"\n[trace]\n'
+     'downlink = "ok.down"\nuplink = "ok.down"\nuplink_delay_ms = 5.0\n[[flows]]\nue = 0\ncc = "xrc"\n',
+     {"ok.down": TRACE_OK}, ["trace.uplink_delay_ms", "5", "trace.uplink"]),
+    ("uplink queue without an uplink trace", 'seed = 1\nduration_s = 1\ntopology = "trace"\n[trace]\n'
+     'downlink = "ok.down"\nuplink_buffer_packets = 10\n[[flows]]\nue = 0\ncc = "xrc"\n',
+     {"ok.down": TRACE_OK}, ["trace.uplink_buffer_packets", "trace.uplink"]),
+    ("zero uplink queue", 'seed = 1\nduration_s = 1\ntopology = "trace"\n[trace]\n'
+     'downlink = "ok.down"\nuplink = "ok.down"\nuplink_buffer_bytes = 0\n[[flows]]\nue = 0\ncc = "xrc"\n',
+     {"ok.down": TRACE_OK}, ["trace.uplink_buffer_bytes", "0"]),
     ("not TOML", "seed = = 1\n", {}, ["TOML"]),
     ("cellular without UEs", MINIMAL_CELL.replace('[[ues]]\nchannel = { kind = "fixed_cqi", cqi = 10 }\n', ""), {},
      ["ues"]),

@@ -112,6 +112,10 @@ def summarize(resolved: dict[str, Any], tables: dict[str, dict[str, np.ndarray]]
             "end_s": end,
             "completed": bool(fs["completed"][i]),
             "timeouts": int(fs["timeouts"][i]),
+            "loss_undos": int(fs["loss_undos"][i]),
+            "recovery_undos": int(fs["recovery_undos"][i]),
+            "spurious_rtos": int(fs["spurious_rtos"][i]),
+            "probes": int(fs["probes"][i]),
         })
     us = tables["ues"]
     rlc = tables["rlc"]

@@ -65,11 +65,12 @@ def _sha256(path: str) -> str:
 def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
     """Runs the scenario in memory. Returns ``{"tables", "events",
     "sim_time_s", "wall_time_s"}``."""
-    # The core reads the trace the front end validated (one text for both).
-    trace = scenario.resolved.get("trace")
-    text = read_input("trace.downlink", trace["downlink"], trace["downlink"]) if trace else None
+    # The core reads the traces the front end validated (one text for both).
+    trace = scenario.resolved.get("trace") or {}
+    texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
+             for key in ("downlink", "uplink")]
     try:
-        sim = _core.Simulation(scenario.resolved_json(), text)
+        sim = _core.Simulation(scenario.resolved_json(), *texts)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
     end = sim.end_s

@@ -45,7 +45,7 @@ class Scenario:
     overrides: list[str]
     resolved: dict[str, Any]
     #: Input files the scenario read: field (``trace.downlink``,
-    #: ``ues.0.channel.file``) -> absolute path.
+    #: ``trace.uplink``, ``ues.0.channel.file``) -> absolute path.
     inputs: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -141,6 +141,18 @@ def _absolute(base: Path, p: str) -> str:
     return str(q.resolve())
 
 
+def _trace_file(base: Path, field: str, given: str) -> str:
+    """Resolves a Mahimahi trace's path (relative to the scenario) and checks
+    the file parses; returns the absolute path."""
+    p = _absolute(base, given)
+    text = read_input(field, given, p)
+    try:
+        _core.check_trace(text)
+    except ValueError as e:
+        raise ScenarioError(f"{field} ({given}): {e}") from None
+    return p
+
+
 def _normalize(doc: dict[str, Any], base: Path) -> dict[str, str]:
     """Applies scheme tables and absolute paths; returns the input files read."""
     inputs: dict[str, str] = {}
@@ -181,15 +193,10 @@ def _normalize(doc: dict[str, Any], base: Path) -> dict[str, str]:
             if isinstance(cc, str) and "cc_params" not in f:
                 f["cc_params"] = {**global_cc.get(cc, {}), **per_scheme.get(cc, {})}
     trace = doc.get("trace")
-    if isinstance(trace, dict) and isinstance(trace.get("downlink"), str):
-        p = _absolute(base, trace["downlink"])
-        text = read_input("trace.downlink", trace["downlink"], p)
-        try:
-            _core.check_trace(text)
-        except ValueError as e:
-            raise ScenarioError(f"trace.downlink ({trace['downlink']}): {e}") from None
-        trace["downlink"] = p
-        inputs["trace.downlink"] = p
+    if isinstance(trace, dict):
+        for key in ("downlink", "uplink"):
+            if isinstance(trace.get(key), str):
+                trace[key] = inputs[f"trace.{key}"] = _trace_file(base, f"trace.{key}", trace[key])
     ues = doc.get("ues")
     if isinstance(ues, list):
         for k, u in enumerate(ues):

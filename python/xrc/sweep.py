@@ -70,7 +70,10 @@ def content_key(sc: Scenario) -> str:
             inputs[name] = hashlib.sha256(f.read()).hexdigest()
     doc = json.loads(sc.resolved_json())
     if isinstance(doc.get("trace"), dict):
-        doc["trace"]["downlink"] = inputs.get("trace.downlink")
+        # A trace is keyed by its contents, not where it lies.
+        for key in ("downlink", "uplink"):
+            if doc["trace"].get(key) is not None:
+                doc["trace"][key] = inputs.get(f"trace.{key}")
     h.update(json.dumps({"scenario": doc, "inputs": inputs, "core": _core.version()}, sort_keys=True).encode())
     return h.hexdigest()
 

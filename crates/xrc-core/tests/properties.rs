@@ -14,7 +14,7 @@ mod common;
 use xrc_core::engine::Rng;
 use xrc_core::ran::channel::{ChannelConfig, PathLoss, Trajectory};
 use xrc_core::scenario::config::{ScenarioConfig, Topology, Traffic, UeConfig};
-use xrc_core::scenario::World;
+use xrc_core::scenario::{TraceTexts, World};
 use xrc_core::transport::Recovery;
 use xrc_core::units::{SimDuration, SimTime};
 
@@ -24,7 +24,11 @@ fn pick<'a, T>(rng: &mut Rng, xs: &'a [T]) -> &'a T {
     &xs[rng.below(xs.len() as u64) as usize]
 }
 
-fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64>>) {
+/// A random scenario, the contents of its downlink and uplink traces (trace
+/// topology) and the sizes of its finite transfers.
+type Case = (ScenarioConfig, Option<String>, Option<String>, Vec<Option<u64>>);
+
+fn random_scenario(case: u64) -> Case {
     let mut rng = Rng::from_seed(0xC0FFEE ^ case);
     let cc = xrc_core::transport::cc::registry::SCHEMES;
     let topology = *pick(
@@ -46,6 +50,7 @@ fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64
         s.internet.reverse_rate_mbps = Some(rng.uniform_range(1.0, 10.0));
     }
     let mut trace_text = None;
+    let mut uplink_text = None;
     let n_ues = 1 + rng.below(3) as usize;
     match topology {
         Topology::Wired => {
@@ -114,6 +119,21 @@ fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64
                 .get_or_insert_with(|| common::trace("newreno", "generated", 1.0).trace.unwrap());
             t.buffer_bytes = Some(rng.below(200_000) + 3_000);
             t.uplink_delay_ms = rng.uniform_range(0.0, 20.0);
+            if rng.bernoulli(0.5) {
+                // ACKs through an uplink trace: 0–2 opportunities per ms
+                // over 300 ms, sometimes a small queue.
+                let mut up = String::new();
+                for ms in 1..=300u32 {
+                    for _ in 0..rng.below(3) {
+                        up.push_str(&format!("{ms}\n"));
+                    }
+                }
+                up.push_str("300\n");
+                uplink_text = Some(up);
+                t.uplink = Some("generated-uplink".into());
+                t.uplink_delay_ms = 0.0;
+                t.uplink_buffer_packets = rng.bernoulli(0.5).then(|| 1 + rng.below(40) as u32);
+            }
         }
     }
     let n_flows = 1 + rng.below(4) as usize;
@@ -146,15 +166,19 @@ fn random_scenario(case: u64) -> (ScenarioConfig, Option<String>, Vec<Option<u64
             f
         })
         .collect();
-    (s, trace_text, sizes)
+    (s, trace_text, uplink_text, sizes)
 }
 
 #[test]
 fn every_byte_arrives_once_in_order_and_every_queue_conserves_packets() {
     for case in 0..CASES {
-        let (cfg, trace, sizes) = random_scenario(case);
+        let (cfg, trace, uplink, sizes) = random_scenario(case);
         let end = cfg.duration_s;
-        let mut w = World::new(cfg.clone(), trace.as_deref()).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let texts = TraceTexts {
+            downlink: trace.as_deref(),
+            uplink: uplink.as_deref(),
+        };
+        let mut w = World::with_traces(cfg.clone(), texts).unwrap_or_else(|e| panic!("case {case}: {e}"));
         let mut t = 0.0;
         while t < end {
             t += 0.25;

@@ -121,3 +121,86 @@ fn xrc_behind_an_internet_bottleneck_detects_it_and_still_fills_the_link() {
         .expect("XRC entered its Internet mode");
     assert!(rec.cwnd.mode.contains(&(internet as u8)));
 }
+
+/// A trace with one opportunity every 5 ms carries one 1500-byte packet per
+/// 5 ms: 2.40 Mbit/s on the wire, 2.32 Mbit/s of TCP payload. No sender,
+/// delay or ACK timing gets more through (Mahimahi's `LinkQueue::rationalize`
+/// serves every opportunity once). Without serialization on the Internet
+/// path, as in the bundled trace scenario, packets reach the link at the
+/// very nanosecond of an opportunity; the link used to serve an opportunity
+/// again when it had emptied the queue (XRC, 5 ms each way: 2.61 Mbit/s).
+#[test]
+fn a_one_packet_per_5_ms_trace_never_delivers_more_than_2_40_mbit_s() {
+    let duration_s = 10.0;
+    let opportunities = 2000u64;
+    for cc in ["newreno", "cubic", "bbr", "xrc"] {
+        for delay_ms in [5.0, 2.5, 3.7] {
+            for delayed_ack in [true, false] {
+                let mut cfg = common::trace(cc, "one-per-5-ms", duration_s);
+                cfg.internet.delay_ms = delay_ms;
+                cfg.internet.rate_mbps = None;
+                cfg.flows[0].receiver.delayed_ack = delayed_ack;
+                let rec = World::new(cfg, Some("5\n")).expect("valid").run().recorder;
+                let bytes = rec.flows.bytes_delivered[0];
+                let mbps = bytes as f64 * 8.0 / duration_s * 1e-6;
+                let case = format!("{cc}, delay {delay_ms} ms, delayed ACKs {delayed_ack}");
+                assert!(mbps <= 2.40, "{case}: {mbps} Mbit/s of payload");
+                assert!(
+                    bytes <= opportunities * 1448,
+                    "{case}: {bytes} B in {opportunities} opportunities"
+                );
+                assert!(mbps > 2.0, "{case}: the flow fills the link ({mbps} Mbit/s)");
+            }
+        }
+    }
+}
+
+/// A trace scenario whose ACKs cross an uplink trace.
+fn with_uplink(cc: &str, uplink_buffer_packets: Option<u32>) -> xrc_core::scenario::ScenarioConfig {
+    let mut cfg = common::trace(cc, "one-per-ms", 10.0);
+    let t = cfg.trace.as_mut().expect("trace topology");
+    t.uplink = Some("uplink".into());
+    t.uplink_buffer_packets = uplink_buffer_packets;
+    cfg
+}
+
+fn run_traces(cfg: xrc_core::scenario::ScenarioConfig, down: &str, up: &str) -> Recorder {
+    let texts = xrc_core::scenario::TraceTexts {
+        downlink: Some(down),
+        uplink: Some(up),
+    };
+    World::with_traces(cfg, texts).expect("valid").run().recorder
+}
+
+/// 12 Mbit/s down (11.58 Mbit/s of payload); the uplink trace carries the
+/// ACKs (`mm-link UP DOWN`). A fat uplink (one opportunity per ms: 26 ACKs
+/// each) leaves the download as it was; one opportunity per second (27 ACKs
+/// a second) throttles it, and a one-packet uplink queue then drops ACKs
+/// (drop location 5).
+#[test]
+fn acks_cross_the_uplink_trace_and_its_queue() {
+    let down: String = (1..=100).map(|i| format!("{i}\n")).collect();
+    let mbps = |rec: &Recorder| rec.flows.bytes_delivered[0] as f64 * 8.0 / 10.0 * 1e-6;
+    for cc in ["cubic", "xrc"] {
+        let fixed_delay = World::new(common::trace(cc, "one-per-ms", 10.0), Some(&down)).expect("valid");
+        let fixed = mbps(&fixed_delay.run().recorder);
+        let fat = mbps(&run_traces(with_uplink(cc, None), &down, &down));
+        assert!(fat > 10.0 && fat <= 11.584, "{cc}: {fat} Mbit/s behind a fat uplink");
+        assert!(
+            (fat - fixed).abs() < 0.3,
+            "{cc}: {fat} against {fixed} Mbit/s with a fixed-delay uplink"
+        );
+        let thin = run_traces(with_uplink(cc, None), &down, "1000\n");
+        let g = mbps(&thin);
+        assert!(g < fat / 5.0, "{cc}: {g} Mbit/s behind 27 ACKs a second");
+        assert!(
+            !thin.drops.location.contains(&5),
+            "{cc}: Mahimahi's default uplink queue is infinite"
+        );
+        let small = run_traces(with_uplink(cc, Some(1)), &down, "1000\n");
+        assert!(
+            small.drops.location.contains(&5),
+            "{cc}: a one-packet uplink queue drops ACKs"
+        );
+    }
+}

@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use xrc_core::metrics::Column;
 use xrc_core::ran::trace_link::Trace;
-use xrc_core::scenario::{self, World};
+use xrc_core::scenario::{self, TraceTexts, World};
 use xrc_core::transport::cc::registry;
 use xrc_core::units::{SimDuration, SimTime};
 
@@ -83,13 +83,18 @@ fn column_to_py<'py>(py: Python<'py>, c: &Column<'_>) -> (&'static str, Bound<'p
 
 #[pymethods]
 impl Simulation {
-    /// Builds the world from a resolved scenario (JSON). `trace_text` is the
-    /// downlink trace's contents for the trace topology.
+    /// Builds the world from a resolved scenario (JSON). `trace_text` and
+    /// `uplink_trace_text` are the downlink and uplink traces' contents for
+    /// the trace topology (by default read from the files the scenario names).
     #[new]
-    #[pyo3(signature = (resolved_json, trace_text=None))]
-    fn new(resolved_json: &str, trace_text: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (resolved_json, trace_text=None, uplink_trace_text=None))]
+    fn new(resolved_json: &str, trace_text: Option<&str>, uplink_trace_text: Option<&str>) -> PyResult<Self> {
         let cfg = scenario::from_json(resolved_json).map_err(PyValueError::new_err)?;
-        let world = World::new(cfg, trace_text).map_err(PyValueError::new_err)?;
+        let texts = TraceTexts {
+            downlink: trace_text,
+            uplink: uplink_trace_text,
+        };
+        let world = World::with_traces(cfg, texts).map_err(PyValueError::new_err)?;
         Ok(Simulation {
             world: Some(world),
             step_events: 1000,

@@ -159,8 +159,9 @@ table!(
     /// Packets dropped, where and whose.
     Drops, "drops", {
         t: F64,
-        /// 0 Internet forward queue, 1 RLC buffer, 2 trace queue,
-        /// 3 Internet reverse queue, 4 lost by HARQ/RLC reassembly.
+        /// 0 Internet forward queue, 1 RLC buffer, 2 trace (downlink)
+        /// queue, 3 Internet reverse queue, 4 lost by HARQ/RLC reassembly,
+        /// 5 trace uplink queue.
         location: U8,
         flow: U32,
         seq: U64,
@@ -173,7 +174,8 @@ table!(
         t: F64,
         flow: U32,
         seq: U64,
-        /// 0 fast (SACK/dupack driven), 1 after a timeout.
+        /// 0 fast (SACK/dupack driven), 1 after a timeout, 2 a tail loss
+        /// probe resending the last segment.
         kind: U8,
     }
 );
@@ -192,6 +194,15 @@ table!(
         segments_sent: U64,
         retransmits: U64,
         timeouts: U64,
+        /// Timeouts undone as spurious (Linux `TCPLossUndo`).
+        loss_undos: U64,
+        /// Fast recoveries undone as spurious (Linux `TCPFullUndo` +
+        /// `TCPPartialUndo` + `TCPDSACKUndo`).
+        recovery_undos: U64,
+        /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
+        spurious_rtos: U64,
+        /// Tail loss probes sent (Linux `TCPLossProbes`).
+        probes: U64,
         /// The application finished: a transfer delivered all its bytes, or
         /// a bulk flow stopped and everything it sent was acknowledged.
         completed: U8,

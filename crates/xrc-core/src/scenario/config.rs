@@ -93,15 +93,28 @@ pub struct UeConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
-    /// Path of the Mahimahi downlink trace.
+    /// Path of the Mahimahi downlink trace (the data direction).
     pub downlink: String,
+    /// The downlink queue's packet limit (Mahimahi's `packets=`).
     #[serde(default)]
     pub buffer_packets: Option<u32>,
-    /// Per-user buffer, bytes (NATCP's trace study: 150 KB).
+    /// Per-user buffer, bytes as Mahimahi counts them (IP bytes + 4 per
+    /// packet, its `bytes=`; NATCP's trace study: 150 KB).
     #[serde(default = "default_trace_buffer")]
     pub buffer_bytes: Option<u64>,
+    /// Path of a Mahimahi uplink trace the ACKs cross (`mm-link UP DOWN`);
+    /// `None`: a fixed delay, `uplink_delay_ms`.
+    #[serde(default)]
+    pub uplink: Option<String>,
+    /// The uplink queue's packet limit; `None` with `uplink_buffer_bytes`
+    /// `None` is Mahimahi's default `infinite` queue.
+    #[serde(default)]
+    pub uplink_buffer_packets: Option<u32>,
+    /// The uplink queue's byte limit (IP bytes + 4 per packet).
+    #[serde(default)]
+    pub uplink_buffer_bytes: Option<u64>,
     /// One-way delay of the uplink (ACK) path from the UE to the base
-    /// station, ms.
+    /// station, ms, when there is no uplink trace.
     #[serde(default)]
     pub uplink_delay_ms: f64,
     /// The agent: `window_ttis` is the averaging window in ms here.
@@ -197,11 +210,63 @@ impl InternetConfig {
     }
 }
 
+/// The largest ACK that can wait in the uplink trace's queue, as Mahimahi
+/// counts it: headers, three SACK blocks, the PBE report the UE writes,
+/// and the TUN header (the XRC option is written after the queue).
+pub const LARGEST_UPLINK_ACK_BYTES: u64 = (crate::net::packet::TCP_IP_HEADER_BYTES
+    + 4
+    + 8 * crate::net::packet::MAX_SACK_BLOCKS as u32
+    + crate::net::packet::PBE_OPTION_BYTES
+    + crate::ran::trace_link::TUN_HEADER_BYTES) as u64;
+
 impl TraceConfig {
+    /// Checks the section on its own (the downlink buffer against the
+    /// flows' packets is checked by [`ScenarioConfig::validate`]).
     pub fn validate(&self) -> Result<(), String> {
         check_range("uplink_delay_ms", self.uplink_delay_ms, 0.0, MAX_ONE_WAY_DELAY_MS)?;
-        if self.buffer_packets == Some(0) {
-            return Err("buffer_packets must be at least 1, got 0".into());
+        for (name, v) in [
+            ("buffer_packets", self.buffer_packets.map(u64::from)),
+            ("buffer_bytes", self.buffer_bytes),
+            ("uplink_buffer_packets", self.uplink_buffer_packets.map(u64::from)),
+            ("uplink_buffer_bytes", self.uplink_buffer_bytes),
+        ] {
+            if v == Some(0) {
+                return Err(format!("{name} must be at least 1, got 0"));
+            }
+        }
+        match &self.uplink {
+            Some(path) => {
+                if path.is_empty() {
+                    return Err("uplink: empty path (omit the field for a fixed-delay uplink)".into());
+                }
+                if self.uplink_delay_ms > 0.0 {
+                    return Err(format!(
+                        "uplink_delay_ms ({}) cannot be combined with trace.uplink: the ACKs' delay is the \
+                         uplink trace's queue (give propagation delay in internet.delay_ms)",
+                        self.uplink_delay_ms
+                    ));
+                }
+                if let Some(b) = self.uplink_buffer_bytes.filter(|&b| b < LARGEST_UPLINK_ACK_BYTES) {
+                    return Err(format!(
+                        "uplink_buffer_bytes ({b}) cannot hold one ACK with its options ({LARGEST_UPLINK_ACK_BYTES} \
+                         bytes as Mahimahi counts them, TUN header included); give at least \
+                         {LARGEST_UPLINK_ACK_BYTES}"
+                    ));
+                }
+            }
+            None => {
+                if let Some((name, _)) = [
+                    ("uplink_buffer_packets", self.uplink_buffer_packets.map(u64::from)),
+                    ("uplink_buffer_bytes", self.uplink_buffer_bytes),
+                ]
+                .into_iter()
+                .find(|(_, v)| v.is_some())
+                {
+                    return Err(format!(
+                        "{name} needs trace.uplink (the uplink trace whose queue it limits)"
+                    ));
+                }
+            }
         }
         self.agent.validate().map_err(|e| format!("agent.{e}"))?;
         self.abc.validate().map_err(|e| format!("abc.{e}"))?;
@@ -397,7 +462,13 @@ impl ScenarioConfig {
                     .as_ref()
                     .ok_or("topology \"trace\" needs a [trace] section")?;
                 t.validate().map_err(|e| format!("trace.{e}"))?;
-                holds_largest_packet("trace.buffer_bytes", t.buffer_bytes, &self.flows, 0)?;
+                // Mahimahi counts the TUN header in the byte limit.
+                holds_largest_packet(
+                    "trace.buffer_bytes",
+                    t.buffer_bytes,
+                    &self.flows,
+                    crate::ran::trace_link::TUN_HEADER_BYTES as u64,
+                )?;
                 tick_ms = Some(1.0);
             }
             Topology::Wired => {

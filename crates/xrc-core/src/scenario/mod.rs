@@ -4,7 +4,7 @@ pub mod config;
 pub mod world;
 
 pub use config::ScenarioConfig;
-pub use world::{RunResult, World};
+pub use world::{RunResult, TraceTexts, World};
 
 /// Parses, completes and validates a scenario given as JSON.
 pub fn from_json(text: &str) -> Result<ScenarioConfig, String> {

@@ -8,8 +8,14 @@
 //! - wired: the receiver directly.
 //!
 //! Reverse path: receiver → (cellular: the UE's uplink grants, then the
-//! agent at PDCP writes the XRC option; trace: a fixed uplink delay, then
-//! the agent) → the Internet reverse link → the flow's access pipe → sender.
+//! agent at PDCP writes the XRC option; trace: the Mahimahi uplink trace's
+//! queue, or a fixed uplink delay, then the agent) → the Internet reverse
+//! link → the flow's access pipe → sender.
+//!
+//! With the Internet delay D and both traces, the trace topology is
+//! Mahimahi's `mm-delay D mm-link UP DOWN` with the sender outside and the
+//! receiver inside: data crosses the delay, then the downlink trace's queue;
+//! ACKs the uplink trace's queue, then the delay.
 //!
 //! Timers use lazy cancellation: a component keeps its deadline, the world
 //! keeps at most one pending event per timer at or before that deadline, and
@@ -101,17 +107,66 @@ enum Access {
 }
 
 struct TraceRt {
+    /// The downlink (data) trace link.
     link: TraceLink,
+    /// The pending `TraceOpportunity` event, if any.
+    link_wake: Option<SimTime>,
+    /// The agent's capacity window.
+    window: SimDuration,
     abc: crate::ran::abc::AbcMarker,
     /// Bits leaving the queue per millisecond, over the agent's window.
     departures: crate::ran::agent::CapacityWindow,
     departed_this_ms: u64,
     na_capacity_bits: f64,
     na_ms: u64,
-    uplink: Pipe,
+    uplink: AckPath,
     agent_enabled: bool,
     activity: crate::ran::pdcp::FlowActivity,
     inactivity: SimDuration,
+}
+
+impl TraceRt {
+    /// The least time an ACK spends between the receiver and the agent: the
+    /// fixed delay, or on an uplink trace 1 ms. The receiver answers data
+    /// as the downlink trace delivers it, at a whole millisecond, and an
+    /// ACK never leaves a trace link in the millisecond it arrived (rule 6
+    /// of `trace_link`), while opportunities fall on whole milliseconds.
+    fn uplink_min_delay(&self) -> SimDuration {
+        match &self.uplink {
+            AckPath::Delay(pipe) => pipe.delay(),
+            AckPath::Trace(..) => SimDuration::from_millis(1),
+        }
+    }
+}
+
+/// How ACKs cross the trace topology's uplink to the agent.
+enum AckPath {
+    /// A fixed delay (`trace.uplink_delay_ms`).
+    Delay(Pipe),
+    /// Mahimahi's uplink queue on an uplink trace (`trace.uplink`), and its
+    /// pending `TraceUplink` event.
+    Trace(Box<TraceLink>, Option<SimTime>),
+}
+
+/// Trace contents handed in by the caller instead of read from the paths
+/// the scenario names.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TraceTexts<'a> {
+    pub downlink: Option<&'a str>,
+    pub uplink: Option<&'a str>,
+}
+
+/// Reads and parses one of the scenario's traces; errors name the field.
+fn load_trace(field: &str, path: &str, text: Option<&str>) -> Result<Trace, String> {
+    let owned;
+    let text = match text {
+        Some(t) => t,
+        None => {
+            owned = std::fs::read_to_string(path).map_err(|e| format!("{field}: cannot read {path:?}: {e}"))?;
+            owned.as_str()
+        }
+    };
+    Trace::parse(text).map_err(|e| format!("{field} ({path}): {e}"))
 }
 
 /// Per-UE accumulators for the summary and the rate series.
@@ -191,8 +246,20 @@ fn secs(v: f64) -> SimTime {
 
 impl World {
     /// Builds the world. For the trace topology, `trace_text` may supply the
-    /// Mahimahi trace's contents; otherwise the file is read.
+    /// Mahimahi downlink trace's contents; otherwise the file is read.
     pub fn new(cfg: ScenarioConfig, trace_text: Option<&str>) -> Result<World, String> {
+        Self::with_traces(
+            cfg,
+            TraceTexts {
+                downlink: trace_text,
+                uplink: None,
+            },
+        )
+    }
+
+    /// Builds the world with the contents of the trace topology's traces
+    /// given (those not given are read from their files).
+    pub fn with_traces(cfg: ScenarioConfig, texts: TraceTexts<'_>) -> Result<World, String> {
         cfg.validate()?;
         let streams = RngStreams::new(cfg.seed);
         let rate = |v: Option<f64>| v.map(|r| BitRate::try_from_mbps(r).expect("validated"));
@@ -225,16 +292,22 @@ impl World {
             }
             Topology::Trace => {
                 let t = cfg.trace.as_ref().expect("validated");
-                let owned;
-                let text = match trace_text {
-                    Some(t) => t,
-                    None => {
-                        owned = std::fs::read_to_string(&t.downlink)
-                            .map_err(|e| format!("trace.downlink: cannot read {:?}: {e}", t.downlink))?;
-                        owned.as_str()
+                let trace = load_trace("trace.downlink", &t.downlink, texts.downlink)?;
+                let uplink = match &t.uplink {
+                    Some(path) => {
+                        let up = load_trace("trace.uplink", path, texts.uplink)?;
+                        let limit = QueueLimit {
+                            packets: t.uplink_buffer_packets,
+                            bytes: t.uplink_buffer_bytes,
+                        };
+                        AckPath::Trace(Box::new(TraceLink::new(up, limit)), None)
                     }
+                    None => AckPath::Delay(Pipe::new(ms(t.uplink_delay_ms))),
                 };
-                let trace = Trace::parse(text).map_err(|e| format!("trace.downlink ({}): {e}", t.downlink))?;
+                let limit = QueueLimit {
+                    packets: t.buffer_packets,
+                    bytes: t.buffer_bytes,
+                };
                 let window = SimDuration::from_millis(t.agent.window_ttis as u64);
                 let mut activity = crate::ran::pdcp::FlowActivity::default();
                 for k in 0..cfg.flows.len() {
@@ -246,8 +319,10 @@ impl World {
                     departed_this_ms: 0,
                     na_capacity_bits: 0.0,
                     na_ms: 0,
-                    link: TraceLink::new(trace, t.buffer_packets, t.buffer_bytes, window),
-                    uplink: Pipe::new(ms(t.uplink_delay_ms)),
+                    link: TraceLink::new(trace, limit),
+                    link_wake: None,
+                    window,
+                    uplink,
                     agent_enabled: t.agent.enabled,
                     activity,
                     inactivity: t.agent.inactivity(),
@@ -594,70 +669,40 @@ impl World {
             Ev::TraceOpportunity => {
                 let mut pkts = std::mem::take(&mut self.scratch);
                 pkts.clear();
-                let mut next = None;
                 if let Access::Trace(tr) = &mut self.access {
-                    next = tr.link.on_opportunity(now, &mut pkts);
-                    let t = now.as_secs_f64();
-                    for (p, d) in pkts.iter().zip(tr.link.drain_sojourns()) {
-                        self.ues[0].departed_bits += p.size as f64 * 8.0;
-                        if self.cfg.output.queue_delay_trace {
-                            let q = &mut self.rec.queue_delay;
-                            q.t.push(t);
-                            q.ue.push(0);
-                            q.flow.push(p.flow.0);
-                            q.delay_ms.push(d.as_millis_f64());
-                        }
+                    if tr.link_wake == Some(now) {
+                        tr.link_wake = None;
                     }
-                    // ABC marks ABC-capable packets as they leave the queue.
-                    let link = tr.link.recent_capacity_bps(now) as f64;
-                    let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
-                    for p in pkts.iter_mut() {
-                        tr.departed_this_ms += p.size as u64 * 8;
-                        if let PacketKind::Data(d) = &mut p.kind {
-                            if d.abc == crate::net::AbcMark::Capable {
-                                // Queuing delay is not tracked per packet on the
-                                // trace link; the head-of-line delay stands in.
-                                let accel = tr.abc.mark(link, dequeue, tr.link.hol_delay(now));
-                                d.abc = if accel {
-                                    crate::net::AbcMark::Accelerate
-                                } else {
-                                    crate::net::AbcMark::Brake
-                                };
-                            }
-                        }
-                    }
+                    tr.link.advance(now, &mut pkts);
                 }
-                for p in pkts.drain(..) {
-                    self.ue_delivered(now, 0, p);
-                }
+                self.trace_delivered(now, &mut pkts);
                 self.scratch = pkts;
-                if let Some(t) = next {
-                    self.q.schedule(t, Ev::TraceOpportunity);
-                }
+                self.arm_trace_wakeups();
             }
             Ev::TraceUplink => {
                 let mut pkts = std::mem::take(&mut self.scratch);
                 pkts.clear();
-                let mut next = None;
                 if let Access::Trace(tr) = &mut self.access {
-                    let rate = tr.link.recent_capacity_bps(now);
-                    let hol = tr.link.hol_delay(now);
-                    let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
-                    while let Some(mut p) = tr.uplink.pop_arrived(now) {
-                        if tr.agent_enabled && matches!(p.kind, PacketKind::Ack(_)) {
-                            p.set_xrc_option(crate::ran::agent::feedback(rate, af, hol));
+                    match &mut tr.uplink {
+                        AckPath::Delay(pipe) => {
+                            while let Some(p) = pipe.pop_arrived(now) {
+                                pkts.push(p);
+                            }
+                            if let Some(t) = pipe.next_arrival() {
+                                self.q.schedule(t, Ev::TraceUplink);
+                            }
                         }
-                        pkts.push(p);
+                        AckPath::Trace(link, wake) => {
+                            if *wake == Some(now) {
+                                *wake = None;
+                            }
+                            link.advance(now, &mut pkts);
+                        }
                     }
-                    next = tr.uplink.next_arrival();
                 }
-                for p in pkts.drain(..) {
-                    self.inet_rev_enqueue(now, p);
-                }
+                self.trace_acks_at_agent(now, &mut pkts);
                 self.scratch = pkts;
-                if let Some(t) = next {
-                    self.q.schedule(t, Ev::TraceUplink);
-                }
+                self.arm_trace_wakeups();
             }
             Ev::Tick => self.on_trace_tick(now),
             Ev::Bin => self.on_bin(now),
@@ -788,6 +833,7 @@ impl World {
             self.rec.retransmits.kind.push(match kind {
                 RetxKind::Fast => 0,
                 RetxKind::Timeout => 1,
+                RetxKind::Probe => 2,
             });
         }
         let fl = &mut self.flows[f];
@@ -918,13 +964,94 @@ impl World {
             }
             Access::Trace(tr) => {
                 tr.activity.on_packet(p.flow, now);
-                match tr.link.enqueue(now, p) {
-                    Ok(Some(t)) => self.q.schedule(t, Ev::TraceOpportunity),
-                    Ok(None) => {}
-                    Err(p) => {
-                        self.ues[0].rlc_drops += 1;
-                        self.record_drop(now, 2, &p);
+                let mut out = std::mem::take(&mut self.scratch);
+                out.clear();
+                if let Err(p) = tr.link.enqueue(now, p, &mut out) {
+                    self.ues[0].rlc_drops += 1;
+                    self.record_drop(now, 2, &p);
+                }
+                self.trace_delivered(now, &mut out);
+                self.scratch = out;
+                self.arm_trace_wakeups();
+            }
+        }
+    }
+
+    /// Packets leave the downlink trace's queue: ABC marks the ABC-capable
+    /// ones, and they reach the UE.
+    fn trace_delivered(&mut self, now: SimTime, pkts: &mut Vec<Packet>) {
+        if let Access::Trace(tr) = &mut self.access {
+            // The link's queuing delay of each packet, in departure order.
+            debug_assert_eq!(pkts.len(), tr.link.last_sojourns().len());
+            let t = now.as_secs_f64();
+            for (p, d) in pkts.iter().zip(tr.link.last_sojourns()) {
+                self.ues[0].departed_bits += p.size as f64 * 8.0;
+                if self.cfg.output.queue_delay_trace {
+                    let q = &mut self.rec.queue_delay;
+                    q.t.push(t);
+                    q.ue.push(0);
+                    q.flow.push(p.flow.0);
+                    q.delay_ms.push(d.as_millis_f64());
+                }
+            }
+            let link = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
+            let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
+            for p in pkts.iter_mut() {
+                tr.departed_this_ms += p.size as u64 * 8;
+                if let PacketKind::Data(d) = &mut p.kind {
+                    if d.abc == crate::net::AbcMark::Capable {
+                        // Queuing delay is not tracked per packet on the
+                        // trace link; the head-of-line delay stands in.
+                        let accel = tr.abc.mark(link, dequeue, tr.link.hol_delay(now));
+                        d.abc = if accel {
+                            crate::net::AbcMark::Accelerate
+                        } else {
+                            crate::net::AbcMark::Brake
+                        };
                     }
+                }
+            }
+        }
+        for p in pkts.drain(..) {
+            self.ue_delivered(now, 0, p);
+        }
+    }
+
+    /// ACKs leave the trace topology's uplink at the base station: the agent
+    /// writes its option, and they enter the Internet's reverse link.
+    fn trace_acks_at_agent(&mut self, now: SimTime, pkts: &mut Vec<Packet>) {
+        if let Access::Trace(tr) = &mut self.access {
+            if tr.agent_enabled && !pkts.is_empty() {
+                let rate = tr.link.trace().recent_capacity_bps(now, tr.window);
+                let hol = tr.link.hol_delay(now);
+                let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
+                for p in pkts.iter_mut() {
+                    if matches!(p.kind, PacketKind::Ack(_)) {
+                        p.set_xrc_option(crate::ran::agent::feedback(rate, af, hol));
+                    }
+                }
+            }
+        }
+        for p in pkts.drain(..) {
+            self.inet_rev_enqueue(now, p);
+        }
+    }
+
+    /// Schedules the trace links' next wake-ups unless an event at or
+    /// before them is already pending (a stale one finds nothing to do).
+    fn arm_trace_wakeups(&mut self) {
+        let Access::Trace(tr) = &mut self.access else { return };
+        if let Some(t) = tr.link.next_wakeup() {
+            if tr.link_wake.is_none_or(|p| t < p) {
+                tr.link_wake = Some(t);
+                self.q.schedule(t, Ev::TraceOpportunity);
+            }
+        }
+        if let AckPath::Trace(link, wake) = &mut tr.uplink {
+            if let Some(t) = link.next_wakeup() {
+                if wake.is_none_or(|p| t < p) {
+                    *wake = Some(t);
+                    self.q.schedule(t, Ev::TraceUplink);
                 }
             }
         }
@@ -985,11 +1112,25 @@ impl World {
                     // The UE sees only its own link: the trace's recent
                     // capacity, less PBE's header overhead, per active flow.
                     let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity).max(1);
-                    let r = tr.link.recent_capacity_bps(now) as f64 * 0.932 / af as f64;
+                    let r = tr.link.trace().recent_capacity_bps(now, tr.window) as f64 * 0.932 / af as f64;
                     ack.set_pbe_option(r as u64);
                 }
-                if let Some(t) = tr.uplink.push(now, ack) {
-                    self.q.schedule(t, Ev::TraceUplink);
+                match &mut tr.uplink {
+                    AckPath::Delay(pipe) => {
+                        if let Some(t) = pipe.push(now, ack) {
+                            self.q.schedule(t, Ev::TraceUplink);
+                        }
+                    }
+                    AckPath::Trace(link, _) => {
+                        let mut out = std::mem::take(&mut self.scratch);
+                        out.clear();
+                        if let Err(p) = link.enqueue(now, ack, &mut out) {
+                            self.record_drop(now, 5, &p);
+                        }
+                        self.trace_acks_at_agent(now, &mut out);
+                        self.scratch = out;
+                        self.arm_trace_wakeups();
+                    }
                 }
             }
         }
@@ -1062,7 +1203,7 @@ impl World {
                     let from = now.since_start() + fwd;
                     let span = fl.base_rtt.max(SimDuration::from_millis(10));
                     (
-                        tr.link.capacity_between(from, from + span) as f64,
+                        tr.link.trace().capacity_between(from, from + span) as f64,
                         self.ues[0].live_flows,
                     )
                 }
@@ -1093,10 +1234,7 @@ impl World {
         rtt += ser(self.cfg.internet.reverse_rate_mbps, 52);
         match &self.access {
             Access::Cellular(cell) => rtt += cell.min_air_rtt(),
-            Access::Trace(_) => {
-                let t = self.cfg.trace.as_ref().expect("validated");
-                rtt += ms(t.uplink_delay_ms);
-            }
+            Access::Trace(tr) => rtt += tr.uplink_min_delay(),
             Access::Wired => {}
         }
         rtt
@@ -1134,8 +1272,7 @@ impl World {
                     };
                     tr.na_capacity_bits = 0.0;
                     tr.na_ms = 0;
-                    let t = self.cfg.trace.as_ref().expect("validated");
-                    let extra = t.uplink_delay_ms / 1e3 + if bw > 0.0 { 12_000.0 / bw } else { 0.0 };
+                    let extra = tr.uplink_min_delay().as_secs_f64() + if bw > 0.0 { 12_000.0 / bw } else { 0.0 };
                     let flows = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
                     (
                         bw as u64,
@@ -1212,15 +1349,15 @@ impl World {
             let d = std::mem::take(&mut tr.departed_this_ms);
             tr.departures.push(d);
             let from = now.since_start();
-            tr.na_capacity_bits += tr.link.capacity_between(from, from + tick) as f64 * tick.as_secs_f64();
+            tr.na_capacity_bits += tr.link.trace().capacity_between(from, from + tick) as f64 * tick.as_secs_f64();
             tr.na_ms += 1;
         }
         if let Access::Trace(tr) = &self.access {
             let t = now.as_secs_f64();
             let hol = tr.link.hol_delay(now);
             let from = now.since_start();
-            let avail_bps = tr.link.capacity_between(from, from + tick) as f64;
-            let agent = tr.link.recent_capacity_bps(now) as f64;
+            let avail_bps = tr.link.trace().capacity_between(from, from + tick) as f64;
+            let agent = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
             let acc = &mut self.ues[0];
             let active = acc.live_flows > 0;
             let bits = avail_bps * tick.as_secs_f64();
@@ -1322,8 +1459,12 @@ impl World {
             r.end_s.push(fl.end.unwrap_or(now).as_secs_f64());
             r.bytes_delivered.push(fl.receiver.delivered_total());
             r.segments_sent.push(s.segments_sent);
-            r.retransmits.push(s.retransmits_fast + s.retransmits_timeout);
+            r.retransmits.push(s.retransmits());
             r.timeouts.push(s.timeouts);
+            r.loss_undos.push(s.loss_undos);
+            r.recovery_undos.push(s.undos() - s.loss_undos);
+            r.spurious_rtos.push(s.spurious_rtos);
+            r.probes.push(s.probes);
             r.completed.push((fl.state == FlowState::Done && !fl.truncated) as u8);
             r.fct_s.push(
                 fl.completed_at
@@ -1407,7 +1548,12 @@ impl World {
                     check(&format!("RLC of UE {u}"), cell.rlc_counters(u))?;
                 }
             }
-            Access::Trace(tr) => check("trace queue", tr.link.counters())?,
+            Access::Trace(tr) => {
+                check("trace queue", tr.link.counters())?;
+                if let AckPath::Trace(link, _) = &tr.uplink {
+                    check("trace uplink queue", link.counters())?;
+                }
+            }
             Access::Wired => {}
         }
         Ok(())

@@ -23,4 +23,5 @@ pub const MAX_WINDOW_SEGMENTS: u32 = 1 << 20;
 pub fn check_window_segments(name: &str, v: u32) -> Result<(), String> {
     crate::units::check_range_u64(name, v as u64, 1, MAX_WINDOW_SEGMENTS as u64)
 }
-pub use sender::{LossDetection, Recovery, RetxKind, SenderOutput, SenderStats, TcpConfig, TcpSender};
+pub use rtt::RtoRule;
+pub use sender::{LossDetection, Recovery, RetxKind, SenderOutput, SenderStats, TcpConfig, TcpSender, TimerClock};

@@ -71,6 +71,12 @@ impl RateState {
         }
     }
 
+    /// A D-SACK reported `segs` spurious retransmissions delivered (Linux
+    /// `tcp_count_delivered` of `sack_delivered`).
+    pub fn on_dsack(&mut self, segs: u32) {
+        self.delivered += segs as u64;
+    }
+
     /// Closes the ACK (Linux `tcp_rate_gen`).
     pub fn generate(
         &mut self,

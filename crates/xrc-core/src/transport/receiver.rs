@@ -1,8 +1,16 @@
 //! The TCP receiver: in-order delivery to the application, out-of-order
-//! buffering, cumulative ACKs with SACK blocks (RFC 2018), timestamps echo
-//! (RFC 7323 §4.3) and delayed ACKs (RFC 5681 §4.2; Linux's quick-ACK
-//! mode at the start of a connection and an immediate ACK for every
-//! out-of-order or hole-filling segment).
+//! buffering, cumulative ACKs with SACK blocks (RFC 2018) and D-SACK
+//! blocks (RFC 2883, Linux `tcp_dsack = 1`), timestamps echo (RFC 7323
+//! §4.3) and delayed ACKs (RFC 5681 §4.2; Linux's quick-ACK mode at the
+//! start of a connection and an immediate ACK for every out-of-order or
+//! hole-filling segment).
+//!
+//! D-SACK as Linux `tcp_data_queue`/`tcp_data_queue_ofo` and
+//! `tcp_dsack_set`: a segment wholly below `rcv_nxt` is reported whole, the
+//! old part of a segment straddling `rcv_nxt` is reported, and a segment
+//! already held out of order is reported where it overlaps the held data.
+//! The D-SACK block goes first in the next ACK, in front of at most two
+//! ordinary blocks, and only once.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +29,9 @@ pub struct ReceiverConfig {
     pub quickack_segments: u32,
     /// Send SACK blocks.
     pub sack: bool,
+    /// Report duplicate segments in a D-SACK block (RFC 2883; Linux
+    /// `tcp_dsack`, on by default). Needs `sack`.
+    pub dsack: bool,
 }
 
 impl Default for ReceiverConfig {
@@ -31,6 +42,7 @@ impl Default for ReceiverConfig {
             delack_timeout_ms: 40.0,
             quickack_segments: 16,
             sack: true,
+            dsack: true,
         }
     }
 }
@@ -77,6 +89,8 @@ pub struct TcpReceiver {
     /// ABC marks seen since the last ACK.
     abc_accelerate: u16,
     abc_brake: u16,
+    /// The duplicate range the next ACK reports (Linux `duplicate_sack`).
+    dsack: Option<SackBlock>,
 }
 
 impl TcpReceiver {
@@ -99,6 +113,7 @@ impl TcpReceiver {
             acks_sent: 0,
             abc_accelerate: 0,
             abc_brake: 0,
+            dsack: None,
         }
     }
 
@@ -132,10 +147,20 @@ impl TcpReceiver {
             self.ts_recent = d.ts_val;
         }
         if end <= self.rcv_nxt {
-            // Entirely old: a spurious retransmission. ACK at once (RFC 5681 §4.2).
+            // Entirely old: a spurious retransmission. ACK at once (RFC 5681
+            // §4.2), reporting it (Linux tcp_data_queue: tcp_dsack_set).
             r.duplicate = true;
+            self.set_dsack(start, end);
             r.ack = Some(self.make_ack(now));
             return r;
+        }
+        if start < self.rcv_nxt {
+            // The old part of a segment straddling rcv_nxt.
+            self.set_dsack(start, self.rcv_nxt);
+        } else if let Some(b) = self.ooo.iter().find(|b| b.start < end && b.end > start) {
+            // Data already held out of order (tcp_data_queue_ofo).
+            let (s0, e0) = (start.max(b.start), end.min(b.end));
+            self.set_dsack(s0, e0);
         }
         let in_order = start <= self.rcv_nxt;
         let had_holes = !self.ooo.is_empty();
@@ -190,6 +215,13 @@ impl TcpReceiver {
         }
     }
 
+    /// Linux `tcp_dsack_set`: remember a duplicate range for the next ACK.
+    fn set_dsack(&mut self, start: u64, end: u64) {
+        if self.cfg.sack && self.cfg.dsack && start < end {
+            self.dsack = Some(SackBlock { start, end });
+        }
+    }
+
     fn insert_ooo(&mut self, start: u64, end: u64) {
         let mut nb = SackBlock {
             start: start.max(self.rcv_nxt),
@@ -222,6 +254,11 @@ impl TcpReceiver {
         self.acks_sent += 1;
         let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
+        if let Some(d) = self.dsack.take() {
+            // RFC 2883 §4: the D-SACK block first.
+            blocks[0] = d;
+            n = 1;
+        }
         if self.cfg.sack {
             for b in &self.recent {
                 if n == MAX_SACK_BLOCKS {
@@ -328,6 +365,65 @@ mod tests {
         assert!(d.duplicate);
         assert_eq!(d.delivered, 0);
         assert_eq!(r.delivered_total(), 1000);
+    }
+
+    #[test]
+    fn a_duplicate_below_the_cumulative_ack_is_reported_in_a_dsack_block_once() {
+        let mut r = rx();
+        let t = SimTime::ZERO;
+        r.on_data(t, &seg(0));
+        r.on_data(t, &seg(1000));
+        let d = r.on_data(t, &seg(0));
+        assert_eq!(ack_of(&d.ack.unwrap()), (2000, vec![SackBlock { start: 0, end: 1000 }]));
+        // Reported once: the next ACK has no D-SACK block.
+        r.on_data(t, &seg(2000));
+        let a = r.on_data(t, &seg(3000)).ack.unwrap();
+        assert_eq!(ack_of(&a), (4000, vec![]));
+    }
+
+    #[test]
+    fn a_duplicate_of_out_of_order_data_comes_first_then_the_sack_blocks() {
+        let mut r = rx();
+        let t = SimTime::ZERO;
+        r.on_data(t, &seg(0));
+        r.on_data(t, &seg(2000));
+        r.on_data(t, &seg(4000));
+        let a = r.on_data(t, &seg(2000)).ack.unwrap();
+        assert_eq!(
+            ack_of(&a),
+            (
+                1000,
+                vec![
+                    // D-SACK, then (RFC 2883 §4, Linux tcp_sack_new_ofo_skb)
+                    // the block holding it, then the others.
+                    SackBlock { start: 2000, end: 3000 },
+                    SackBlock { start: 2000, end: 3000 },
+                    SackBlock { start: 4000, end: 5000 },
+                ]
+            )
+        );
+    }
+
+    #[test]
+    fn no_dsack_without_sack_or_when_turned_off() {
+        for cfg in [
+            ReceiverConfig {
+                quickack_segments: 0,
+                dsack: false,
+                ..ReceiverConfig::default()
+            },
+            ReceiverConfig {
+                quickack_segments: 0,
+                sack: false,
+                ..ReceiverConfig::default()
+            },
+        ] {
+            let mut r = TcpReceiver::new(FlowId(0), cfg);
+            let t = SimTime::ZERO;
+            r.on_data(t, &seg(0));
+            let d = r.on_data(t, &seg(0));
+            assert_eq!(ack_of(&d.ack.unwrap()), (1000, vec![]));
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use crate::units::SimTime;
+use crate::units::{SimDuration, SimTime};
 
 /// Delivery-rate bookkeeping taken when a segment is sent (Linux
 /// `tcp_skb_cb.tx`, `net/ipv4/tcp_rate.c`).
@@ -190,20 +190,20 @@ impl Scoreboard {
 
     /// RACK's time-based loss detection (RFC 8985 §6.2 step 5, Linux
     /// `tcp_rack_detect_loss`): every un-SACKed segment sent before the most
-    /// recently sent delivered segment (transmission number `rack_order`) is lost once
-    /// `rack_rtt + reo_wnd` has passed since it was sent — including a
-    /// segment whose retransmission is outstanding (a lost retransmission).
-    /// Returns how many were newly marked and the earliest deadline of those
-    /// not yet due (for the reordering timer).
+    /// recently sent delivered segment (transmission number `rack_order`) is
+    /// lost once `rack_rtt + reo_wnd` has passed since it was sent —
+    /// including a segment whose retransmission is outstanding (a lost
+    /// retransmission). Returns how many were newly marked and the longest
+    /// wait of those not yet due (Linux arms the reordering timer for it).
     pub fn rack_detect_loss(
         &mut self,
         now: SimTime,
         rack_order: u64,
-        rack_rtt: crate::units::SimDuration,
-        reo_wnd: crate::units::SimDuration,
-    ) -> (u32, Option<SimTime>) {
+        rack_rtt: SimDuration,
+        reo_wnd: SimDuration,
+    ) -> (u32, Option<SimDuration>) {
         let mut newly = 0;
-        let mut earliest: Option<SimTime> = None;
+        let mut wait: Option<SimDuration> = None;
         for s in self.segs.iter_mut() {
             if s.sacked || (s.lost && !s.retrans) {
                 continue;
@@ -224,10 +224,27 @@ impl Scoreboard {
                 self.lost_pending += 1;
                 newly += 1;
             } else {
-                earliest = Some(earliest.map_or(deadline, |e| e.min(deadline)));
+                let remaining = deadline.saturating_since(now);
+                wait = Some(wait.map_or(remaining, |w| w.max(remaining)));
             }
         }
-        (newly, earliest)
+        (newly, wait)
+    }
+
+    /// A tail loss probe retransmits segment `i` (Linux
+    /// `__tcp_retransmit_skb` from `tcp_send_loss_probe`): sent again, but
+    /// not counted as a retransmission in flight (`TCPCB_SACKED_RETRANS`
+    /// is not set).
+    pub fn on_probe_retransmit(&mut self, i: usize, now: SimTime, order: u64, snap: TxSnapshot) {
+        let s = &mut self.segs[i];
+        s.tx_time = now;
+        s.tx_count += 1;
+        s.tx_order = order;
+        s.snap = snap;
+    }
+
+    pub fn back(&self) -> Option<&Seg> {
+        self.segs.back()
     }
 
     /// Marks the first un-SACKed segment lost (NewReno fast retransmit and
@@ -251,23 +268,51 @@ impl Scoreboard {
         true
     }
 
-    /// Retransmission timeout: every un-SACKed segment is lost and no
-    /// retransmission is in flight any more (Linux `tcp_timeout_mark_lost`).
-    pub fn mark_all_lost(&mut self) -> u32 {
+    /// Retransmission timeout (Linux `tcp_timeout_mark_lost`): every
+    /// un-SACKed segment is lost, and a retransmission of a segment already
+    /// marked lost is lost again. With RACK (`rack_rtt` given), a segment
+    /// other than the head sent less than `rack_rtt` ago is spared
+    /// (`tcp_rack_skb_timeout` > 0: "don't mark recently sent ones lost
+    /// yet"). Returns the markings, counted as Linux's `tp->lost`.
+    pub fn mark_lost_on_timeout(&mut self, now: SimTime, rack_rtt: Option<SimDuration>) -> u32 {
         let mut n = 0;
-        for s in self.segs.iter_mut() {
-            if s.retrans {
-                s.retrans = false;
-                self.retrans_out -= 1;
+        for (i, s) in self.segs.iter_mut().enumerate() {
+            if s.sacked {
+                continue;
             }
-            if !s.sacked && !s.lost {
+            if let Some(rtt) = rack_rtt {
+                if i > 0 && now.saturating_since(s.tx_time) < rtt {
+                    continue;
+                }
+            }
+            if s.lost {
+                if s.retrans {
+                    s.retrans = false;
+                    self.retrans_out -= 1;
+                    self.lost_pending += 1;
+                    n += 1;
+                }
+            } else {
                 s.lost = true;
                 self.lost_out += 1;
+                if !s.retrans {
+                    self.lost_pending += 1;
+                }
                 n += 1;
             }
         }
-        self.lost_pending = self.segs.iter().filter(|s| s.lost && !s.retrans).count() as u32;
         n
+    }
+
+    /// Forgets every loss mark (Linux `tcp_undo_cwnd_reduction` with
+    /// `unmark_loss`): the segments are deemed still in flight. A
+    /// retransmission in flight stays counted.
+    pub fn unmark_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.lost = false;
+        }
+        self.lost_out = 0;
+        self.lost_pending = 0;
     }
 
     /// The lowest lost segment not yet retransmitted, with its index.
@@ -371,8 +416,44 @@ mod tests {
     fn a_timeout_marks_everything_unsacked_lost() {
         let mut b = board(6);
         b.sack(200, 300, |_| {});
-        assert_eq!(b.mark_all_lost(), 5);
+        assert_eq!(b.mark_lost_on_timeout(SimTime::ZERO, None), 5);
         assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.next_lost(), Some(0));
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn with_rack_a_timeout_spares_segments_sent_within_the_last_rack_rtt_but_not_the_head() {
+        let ms = |v: u64| SimTime::from_nanos(v * 1_000_000);
+        let mut b = board(4);
+        for i in 0..4 {
+            b.segs[i].tx_time = ms(100 * i as u64);
+        }
+        // At 350 ms with a 100 ms RACK RTT: segment 3 (sent at 300 ms) is
+        // spared; 0, 1, 2 are marked.
+        let n = b.mark_lost_on_timeout(ms(350), Some(crate::units::SimDuration::from_millis(100)));
+        assert_eq!(n, 3);
+        assert!(!b.get(3).lost);
+        // The head is always marked, however recent.
+        let mut b = board(2);
+        b.segs[0].tx_time = ms(349);
+        b.segs[1].tx_time = ms(349);
+        assert_eq!(
+            b.mark_lost_on_timeout(ms(350), Some(crate::units::SimDuration::from_millis(100))),
+            1
+        );
+        assert!(b.get(0).lost && !b.get(1).lost);
+        assert!(b.consistent());
+    }
+
+    #[test]
+    fn a_timeout_counts_a_retransmission_already_marked_lost_as_lost_again() {
+        let mut b = board(3);
+        b.mark_head_lost();
+        b.on_retransmit(0, SimTime::from_nanos(1), 10, TxSnapshot::default());
+        assert_eq!(b.retrans_out(), 1);
+        assert_eq!(b.mark_lost_on_timeout(SimTime::from_nanos(2), None), 3);
+        assert_eq!((b.retrans_out(), b.lost_out(), b.in_flight()), (0, 3, 0));
         assert_eq!(b.next_lost(), Some(0));
         assert!(b.consistent());
     }
@@ -388,9 +469,9 @@ mod tests {
         let rtt = crate::units::SimDuration::from_millis(40);
         // Segment 3 (order 3) was delivered with a 40 ms RTT; at 41 ms only
         // segments 0 and 1 have waited that long.
-        let (n, timer) = b.rack_detect_loss(ms(41), 3, rtt, crate::units::SimDuration::ZERO);
+        let (n, wait) = b.rack_detect_loss(ms(41), 3, rtt, crate::units::SimDuration::ZERO);
         assert_eq!(n, 2);
-        assert_eq!(timer, Some(ms(42)));
+        assert_eq!(wait, Some(crate::units::SimDuration::from_millis(1)));
         assert!(b.get(0).lost && b.get(1).lost && !b.get(2).lost);
         assert!(b.consistent());
     }

@@ -312,7 +312,7 @@ impl CongestionControl for Abc {
     }
 
     /// `abc_cwnd_undo`: ABC's window.
-    fn undo_cwnd(&mut self, _w: &Window, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, _w: &Window, _prior_cwnd: u32) -> u32 {
         self.window()
     }
 
@@ -506,7 +506,7 @@ mod tests {
         w.cwnd = 5; // the framework after an RTO: in flight + 1
         ack(&mut a, &mut w, 0, 0, 1, 4);
         assert_eq!(w.cwnd, 30);
-        assert_eq!(a.undo_cwnd(&w, 50), 30);
+        assert_eq!(a.undo_cwnd(SimTime::ZERO, &w, 50), 30);
     }
 
     #[test]

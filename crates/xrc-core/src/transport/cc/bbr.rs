@@ -186,9 +186,8 @@
 //!    `delivered` and only invalidates `interval_us`; BBR's "delivered > 0"
 //!    test (which ends an idle restart) is therefore rebuilt from
 //!    `view.delivered − rs.prior_delivered` when the ACK delivered something.
-//! 9. `undo_cwnd` has no `now` or view; it resets the long-term sampler with
-//!    the `delivered`, `lost` and `delivered_mstamp` seen at the latest hook.
-//!    (The framework never undoes, so it is not called in runs.)
+//! 9. `undo_cwnd` has no view; it resets the long-term sampler with the
+//!    `delivered`, `lost` and `delivered_mstamp` seen at the latest hook.
 //! 10. A pacing rate of 0 (only possible if the long-term estimate averages
 //!     to 0) is reported as `None`, i.e. unpaced, as Linux skips pacing when
 //!     `sk_pacing_rate` is 0; the framework would otherwise wait 1 s per
@@ -201,8 +200,7 @@
 //!
 //! Where the sender still differs from Linux in ways BBR can see: it paces
 //! the first 10 segments; there is no connection handshake, so `init` sees
-//! no RTT and BBR paces the initial window at its nominal 1 ms RTT rate;
-//! there is no tail loss probe.
+//! no RTT and BBR paces the initial window at its nominal 1 ms RTT rate.
 
 use serde::{Deserialize, Serialize};
 
@@ -1485,7 +1483,7 @@ impl CongestionControl for Bbr {
 
     /// `bbr_undo_cwnd`: a spurious loss; restart full-pipe detection and
     /// long-term sampling, keep the window (deviation 9).
-    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, w: &Window, _prior_cwnd: u32) -> u32 {
         self.full_bw = 0;
         self.full_bw_cnt = 0;
         self.reset_lt(self.last_delivered, self.last_lost);

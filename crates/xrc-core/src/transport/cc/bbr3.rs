@@ -98,11 +98,13 @@
 //!    batch holding that sequence number, and `tp->lost` counts up by one
 //!    per replayed packet. SACKed segments between holes are not known, so
 //!    the estimated position can be low.
-//! 4. ECN, PLB and TLP are absent from the framework, so every ECN/PLB/TLP
-//!    branch of v3 is inert, exactly as in Linux without ECN negotiation
-//!    (`bbr_can_use_ecn` false, PLB off) and without TLP events:
-//!    `ecn_eligible` stays 0, `rs.delivered_ce = 0`,
-//!    `is_acking_tlp_retrans_seq = false`.
+//! 4. ECN and PLB are absent from the framework, so every ECN/PLB branch of
+//!    v3 is inert, exactly as in Linux without ECN negotiation
+//!    (`bbr_can_use_ecn` false, PLB off): `ecn_eligible` stays 0,
+//!    `rs.delivered_ce = 0`. The framework sends tail loss probes but does
+//!    not show the algorithm the probe's sequence (`tlp_high_seq`), so
+//!    `is_acking_tlp_retrans_seq` is always false and v3's probe loss
+//!    response (`bbr_run_loss_probe_recovery`) never runs.
 //! 5. `tp->is_cwnd_limited` is read from [`ConnView::is_cwnd_limited`], which
 //!    adds Linux's slow-start clause of `tcp_is_cwnd_limited` when cwnd <
 //!    ssthresh (after DRAIN, ssthresh is the DRAIN-time BDP target).
@@ -1199,7 +1201,8 @@ impl Bbr3 {
     }
 
     fn advance_latest_delivery_signals(&mut self, s: &Sample) {
-        // No TLP in the framework: is_acking_tlp_retrans_seq is false.
+        // The probe's sequence is not visible here (deviation 4):
+        // is_acking_tlp_retrans_seq is false.
         if self.loss_round_start {
             self.bw_latest = self.sample_bw;
             self.inflight_latest = sat_u32(s.delivered.max(0) as u64);
@@ -1635,7 +1638,7 @@ impl CongestionControl for Bbr3 {
     }
 
     /// `bbr_undo_cwnd`: revert the loss-adapted bounds.
-    fn undo_cwnd(&mut self, _w: &Window, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, _w: &Window, _prior_cwnd: u32) -> u32 {
         self.reset_full_bw();
         self.loss_in_round = false;
         self.bw_lo = self.bw_lo.max(self.undo_bw_lo);

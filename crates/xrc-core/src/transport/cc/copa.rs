@@ -682,7 +682,7 @@ impl CongestionControl for Copa {
     }
 
     /// Nothing to undo: Copa never reduced the window for the loss.
-    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, w: &Window, _prior_cwnd: u32) -> u32 {
         w.cwnd
     }
 
@@ -1240,7 +1240,7 @@ mod tests {
         // The framework's recovery asks for a threshold: no reduction.
         let v = f.view(at(1.0));
         assert_eq!(f.cc.ssthresh(at(1.0), &f.w, &v), f.w.cwnd);
-        assert_eq!(f.cc.undo_cwnd(&f.w, 5), f.w.cwnd);
+        assert_eq!(f.cc.undo_cwnd(SimTime::ZERO, &f.w, 5), f.w.cwnd);
     }
 
     #[test]

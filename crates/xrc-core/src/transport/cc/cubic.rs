@@ -825,7 +825,7 @@ impl CongestionControl for Cubic {
     }
 
     /// Linux uses `tcp_reno_undo_cwnd`.
-    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, w: &Window, prior_cwnd: u32) -> u32 {
         w.cwnd.max(prior_cwnd)
     }
 
@@ -1372,9 +1372,9 @@ mod tests {
     fn undo_restores_the_larger_of_the_current_and_prior_window() {
         let mut cc = Cubic::new(Config::default());
         let mut w = Window::new(70);
-        assert_eq!(cc.undo_cwnd(&w, 100), 100);
+        assert_eq!(cc.undo_cwnd(SimTime::ZERO, &w, 100), 100);
         w.cwnd = 120;
-        assert_eq!(cc.undo_cwnd(&w, 100), 120);
+        assert_eq!(cc.undo_cwnd(SimTime::ZERO, &w, 100), 120);
     }
 
     // ----- HyStart -----

@@ -469,7 +469,7 @@ impl CongestionControl for Illinois {
     }
 
     /// Linux uses `tcp_reno_undo_cwnd`.
-    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, w: &Window, prior_cwnd: u32) -> u32 {
         w.cwnd.max(prior_cwnd)
     }
 

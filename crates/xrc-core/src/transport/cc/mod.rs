@@ -265,10 +265,11 @@ pub trait CongestionControl: Send {
     /// An ACK acknowledged new data; carries the RTT sample (Linux `pkts_acked`).
     fn pkts_acked(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _s: &AckSample) {}
 
-    /// Window to restore after a spurious loss (Linux `undo_cwnd`; default is
-    /// Reno's `tcp_reno_undo_cwnd`). `prior_cwnd` is the window before the
-    /// reduction.
-    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
+    /// The window to restore when the framework finds a reduction spurious
+    /// (Linux `undo_cwnd`, called by `tcp_undo_cwnd_reduction`; the default
+    /// is Reno's `tcp_reno_undo_cwnd`). `prior_cwnd` is the window before
+    /// the reduction. The framework restores ssthresh itself.
+    fn undo_cwnd(&mut self, _now: SimTime, w: &Window, prior_cwnd: u32) -> u32 {
         w.cwnd.max(prior_cwnd)
     }
 

@@ -204,8 +204,8 @@ impl CongestionControl for NaCubic {
         self.note(w, c);
     }
 
-    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
-        self.cubic.undo_cwnd(w, prior_cwnd).min(w.cwnd_clamp)
+    fn undo_cwnd(&mut self, now: SimTime, w: &Window, prior_cwnd: u32) -> u32 {
+        self.cubic.undo_cwnd(now, w, prior_cwnd).min(w.cwnd_clamp)
     }
 
     fn cong_control(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _rs: &RateSample) -> bool {
@@ -370,7 +370,7 @@ mod tests {
         w.cwnd = 80;
         // CUBIC's β = 717/1024: 80 → 56.
         assert_eq!(n.ssthresh(at(60), &w, &view(at(60), Some(40))), 56);
-        assert_eq!(n.undo_cwnd(&w, 200), 83, "undo never exceeds the cap");
+        assert_eq!(n.undo_cwnd(SimTime::ZERO, &w, 200), 83, "undo never exceeds the cap");
         assert!(n.signals().net_assist);
     }
 

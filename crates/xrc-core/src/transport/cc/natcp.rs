@@ -290,8 +290,8 @@ impl CongestionControl for Natcp {
         self.cubic.pkts_acked(now, w, c, s);
     }
 
-    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
-        self.cubic.undo_cwnd(w, prior_cwnd)
+    fn undo_cwnd(&mut self, now: SimTime, w: &Window, prior_cwnd: u32) -> u32 {
+        self.cubic.undo_cwnd(now, w, prior_cwnd)
     }
 
     fn cong_control(&mut self, now: SimTime, w: &mut Window, _c: &ConnView, rs: &RateSample) -> bool {

@@ -395,7 +395,7 @@ impl CongestionControl for Vegas {
     }
 
     /// Linux uses `tcp_reno_undo_cwnd`.
-    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, _now: SimTime, w: &Window, prior_cwnd: u32) -> u32 {
         w.cwnd.max(prior_cwnd)
     }
 
@@ -750,7 +750,7 @@ mod tests {
         assert_eq!(f.cc.ssthresh(f.t, &f.w, &v), 16);
         f.w.cwnd = 3;
         assert_eq!(f.cc.ssthresh(f.t, &f.w, &v), 2);
-        assert_eq!(f.cc.undo_cwnd(&f.w, 33), 33);
+        assert_eq!(f.cc.undo_cwnd(SimTime::ZERO, &f.w, 33), 33);
     }
 
     #[test]

@@ -1,0 +1,299 @@
+//! The send loop (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`):
+//! what the window, the receiver, the application and pacing allow, lost
+//! segments first; the sequence space; and the window-validation state
+//! (`tcp_cwnd_validate`, RFC 7661).
+
+use super::config::Recovery;
+use super::output::{RetxKind, SenderOutput};
+use super::recovery::Rexmit;
+use super::timers::XmitTimer;
+use super::TcpSender;
+use crate::net::{AbcMark, Packet, PacketKind};
+use crate::transport::cc::{CaEvent, CaState};
+use crate::transport::rtt::RtoRule;
+use crate::transport::scoreboard::Seg;
+use crate::units::SimTime;
+
+/// The sequence space and what the application gave.
+#[derive(Debug, Default)]
+pub(super) struct SendState {
+    pub(super) snd_una: u64,
+    pub(super) snd_nxt: u64,
+    /// Bytes the application has written so far.
+    pub(super) write_end: u64,
+    /// The application will write no more.
+    pub(super) closed: bool,
+    /// When data was last sent (Linux `lsndtime`).
+    pub(super) last_send: Option<SimTime>,
+    /// Segments out at the last send (Linux `max_packets_out` heuristic).
+    pub(super) max_packets_out: u32,
+    /// `snd_nxt` when `max_packets_out` was last reset (Linux `max_packets_seq`).
+    pub(super) max_packets_seq: u64,
+    /// The window limited sending in the current window of data (Linux
+    /// `is_cwnd_limited`).
+    pub(super) cwnd_limited: bool,
+    /// Transmissions so far (orders them when send times tie).
+    pub(super) tx_counter: u64,
+}
+
+impl TcpSender {
+    /// Linux `tcp_is_cwnd_limited`: the window limited sending at some
+    /// point of the current window of data, or (in slow start) the window
+    /// is less than twice the largest flight of that window.
+    pub(super) fn is_cwnd_limited(&self) -> bool {
+        if self.send.cwnd_limited {
+            return true;
+        }
+        if self.w.in_slow_start() {
+            return self.w.cwnd < 2 * self.send.max_packets_out;
+        }
+        false
+    }
+
+    /// Linux `tcp_cwnd_validate`, called after each transmission attempt.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let out_now = self.sb.packets_out();
+        let s = &mut self.send;
+        if s.snd_una >= s.max_packets_seq || is_cwnd_limited || (!s.cwnd_limited && out_now > s.max_packets_out) {
+            s.cwnd_limited = is_cwnd_limited;
+            s.max_packets_out = out_now;
+            s.max_packets_seq = s.snd_nxt;
+        }
+    }
+
+    fn rwnd_allows(&self, end: u64) -> bool {
+        self.cfg.rwnd_bytes.is_none_or(|w| end <= self.send.snd_una + w)
+    }
+
+    /// Sends what the window, the receiver, the application and pacing
+    /// allow (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`).
+    pub(super) fn transmit(&mut self, now: SimTime, out: &mut SenderOutput) {
+        self.transmit_recovery(now, out, Rexmit::Lost);
+    }
+
+    /// Transmission after an ACK, as Linux `tcp_xmit_recovery` then
+    /// `tcp_data_snd_check`: lost segments first only when the state
+    /// machine asked for it; for F-RTO (`Rexmit::New`) new data first, and
+    /// retransmissions only if no new data could go.
+    pub(super) fn transmit_recovery(&mut self, now: SimTime, out: &mut SenderOutput, rexmit: Rexmit) {
+        if !self.initialized {
+            self.initialized = true;
+            let view = self.view(now);
+            self.cc.init(now, &mut self.w, &view);
+        }
+        let mut sent = 0u32;
+        let mut limited = false;
+        let snd_nxt = self.send.snd_nxt;
+        match rexmit {
+            Rexmit::Lost => self.transmit_loop(now, out, true, &mut sent, &mut limited),
+            Rexmit::None => self.transmit_loop(now, out, false, &mut sent, &mut limited),
+            Rexmit::New => {
+                self.transmit_loop(now, out, false, &mut sent, &mut limited);
+                if self.send.snd_nxt <= self.rec.high_seq {
+                    self.rec.frto = false;
+                    self.transmit_loop(now, out, true, &mut sent, &mut limited);
+                }
+            }
+        }
+        // Linux: is_cwnd_limited |= (packets_in_flight >= cwnd).
+        limited |= self.sb.in_flight() >= self.w.cwnd;
+        if sent > 0 || limited {
+            self.cwnd_validate(limited);
+        }
+        if self.send.snd_nxt > snd_nxt {
+            // Linux tcp_write_xmit: "Send one loss probe per tail loss
+            // episode."
+            self.schedule_loss_probe(now, false);
+        }
+    }
+
+    /// New data is waiting and the receive window lets it go.
+    pub(super) fn has_new_data(&self) -> bool {
+        self.send.snd_nxt < self.send.write_end && self.rwnd_allows(self.send.snd_nxt + 1)
+    }
+
+    fn transmit_loop(
+        &mut self,
+        now: SimTime,
+        out: &mut SenderOutput,
+        retransmit_lost: bool,
+        sent: &mut u32,
+        limited: &mut bool,
+    ) {
+        loop {
+            if self.pacer.waiting() {
+                return;
+            }
+            let retransmit = if retransmit_lost { self.sb.next_lost() } else { None };
+            let has_new = self.has_new_data();
+            if retransmit.is_none() && !has_new {
+                // Application-limited (Linux tcp_rate_check_app_limited).
+                if self.sb.in_flight() < self.w.cwnd && !self.send.closed {
+                    self.rate.mark_app_limited(self.sb.in_flight());
+                }
+                return;
+            }
+            let in_flight = match self.cfg.recovery {
+                Recovery::Sack => self.sb.in_flight(),
+                Recovery::Newreno => self.sb.packets_out(),
+            };
+            // NewReno retransmits the lost head regardless of the window
+            // (RFC 5681 §3.2 step 2, RFC 6582 step 4).
+            let forced =
+                self.cfg.recovery == Recovery::Newreno && retransmit.is_some() && self.rec.state == CaState::Recovery;
+            if in_flight >= self.w.cwnd && !forced {
+                *limited = true;
+                return;
+            }
+            if let Some(rate) = self.effective_pacing_rate() {
+                let len = match retransmit {
+                    Some(i) => self.sb.get(i).len,
+                    None => self.next_new_len(),
+                };
+                if !self.pacer.admit(now, rate, len) {
+                    return;
+                }
+            }
+            match retransmit {
+                Some(i) => self.send_retransmission(now, i, out),
+                None => self.send_new(now, out),
+            }
+            *sent += 1;
+        }
+    }
+
+    fn next_new_len(&self) -> u32 {
+        let avail = self.send.write_end - self.send.snd_nxt;
+        let mut len = avail.min(self.cfg.mss as u64);
+        if let Some(w) = self.cfg.rwnd_bytes {
+            len = len.min((self.send.snd_una + w).saturating_sub(self.send.snd_nxt));
+        }
+        len.max(1) as u32
+    }
+
+    pub(super) fn before_send(&mut self, now: SimTime) {
+        if self.sb.in_flight() == 0 {
+            // Linux tcp_event_data_sent: CA_EVENT_TX_START when nothing is
+            // in flight (new data or a retransmission).
+            let view = self.view(now);
+            self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::TxStart);
+        }
+        if self.sb.packets_out() == 0 {
+            self.cwnd_restart_after_idle(now);
+        }
+    }
+
+    /// Linux `tcp_cwnd_restart` (RFC 7661), from `tcp_event_data_sent`:
+    /// after an idle period longer than the RTO, the window halves once per
+    /// RTO idle, down to the initial window. Skipped for `cong_control`
+    /// algorithms.
+    fn cwnd_restart_after_idle(&mut self, now: SimTime) {
+        if !self.cfg.slow_start_after_idle || self.cc_controls {
+            return;
+        }
+        let Some(last) = self.send.last_send else { return };
+        let idle = now.saturating_since(last);
+        let rto = self.rto.rto(&self.rtt);
+        if idle <= rto {
+            return;
+        }
+        let view = self.view(now);
+        self.cc.cwnd_event(now, &mut self.w, &view, CaEvent::CwndRestart);
+        let restart = self.cfg.initial_cwnd.min(self.w.cwnd);
+        let mut cwnd = self.w.cwnd;
+        let mut delta = idle.as_nanos().saturating_sub(rto.as_nanos());
+        while delta > 0 && cwnd > restart {
+            cwnd >>= 1;
+            delta = delta.saturating_sub(rto.as_nanos());
+        }
+        self.w.ssthresh = self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2));
+        self.w.cwnd = cwnd.max(restart);
+    }
+
+    fn send_new(&mut self, now: SimTime, out: &mut SenderOutput) {
+        self.before_send(now);
+        let len = self.next_new_len();
+        let seq = self.send.snd_nxt;
+        let prior_packets = self.sb.packets_out();
+        let snap = self.rate.on_send(now, prior_packets);
+        self.sb.push(Seg {
+            seq,
+            len,
+            tx_time: now,
+            tx_count: 1,
+            tx_order: self.send.tx_counter,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            snap,
+        });
+        self.send.snd_nxt += len as u64;
+        self.after_send(now);
+        // Linux tcp_event_new_data_sent: the RTO starts with the first
+        // segment out, and replaces a pending probe (which tcp_write_xmit
+        // then schedules again).
+        if prior_packets == 0 || self.rto.kind() == Some(XmitTimer::Probe) {
+            self.rearm_rto(now);
+        }
+        out.packets.push(self.data_packet(seq, len, now, false));
+    }
+
+    pub(super) fn data_packet(&self, seq: u64, len: u32, now: SimTime, retransmit: bool) -> Packet {
+        let mut p = Packet::data(self.flow, seq, len, now, retransmit);
+        if self.signals.abc {
+            if let PacketKind::Data(d) = &mut p.kind {
+                d.abc = AbcMark::Capable;
+            }
+        }
+        p
+    }
+
+    fn send_retransmission(&mut self, now: SimTime, i: usize, out: &mut SenderOutput) {
+        self.before_send(now);
+        let snap = self.rate.on_send(now, self.sb.packets_out());
+        self.sb.on_retransmit(i, now, self.send.tx_counter, snap);
+        // Linux tcp_retransmit_skb: the first retransmission's time and one
+        // more retransmission a D-SACK may prove spurious.
+        self.undo.on_retransmit(now);
+        if i == 0 && self.rtt.rule() == RtoRule::Linux && self.rto.kind() != Some(XmitTimer::Reorder) {
+            // Linux tcp_xmit_retransmit_queue: retransmitting the head of
+            // the queue restarts the RTO from now (unless the reordering
+            // timer is armed).
+            self.rto.arm(now, &self.rtt);
+        }
+        let s = self.sb.get(i);
+        let (seq, len) = (s.seq, s.len);
+        let kind = if self.rec.state == CaState::Loss {
+            self.stats.retransmits_timeout += 1;
+            RetxKind::Timeout
+        } else {
+            self.stats.retransmits_fast += 1;
+            RetxKind::Fast
+        };
+        self.after_send(now);
+        out.retransmits.push((seq, kind));
+        out.packets.push(self.data_packet(seq, len, now, true));
+    }
+
+    pub(super) fn after_send(&mut self, now: SimTime) {
+        self.send.tx_counter += 1;
+        self.stats.segments_sent += 1;
+        self.send.last_send = Some(now);
+        self.rec.prr_out += 1;
+    }
+
+    /// A tail loss probe of new data: one segment whatever the congestion
+    /// window says, if pacing lets it go now (Linux `tcp_write_xmit` with
+    /// `push_one = 2`).
+    pub(super) fn send_new_probe(&mut self, now: SimTime, out: &mut SenderOutput) {
+        if self.pacer.waiting() {
+            return;
+        }
+        if let Some(rate) = self.effective_pacing_rate() {
+            if !self.pacer.admit(now, rate, self.next_new_len()) {
+                return;
+            }
+        }
+        self.send_new(now, out);
+    }
+}
