@@ -177,6 +177,7 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xrc_core::units::SimTime;
 
     fn cfg(json: &str) -> ScenarioConfig {
         ScenarioConfig::resolve(json).unwrap()
@@ -215,6 +216,79 @@ mod tests {
             vec!["pipe", "link"],
             "without an uplink trace: the fixed delay"
         );
+    }
+
+    fn ip_packet(size: u32) -> xrc_core::net::Packet {
+        // A TUN read without the packet information header: `size` is the
+        // IP length, as the driver sets it.
+        let mut p = xrc_core::net::Packet::data(xrc_core::net::FlowId(0), 0, 0, SimTime::ZERO, false);
+        p.size = size;
+        p
+    }
+
+    fn at_ms(v: f64) -> SimTime {
+        SimTime::from_nanos((v * 1e6).round() as u64)
+    }
+
+    /// Offers `n` packets of `size` IP bytes at `t` and runs the path to
+    /// `until`: (release times in ms, drops).
+    fn push_through(path: &mut Path, n: usize, size: u32, t: SimTime, until: SimTime) -> (Vec<f64>, usize) {
+        let (mut rel, mut drop) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            path.enqueue(t, ip_packet(size), &mut rel, &mut drop);
+        }
+        path.advance_to(until, &mut rel, &mut drop);
+        (rel.iter().map(|(t, _)| t.as_nanos() as f64 / 1e6).collect(), drop.len())
+    }
+
+    #[test]
+    fn a_validate_linux_smooth_case_serializes_1500_byte_reads_at_20_mbit_s_behind_67_waiting_packets() {
+        // wired-20mbit-40ms-67p-*: 1500 IP bytes take 600 us at 20 Mbit/s,
+        // then 20 ms of delay; 67 packets wait behind the one on the wire.
+        let c = cfg(r#"{"seed":1,"duration_s":1,"topology":"wired",
+                "internet":{"rate_mbps":20,"delay_ms":20,"buffer_packets":67},"flows":[{"cc":"cubic"}]}"#);
+        let mut p = build_paths(&c, &TraceTexts::default()).unwrap();
+        let (rel, drops) = push_through(&mut p.down, 100, 1500, SimTime::ZERO, at_ms(1000.0));
+        assert_eq!((rel.len(), drops), (68, 32));
+        assert!(
+            (rel[0] - 20.6).abs() < 1e-9 && (rel[67] - (20.0 + 68.0 * 0.6)).abs() < 1e-6,
+            "{rel:?}"
+        );
+        // The ACK direction has no rate limit (internet.reverse_rate_mbps
+        // unset): only the delay.
+        let (rel, drops) = push_through(&mut p.up, 3, 52, SimTime::ZERO, at_ms(1000.0));
+        assert_eq!((rel, drops), (vec![20.0; 3], 0));
+    }
+
+    #[test]
+    fn a_validate_linux_trace_case_counts_each_tun_read_4_bytes_larger_as_mahimahi_does() {
+        // A cellular case's link: mm-delay 5 ms, a 150 KB downlink queue,
+        // one opportunity per ms. Read from a TUN without the packet
+        // information header, a 1500-byte packet is 1504 bytes to the trace
+        // link: one opportunity each, and 150 000 bytes hold 99 of them
+        // (99 x 1504 = 148 896; a 100th would make 150 400).
+        let c = cfg(r#"{"seed":1,"duration_s":1,"topology":"trace",
+                "internet":{"delay_ms":5,"buffer_packets":null},
+                "trace":{"downlink":"x.down","uplink":"x.up","buffer_bytes":150000},
+                "flows":[{"cc":"cubic","ue":0}]}"#);
+        let texts = TraceTexts {
+            downlink: Some("1\n".into()),
+            uplink: Some("1\n".into()),
+        };
+        let mut p = build_paths(&c, &texts).unwrap();
+        let (rel, drops) = push_through(&mut p.down, 120, 1500, at_ms(0.5), at_ms(1000.0));
+        assert_eq!((rel.len(), drops), (99, 21));
+        let want: Vec<f64> = (6..6 + 99).map(|m| m as f64).collect();
+        assert_eq!(
+            rel, want,
+            "the delay first, then one packet per opportunity from the next millisecond"
+        );
+        // ACKs: 52 IP bytes count 56; 26 share one 1504-byte opportunity
+        // (26 x 56 = 1456), the 27th waits for the next; then the delay.
+        let (rel, drops) = push_through(&mut p.up, 27, 52, at_ms(0.5), at_ms(1000.0));
+        assert_eq!(drops, 0);
+        assert_eq!(rel.iter().filter(|&&t| t == 6.0).count(), 26, "{rel:?}");
+        assert_eq!(rel[26], 7.0);
     }
 
     #[test]
