@@ -4,6 +4,9 @@ host the testbed."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -43,8 +46,7 @@ def test_every_case_resolves_to_a_scenario_with_the_case_link(tmp_path):
         if case.link == "cell" and not (SHARED / "traces" / f"{case.trace}.down").exists():
             continue
         traces = linuxref.trace_files(case, tmp_path)
-        sc, _ = linuxref.resolve_sim(case, 60.0, traces)
-        r = sc.resolved
+        r = linuxref.resolve_sim(case, 60.0, traces).resolved
         f = r["flows"][0]
         assert f["cc"] == {"reno": "newreno"}.get(case.cc, case.cc)
         assert f["tcp"]["mss"] == 1448 and f["tcp"]["loss_detection"] == "rack"
@@ -57,6 +59,14 @@ def test_every_case_resolves_to_a_scenario_with_the_case_link(tmp_path):
             assert r["topology"] == "trace"
             assert r["trace"]["buffer_packets"] == case.buffer_packets
             assert r["trace"]["buffer_bytes"] == case.buffer_bytes
+            # The ACKs cross an uplink trace, on both sides, with Mahimahi's
+            # default (unlimited) uplink queue: the constant trace's own
+            # file (mm-link T T), or the cellular trace's .up file.
+            up = Path(r["trace"]["uplink"])
+            assert up.name == (f"{case.trace}.up" if case.link == "cell" else Path(r["trace"]["downlink"]).name)
+            assert r["trace"]["uplink_buffer_packets"] is None and r["trace"]["uplink_buffer_bytes"] is None
+            assert r["internet"]["rate_mbps"] is None and r["internet"]["buffer_packets"] is None, \
+                "mm-delay: a pure delay"
 
 
 def test_the_time_weighted_mean_of_a_step_function():
@@ -84,10 +94,65 @@ def test_validate_linux_refuses_without_iperf3_with_exit_2(monkeypatch, capsys, 
     assert "iperf3" in capsys.readouterr().err
 
 
-def test_bad_harness_arguments_exit_2(capsys):
-    assert main(["validate-linux", "--cases", "nope"]) == 2
-    assert main(["validate-linux", "--repeats", "0", "--cases", "wired-20mbit-40ms-67p-cubic"]) == 2
-    assert "repeats" in capsys.readouterr().err
+@pytest.mark.parametrize("args, says", [
+    (["--cases", "nope"], "--cases 'nope' matches no case"),
+    (["--repeats", "0"], "--repeats must be in [1, 1000], got 0"),
+    (["--duration", "6"], "--duration must be in (6, 86400] s"),
+    (["--duration", "nan"], "got nan"),
+    (["--duration", "inf"], "got inf"),
+    (["--cpu", "4096"], "--cpu must be one of the CPUs this process may use"),
+    (["--resim", "x.json", "--merge", "y.json", "--out", "z"], "give one of them, not both"),
+    (["--resim", "x.json"], "--resim: needs --out DIR"),
+])
+def test_bad_harness_arguments_exit_2_naming_the_flag_and_the_value(capsys, args, says):
+    assert main(["validate-linux", *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+
+
+def test_a_file_that_is_not_a_results_file_is_refused_with_exit_2(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    for text, says in (("{", "not JSON"), ("[1]", "not an xrc validate-linux results file"),
+                       (json.dumps({**_results([], 60.0), "schema": 99}), "schema 99"),
+                       (json.dumps(_results(["nope"], 60.0)), "case 'nope' is not one of")):
+        bad.write_text(text)
+        for flag in ("--resim", "--merge"):
+            assert main(["validate-linux", flag, str(bad), "--out", str(tmp_path / "o")]) == 2
+            err = capsys.readouterr().err
+            assert says in err and flag in err and "Traceback" not in err
+    assert main(["validate-linux", "--resim", str(tmp_path / "missing.json"), "--out", str(tmp_path / "o")]) == 2
+    assert "No such file" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists(), "nothing written for bad input"
+
+
+def test_results_are_never_written_over_without_force_nor_over_what_xrc_did_not_write(capsys, tmp_path):
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps(_results(["wired-20mbit-40ms-67p-cubic"], 60.0)))
+    out = tmp_path / "merged"
+    assert main(["validate-linux", "--merge", str(a), "--out", str(out), "--quiet"]) == 0
+    first = (out / "results.json").read_text()
+    assert main(["validate-linux", "--merge", str(a), str(a), "--out", str(out), "--quiet"]) == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert (out / "results.json").read_text() == first
+    assert main(["validate-linux", "--merge", str(a), str(a), "--out", str(out), "--force", "--quiet"]) == 0
+    assert len(json.loads((out / "results.json").read_text())["parts"]) == 2
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    assert main(["validate-linux", "--merge", str(a), "--out", str(foreign), "--force"]) == 2
+    assert "not xrc validate-linux results" in capsys.readouterr().err
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+
+
+def test_real_runs_refuse_an_occupied_out_before_setting_anything_up(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(linuxref, "check_machine", lambda cases: None)
+    monkeypatch.setattr(linuxref, "run_cases", lambda *a, **k: pytest.fail("ran into an occupied --out"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text(json.dumps(_results([], 60.0)))
+    assert main(["validate-linux", "--cases", "wired-20mbit-40ms-67p-cubic", "--out", str(out)]) == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert (out / "results.json").exists()
 
 
 def _results(ids: list[str], duration: float) -> dict:
@@ -95,7 +160,7 @@ def _results(ids: list[str], duration: float) -> dict:
             "environment": {"date": "2026-01-01", "kernel": "6.18", "hz": 250, "cpus": 2, "command": ["xrc"],
                             "emulator": {"name": "xrc-emu", "git_commit": "abc", "xrc_version": "0"}},
             "settings": {"duration_s": duration, "steady_window_s": [5.0, duration], "repeats": 2},
-            "cases": [{"id": i, "runs": []} for i in ids]}
+            "cases": [{"id": i, "case": {"id": i}, "runs": []} for i in ids]}
 
 
 def test_merged_results_follow_the_case_order_and_refuse_runs_of_other_lengths(tmp_path):
@@ -131,3 +196,30 @@ def test_resimulating_stored_runs_fills_the_simulated_side_and_the_deltas(tmp_pa
     assert out["cases"][0]["delta"]["drops"] is None, "no Linux number, no delta"
     again = linuxref.resimulate(doc, tmp_path / "traces")
     assert again["cases"][0]["xrc"]["metrics"] == m, "the simulated side is deterministic"
+
+
+def test_resimulating_a_trace_case_models_its_uplink_and_drops_the_fat_uplink_mark(tmp_path):
+    cid = "const-20mbit-40ms-67p-bbr"
+    doc = _results([cid], 10.0)
+    case = linuxref.select_cases(cid)[0]
+    entry = doc["cases"][0]
+    entry["case"] = {k: getattr(case, k) for k in ("id", "link", "cc", "rtt_ms", "buffer_packets", "buffer_bytes",
+                                                   "trace", "rate_mbps")}
+    entry["runs"] = [{"metrics": {"goodput_mbps": 18.9}, "flow_start_offset_s": 0.26,
+                      "nstat": {k: 0 for k in linuxref.NSTAT_KEYS},
+                      "emulator": {"release_error": {"n": 1, "late": 0, "p50_us": 1.0, "p99_us": 1.0, "max_us": 1.0},
+                                   "cpu_s": 1.0, "longest_stalls": []},
+                      "load_avg": {"before": [0.0, 0.0, 0.0], "after": [0.0, 0.0, 0.0]}}]
+    entry["linux"] = linuxref.aggregate(entry["runs"])
+    # As stored by a core before trace.uplink: the simulated side had a fat uplink.
+    entry["xrc"] = {"metrics": {"goodput_mbps": 18.9}, "uplink_trace_modelled": False}
+    assert f"| {cid} ‡ |" in linuxref.markdown(doc)
+    out = linuxref.resimulate(doc, tmp_path / "traces")
+    sim = out["cases"][0]["xrc"]
+    assert sim["uplink_trace_modelled"] is True
+    tr = sim["scenario"]["trace"]
+    assert tr["uplink"] == tr["downlink"] == "const-20mbit.trace", "the constant trace carries the ACKs too"
+    assert sim["flow_start_s"] == 0.3, "the real runs' trace phase, to 100 ms"
+    table = linuxref.markdown(out)
+    assert f"| {cid} |" in table and "‡" not in table
+    assert "simulated again on" in table

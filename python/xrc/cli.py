@@ -5,7 +5,9 @@
         run directory, which runs again what ran there)
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
-    xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--pcap] [--list]
+    xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--force] [--pcap] [--list]
+    xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
+    xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
 
 Exit status: 0 on success, 2 for bad input (the message names the field and
 the value), 1 for anything else.
@@ -70,6 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     vl.add_argument("--repeats", type=int, default=2, help="real runs per case (default 2)")
     vl.add_argument("--duration", type=float, default=60.0, help="seconds per run (default 60)")
     vl.add_argument("--out", default=None, help="results directory (default: runs/validate-linux)")
+    vl.add_argument("--force", action="store_true",
+                    help="replace the results in --out (only a directory validate-linux wrote); real runs delete "
+                         "the old measurement first")
     vl.add_argument("--pcap", action="store_true", help="also write a pcap of each side of every real run")
     vl.add_argument("--no-sim", action="store_true", help="real runs only")
     vl.add_argument("--cpu", type=int, default=None, help="CPU to pin the emulator to (default: the last)")
@@ -117,46 +122,71 @@ def _validate_linux(args, argv: list[str]) -> int:
 
     from .emulation import linuxref
     from .emulation.testbed import TestbedError, terminate_on_sigterm
+    from .outdir import OutputError
 
     if args.list:
         print(linuxref.list_cases())
         return 0
-    if args.resim:
-        import json
+    if args.resim and args.merge:
+        raise ScenarioError("--resim and --merge: give one of them, not both")
 
-        src = Path(args.resim)
-        src = src / "results.json" if src.is_dir() else src
-        if not src.is_file() or not args.out:
-            raise ScenarioError("--resim: " + (f"not found: {src}" if not src.is_file() else "needs --out DIR"))
-        res = linuxref.resimulate(json.loads(src.read_text()), Path(args.out) / "traces", progress=not args.quiet)
-        linuxref.write_results(res, Path(args.out))
-        if not args.quiet:
-            print(linuxref.markdown(res))
-        return 0
-    if args.merge:
-        paths = [Path(p) / "results.json" if Path(p).is_dir() else Path(p) for p in args.merge]
-        missing = [str(p) for p in paths if not p.is_file()]
-        if missing or not args.out:
-            raise ScenarioError("--merge: " + (f"not found: {', '.join(missing)}" if missing else "needs --out DIR"))
+    def results_path(p: str) -> Path:
+        return Path(p) / "results.json" if Path(p).is_dir() else Path(p)
+
+    if args.resim or args.merge:
+        flag = "--resim" if args.resim else "--merge"
+        if not args.out:
+            raise ScenarioError(f"{flag}: needs --out DIR")
+        out = Path(args.out)
         try:
-            merged = linuxref.merge_results(paths)
-        except ValueError as e:
-            raise ScenarioError(f"--merge: {e}") from None
-        linuxref.write_results(merged, Path(args.out))
+            if args.resim:
+                src = linuxref.load_results(results_path(args.resim), "--resim")
+                linuxref.prepare_out(out, args.force, replace=False)
+                res = linuxref.resimulate(src, out / "traces", progress=not args.quiet)
+            else:
+                res = linuxref.merge_results([results_path(p) for p in args.merge])
+                linuxref.prepare_out(out, args.force, replace=False)
+        except OutputError as e:
+            print(f"xrc: error: {e}", file=sys.stderr)
+            return 2
+        except (ValueError, linuxref.HarnessError) as e:
+            # A file that is not a results file, a trace it names that is
+            # not there (linuxref.HarnessError), a scenario the core refuses.
+            raise ScenarioError(str(e)) from None
+        linuxref.write_results(res, out)
         if not args.quiet:
-            print(f"{len(merged['cases'])} cases; wrote {args.out}/results.json and {args.out}/table.md")
+            if args.resim:
+                print(linuxref.markdown(res))
+            print(f"{len(res['cases'])} cases; wrote {out}/results.json and {out}/table.md")
         return 0
+
+    # Real runs: every argument is checked before anything is set up.
+    if not 1 <= args.repeats <= 1000:
+        raise ScenarioError(f"--repeats must be in [1, 1000], got {args.repeats}")
+    lo = linuxref.STEADY_FROM_S + 1
+    if not lo < args.duration <= 86_400:
+        raise ScenarioError(f"--duration must be in ({lo:g}, 86400] s (the steady interval is "
+                            f"[{linuxref.STEADY_FROM_S:g} s, duration)), got {args.duration}")
+    if args.cpu is not None:
+        import os
+
+        allowed = sorted(os.sched_getaffinity(0))
+        if args.cpu not in allowed:
+            raise ScenarioError(f"--cpu must be one of the CPUs this process may use "
+                                f"({', '.join(map(str, allowed))}), got {args.cpu}")
     try:
         cases = linuxref.select_cases(args.cases)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
-    terminate_on_sigterm()
     out = Path(args.out or "runs/validate-linux")
+    terminate_on_sigterm()
     try:
+        linuxref.check_machine(cases)
+        linuxref.prepare_out(out, args.force, replace=True)
         res = linuxref.run_cases(cases, out=out, repeats=args.repeats, duration_s=args.duration, pcap=args.pcap,
                                  cpu=args.cpu, fifo_priority=None if args.no_realtime else 50,
                                  simulate=not args.no_sim, argv=["xrc", *argv], progress=not args.quiet)
-    except TestbedError as e:
+    except (TestbedError, OutputError) as e:
         print(f"xrc: error: {e}", file=sys.stderr)
         return 2
     except ValueError as e:

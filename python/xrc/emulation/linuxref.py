@@ -22,11 +22,16 @@ congestion window comes from iperf3's ``-J`` intervals (``snd_cwnd`` every
 **Simulated side.** The same scenario fields: ``topology = "wired"`` with
 ``internet.rate_mbps``, ``internet.delay_ms`` (one way) and
 ``internet.buffer_packets``; or ``topology = "trace"`` with
-``trace.downlink``, ``trace.uplink`` (when the core has the field),
+``trace.downlink``, ``trace.uplink`` (the same file for the constant
+trace, as ``mm-link T T``; a cellular trace's ``.up`` file),
 ``trace.buffer_*`` and ``internet.delay_ms``. MSS 1448 and xrc's defaults
 (Linux's: RACK, minimum RTO 200 ms, delayed ACK 40 ms, 16 quick ACKs)
 everywhere else. The emulator is built from the very same resolved
-scenario, so both sides cross the same link model.
+scenario, so both sides cross the same link model, with the same
+accounting: the emulator reads IP packets from its TUN devices (no packet
+information header) and hands the models their IP size, as the simulator
+does; the trace link itself counts each packet 4 bytes larger, in 1504-byte
+opportunities and byte limits, as Mahimahi counts its TUN reads.
 
 **Alignment.** Time zero of a real run is the first data segment of the
 iperf3 data connection (the simulated flow starts established, without a
@@ -62,7 +67,9 @@ RESULTS_SCHEMA = 1
 STEADY_FROM_S = 5.0
 MSS = 1448
 RATE_MBPS = 20.0
-OPPORTUNITY_BYTES = 1500
+# IP bytes of a full packet, which fills one Mahimahi opportunity (1504
+# bytes counted with the TUN header): the unit of a constant trace's rate.
+OPPORTUNITY_IP_BYTES = 1500
 CELL_TRACES = ("TMobile-LTE-short", "Verizon-LTE-short", "ATT-LTE-driving")
 LINUX_TO_XRC = {"cubic": "cubic", "reno": "newreno", "bbr": "bbr"}
 NSTAT_KEYS = ("TcpExtTCPLossUndo", "TcpExtTCPSpuriousRTOs", "TcpExtTCPLossProbes", "TcpExtTCPLossProbeRecovery",
@@ -153,7 +160,7 @@ def constant_trace(rate_mbps: float) -> str:
     ``floor(m·r) − floor((m−1)·r)`` opportunities, ``r`` = opportunities per
     ms, exactly, over one period (the denominator of ``r``); e.g. 20 Mbit/s
     = 5/3 opportunities per ms: ``1, 2, 2, 3, 3``."""
-    r = Fraction(rate_mbps).limit_denominator(10_000) * 1_000_000 / (OPPORTUNITY_BYTES * 8 * 1000)
+    r = Fraction(rate_mbps).limit_denominator(10_000) * 1_000_000 / (OPPORTUNITY_IP_BYTES * 8 * 1000)
     if r <= 0:
         raise ValueError(f"rate_mbps must be positive, got {rate_mbps}")
     period = r.denominator
@@ -221,11 +228,10 @@ def sim_scenario(case: Case, duration_s: float, traces: TraceFiles | None, *,
 
 
 def resolve_sim(case: Case, duration_s: float, traces: TraceFiles | None, start_s: float = 0.0):
-    """Resolves the case's scenario. Returns (Scenario, whether the ACKs
-    cross an uplink trace in it: always, for a trace case)."""
+    """The case's scenario, resolved (:class:`xrc.scenario.Scenario`)."""
     from ..scenario import from_dict
 
-    return from_dict(sim_scenario(case, duration_s, traces, start_s=start_s)), True
+    return from_dict(sim_scenario(case, duration_s, traces, start_s=start_s))
 
 
 # ---------------------------------------------------------------- metrics
@@ -478,7 +484,8 @@ def _sha256(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-def simulate_case(entry: dict, case: Case, duration_s: float, traces: TraceFiles | None) -> None:
+def simulate_case(entry: dict, case: Case, duration_s: float, traces: TraceFiles | None, *,
+                  progress: bool = False) -> None:
     """Runs the simulator on a case and stores its metrics and the Δ to the
     real runs' means in the results entry. On a trace link the flow starts
     at the real runs' mean data-start offset, rounded to 100 ms (so the
@@ -491,10 +498,12 @@ def simulate_case(entry: dict, case: Case, duration_s: float, traces: TraceFiles
     if case.link != "wired" and entry["runs"]:
         offs = [r["flow_start_offset_s"] for r in entry["runs"]]
         start = round(float(np.mean(offs)) * 10) / 10
-    sc, up_modelled = resolve_sim(case, duration_s, traces, start_s=start)
-    res = run_sim(sc)
+    sc = resolve_sim(case, duration_s, traces, start_s=start)
+    res = run_sim(sc, progress=progress)
     sm = sim_metrics(res["tables"], start, STEADY_FROM_S, duration_s)
-    entry["xrc"] = {"metrics": sm, "flow_start_s": start, "uplink_trace_modelled": up_modelled,
+    # Every trace case's ACKs cross its uplink trace (results of a core
+    # before `trace.uplink` have False here, and the table marks them).
+    entry["xrc"] = {"metrics": sm, "flow_start_s": start, "uplink_trace_modelled": True,
                     "scenario": _portable(sc.resolved), "core_version": _core.version(), "git_commit": git_commit()}
     entry["delta"] = {k: delta(sm.get(k), ((entry.get("linux") or {}).get(k) or {}).get("mean")) for k in METRICS}
 
@@ -502,15 +511,91 @@ def simulate_case(entry: dict, case: Case, duration_s: float, traces: TraceFiles
 def resimulate(results: dict, generated_dir: Path, *, progress: bool = False) -> dict:
     """The stored real runs against the simulator as it is now: every case's
     simulated side is run again (no root needed)."""
+    from ..runner import git_commit
+
     out = json.loads(json.dumps(results))
     duration = out["settings"]["duration_s"]
-    for entry in out["cases"]:
+    for k, entry in enumerate(out["cases"]):
         case = Case(**entry["case"])
         if progress:
-            print(f"simulating {case.id} ...", file=sys.stderr, flush=True)
-        simulate_case(entry, case, duration, trace_files(case, generated_dir))
-    out["resimulated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            print(f"[{k + 1}/{len(out['cases'])}] simulating {case.id} ...", file=sys.stderr, flush=True)
+        simulate_case(entry, case, duration, trace_files(case, generated_dir), progress=progress)
+    out["resimulated"] = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": git_commit()}
     return out
+
+
+def load_results(path: Path, flag: str) -> dict:
+    """Reads a results file for ``flag`` (``--resim``, ``--merge``); a file
+    that is not one raises ValueError naming the flag, the file and why."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ValueError(f"{flag} {str(path)!r}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise ValueError(f"{flag} {str(path)!r}: not JSON ({e})") from None
+    if not isinstance(doc, dict) or "cases" not in doc or "settings" not in doc:
+        raise ValueError(f"{flag} {str(path)!r}: not an xrc validate-linux results file (no cases and settings)")
+    if doc.get("schema") != RESULTS_SCHEMA:
+        raise ValueError(f"{flag} {str(path)!r}: results schema {doc.get('schema')!r}, this xrc reads "
+                         f"{RESULTS_SCHEMA}")
+    known = {c.id for c in all_cases()}
+    for c in doc["cases"]:
+        if not isinstance(c, dict) or not isinstance(c.get("case"), dict) or c.get("id") not in known:
+            cid = c.get("id") if isinstance(c, dict) else c
+            raise ValueError(f"{flag} {str(path)!r}: case {cid!r} is not one of validate-linux's cases "
+                             f"(see --list)")
+    return doc
+
+
+def is_results_dir(d: Path) -> bool:
+    """Whether ``d`` holds what validate-linux writes (its results.json)."""
+    try:
+        doc = json.loads((d / "results.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("schema") is not None and "cases" in doc and "environment" in doc
+
+
+def prepare_out(out: Path, force: bool, *, replace: bool) -> None:
+    """Checks ``--out`` as :mod:`xrc.outdir` does for run directories: a
+    missing or empty directory is used; one that holds anything is refused
+    without ``--force``, and with it only when it is a validate-linux
+    results directory (never files xrc did not write). With ``replace``
+    (real runs) the old results are deleted first, so no run of the old
+    measurement is left beside the new one; otherwise only ``results.json``
+    and ``table.md`` (and ``traces/``) are rewritten, each by a rename.
+    Raises :class:`xrc.outdir.OutputError`."""
+    import shutil
+
+    from ..outdir import OutputError
+
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"--out {str(out)!r} exists and is not a directory")
+        if out.is_dir() and any(out.iterdir()):
+            if not force:
+                raise OutputError(f"--out {str(out)!r} already holds results; choose another directory or pass "
+                                  f"--force to replace them")
+            if not is_results_dir(out):
+                raise OutputError(f"--out {str(out)!r} holds files that are not xrc validate-linux results (no "
+                                  f"results.json written by it); --force replaces only those, so remove it "
+                                  f"yourself or choose another directory")
+            if replace:
+                shutil.rmtree(out)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
+
+
+def check_machine(cases: list[Case]) -> None:
+    """Raises :class:`TestbedError` naming what this machine lacks for the
+    real runs of ``cases`` (root, TUN, the tools, a congestion control)."""
+    require(("ip", "iperf3", "nstat", "ss", "sysctl"))
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    for c in cases:
+        if c.cc not in available:
+            raise TestbedError(f"case {c.id}: the kernel has no {c.cc!r} congestion control "
+                               f"(available: {' '.join(available)})")
 
 
 def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: float = 60.0, pcap: bool = False,
@@ -524,12 +609,7 @@ def run_cases(cases: list[Case], *, out: Path, repeats: int = 2, duration_s: flo
     if not (duration_s > STEADY_FROM_S + 1):
         raise ValueError(f"--duration must exceed {STEADY_FROM_S + 1:g} s (the steady interval starts at "
                          f"{STEADY_FROM_S:g} s), got {duration_s}")
-    require(("ip", "iperf3", "nstat", "ss", "sysctl"))
-    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    for c in cases:
-        if c.cc not in available:
-            raise TestbedError(f"case {c.id}: the kernel has no {c.cc!r} congestion control "
-                               f"(available: {' '.join(available)})")
+    check_machine(cases)
     if cpu is None:
         cpu = default_emulator_cpu()
     out.mkdir(parents=True, exist_ok=True)
@@ -592,13 +672,11 @@ def merge_results(paths: list[Path]) -> dict:
     :func:`all_cases`; a case in several files is taken from the last.
     The environment is the first file's, with every file's date, command
     and commit listed under ``parts``."""
-    docs = [json.loads(Path(p).read_text()) for p in paths]
+    docs = [load_results(Path(p), "--merge") for p in paths]
     for p, d in zip(paths, docs):
-        if d.get("schema") != RESULTS_SCHEMA:
-            raise ValueError(f"{p}: schema {d.get('schema')!r}, expected {RESULTS_SCHEMA}")
         for k in ("duration_s", "steady_window_s"):
             if d["settings"][k] != docs[0]["settings"][k]:
-                raise ValueError(f"{p}: settings.{k} = {d['settings'][k]}, but {paths[0]} has "
+                raise ValueError(f"--merge {str(p)!r}: settings.{k} = {d['settings'][k]}, but {paths[0]} has "
                                  f"{docs[0]['settings'][k]}; only runs of the same length merge")
     by_id = {}
     for d in docs:
@@ -647,11 +725,8 @@ def _portable(resolved: dict) -> dict:
     if tr:
         for k in ("downlink", "uplink"):
             if isinstance(tr.get(k), str):
-                p = Path(tr[k])
-                try:
-                    tr[k] = os.path.relpath(p, REPO)
-                except ValueError:
-                    tr[k] = p.name
+                p = Path(tr[k]).resolve()
+                tr[k] = os.path.relpath(p, REPO) if p.is_relative_to(SHARED_TRACES.resolve()) else p.name
     return doc
 
 
@@ -671,6 +746,15 @@ def _cell(case: dict, key: str, digits: int) -> str:
     return f"{real} / {_fmt(sim, digits)}{dd}"
 
 
+def _resim_note(results: dict) -> str | None:
+    r = results.get("resimulated")
+    if not r:
+        return None
+    if isinstance(r, str):  # results written before the commit was recorded
+        return f" The xrc column was simulated again on {r}."
+    return f" The xrc column was simulated again on {r['date']} at xrc {r.get('git_commit') or '(unknown commit)'}."
+
+
 def markdown(results: dict) -> str:
     """The comparison table (and the emulator's timing per run) in Markdown."""
     env = results["environment"]
@@ -683,7 +767,7 @@ def markdown(results: dict) -> str:
         f"Measured {when} on Linux {env['kernel']} (HZ={env['hz']}, {env['cpus']} CPUs), "
         f"{s['repeats']} real run(s) per case of {s['duration_s']:g} s, steady interval "
         f"{s['steady_window_s'][0]:g}–{s['steady_window_s'][1]:g} s; emulator {env['emulator']['name']}, "
-        f"xrc {commits}.",
+        f"xrc {commits}." + (_resim_note(results) or ""),
         "",
         "Each cell: Linux (mean ± half the range over the runs) / xrc (Δ relative to Linux's mean). "
         "Retransmissions and drops count the whole run; the rest the steady interval. "
