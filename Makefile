@@ -19,15 +19,14 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 setup: $(STAMP)
 
 ## What `xrc validate-linux` and the emulator tests need besides the kernel
-## (root, TUN, network namespaces): iperf3 for the traffic, ping and nstat
-## for the checks, tcpdump for inspecting captures. Debian packages.
-LINUX_REF_PKGS := iperf3 iputils-ping iproute2 tcpdump
+## (root, TUN, network namespaces): iperf3 for the traffic, ping, ip, ss,
+## nstat and sysctl for the set-up and the checks, tcpdump for inspecting
+## captures. Debian packages, installed with apt-get when missing (as root).
+## `make test` does not need them: the emulator's tests skip, naming what
+## is missing.
+LINUX_REF_PKGS := iperf3 iputils-ping iproute2 procps tcpdump
 setup-linux-ref:
-	@missing=$$(for p in $(LINUX_REF_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing: $$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
-	else echo "setup-linux-ref: $(LINUX_REF_PKGS) already installed"; fi
+	@missing=$$(for p in $(LINUX_REF_PKGS); do 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; done); 	if [ -z "$$missing" ]; then echo "setup-linux-ref: $(LINUX_REF_PKGS) already installed"; exit 0; fi; 	if [ "$$(id -u)" != 0 ]; then echo "setup-linux-ref: missing $$missing; installing needs root: sudo make setup-linux-ref" >&2; exit 1; fi; 	echo "setup-linux-ref: installing" $$missing; 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing
 
 ## Install everything and run the XRC paper's Fig. 1 scenario.
 demo: setup
