@@ -21,7 +21,7 @@ from xrc.emulation import testbed as tbmod
 from xrc.emulation.testbed import default_emulator_cpu, leftovers, missing_requirements, remove_stale
 from xrc.scenario import from_dict
 
-MISSING = missing_requirements(("ip", "sysctl", "ping", "iperf3"))
+MISSING = missing_requirements(("ip", "ss", "sysctl", "ping", "iperf3"))
 needs_root = pytest.mark.skipif(bool(MISSING), reason="emulator tests need: " + "; ".join(MISSING))
 ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
 CUBIC = {"net.ipv4.tcp_congestion_control": "cubic", "net.ipv4.tcp_no_metrics_save": "1"}
