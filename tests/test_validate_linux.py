@@ -223,3 +223,18 @@ def test_resimulating_a_trace_case_models_its_uplink_and_drops_the_fat_uplink_ma
     table = linuxref.markdown(out)
     assert f"| {cid} |" in table and "‡" not in table
     assert "simulated again on" in table
+
+
+def test_a_resim_that_fails_writes_nothing(capsys, tmp_path, monkeypatch):
+    cid = "ATT-LTE-driving-10ms-150kB-cubic"
+    doc = _results([cid], 60.0)
+    case = linuxref.select_cases(cid)[0]
+    doc["cases"][0]["case"] = {k: getattr(case, k) for k in ("id", "link", "cc", "rtt_ms", "buffer_packets",
+                                                             "buffer_bytes", "trace", "rate_mbps")}
+    src = tmp_path / "r.json"
+    src.write_text(json.dumps(doc))
+    monkeypatch.setattr(linuxref, "SHARED_TRACES", tmp_path / "no-traces")
+    out = tmp_path / "o"
+    assert main(["validate-linux", "--resim", str(src), "--out", str(out), "--quiet"]) == 2
+    assert "trace file not found" in capsys.readouterr().err
+    assert not out.exists()

@@ -179,7 +179,7 @@ class TraceFiles:
     uplink: Path
 
 
-def trace_files(case: Case, generated_dir: Path, traces_dir: Path = SHARED_TRACES) -> TraceFiles | None:
+def trace_files(case: Case, generated_dir: Path, traces_dir: Path | None = None) -> TraceFiles | None:
     """The downlink and uplink traces of a trace case (writing the constant
     trace into ``generated_dir``); ``None`` for the wired link. The
     constant trace serves both directions (as ``mm-link T T``); a cellular
@@ -193,6 +193,7 @@ def trace_files(case: Case, generated_dir: Path, traces_dir: Path = SHARED_TRACE
         if not p.exists() or p.read_text() != text:
             p.write_text(text)
         return TraceFiles(p, p)
+    traces_dir = SHARED_TRACES if traces_dir is None else traces_dir
     down, up = traces_dir / f"{case.trace}.down", traces_dir / f"{case.trace}.up"
     for p in (down, up):
         if not p.is_file():
@@ -582,7 +583,6 @@ def prepare_out(out: Path, force: bool, *, replace: bool) -> None:
                                   f"yourself or choose another directory")
             if replace:
                 shutil.rmtree(out)
-        out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
 
