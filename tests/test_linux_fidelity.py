@@ -1,0 +1,119 @@
+"""The simulator against the real Linux kernel, on every commit, without root.
+
+``data/linux-reference/results.json`` holds real Linux TCP (cubic, reno and
+bbr of the kernel named in it) measured through xrc's real-time emulator by
+``xrc validate-linux`` (see docs/validation.md), and the simulator's side as
+it was when the reference was stored. Every case is simulated again here
+(master seeds 1..5, as the stored side) and:
+
+* every metric issue 7 accepts is within its bound of Linux's mean
+  (:data:`xrc.emulation.linuxref.ACCEPTANCE`), except the misses listed in
+  :data:`KNOWN_MISSES` with the mechanism behind each; a listed miss must
+  still miss (a fixed one comes off the list) and must not grow;
+* no metric drifts from the stored simulated side by more than the real
+  runs' spread allows (:func:`xrc.emulation.linuxref.drift`), so a change
+  that moves the simulator's TCP by more than real Linux varies between two
+  runs fails here, even inside the acceptance bounds. A change meant to
+  move it re-stores the simulated side with
+  ``xrc validate-linux --resim data/linux-reference --out data/linux-reference --force``
+  and says why in its commit.
+
+The cellular cases read the traces in ``../shared/traces/``; without them
+those cases are skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xrc.emulation import linuxref
+
+REF = Path(__file__).resolve().parents[1] / "data" / "linux-reference" / "results.json"
+_DOC = json.loads(REF.read_text())
+_CASES = {c["id"]: c for c in _DOC["cases"]}
+
+#: (case, metric) -> (largest |Δ| tolerated while it is open, mechanism).
+#: Every entry is a miss of issue 7's acceptance that is understood but not
+#: yet fixed; see docs/validation.md ("Where xrc and Linux still differ").
+_BW_HIGH = ("Linux BBR's max-filtered bandwidth sits 0.8-2.3% above the bottleneck's payload rate (ss -tin "
+            "bbr:bw mean 19.46, p95 19.71 against 19.31 Mbit/s; xrc's is 19.30), so pacing at gain 1 with the 1% "
+            "margin does not drain what each 1.25 probe queued and Linux keeps a standing queue (unacked 87 against "
+            "xrc's in-flight 78). Where the over-estimating delivery-rate samples come from (ACK timing compressed "
+            "by the emulator's stalls on this VM, or by the hosts' own batching) is not demonstrated yet.")
+KNOWN_MISSES: dict[tuple[str, str], tuple[float, str]] = {
+    ("wired-20mbit-40ms-67p-bbr", "rtt_mean_ms"): (0.15, _BW_HIGH),
+    ("wired-20mbit-40ms-67p-bbr", "rtt_p95_ms"): (0.22, _BW_HIGH),
+    ("wired-20mbit-40ms-267p-bbr", "rtt_mean_ms"): (0.14, _BW_HIGH),
+    ("wired-20mbit-40ms-267p-bbr", "rtt_p95_ms"): (0.23, _BW_HIGH),
+    ("const-20mbit-40ms-267p-bbr", "rtt_p95_ms"): (0.19, _BW_HIGH + " Its mean RTT agrees (-1.7%): only the "
+                                                   "queue's peaks are higher in Linux."),
+    ("ATT-LTE-driving-10ms-150kB-bbr", "rtt_mean_ms"): (0.20, "Linux keeps the larger queue here too (mean RTT "
+                                                        "156 against 130 ms at the same mean window, 60.6 against "
+                                                        "59.7 packets); not yet shown to be the smooth link's "
+                                                        "over-estimated bandwidth."),
+    ("const-20mbit-40ms-67p-bbr", "rtt_mean_ms"): (0.23, "xrc is high here: with 67 packets of buffer Linux loses "
+                                                   "in the steady interval (66 and 5 retransmissions) and BBR v1's "
+                                                   "packet conservation in recovery keeps its queue near 12 ms, "
+                                                   "while xrc's queue (about 22 ms, bounded by its window) never "
+                                                   "overflows; why Linux's queue peaks reach the buffer is not "
+                                                   "demonstrated yet."),
+    ("Verizon-LTE-short-40ms-150kB-bbr", "rtt_p95_ms"): (0.33, "xrc is high here (p95 587 against 459 ms, "
+                                                          "retransmissions 767 against 433) while goodput and "
+                                                          "mean RTT are within bounds; not yet explained."),
+}
+
+
+def _simulate(entry: dict, tmp_path: Path) -> dict:
+    case = linuxref.Case(**entry["case"])
+    try:
+        traces = linuxref.trace_files(case, tmp_path / "generated")
+    except linuxref.HarnessError as e:
+        pytest.skip(f"{case.id}: {e} (the cellular traces live in ../shared/traces)")
+    fresh = json.loads(json.dumps(entry))
+    linuxref.simulate_case(fresh, case, _DOC["settings"]["duration_s"], traces,
+                           seeds=len(entry["xrc"].get("seeds") or [1]))
+    return fresh["xrc"]["metrics"]
+
+
+def test_the_reference_says_when_where_and_with_what_it_was_measured():
+    env = _DOC["environment"]
+    assert env["kernel"] and env["date"] and env["hz"]
+    assert env["emulator"]["name"].startswith("xrc-emu")
+    assert _DOC["settings"]["repeats"] >= 2
+    assert [c.id for c in linuxref.all_cases()] == list(_CASES)
+    for c in _DOC["cases"]:
+        assert len(c["runs"]) >= 2, c["id"]
+
+
+def test_every_known_miss_names_a_mechanism_and_a_metric_issue_7_accepts():
+    for (case, metric), (bound, why) in KNOWN_MISSES.items():
+        assert case in _CASES
+        assert metric in linuxref.ACCEPTANCE[linuxref.link_class(_CASES[case])] or metric == "retransmits"
+        assert 0 < bound < 1 and len(why) > 40
+
+
+@pytest.mark.parametrize("case_id", list(_CASES))
+def test_the_simulator_stays_within_linux_s_bounds_and_its_own_stored_side(case_id, tmp_path):
+    entry = _CASES[case_id]
+    sim = _simulate(entry, tmp_path)
+    problems = []
+    for a in linuxref.acceptance(entry, sim):
+        key = (case_id, a["metric"])
+        if key in KNOWN_MISSES:
+            bound, _ = KNOWN_MISSES[key]
+            if a["ok"]:
+                problems.append(f"{a['metric']}: now within {a['bound']} of Linux (Δ {a['delta']:+.1%}); "
+                                "take it off KNOWN_MISSES")
+            elif a["delta"] is None or abs(a["delta"]) > bound:
+                problems.append(f"{a['metric']}: known miss grew to Δ {a['delta']} (tolerated {bound:.0%})")
+        elif not a["ok"]:
+            d = "–" if a["delta"] is None else f"{a['delta']:+.1%}"
+            problems.append(f"{a['metric']}: Linux {a['linux']}, xrc {a['xrc']}, Δ {d} beyond {a['bound']}")
+    for d in linuxref.drift(entry, sim):
+        if not d["ok"]:
+            problems.append(f"{d['metric']}: drifted from the stored simulated side {d['stored']} to {d['xrc']} "
+                            f"(tolerance {d['tol']:.3g}); re-store it on purpose with --resim if this is meant")
+    assert not problems, f"{case_id}:\n  " + "\n  ".join(problems)
