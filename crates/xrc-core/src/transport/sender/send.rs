@@ -1,7 +1,35 @@
 //! The send loop (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`):
-//! what the window, the receiver, the application and pacing allow, lost
-//! segments first; the sequence space; and the window-validation state
-//! (`tcp_cwnd_validate`, RFC 7661).
+//! what the window, the receiver, the application, Nagle's algorithm and
+//! pacing allow, lost segments first; the sequence space; and the
+//! window-validation state (`tcp_cwnd_validate`, RFC 7661).
+//!
+//! **Nagle's algorithm with Minshall's variant** (`nodelay = false`,
+//! Linux's default; RFC 896, RFC 1122 §4.2.3.4; Linux `tcp_nagle_test`,
+//! `tcp_nagle_check`, `tcp_minshall_check`, `tcp_minshall_update` in
+//! `net/ipv4/tcp_output.c`). The unsent data is a queue of full segments
+//! and at most one short tail (Linux fills the tail skb of the write queue
+//! to `size_goal` before starting another, `tcp_sendmsg_locked`). The short
+//! tail is held while a short segment sent earlier is unacknowledged:
+//! Linux remembers the end of the last short segment sent (`snd_sml`) and
+//! holds when snd_una < snd_sml <= snd_nxt and something is out. Data
+//! written meanwhile joins the tail, which leaves as soon as it fills a
+//! segment, the short segment is acknowledged, nothing is out, or the
+//! application closes (the FIN rides the tail, and `tcp_nagle_test` never
+//! holds a FIN). Full segments are never held; neither are
+//! retransmissions, nor a tail loss probe (`tcp_send_loss_probe` pushes
+//! with `TCP_NAGLE_OFF`). `nodelay = true` is `TCP_NODELAY`: every write
+//! leaves at once. A held tail leaves the connection application-limited
+//! (Linux `tcp_rate_check_app_limited`: less than one segment unsent).
+//!
+//! Not modelled, on purpose: **autocorking** (`tcp_should_autocork`,
+//! `tcp_autocorking = 1`) holds a short tail only while an earlier packet
+//! of the socket still sits in the host's qdisc or device (`sk_wmem_alloc`
+//! above the tail's own size), waiting for its transmit completion. Here a
+//! packet leaves the host the instant TCP sends it (internal pacing holds
+//! packets inside TCP, never in a qdisc; there is no device queue), so that
+//! condition never holds and autocorking would never defer anything.
+//! Likewise TSO/GSO's deferral (`tcp_tso_should_defer`) does not apply
+//! (sender deviation 4: no TSO).
 
 use super::config::Recovery;
 use super::output::{RetxKind, SenderOutput};
@@ -25,6 +53,9 @@ pub(super) struct SendState {
     pub(super) closed: bool,
     /// When data was last sent (Linux `lsndtime`).
     pub(super) last_send: Option<SimTime>,
+    /// End of the last short (sub-MSS) segment of new data sent (Linux
+    /// `snd_sml`, Minshall's variant of Nagle's algorithm).
+    pub(super) snd_sml: u64,
     /// Segments out at the last send (Linux `max_packets_out` heuristic).
     pub(super) max_packets_out: u32,
     /// `snd_nxt` when `max_packets_out` was last reset (Linux `max_packets_seq`).
@@ -127,10 +158,7 @@ impl TcpSender {
             let retransmit = if retransmit_lost { self.sb.next_lost() } else { None };
             let has_new = self.has_new_data();
             if retransmit.is_none() && !has_new {
-                // Application-limited (Linux tcp_rate_check_app_limited).
-                if self.sb.in_flight() < self.w.cwnd && !self.send.closed {
-                    self.rate.mark_app_limited(self.sb.in_flight());
-                }
+                self.check_app_limited();
                 return;
             }
             let in_flight = match self.cfg.recovery {
@@ -143,6 +171,12 @@ impl TcpSender {
                 self.cfg.recovery == Recovery::Newreno && retransmit.is_some() && self.rec.state == CaState::Recovery;
             if in_flight >= self.w.cwnd && !forced {
                 *limited = true;
+                return;
+            }
+            if retransmit.is_none() && self.nagle_holds() {
+                // Linux tcp_write_xmit: the window had room, Nagle said
+                // wait (not window-limited).
+                self.check_app_limited();
                 return;
             }
             if let Some(rate) = self.effective_pacing_rate() {
@@ -160,6 +194,33 @@ impl TcpSender {
             }
             *sent += 1;
         }
+    }
+
+    /// Linux `tcp_rate_check_app_limited`: less than a segment waits to be
+    /// sent and the window has room, so the application is what limits
+    /// sending; delivery-rate samples taken until this flight is delivered
+    /// are marked application-limited. (Linux checks at each write; here
+    /// when the send loop stops for want of data, which is when the
+    /// condition can first hold.)
+    fn check_app_limited(&mut self) {
+        if self.sb.in_flight() < self.w.cwnd && !self.send.closed {
+            self.rate.mark_app_limited(self.sb.in_flight());
+        }
+    }
+
+    /// Linux `tcp_nagle_test` for the tail of the write queue: hold a
+    /// short tail (`tcp_nagle_check`: `skb->len < mss`, not `TCP_NODELAY`,
+    /// something out) while the last short segment sent is unacknowledged
+    /// (`tcp_minshall_check`: snd_una < snd_sml <= snd_nxt). A FIN (the
+    /// application closed) is never held.
+    fn nagle_holds(&self) -> bool {
+        let s = &self.send;
+        !self.cfg.nodelay
+            && !s.closed
+            && s.write_end - s.snd_nxt < self.cfg.mss as u64
+            && self.sb.packets_out() > 0
+            && s.snd_sml > s.snd_una
+            && s.snd_sml <= s.snd_nxt
     }
 
     fn next_new_len(&self) -> u32 {
@@ -228,6 +289,10 @@ impl TcpSender {
             snap,
         });
         self.send.snd_nxt += len as u64;
+        if len < self.cfg.mss {
+            // Linux tcp_minshall_update.
+            self.send.snd_sml = self.send.snd_nxt;
+        }
         self.after_send(now);
         // Linux tcp_event_new_data_sent: the RTO starts with the first
         // segment out, and replaces a pending probe (which tcp_write_xmit

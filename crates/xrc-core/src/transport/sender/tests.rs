@@ -299,3 +299,134 @@ fn a_dsack_of_the_probe_shows_nothing_was_lost() {
     assert_eq!(s.probe.high_seq, None);
     assert_eq!(s.stats().probe_recoveries, 0);
 }
+
+// ----- Nagle's algorithm with Minshall's variant (send.rs) -----
+
+/// Payload lengths of the data packets in `out`, drained.
+fn lens(out: &mut SenderOutput) -> Vec<u32> {
+    let v = out
+        .packets
+        .iter()
+        .map(|p| match &p.kind {
+            PacketKind::Data(d) => d.len,
+            PacketKind::Ack(_) => unreachable!(),
+        })
+        .collect();
+    out.clear();
+    v
+}
+
+/// An ACK of every byte below `bytes`.
+fn ack_bytes(bytes: u64, ts_ecr: SimTime) -> AckHeader {
+    match Packet::ack(FlowId(0), bytes, &[], ts_ecr).kind {
+        PacketKind::Ack(a) => a,
+        PacketKind::Data(_) => unreachable!(),
+    }
+}
+
+/// Four writes of 700 bytes, 1 ms apart: what leaves after each.
+fn four_small_writes(s: &mut TcpSender, out: &mut SenderOutput) -> Vec<Vec<u32>> {
+    (0..4)
+        .map(|k| {
+            s.app_write(ms(k), 700, out);
+            lens(out)
+        })
+        .collect()
+}
+
+#[test]
+fn small_writes_with_a_small_segment_outstanding_are_merged_into_full_segments() {
+    let mut s = sender("cubic", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    // The first short write leaves (nothing short is out); the next ones
+    // wait for its ACK and merge, and a full segment leaves as soon as
+    // 1448 bytes have gathered.
+    assert_eq!(
+        four_small_writes(&mut s, &mut out),
+        vec![vec![700], vec![], vec![], vec![1448]]
+    );
+    // A full segment does not release the tail (Minshall: only a short one
+    // out holds it).
+    s.on_ack(ms(40), &ack_bytes(700 + 1448, ms(3)), &mut out);
+    assert_eq!(lens(&mut out), vec![652], "the short segment's ACK releases the tail");
+    assert_eq!(s.snd_nxt(), 2800);
+}
+
+#[test]
+fn with_nothing_small_outstanding_a_small_write_goes_at_once() {
+    let mut s = sender("cubic", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 2 * MSS, &mut out);
+    assert_eq!(lens(&mut out), vec![1448, 1448]);
+    // Full segments are out, none short: the short write is not held.
+    s.app_write(ms(1), 500, &mut out);
+    assert_eq!(lens(&mut out), vec![500]);
+    // Now a short one is out: the next short write waits...
+    s.app_write(ms(2), 500, &mut out);
+    assert_eq!(lens(&mut out), Vec::<u32>::new());
+    // ... until it is acknowledged, although full segments are still out.
+    s.on_ack(ms(40), &ack_bytes(MSS, ms(0)), &mut out);
+    assert_eq!(lens(&mut out), Vec::<u32>::new());
+    s.on_ack(ms(41), &ack_bytes(2 * MSS + 500, ms(1)), &mut out);
+    assert_eq!(lens(&mut out), vec![500]);
+}
+
+#[test]
+fn with_nodelay_every_write_leaves_at_once() {
+    let mut s = sender(
+        "cubic",
+        TcpConfig {
+            nodelay: true,
+            ..TcpConfig::default()
+        },
+    );
+    let mut out = SenderOutput::default();
+    assert_eq!(
+        four_small_writes(&mut s, &mut out),
+        vec![vec![700], vec![700], vec![700], vec![700]]
+    );
+}
+
+#[test]
+fn closing_pushes_the_remainder_nagle_held() {
+    let mut s = sender("cubic", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 700, &mut out);
+    s.app_write(ms(1), 500, &mut out);
+    assert_eq!(lens(&mut out), vec![700]);
+    // The FIN rides the held tail and Nagle never holds a FIN.
+    s.app_close(ms(2), false, &mut out);
+    assert_eq!(lens(&mut out), vec![500]);
+    s.on_ack(ms(40), &ack_bytes(1200, ms(2)), &mut out);
+    assert!(s.finished());
+}
+
+#[test]
+fn a_tail_nagle_holds_marks_the_connection_application_limited_only_when_the_window_has_room() {
+    // Window of ten: the held tail leaves the window unused, so rate
+    // samples must be marked application-limited (Linux
+    // tcp_rate_check_app_limited: less than a segment unsent, in flight
+    // below cwnd).
+    let mut s = sender("cubic", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 700, &mut out);
+    s.rate.app_limited_until = 0;
+    s.app_write(ms(1), 500, &mut out);
+    assert_eq!(lens(&mut out), vec![700]);
+    assert_eq!(s.rate.app_limited_until, 1, "delivered 0 + 1 in flight");
+    // A window of one, full: the window is what limits, not the
+    // application.
+    let mut s = sender(
+        "cubic",
+        TcpConfig {
+            initial_cwnd: 1,
+            ..TcpConfig::default()
+        },
+    );
+    s.app_write(ms(0), 700, &mut out);
+    s.rate.app_limited_until = 0;
+    s.app_write(ms(1), 500, &mut out);
+    assert_eq!(lens(&mut out), vec![700]);
+    assert_eq!(s.rate.app_limited_until, 0);
+    assert!(s.send.cwnd_limited);
+}
