@@ -1633,6 +1633,7 @@ mod tests {
                 rtt: a.rtt,
                 is_app_limited: a.app_limited,
                 is_retrans: false,
+                ..RateSample::default()
             };
             let v = self.view();
             assert!(self.cc.cong_control(at, &mut self.w, &v, &rs));

@@ -75,6 +75,16 @@
 //!   is unacknowledged, so that small writes merge into full segments;
 //!   a close pushes it. See `send`. Autocorking is not modelled (no host
 //!   queue here for it to wait on; see `send`).
+//! - **Per-packet records for the algorithm** (always): every transmission
+//!   asks the algorithm for its record of the packet
+//!   ([`CongestionControl::on_packet_sent`], with in flight counted as
+//!   Google's BBRv3 `tcp_set_tx_in_flight`), kept with the segment; the rate
+//!   sample carries the sampled packet's record; each loss marking is
+//!   counted in `tp->lost` and then handed over
+//!   ([`CongestionControl::on_packet_lost`]); a loss a tail loss probe
+//!   repaired is reported before the reduction
+//!   ([`CongestionControl::on_tlp_recovery`]), and an ACK at the probe's
+//!   sequence is flagged in the rate sample.
 //! - **Timer clock** (`timer_clock = "jiffies"`, `timer_hz = 250`): the
 //!   RTO, the probe and the reordering timeout count whole jiffies and fire
 //!   on the timer wheel's ticks ([`clock`]); `"exact"` fires at the

@@ -37,7 +37,7 @@ use super::recovery::Rexmit;
 use super::timers::XmitTimer;
 use super::TcpSender;
 use crate::net::{AbcMark, Packet, PacketKind};
-use crate::transport::cc::{CaEvent, CaState};
+use crate::transport::cc::{CaEvent, CaState, LostPacket, PacketRecord, SentPacket};
 use crate::transport::rtt::RtoRule;
 use crate::transport::scoreboard::Seg;
 use crate::units::SimTime;
@@ -277,6 +277,7 @@ impl TcpSender {
         let seq = self.send.snd_nxt;
         let prior_packets = self.sb.packets_out();
         let snap = self.rate.on_send(now, prior_packets);
+        let record = self.packet_sent(now, seq, len, false);
         self.sb.push(Seg {
             seq,
             len,
@@ -287,6 +288,7 @@ impl TcpSender {
             lost: false,
             retrans: false,
             snap,
+            record,
         });
         self.send.snd_nxt += len as u64;
         if len < self.cfg.mss {
@@ -316,7 +318,9 @@ impl TcpSender {
     fn send_retransmission(&mut self, now: SimTime, i: usize, out: &mut SenderOutput) {
         self.before_send(now);
         let snap = self.rate.on_send(now, self.sb.packets_out());
-        self.sb.on_retransmit(i, now, self.send.tx_counter, snap);
+        let (seq, len) = (self.sb.get(i).seq, self.sb.get(i).len);
+        let record = self.packet_sent(now, seq, len, true);
+        self.sb.on_retransmit(i, now, self.send.tx_counter, snap, record);
         // Linux tcp_retransmit_skb: the first retransmission's time and one
         // more retransmission a D-SACK may prove spurious.
         self.undo.on_retransmit(now);
@@ -326,8 +330,6 @@ impl TcpSender {
             // timer is armed).
             self.rto.arm(now, &self.rtt);
         }
-        let s = self.sb.get(i);
-        let (seq, len) = (s.seq, s.len);
         let kind = if self.rec.state == CaState::Loss {
             self.stats.retransmits_timeout += 1;
             RetxKind::Timeout
@@ -338,6 +340,44 @@ impl TcpSender {
         self.after_send(now);
         out.retransmits.push((seq, kind));
         out.packets.push(self.data_packet(seq, len, now, true));
+    }
+
+    /// Linux `tcp_rate_skb_sent` with Google's BBRv3 `tcp_set_tx_in_flight`:
+    /// tells the algorithm of a packet about to leave, before the
+    /// scoreboard accounts for it, and returns the record it keeps. In
+    /// flight counts the packet itself once more (a probe's resent segment,
+    /// still in flight, is counted twice, as in Linux).
+    pub(super) fn packet_sent(&mut self, now: SimTime, seq: u64, len: u32, retransmission: bool) -> PacketRecord {
+        let p = SentPacket {
+            seq,
+            len,
+            retransmission,
+            in_flight: self.sb.in_flight() + 1,
+            delivered: self.rate.delivered,
+            lost: self.rec.lost_total,
+            app_limited: self.rate.app_limited_until != 0,
+        };
+        self.cc.on_packet_sent(now, &p)
+    }
+
+    /// Hands the markings the scoreboard made to the algorithm, one call
+    /// per marking, each after counting it in `tp->lost` (Linux
+    /// `tcp_mark_skb_lost`, `tcp_notify_skb_loss_event`). Returns how many
+    /// there were.
+    pub(super) fn notify_lost(&mut self, now: SimTime) -> u32 {
+        let marked = self.sb.take_marked();
+        for m in &marked {
+            self.rec.lost_total += 1;
+            let view = self.view(now);
+            let p = LostPacket {
+                seq: m.seq,
+                len: m.len,
+                record: m.record,
+                lost_total: self.rec.lost_total,
+            };
+            self.cc.on_packet_lost(now, &self.w, &view, &p);
+        }
+        marked.len() as u32
     }
 
     pub(super) fn after_send(&mut self, now: SimTime) {
