@@ -45,7 +45,6 @@
 
 pub mod abc;
 pub mod bbr;
-pub mod bbr3;
 pub mod copa;
 pub mod cubic;
 pub mod helpers;

@@ -23,8 +23,9 @@
 //!   (inflight_hi / inflight_lo, bw_hi / bw_lo, PROBE_BW DOWN / CRUISE /
 //!   REFILL / UP). Where the draft and Google's code differ in detail, the
 //!   code wins.
-//! * The v1 module [`super::bbr`] shares the clocks, fixed-point scales and
-//!   the EDT / `delivered_mstamp` / `app_limited` emulations documented there.
+//! * The v1 module [`super::v1`] documents the clocks, fixed-point scales and
+//!   the EDT / `delivered_mstamp` / `app_limited` emulations both versions
+//!   take from the family's shared parts.
 //!
 //! # Per-packet records
 //!
@@ -135,32 +136,23 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{
+use super::common::{
+    after, bdp, bdp_segments, check_hz, check_range, edt_burst, jiffies, msecs_to_jiffies, packets_in_net_at_edt,
+    raw_bytes_per_sec, sat_u32, saved_cwnd, tso_segs, us, AckAggregation, AppLimitedMark, Pacing, PacingRule, Rng,
+    Sample, GSO_LEGACY_MAX_SIZE, PACING_SHIFT, USEC_PER_SEC,
+};
+pub use super::common::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
+use crate::transport::cc::{
     CaEvent, CaState, CongestionControl, ConnView, LostPacket, PacketRecord, RateSample, SentPacket, Window,
     INFINITE_SSTHRESH,
 };
 use crate::units::{BitRate, SimDuration, SimTime};
 
-/// Bandwidth unit: segments per µs × 2²⁴ (`BW_SCALE` = 24).
-pub const BW_SCALE: u32 = 24;
-pub const BW_UNIT: u64 = 1 << BW_SCALE;
-/// Gains in 1/256 (`BBR_SCALE` = 8).
-pub const BBR_SCALE: u32 = 8;
-pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
 /// Linux's `~0U` for "no bound yet" (`inflight_hi`, `inflight_lo`, `bw_lo`).
 pub const UNSET: u32 = u32::MAX;
 
-const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
-const MAX_TCP_HEADER: u64 = 320;
-const PACING_SHIFT: u32 = 10;
 /// `sysctl_tcp_min_tso_segs` default.
 const MIN_TSO_SEGS: u32 = 2;
-const ACK_EPOCH_ACKED_MAX: u32 = 0xF_FFFF;
-const ACK_EPOCH_ACKED_RESET: u32 = 1 << 20;
-const EXTRA_ACKED_WIN_RTTS_MAX: u32 = 0x1F;
-const USEC_PER_SEC: u64 = 1_000_000;
-const USEC_PER_MSEC: u64 = 1_000;
-const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// `TCPCB_IN_FLIGHT_MAX`: `tx.in_flight` is a 20-bit field.
 const IN_FLIGHT_MAX: u32 = (1 << 20) - 1;
 
@@ -301,21 +293,10 @@ impl Default for Config {
     }
 }
 
-impl super::registry::CcConfig for Config {
+impl crate::transport::cc::registry::CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
-        if !matches!(self.hz, 100 | 250 | 300 | 1000) {
-            return Err(format!(
-                "hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}",
-                self.hz
-            ));
-        }
-        let range = |name: &str, v: u64, lo: u64, hi: u64| {
-            if v < lo || v > hi {
-                Err(format!("{name} must be in {lo}..={hi}, got {v}"))
-            } else {
-                Ok(())
-            }
-        };
+        check_hz(self.hz)?;
+        let range = check_range;
         range("min_rtt_win_sec", self.min_rtt_win_sec as u64, 1, 2_000_000)?;
         range("probe_rtt_mode_ms", self.probe_rtt_mode_ms as u64, 0, 2_000_000_000)?;
         // Linux requires probe_rtt_win_ms ≤ min_rtt_win_sec · 1000.
@@ -355,29 +336,6 @@ impl super::registry::CcConfig for Config {
     }
 }
 
-/// The rate sample in Linux's types, with v3's transmit snapshots.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-struct Sample {
-    delivered: i64,
-    interval_us: i64,
-    prior_delivered: u64,
-    prior_in_flight: u32,
-    acked_sacked: u32,
-    losses: u32,
-    rtt_us: i64,
-    is_app_limited: bool,
-    /// Packets in flight when the sampled packet was sent, itself included.
-    tx_in_flight: u32,
-    /// Packets marked lost since the sampled packet was sent.
-    lost: u32,
-    /// The ACK matches a tail loss probe's retransmission.
-    is_acking_tlp_retrans_seq: bool,
-}
-
-// The app-limited mark, the seeded generator and the clock helpers are
-// v1's (`bbr.rs`), unchanged.
-use super::bbr::{after, in_net_after, next_departure, sat_u32, us, AppLimitedMark, Rng};
-
 /// BBRv3 for one connection (Google's `struct bbr` plus the framework
 /// values it needs).
 #[derive(Clone, Debug)]
@@ -405,14 +363,10 @@ pub struct Bbr3 {
     cwnd_gain: u32,
     full_bw_reached: bool,
     full_bw_cnt: u32,
-    has_seen_rtt: bool,
     prior_cwnd: u32,
     full_bw: u32,
-    ack_epoch_mstamp: u64,
-    extra_acked: [u16; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK-aggregation estimate (`extra_acked`).
+    agg: AckAggregation,
     full_bw_now: bool,
     loss_in_cycle: bool,
     loss_round_delivered: u64,
@@ -440,7 +394,7 @@ pub struct Bbr3 {
     sample_bw: u32,
 
     // ----- framework values and emulations -----
-    pacing_rate: Option<u64>,
+    pacing: Pacing,
     mss: u32,
     delivered_mstamp: u64,
     al: AppLimitedMark,
@@ -474,14 +428,9 @@ impl Bbr3 {
             cwnd_gain: 0,
             full_bw_reached: false,
             full_bw_cnt: 0,
-            has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            agg: AckAggregation::default(),
             full_bw_now: false,
             loss_in_cycle: false,
             loss_round_delivered: 0,
@@ -506,7 +455,7 @@ impl Bbr3 {
             loss_events_in_round: 0,
             initialized: false,
             sample_bw: 0,
-            pacing_rate: None,
+            pacing: Pacing::default(),
             mss: 1448,
             delivered_mstamp: 0,
             al: AppLimitedMark::default(),
@@ -534,7 +483,7 @@ impl Bbr3 {
     pub fn bw_raw(&self) -> u32 {
         self.bbr_bw()
     }
-    /// `bbr_max_bw` = max(bw_hi[0], bw_hi[1]), Linux's unit.
+    /// `bbr_max_bw` = `max(bw_hi[0], bw_hi[1])`, Linux's unit.
     pub fn max_bw_raw(&self) -> u32 {
         self.max_bw()
     }
@@ -573,7 +522,7 @@ impl Bbr3 {
         self.full_bw_reached
     }
     pub fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
+        self.agg.max()
     }
     /// Wall-clock wait before the next bandwidth probe, from the phase start.
     pub fn probe_wait(&self) -> SimDuration {
@@ -586,20 +535,20 @@ impl Bbr3 {
         self.target_cwnd
     }
     pub fn pacing_rate_bytes(&self) -> Option<u64> {
-        self.pacing_rate
+        self.pacing.rate
     }
 
     fn raw_to_bitrate(&self, bw: u32) -> BitRate {
-        BitRate::from_bps(self.rate_bytes_per_sec(bw as u64, BBR_UNIT, 0).saturating_mul(8))
+        BitRate::from_bps(raw_bytes_per_sec(bw, self.mss).max(1).saturating_mul(8))
     }
 
     // ----- clocks (v1 deviation 1) -----
 
     fn jiffies(&self, t: SimTime) -> u32 {
-        (t.as_nanos() as u128 * self.cfg.hz as u128 / NSEC_PER_SEC as u128) as u32
+        jiffies(t, self.cfg.hz)
     }
     fn msecs_to_jiffies(&self, ms: u32) -> u32 {
-        (ms as u64 * self.cfg.hz as u64).div_ceil(1000) as u32
+        msecs_to_jiffies(ms, self.cfg.hz)
     }
 
     fn note(&mut self, c: &ConnView) {
@@ -608,48 +557,18 @@ impl Bbr3 {
         }
     }
 
-    /// The rate sample in Linux's terms.
+    /// The rate sample in Linux's terms, with v3's fields from the sampled
+    /// packet's record (Google's `tcp_rate.c`: `tx_in_flight`, and `lost` =
+    /// `tp->lost` − `tx.lost`; zero when no packet was sampled).
     fn linux_sample(&self, now: SimTime, rs: &RateSample, c: &ConnView) -> Sample {
-        let delivered = match rs.delivered {
-            Some(d) => d as i64,
-            None if rs.acked_sacked > 0 => c.delivered.saturating_sub(rs.prior_delivered) as i64,
-            None => -1,
-        };
-        let interval_us = if rs.delivered.is_some() {
-            if rs.interval == now.saturating_since(rs.prior_time) {
-                (us(now) - us(rs.prior_time)) as i64
-            } else {
-                rs.interval.as_micros() as i64
-            }
-        } else {
-            -1
-        };
-        let rtt_us = match rs.rtt {
-            Some(r) => {
-                let sent = SimTime::from_nanos(now.as_nanos().saturating_sub(r.as_nanos()));
-                (us(now) - us(sent)) as i64
-            }
-            None => -1,
-        };
-        // Google's tcp_rate.c: tx_in_flight and the losses since the sampled
-        // packet was sent, from its record; zero when no packet was sampled.
-        let (tx_in_flight, lost) = match rs.record {
-            Some(r) => (r.in_flight, sat_u32(c.lost_total.saturating_sub(r.lost))),
-            None => (0, 0),
-        };
-        Sample {
-            delivered,
-            interval_us,
-            prior_delivered: rs.prior_delivered,
-            prior_in_flight: rs.prior_in_flight,
-            acked_sacked: rs.acked_sacked,
-            losses: rs.losses,
-            rtt_us,
-            is_app_limited: rs.is_app_limited || rs.record.is_some_and(|r| r.app_limited),
-            tx_in_flight,
-            lost,
-            is_acking_tlp_retrans_seq: rs.is_acking_tlp_retrans_seq,
+        let mut s = Sample::from_rate(now, rs, c);
+        if let Some(r) = rs.record {
+            s.tx_in_flight = r.in_flight;
+            s.lost = sat_u32(c.lost_total.saturating_sub(r.lost));
+            s.is_app_limited |= r.app_limited;
         }
+        s.is_acking_tlp_retrans_seq = rs.is_acking_tlp_retrans_seq;
+        s
     }
 
     // ----- estimates -----
@@ -660,75 +579,41 @@ impl Bbr3 {
     fn bbr_bw(&self) -> u32 {
         self.max_bw().min(self.bw_lo)
     }
-    fn extra_acked_max(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
+    /// v3's `bbr_bw_to_pacing_rate`: through its `bbr_rate_bytes_per_sec`,
+    /// floored at 1 byte/s; STARTUP at 4 ln 2.
+    fn pacing_rule(&self) -> PacingRule {
+        PacingRule {
+            mss: self.mss,
+            margin_percent: self.cfg.pacing_margin_percent,
+            floor: 1,
+            startup_gain: self.cfg.startup_pacing_gain,
+        }
     }
 
-    /// `bbr_rate_bytes_per_sec` (v3: with a margin argument and a floor of 1).
-    fn rate_bytes_per_sec(&self, rate: u64, gain: u32, margin: u32) -> u64 {
-        let mut r = rate as u128 * self.mss as u128;
-        r *= gain as u128;
-        r >>= BBR_SCALE;
-        r *= (USEC_PER_SEC / 100 * (100 - margin as u64)) as u128;
-        r >>= BW_SCALE;
-        (r.min(u64::MAX as u128) as u64).max(1)
-    }
-
-    fn bw_to_pacing_rate(&self, bw: u32, gain: u32) -> u64 {
-        self.rate_bytes_per_sec(bw as u64, gain, self.cfg.pacing_margin_percent)
-    }
-
-    fn init_pacing_rate_from_rtt(&mut self, c: &ConnView, cwnd: u32) {
-        let rtt_us = match c.srtt {
-            Some(srtt) => {
-                self.has_seen_rtt = true;
-                srtt.as_micros().max(1)
-            }
-            None => USEC_PER_MSEC,
-        };
-        let bw = cwnd as u64 * BW_UNIT / rtt_us;
-        self.pacing_rate = Some(self.bw_to_pacing_rate(sat_u32(bw), self.cfg.startup_pacing_gain));
-    }
-
+    /// `bbr_set_pacing_rate`.
     fn set_pacing_rate(&mut self, c: &ConnView, cwnd: u32, bw: u32, gain: u32) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
-        if !self.has_seen_rtt && c.srtt.is_some() {
-            self.init_pacing_rate_from_rtt(c, cwnd);
-        }
-        if self.full_bw_reached || rate > self.pacing_rate.unwrap_or(0) {
-            self.pacing_rate = Some(rate);
-        }
+        let rule = self.pacing_rule();
+        self.pacing.set(&rule, c.srtt, cwnd, bw, gain, self.full_bw_reached);
     }
 
     /// `bbr_tso_segs_goal` via `bbr_tso_segs_generic` (deviation 4).
     fn tso_segs_goal(&self) -> u32 {
-        let mut bytes = self.pacing_rate.unwrap_or(0) >> PACING_SHIFT;
+        let mut bytes = self.pacing.rate.unwrap_or(0) >> PACING_SHIFT;
         if self.cfg.tso_rtt_shift != 0 {
             let r = self.min_rtt_us >> self.cfg.tso_rtt_shift;
             if r < 32 {
                 bytes += GSO_LEGACY_MAX_SIZE >> r;
             }
         }
-        let bytes = bytes.min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
-        sat_u32(bytes / self.mss.max(1) as u64).max(MIN_TSO_SEGS)
+        tso_segs(bytes, self.mss, MIN_TSO_SEGS)
     }
 
     fn save_cwnd(&mut self, cwnd: u32) {
-        if self.prev_ca_state != CaState::Recovery && self.prev_ca_state != CaState::Loss && self.mode != Mode::ProbeRtt
-        {
-            self.prior_cwnd = cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(cwnd);
-        }
+        self.prior_cwnd = saved_cwnd(self.prior_cwnd, cwnd, self.prev_ca_state, self.mode == Mode::ProbeRtt);
     }
 
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        if self.min_rtt_us == UNSET {
-            return self.init_cwnd;
-        }
-        let w = bw as u128 * self.min_rtt_us as u128;
-        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
-        bdp.min(u32::MAX as u128) as u32
+        bdp(bw, self.min_rtt_us, gain).unwrap_or(self.init_cwnd)
     }
 
     /// v3's budget: at least 3 TSO bursts and the minimum window, +2 in UP.
@@ -746,16 +631,14 @@ impl Bbr3 {
     }
 
     fn packets_in_net_at_edt(&self, now: SimTime, c: &ConnView, inflight_now: u32) -> u32 {
-        let edt = next_departure(now, c.last_send, self.pacing_rate, self.mss);
-        let burst = if self.pacing_gain > BBR_UNIT {
-            self.tso_segs_goal()
-        } else {
-            0
-        };
-        in_net_after(
-            inflight_now.saturating_add(burst),
+        let burst = edt_burst(self.pacing_gain, self.tso_segs_goal());
+        packets_in_net_at_edt(
+            now,
+            c,
+            self.pacing.rate,
+            self.mss,
             self.bbr_bw(),
-            edt.saturating_since(now),
+            inflight_now.saturating_add(burst),
         )
     }
 
@@ -764,9 +647,8 @@ impl Bbr3 {
         if self.cfg.extra_acked_gain == 0 {
             return 0;
         }
-        let max_aggr = sat_u32(self.bbr_bw() as u64 * self.cfg.extra_acked_max_us as u64 / BW_UNIT);
-        let aggr = sat_u32((self.cfg.extra_acked_gain as u64 * self.extra_acked_max() as u64) >> BBR_SCALE);
-        aggr.min(max_aggr)
+        self.agg
+            .cwnd(self.cfg.extra_acked_gain, self.cfg.extra_acked_max_us, self.bbr_bw())
     }
 
     fn probe_rtt_cwnd(&self) -> u32 {
@@ -822,41 +704,19 @@ impl Bbr3 {
         }
     }
 
+    /// `bbr_update_ack_aggregation`; in STARTUP the window is one round.
     fn update_ack_aggregation(&mut self, w: &Window, s: &Sample) {
-        if self.cfg.extra_acked_gain == 0 || s.acked_sacked == 0 || s.delivered < 0 || s.interval_us <= 0 {
+        if self.cfg.extra_acked_gain == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
-            // In STARTUP the window is a single round.
-            let thresh = if self.full_bw_reached {
-                self.cfg.extra_acked_win_rtts
-            } else {
-                1
-            };
-            if self.extra_acked_win_rtts >= thresh {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = self.delivered_mstamp.saturating_sub(self.ack_epoch_mstamp);
-        let mut expected = sat_u32(self.bbr_bw() as u64 * epoch_us / BW_UNIT);
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked.saturating_add(s.acked_sacked) >= ACK_EPOCH_ACKED_RESET
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = self.delivered_mstamp;
-            expected = 0;
-        }
-        self.ack_epoch_acked = self
-            .ack_epoch_acked
-            .saturating_add(s.acked_sacked)
-            .min(ACK_EPOCH_ACKED_MAX);
-        let extra = (self.ack_epoch_acked - expected).min(w.cwnd).min(u16::MAX as u32) as u16;
-        if extra > self.extra_acked[self.extra_acked_win_idx] {
-            self.extra_acked[self.extra_acked_win_idx] = extra;
-        }
+        let win_rtts = if self.full_bw_reached {
+            self.cfg.extra_acked_win_rtts
+        } else {
+            1
+        };
+        let bw = self.bbr_bw();
+        self.agg
+            .update(s, self.round_start, win_rtts, bw, self.delivered_mstamp, w.cwnd);
     }
 
     // ----- PROBE_RTT and min RTT -----
@@ -1442,9 +1302,10 @@ impl CongestionControl for Bbr3 {
         self.probe_rtt_min_stamp = j;
         self.min_rtt_us = min_rtt;
         self.min_rtt_stamp = j;
-        self.init_pacing_rate_from_rtt(c, w.cwnd);
+        let rule = self.pacing_rule();
+        self.pacing.init_from_rtt(&rule, c.srtt, w.cwnd);
         self.mode = Mode::Startup;
-        self.ack_epoch_mstamp = us(now);
+        self.agg.restart_epoch(us(now));
         self.loss_round_delivered = c.delivered + 1;
     }
 
@@ -1491,8 +1352,7 @@ impl CongestionControl for Bbr3 {
             return;
         }
         self.idle_restart = true;
-        self.ack_epoch_mstamp = us(now);
-        self.ack_epoch_acked = 0;
+        self.agg.restart_epoch(us(now));
         if self.mode == Mode::ProbeBw {
             let bw = self.bbr_bw();
             self.set_pacing_rate(c, w.cwnd, bw, BBR_UNIT);
@@ -1606,10 +1466,7 @@ impl CongestionControl for Bbr3 {
     }
 
     fn pacing_rate(&self) -> Option<BitRate> {
-        match self.pacing_rate {
-            Some(r) if r > 0 => Some(BitRate::from_bps(r.saturating_mul(8))),
-            _ => None,
-        }
+        self.pacing.bitrate()
     }
 
     fn mode(&self) -> &'static str {
@@ -1627,10 +1484,7 @@ impl CongestionControl for Bbr3 {
     }
 
     fn target_window(&self) -> Option<f64> {
-        if self.min_rtt_us == UNSET || self.bbr_bw() == 0 {
-            return None;
-        }
-        Some(self.bbr_bw() as f64 * self.min_rtt_us as f64 / BW_UNIT as f64)
+        bdp_segments(self.bbr_bw(), self.min_rtt_us)
     }
 }
 
