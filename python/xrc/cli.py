@@ -1,6 +1,8 @@
 """The ``xrc`` command.
 
     xrc run SCENARIO --out DIR [--seed N] [--set PATH=VALUE ...] [--force] [--no-plots]
+        (SCENARIO: a TOML file, a run directory's scenario.resolved.json, or a
+        run directory, which runs again what ran there)
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
 
@@ -12,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .scenario import ScenarioError, load
 
 
 def _scenario_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("scenario", help="scenario file (TOML)")
+    p.add_argument("scenario", help="scenario file (TOML, or JSON as a run directory records it), or a run directory")
     p.add_argument("--seed", type=int, default=None, help="master seed (overrides the scenario's)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                    help="override a scenario field, e.g. --set flows.0.cc=cubic (repeatable)")
@@ -113,11 +116,13 @@ def main(argv: list[str] | None = None) -> int:
             if not args.quiet:
                 _print_summary(summary)
                 print(f"  wrote {args.out}")
+                sys.stdout.flush()
             return 0
         if args.cmd == "validate":
             sc = load(args.scenario, overrides=args.overrides, seed=args.seed)
             if args.print:
                 print(json.dumps(sc.resolved, indent=2, sort_keys=True))
+                sys.stdout.flush()
             else:
                 print(f"{args.scenario}: ok ({sc.name}, seed {sc.seed}, {len(sc.resolved['flows'])} flows, "
                       f"{sc.resolved['duration_s']} s)")
@@ -165,6 +170,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("xrc: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`xrc validate --print | head`): stop quietly,
+        # and keep the interpreter from failing to flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("xrc: error: output closed by the reader (broken pipe)", file=sys.stderr)
+        return 2
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"xrc: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
     return 1
 
 

@@ -119,21 +119,32 @@ def summarize(resolved: dict[str, Any], tables: dict[str, dict[str, np.ndarray]]
         })
     us = tables["ues"]
     rlc = tables["rlc"]
+    qd = tables["queue_delay"]
     ues = []
     for i in range(us["ue"].size):
         u = int(us["ue"][i])
         act = float(us["active_s"][i])
-        avail = float(us["available_bits_active"][i])
+        fair = float(us["available_bits_active"][i])
         deliv = float(us["delivered_bits_active"][i])
+        # Utilization: bits delivered over the capacity the UE had, the larger
+        # of its fair share and what its radio carried (docs/outputs.md).
+        # Everything delivered was carried, so it cannot exceed 1.
+        carried = float(us["carried_bits"][i])
+        capacity = max(fair, carried)
         sel = (rlc["ue"] == u) & (rlc["active"] == 1)
         hol = rlc["hol_ms"][sel]
+        pkt = qd["delay_ms"][qd["ue"] == u]
         ues.append({
             "id": u,
-            "capacity_mbps": avail / act / 1e6 if act > 0 else 0.0,
+            "capacity_mbps": capacity / act / 1e6 if act > 0 else 0.0,
             "delivered_mbps": deliv / act / 1e6 if act > 0 else 0.0,
-            "utilization": deliv / avail if avail > 0 else None,
+            "utilization": float(us["delivered_bits"][i]) / capacity if capacity > 0 else None,
+            "fair_share_mbps": fair / act / 1e6 if act > 0 else 0.0,
+            "fair_share_ratio": deliv / fair if fair > 0 else None,
             "hol_delay_ms": {f"p{q}": _clean(_pct(hol, q)) for q in (50, 80, 90, 95, 99)},
             "frac_time_hol_below_budget": float(np.mean(hol <= budget_ms)) if hol.size else None,
+            "queuing_delay_ms": {f"p{q}": _clean(_pct(pkt, q)) for q in (50, 80, 90, 95, 99)},
+            "frac_packets_queued_below_budget": float(np.mean(pkt <= budget_ms)) if pkt.size else None,
             "hol_budget_ms": budget_ms,
             "active_s": act,
             "rlc_drops": int(us["rlc_drops"][i]),

@@ -2,25 +2,26 @@
 
 A run directory holds:
 
-- ``scenario.toml``: the file as given; ``scenario.resolved.json``: the
-  scenario after overrides and defaults (what actually ran);
-- ``metadata.json``: seed, versions, git commit, command line, input
-  hashes;
+- ``scenario.toml``: the scenario as it ran (overrides, seed and defaults
+  applied, file paths absolute), so ``xrc run RUNDIR/scenario.toml`` runs it
+  again; ``scenario.resolved.json``: the same as JSON (``xrc run RUNDIR``
+  runs it); ``scenario.given.toml``: the file as given, comments and all;
+- ``metadata.json``: seed, versions, git commit, command line, overrides,
+  input files and their hashes;
 - ``summary.json``: the headline numbers;
 - one Parquet file per time series or table;
 - ``plots/``: PNG and SVG figures.
 
-The directory is written under a temporary name and renamed into place at
-the end, so an interrupted or failed run never leaves a half-written
-directory where results are expected, and never touches an existing one
-unless asked to replace it.
+The directory is written under a temporary name and put into place at the
+end (:mod:`xrc.outdir`), so an interrupted or failed run never leaves a
+half-written directory where results are expected, never touches an
+existing one unless asked to replace it, and replaces only a run directory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import shutil
 import subprocess
@@ -31,13 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, _core
+from . import __version__, _core, progress as _progress, tomlw
+from .outdir import OutputError, commit, prepare
 from .results import columns_to_arrays, summarize, write_parquet
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioError, load_text, read_input
 
-
-class OutputError(ValueError):
-    """The output directory cannot be used."""
+__all__ = ["OutputError", "run_to_dir", "simulate", "metadata", "git_commit"]
 
 
 def git_commit() -> str | None:
@@ -65,25 +65,34 @@ def _sha256(path: str) -> str:
 def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
     """Runs the scenario in memory. Returns ``{"tables", "events",
     "sim_time_s", "wall_time_s"}``."""
-    sim = _core.Simulation(scenario.resolved_json())
+    # The core reads the traces the front end validated (one text for both).
+    trace = scenario.resolved.get("trace") or {}
+    texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
+             for key in ("downlink", "uplink")]
+    try:
+        sim = _core.Simulation(scenario.resolved_json(), *texts)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
     end = sim.end_s
     t0 = time.perf_counter()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=round(end, 3), unit="sim s", delay=2.0, file=sys.stderr,
-                   bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} sim s [{elapsed}<{remaining}]")
+    bar = _progress.bar(progress, total=round(end, 3), unit="sim s", delay=2.0,
+                        bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} sim s [{elapsed}<{remaining}]")
     step = max(end / 200.0, 0.05)
     t = 0.0
     done = False
-    while not done:
-        t = min(t + step, end)
-        done = sim.run_until(t)
+    try:
+        while not done:
+            t = min(t + step, end)
+            # Runs in bounded steps and raises KeyboardInterrupt on Ctrl-C.
+            done = sim.run_until(t)
+            if bar is not None:
+                bar.update(round(min(sim.now_s, end), 3) - bar.n)
+    except ValueError as e:
+        # The core stopped the run (more in flight or recorded than it holds).
+        raise ScenarioError(str(e)) from None
+    finally:
         if bar is not None:
-            bar.update(round(min(sim.now_s, end), 3) - bar.n)
-    if bar is not None:
-        bar.close()
+            bar.close()
     raw = sim.finish()
     wall = time.perf_counter() - t0
     tables = columns_to_arrays(raw["tables"])
@@ -99,15 +108,11 @@ def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
 
 
 def metadata(scenario: Scenario, argv: list[str] | None) -> dict[str, Any]:
-    inputs = {}
-    trace = scenario.resolved.get("trace")
-    if trace:
-        for key in ("downlink", "uplink"):
-            if trace.get(key):
-                inputs[f"trace.{key}"] = {"path": trace[key], "sha256": _sha256(trace[key])}
+    inputs = {field: {"path": p, "sha256": _sha256(p)} for field, p in sorted(scenario.inputs.items())}
     if scenario.path is not None:
         inputs["scenario"] = {"path": str(scenario.path), "sha256": hashlib.sha256(scenario.source_text.encode()).hexdigest()}
     return {
+        "xrc_output": "run",
         "scenario": scenario.name,
         "seed": scenario.seed,
         "xrc_version": __version__,
@@ -121,39 +126,40 @@ def metadata(scenario: Scenario, argv: list[str] | None) -> dict[str, Any]:
     }
 
 
-def _prepare_out(out: Path, force: bool) -> Path:
-    """Checks the destination and returns a fresh staging directory beside it."""
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"--out {str(out)!r} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise OutputError(f"--out {str(out)!r} already holds results; choose another directory or pass --force to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.partial-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir()
-    return staging
+def scenario_toml(scenario: Scenario) -> str:
+    """The scenario as it ran, as TOML that resolves to the same scenario.
 
-
-def _commit(staging: Path, out: Path) -> None:
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        os.replace(out, old)
-        os.replace(staging, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, out)
+    Written from the resolved scenario, so every default is explicit and a
+    rerun does not depend on today's defaults. A value TOML cannot hold (a
+    limit set to none where the default is a number, possible only from
+    JSON) is reported in the header: rerun such a directory with
+    ``xrc run RUNDIR``, which reads the JSON."""
+    head = ["# The scenario as it ran: written by xrc, every default filled in.",
+            "# Run it again:  xrc run THIS_FILE --out DIR   (or: xrc run RUN_DIRECTORY --out DIR)"]
+    if scenario.path is not None:
+        head.append(f"# Given as {scenario.path}" + (f" with --set {' --set '.join(scenario.overrides)}"
+                                                     if scenario.overrides else ""))
+    body = tomlw.dumps(scenario.resolved)
+    try:
+        again = load_text(body, base=Path("/")).resolved
+    except ScenarioError as e:
+        again = {"error": str(e)}
+    if again != scenario.resolved:
+        head.append("# NOTE: TOML cannot hold every value of this scenario exactly (a limit set to none?);")
+        head.append("# rerun it with `xrc run RUN_DIRECTORY`, which reads scenario.resolved.json.")
+    return "\n".join(head) + "\n\n" + body
 
 
 def run_to_dir(scenario: Scenario, out: str | Path, *, force: bool = False, plots: bool = True,
                progress: bool = False, argv: list[str] | None = None) -> dict[str, Any]:
     """Runs ``scenario`` and writes its run directory. Returns the summary."""
     out = Path(out)
-    staging = _prepare_out(out, force)
+    staging = prepare(out, force)
     try:
         result = simulate(scenario, progress=progress)
         tables = result["tables"]
-        (staging / "scenario.toml").write_text(scenario.source_text)
+        (staging / "scenario.toml").write_text(scenario_toml(scenario))
+        (staging / "scenario.given.toml").write_text(scenario.source_text)
         (staging / "scenario.resolved.json").write_text(json.dumps(scenario.resolved, indent=2, sort_keys=True) + "\n")
         (staging / "metadata.json").write_text(json.dumps(metadata(scenario, argv), indent=2) + "\n")
         flow_ids = [f["id"] for f in scenario.resolved["flows"]]
@@ -165,7 +171,11 @@ def run_to_dir(scenario: Scenario, out: str | Path, *, force: bool = False, plot
             from .plots import plot_all
 
             plot_all(tables, scenario.resolved, staging / "plots")
-        _commit(staging, out)
+        commit(staging, out)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the run directory'}: "
+                          f"{e.strerror or e}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

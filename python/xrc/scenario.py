@@ -1,8 +1,11 @@
 """Scenario files: TOML in, a resolved scenario out.
 
-A scenario is a TOML file. Loading it:
+A scenario is a TOML file (or the JSON a run directory records as
+``scenario.resolved.json``, or a run directory itself, which re-runs what
+ran there). Loading it:
 
-1. parses the TOML (``tomllib``);
+1. parses the TOML (``tomllib``; a UTF-8 byte order mark is skipped; dates
+   and times are refused, no field takes one);
 2. applies ``--set PATH=VALUE`` overrides (``flows.0.cc=cubic``);
 3. moves per-scheme parameter tables into the flow's ``cc_params``: a flow
    may carry ``[flows.xrc]``-style tables for any scheme, and top-level
@@ -19,9 +22,10 @@ path and quoting the value.
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,9 @@ class Scenario:
     source_text: str
     overrides: list[str]
     resolved: dict[str, Any]
+    #: Input files the scenario read: field (``trace.downlink``,
+    #: ``trace.uplink``, ``ues.0.channel.file``) -> absolute path.
+    inputs: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -104,6 +111,29 @@ def apply_override(doc: dict[str, Any], assignment: str) -> None:
         walked.append(key)
 
 
+def _no_dates(node: Any, path: str = "") -> None:
+    """TOML has date and time values; no scenario field takes one."""
+    if isinstance(node, (datetime.date, datetime.time)):
+        raise ScenarioError(f"{path or '(top)'}: TOML dates and times are not accepted here, got {node.isoformat()}")
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _no_dates(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _no_dates(v, f"{path}.{i}" if path else str(i))
+
+
+def read_input(field: str, given: str, path: str) -> str:
+    """Reads an input file named by a scenario field as text (bytes that are
+    not UTF-8 become U+FFFD, which the parsers then name by line)."""
+    try:
+        if not Path(path).is_file():
+            raise ScenarioError(f"{field}: file not found: {given!r} (looked at {path})")
+        return Path(path).read_text(errors="replace")
+    except OSError as e:
+        raise ScenarioError(f"{field}: cannot read {given!r}: {e.strerror or e}") from None
+
+
 def _absolute(base: Path, p: str) -> str:
     q = Path(p).expanduser()
     if not q.is_absolute():
@@ -115,9 +145,7 @@ def _trace_file(base: Path, field: str, given: str) -> str:
     """Resolves a Mahimahi trace's path (relative to the scenario) and checks
     the file parses; returns the absolute path."""
     p = _absolute(base, given)
-    if not Path(p).is_file():
-        raise ScenarioError(f"{field}: file not found: {given!r} (looked at {p})")
-    text = Path(p).read_text(errors="replace")
+    text = read_input(field, given, p)
     try:
         _core.check_trace(text)
     except ValueError as e:
@@ -125,7 +153,9 @@ def _trace_file(base: Path, field: str, given: str) -> str:
     return p
 
 
-def _normalize(doc: dict[str, Any], base: Path) -> None:
+def _normalize(doc: dict[str, Any], base: Path) -> dict[str, str]:
+    """Applies scheme tables and absolute paths; returns the input files read."""
+    inputs: dict[str, str] = {}
     schemes = set(_core.schemes())
     global_cc = doc.pop("cc", {}) or {}
     if not isinstance(global_cc, dict):
@@ -145,6 +175,14 @@ def _normalize(doc: dict[str, Any], base: Path) -> None:
             if not isinstance(f, dict):
                 raise ScenarioError(f"flows.{k}: expected a table, got {f!r}")
             per_scheme = {n: f.pop(n) for n in list(f) if n in schemes}
+            cc = f.get("cc")
+            for name in per_scheme:
+                if isinstance(cc, str) and name != cc:
+                    raise ScenarioError(f"flows.{k}.{name}: parameters for {name!r}, but the flow uses cc = {cc!r}; "
+                                        f"remove the table or set flows.{k}.cc = {name!r}")
+                if "cc_params" in f:
+                    raise ScenarioError(f"flows.{k}.{name}: give the parameters either as cc_params or as a "
+                                        f"[flows.{name}] table, not both")
             for name, table in per_scheme.items():
                 if not isinstance(table, dict):
                     raise ScenarioError(f"flows.{k}.{name}: expected a table of parameters, got {table!r}")
@@ -152,69 +190,89 @@ def _normalize(doc: dict[str, Any], base: Path) -> None:
                     _core.resolve_cc(name, json.dumps({**global_cc.get(name, {}), **table}))
                 except ValueError as e:
                     raise ScenarioError(f"flows.{k}.{name}: {e}") from None
-            cc = f.get("cc")
             if isinstance(cc, str) and "cc_params" not in f:
                 f["cc_params"] = {**global_cc.get(cc, {}), **per_scheme.get(cc, {})}
     trace = doc.get("trace")
     if isinstance(trace, dict):
         for key in ("downlink", "uplink"):
             if isinstance(trace.get(key), str):
-                trace[key] = _trace_file(base, f"trace.{key}", trace[key])
+                trace[key] = inputs[f"trace.{key}"] = _trace_file(base, f"trace.{key}", trace[key])
     ues = doc.get("ues")
     if isinstance(ues, list):
         for k, u in enumerate(ues):
             ch = u.get("channel") if isinstance(u, dict) else None
             if isinstance(ch, dict) and isinstance(ch.get("file"), str):
                 p = _absolute(base, ch["file"])
-                if not Path(p).is_file():
-                    raise ScenarioError(f"ues.{k}.channel.file: file not found: {ch['file']!r} (looked at {p})")
+                read_input(f"ues.{k}.channel.file", ch["file"], p)
                 ch["file"] = p
+                inputs[f"ues.{k}.channel.file"] = p
+    return inputs
 
 
 def load_text(text: str, *, base: Path, overrides: list[str] | None = None, seed: int | None = None,
-              path: Path | None = None) -> Scenario:
-    """Loads a scenario from TOML text. Raises :class:`ScenarioError`."""
+              path: Path | None = None, json_text: bool = False) -> Scenario:
+    """Loads a scenario from TOML text (or JSON text, as a run directory's
+    ``scenario.resolved.json``). Raises :class:`ScenarioError`."""
     overrides = list(overrides or [])
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"not valid TOML: {e}") from None
+    text = text.removeprefix("\ufeff")
+    if json_text:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ScenarioError(f"not valid JSON: {e}") from None
+        if not isinstance(doc, dict):
+            raise ScenarioError("a JSON scenario is an object of fields")
+    else:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(f"not valid TOML: {e}") from None
     for o in overrides:
         apply_override(doc, o)
+    _no_dates(doc)
     if seed is not None:
         doc["seed"] = seed
     if "seed" not in doc:
         raise ScenarioError("seed: missing; every run needs a master seed (give `seed = N` in the scenario or --seed N)")
     if "name" not in doc and path is not None:
         doc["name"] = path.stem
-    _normalize(doc, base)
+    inputs = _normalize(doc, base)
     try:
         resolved_json = _core.resolve(json.dumps(doc))
     except ValueError as e:
         raise ScenarioError(str(e)) from None
-    return Scenario(path=path, source_text=text, overrides=overrides, resolved=json.loads(resolved_json))
+    return Scenario(path=path, source_text=text, overrides=overrides, resolved=json.loads(resolved_json),
+                    inputs=inputs)
 
 
 def load(path: str | Path, *, overrides: list[str] | None = None, seed: int | None = None) -> Scenario:
-    """Loads a scenario file. Raises :class:`ScenarioError`."""
+    """Loads a scenario file: TOML, JSON (``.json``, e.g. a run directory's
+    ``scenario.resolved.json``), or a run directory (what ran there). Raises
+    :class:`ScenarioError`."""
     p = Path(path)
-    if not p.is_file():
-        raise ScenarioError(f"scenario file not found: {str(path)!r}")
     try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(f"cannot read scenario {str(path)!r}: {e}") from None
-    return load_text(text, base=p.resolve().parent, overrides=overrides, seed=seed, path=p)
+        if p.is_dir() and (p / "scenario.resolved.json").is_file():
+            p = p / "scenario.resolved.json"
+        if not p.is_file():
+            raise ScenarioError(f"scenario file not found: {str(path)!r}")
+        text = p.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"cannot read scenario {str(path)!r}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read scenario {str(path)!r}: {e.strerror or e}") from None
+    return load_text(text, base=p.resolve().parent, overrides=overrides, seed=seed, path=p,
+                     json_text=p.suffix.lower() == ".json")
 
 
 def from_dict(doc: dict[str, Any], *, base: Path | None = None) -> Scenario:
     """Resolves a scenario given as a Python dict (for sweeps and tests)."""
     doc = copy.deepcopy(doc)
+    _no_dates(doc)
     if "seed" not in doc:
         raise ScenarioError("seed: missing; every run needs a master seed")
-    _normalize(doc, base or Path.cwd())
+    inputs = _normalize(doc, base or Path.cwd())
     try:
         resolved_json = _core.resolve(json.dumps(doc))
     except ValueError as e:
         raise ScenarioError(str(e)) from None
-    return Scenario(path=None, source_text="", overrides=[], resolved=json.loads(resolved_json))
+    return Scenario(path=None, source_text="", overrides=[], resolved=json.loads(resolved_json), inputs=inputs)

@@ -16,13 +16,22 @@ A sweep file (TOML)::
     "flows.0.cc" = "xrc"
 
 Each run (one override set and one seed) gets a directory
-``OUT/runs/<id>/`` named by a hash of its overrides and seed, written
-atomically (see :mod:`xrc.runner`). A killed sweep restarted with the same
-file skips every run whose directory is complete, so nothing is redone and
-nothing half-written survives. At the end every run's summary is merged
-into ``OUT/summary.parquet``: one row per run and flow, with the run's
-overrides as columns, sorted by run id — the same table whether the sweep
-ran at once or in pieces.
+``OUT/runs/<id>/`` named by a hash of what it runs: the resolved scenario
+(overrides, seed and every default applied), the contents of the files it
+reads and the core's version. It is written atomically (see
+:mod:`xrc.outdir`). A killed sweep restarted with the same file skips every
+run whose directory is complete, so nothing is redone and nothing
+half-written survives; a sweep restarted after its base scenario (or a
+trace) changed runs the changed points again instead of returning the old
+table. At the end every run's summary is merged into
+``OUT/summary.parquet``: one row per run and flow, with the run's overrides
+as columns, sorted by run id — the same table whether the sweep ran at
+once or in pieces. ``OUT/sweep.json`` lists the runs and any warnings: a
+variant whose seeds all gave identical results has no randomness, so its
+spread over seeds (a zero-width confidence interval) says nothing.
+
+Ctrl-C stops a sweep at once (:mod:`xrc.parallel`); the runs already done
+are kept and a restart goes on from there.
 
 Why Dask for clusters: runs are independent, CPU-bound tasks of a few
 seconds; ``dask.distributed`` schedules such tasks with a small, pure
@@ -32,13 +41,13 @@ use), while Ray would add a large native dependency for no feature we need.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
 import os
-import shutil
+import sys
 import tomllib
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -46,22 +55,41 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .scenario import ScenarioError, load, parse_value
+from . import _core, progress as _progress
+from .outdir import clean_stale_in
+from .scenario import Scenario, ScenarioError, load, parse_value
+
+
+def content_key(sc: Scenario) -> str:
+    """A hash of everything a run's results depend on: the resolved scenario,
+    the contents of the input files it names, and the core's version."""
+    h = hashlib.sha256()
+    inputs = {}
+    for name, path in sorted(sc.inputs.items()):
+        with open(path, "rb") as f:
+            inputs[name] = hashlib.sha256(f.read()).hexdigest()
+    doc = json.loads(sc.resolved_json())
+    if isinstance(doc.get("trace"), dict):
+        # A trace is keyed by its contents, not where it lies.
+        for key in ("downlink", "uplink"):
+            if doc["trace"].get(key) is not None:
+                doc["trace"][key] = inputs.get(f"trace.{key}")
+    h.update(json.dumps({"scenario": doc, "inputs": inputs, "core": _core.version()}, sort_keys=True).encode())
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One run of a sweep."""
+    """One run of a sweep; `key` is the :func:`content_key` of what it runs."""
 
     scenario: str
     overrides: tuple[str, ...]
     seed: int
+    key: str = ""
 
     @property
     def run_id(self) -> str:
-        key = json.dumps({"scenario": Path(self.scenario).name, "overrides": list(self.overrides), "seed": self.seed},
-                         sort_keys=True)
-        return hashlib.sha256(key.encode()).hexdigest()[:16]
+        return self.key[:16]
 
 
 @dataclass
@@ -72,11 +100,14 @@ class Sweep:
     variants: list[dict[str, Any]] = field(default_factory=list)
 
     def runs(self) -> list[RunSpec]:
+        """Every run, keyed by content (this resolves each one, and reads its
+        input files)."""
         out = []
         for variant in self.variants:
             ov = tuple(self.common + [f"{k}={_toml_value(v)}" for k, v in sorted(variant.items())])
             for seed in self.seeds:
-                out.append(RunSpec(str(self.scenario), ov, seed))
+                sc = load(self.scenario, overrides=list(ov), seed=seed)
+                out.append(RunSpec(str(self.scenario), ov, seed, content_key(sc)))
         return out
 
 
@@ -94,7 +125,7 @@ def load_sweep(path: str | Path) -> Sweep:
     if not p.is_file():
         raise ScenarioError(f"sweep file not found: {str(path)!r}")
     try:
-        doc = tomllib.loads(p.read_text())
+        doc = tomllib.loads(p.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"sweep {str(path)!r} is not valid TOML: {e}") from None
     unknown = set(doc) - {"scenario", "seeds", "set", "grid", "runs"}
@@ -177,10 +208,13 @@ def _merge(out: Path, runs: list[RunSpec]) -> Path:
             row.update({
                 "ue_utilization": u["utilization"] if u else None,
                 "ue_capacity_mbps": u["capacity_mbps"] if u else None,
+                "ue_fair_share_ratio": u.get("fair_share_ratio") if u else None,
                 "hol_p50_ms": u["hol_delay_ms"]["p50"] if u else None,
                 "hol_p90_ms": u["hol_delay_ms"]["p90"] if u else None,
                 "hol_p95_ms": u["hol_delay_ms"]["p95"] if u else None,
                 "frac_hol_below_budget": u["frac_time_hol_below_budget"] if u else None,
+                "qdelay_p50_ms": u["queuing_delay_ms"]["p50"] if u and "queuing_delay_ms" in u else None,
+                "qdelay_p95_ms": u["queuing_delay_ms"]["p95"] if u and "queuing_delay_ms" in u else None,
             })
             rows.append(row)
     cols = sorted({k for r in rows for k in r}, key=lambda k: (k.startswith("set:"), k))
@@ -192,22 +226,39 @@ def _merge(out: Path, runs: list[RunSpec]) -> Path:
     return path
 
 
+def _seedless_variants(out: Path, runs: list[RunSpec]) -> list[str]:
+    """Variants run with several seeds whose results are all identical."""
+    by_variant: dict[tuple[str, ...], list[RunSpec]] = {}
+    for r in runs:
+        by_variant.setdefault(r.overrides, []).append(r)
+    warnings = []
+    for ov, specs in by_variant.items():
+        if len(specs) < 2:
+            continue
+        seen = set()
+        for spec in specs:
+            s = json.loads((out / "runs" / spec.run_id / "summary.json").read_text())
+            s.pop("wall_time_s", None)
+            s.pop("seed", None)
+            seen.add(json.dumps(s, sort_keys=True))
+        if len(seen) == 1:
+            name = " ".join(ov) if ov else "the base scenario"
+            warnings.append(f"{name}: all {len(specs)} seeds gave identical results; the scenario has no randomness, "
+                            f"so their spread (a zero-width confidence interval) says nothing about variability")
+    return warnings
+
+
 def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine: str = "local",
               address: str | None = None, progress: bool = True,
               on_done: Callable[[str], None] | None = None) -> Path:
     """Runs every point not yet done and writes the merged table."""
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
-    # A killed sweep may leave staging directories of unfinished runs.
-    for stale in (out / "runs").glob(".*.partial-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    # A killed sweep leaves staging directories of unfinished runs.
+    clean_stale_in(out / "runs")
     runs = sweep.runs()
     todo = [r for r in runs if not (out / "runs" / r.run_id / "summary.json").is_file()]
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", delay=1.0)
+    bar = _progress.bar(progress, total=len(runs), initial=len(runs) - len(todo), unit="run", delay=1.0)
 
     def done(run_id: str) -> None:
         if bar is not None:
@@ -215,36 +266,50 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
         if on_done is not None:
             on_done(run_id)
 
-    if engine == "local":
-        workers = jobs or os.cpu_count() or 1
-        if workers == 1:
-            for r in todo:
-                done(run_one(r, str(out)))
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futs = [pool.submit(run_one, r, str(out)) for r in todo]
-                for f in as_completed(futs):
-                    done(f.result())
-    elif engine == "dask":
-        from dask.distributed import Client, LocalCluster, as_completed as dask_completed
+    try:
+        if engine == "local":
+            workers = jobs or os.cpu_count() or 1
+            if workers == 1:
+                for r in todo:
+                    done(run_one(r, str(out)))
+            else:
+                from .parallel import run_parallel
 
-        cluster = None
-        if address is None:
-            cluster = LocalCluster(n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1,
-                                   processes=True, dashboard_address=None)
-            client = Client(cluster)
+                run_parallel(functools.partial(run_one, out_root=str(out)), todo, workers, done)
+        elif engine == "dask":
+            from dask.distributed import Client, LocalCluster, as_completed as dask_completed
+
+            cluster = None
+            if address is None:
+                cluster = LocalCluster(n_workers=jobs or os.cpu_count() or 1, threads_per_worker=1,
+                                       processes=True, dashboard_address=None)
+                client = Client(cluster)
+            else:
+                client = Client(address)
+            futs = []
+            try:
+                futs = [client.submit(run_one, r, str(out), pure=False) for r in todo]
+                for f in dask_completed(futs):
+                    done(f.result())
+            except BaseException:
+                client.cancel(futs)
+                raise
+            finally:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
         else:
-            client = Client(address)
-        try:
-            futs = [client.submit(run_one, r, str(out), pure=False) for r in todo]
-            for f in dask_completed(futs):
-                done(f.result())
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    else:
-        raise ScenarioError(f"--engine {engine!r}: expected 'local' or 'dask'")
-    if bar is not None:
-        bar.close()
-    return _merge(out, runs)
+            raise ScenarioError(f"--engine {engine!r}: expected 'local' or 'dask'")
+    finally:
+        if bar is not None:
+            bar.close()
+    path = _merge(out, runs)
+    warnings = _seedless_variants(out, runs)
+    for w in warnings:
+        print(f"xrc: warning: {w}", file=sys.stderr)
+    report = {"runs": [{"run_id": r.run_id, "overrides": list(r.overrides), "seed": r.seed} for r in
+                       sorted(runs, key=lambda r: r.run_id)], "warnings": warnings}
+    tmp = out / ".sweep.json.tmp"
+    tmp.write_text(json.dumps(report, indent=2) + "\n")
+    os.replace(tmp, out / "sweep.json")
+    return path

@@ -7,6 +7,61 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
+/// The longest span of simulated time any scenario value may take: 10^6 s
+/// (11.6 days), also the longest run. Time is u64 nanoseconds, good for
+/// 1.8·10^10 s, so a time plus a few such spans (a start plus a delay plus a
+/// timeout) never overflows, and every such span is exact to the
+/// nanosecond in an f64 of seconds or milliseconds.
+pub const MAX_SPAN_S: f64 = 1e6;
+/// [`MAX_SPAN_S`] in milliseconds.
+pub const MAX_SPAN_MS: f64 = MAX_SPAN_S * 1e3;
+
+/// The longest one-way propagation delay of a path: 10 s, 37 times a
+/// geostationary satellite hop (0.27 s); anything longer is not a network
+/// a TCP connection survives (Linux gives up after 15 retransmissions).
+pub const MAX_ONE_WAY_DELAY_MS: f64 = 1e4;
+
+/// The slowest and fastest link rates, Mbit/s: 1 kbit/s (a full packet
+/// takes 12 s; below that the bit/s integer loses precision and nothing
+/// happens in a run) to 1 Tbit/s (beyond any link modelled here; a byte
+/// still takes a whole nanosecond).
+pub const MIN_RATE_MBPS: f64 = 1e-3;
+pub const MAX_RATE_MBPS: f64 = 1e6;
+
+/// Checks that `v` is a number in `[lo, hi]`; the error reads "`name` must
+/// be in [lo, hi], got v". NaN and infinities are outside every range.
+pub fn check_range(name: &str, v: f64, lo: f64, hi: f64) -> Result<(), String> {
+    if v.is_finite() && v >= lo && v <= hi {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name} must be in [{}, {}], got {}",
+            short(lo),
+            short(hi),
+            short(v)
+        ))
+    }
+}
+
+/// [`check_range`] for integers.
+pub fn check_range_u64(name: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{name} must be in [{lo}, {hi}], got {v}"))
+    }
+}
+
+/// A number as a person would write it: `1e20` rather than twenty-one
+/// digits, `0.0625` as is.
+fn short(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && (v.abs() >= 1e9 || v.abs() < 1e-4) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// A point in simulated time, in nanoseconds since the start of the run.
 #[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct SimTime(u64);
@@ -241,6 +296,34 @@ impl BitRate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_error_names_the_field_the_limits_and_the_value() {
+        assert_eq!(
+            check_range("internet.delay_ms", 1e20, 0.0, 1e4).unwrap_err(),
+            "internet.delay_ms must be in [0, 10000], got 1e20"
+        );
+        assert_eq!(
+            check_range("cell.tti_ms", 1e-12, 0.0625, 10.0).unwrap_err(),
+            "cell.tti_ms must be in [0.0625, 10], got 1e-12"
+        );
+        assert!(check_range("x", f64::NAN, 0.0, 1.0).unwrap_err().ends_with("got NaN"));
+        assert!(check_range("x", f64::INFINITY, 0.0, 1.0).is_err());
+        assert!(check_range("x", 1.0, 0.0, 1.0).is_ok());
+        assert_eq!(
+            check_range_u64("tcp.initial_cwnd", 4_294_967_295, 1, 741_455).unwrap_err(),
+            "tcp.initial_cwnd must be in [1, 741455], got 4294967295"
+        );
+    }
+
+    #[test]
+    fn every_time_within_the_longest_span_converts_to_nanoseconds() {
+        assert!(SimDuration::try_from_secs_f64(MAX_SPAN_S).is_some());
+        assert!(SimDuration::try_from_millis_f64(MAX_SPAN_S * 1e3).is_some());
+        // A handful of maximal spans added together still fits in u64 ns.
+        let d = SimDuration::try_from_secs_f64(MAX_SPAN_S).unwrap();
+        assert!(d.as_nanos().checked_mul(1000).is_some());
+    }
 
     #[test]
     fn serialization_time_of_a_full_packet_at_ten_megabits_is_1_2_ms() {

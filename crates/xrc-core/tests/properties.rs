@@ -2,7 +2,9 @@
 //! buffers, loss-recovery mode and congestion control,
 //! - every byte reaches the receiving application exactly once and in order;
 //! - every queue conserves packets (arrived = departed + dropped + held);
-//! - the senders' scoreboards agree with their counters.
+//! - the senders' scoreboards agree with their counters;
+//! - the throughput bins add up to the bytes delivered;
+//! - no UE is delivered more bits than its radio link carried.
 //!
 //! The cases come from a seeded generator, so a failure names the case
 //! number that reproduces it.
@@ -58,7 +60,7 @@ fn random_scenario(case: u64) -> Case {
         }
         Topology::Cellular => {
             let c = s.cell.as_mut().unwrap();
-            c.prbs = *pick(&mut rng, &[6u16, 15, 25, 50, 75, 100]);
+            c.prbs = Some(*pick(&mut rng, &[6u16, 15, 25, 50, 75, 100]));
             c.harq.bler = *pick(&mut rng, &[0.0, 0.1, 0.3]);
             c.harq.max_retx = rng.below(4) as u32;
             c.rlc.buffer_packets = Some(rng.below(200) as u32 + 1);
@@ -215,6 +217,31 @@ fn every_byte_arrives_once_in_order_and_every_queue_conserves_packets() {
         }
         let progress = w.flow_progress();
         let r = w.into_result();
+        for k in 0..sizes.len() {
+            // The throughput bins account for every byte delivered, up to
+            // the last instant of the run.
+            let binned: u64 = (0..r.recorder.flow_tput.len())
+                .filter(|&i| r.recorder.flow_tput.flow[i] == k as u32)
+                .map(|i| r.recorder.flow_tput.bytes[i])
+                .sum();
+            assert_eq!(
+                binned, r.recorder.flows.bytes_delivered[k],
+                "case {case} flow {k}: bins vs bytes delivered"
+            );
+        }
+        for (u, (d, c)) in r
+            .recorder
+            .ues
+            .delivered_bits
+            .iter()
+            .zip(&r.recorder.ues.carried_bits)
+            .enumerate()
+        {
+            // Nothing reaches a UE that its radio (trace link) did not carry,
+            // so utilization (delivered over the larger of the fair share and
+            // what was carried) cannot exceed 1.
+            assert!(d <= c, "case {case} UE {u}: delivered {d} bits > carried {c}");
+        }
         for (k, size) in sizes.iter().enumerate() {
             let completed = r.recorder.flows.completed[k] == 1;
             if let (Some(size), true) = (size, completed) {

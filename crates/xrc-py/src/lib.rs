@@ -50,10 +50,19 @@ fn resolve(scenario_json: &str) -> PyResult<String> {
     serde_json::to_string(&cfg).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Wall time of one step of `run_until` between two checks for signals.
+/// Events cost from a fraction of a microsecond to milliseconds (an ACK
+/// against a scoreboard of a million segments), so the number of events per
+/// step adapts to stay near this.
+const STEP_WALL: std::time::Duration = std::time::Duration::from_millis(20);
+const MAX_STEP_EVENTS: u64 = 1 << 20;
+
 /// A running simulation.
 #[pyclass(unsendable)]
 struct Simulation {
     world: Option<World>,
+    /// Events per step, adapted to [`STEP_WALL`].
+    step_events: u64,
 }
 
 fn column_to_py<'py>(py: Python<'py>, c: &Column<'_>) -> (&'static str, Bound<'py, PyBytes>) {
@@ -86,17 +95,47 @@ impl Simulation {
             uplink: uplink_trace_text,
         };
         let world = World::with_traces(cfg, texts).map_err(PyValueError::new_err)?;
-        Ok(Simulation { world: Some(world) })
+        Ok(Simulation {
+            world: Some(world),
+            step_events: 1000,
+        })
     }
 
-    /// Runs until simulated time `t_s` (seconds). Returns whether the run is complete.
+    /// Runs until simulated time `t_s` (seconds). Returns whether the run is
+    /// complete. Events run without the GIL in steps of about `STEP_WALL`;
+    /// between steps pending signals are handled, so Ctrl-C raises
+    /// KeyboardInterrupt within a step. A run the core had to stop (more in
+    /// flight or recorded than it can hold) raises ValueError saying what to
+    /// change. (The wall clock only sizes the steps; results do not depend
+    /// on it.)
     fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
         let w = self
             .world
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let until = SimTime::ZERO + SimDuration::try_from_secs_f64(t_s.max(0.0)).unwrap_or(SimDuration::MAX);
-        Ok(py.detach(|| w.run_until(until)))
+        let mut n = self.step_events;
+        let result = loop {
+            let t0 = std::time::Instant::now();
+            let reached = py.detach(|| w.run_some(until, n));
+            let took = t0.elapsed();
+            if took > STEP_WALL && n > 1 {
+                n /= 2;
+            } else if took < STEP_WALL / 4 && n < MAX_STEP_EVENTS {
+                n *= 2;
+            }
+            if let Err(e) = py.check_signals() {
+                break Err(e);
+            }
+            if let Some(e) = w.failure() {
+                break Err(PyValueError::new_err(e.to_string()));
+            }
+            if reached {
+                break Ok(w.done());
+            }
+        };
+        self.step_events = n;
+        result
     }
 
     #[getter]

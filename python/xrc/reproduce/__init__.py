@@ -15,24 +15,20 @@ import json
 import os
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import _core
+from .. import _core, progress as _progress
+from ..outdir import OutputError, check, commit, prepare
 from .experiments import points, run_point
 
 
 def _run_all(pts: list[dict[str, Any]], jobs: int, engine: str, address: str | None,
              progress: bool) -> list[dict[str, Any]]:
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(pts), unit="run", delay=1.0)
+    bar = _progress.bar(progress, total=len(pts), unit="run", delay=1.0)
     results: list[dict[str, Any]] = []
     if engine == "dask":
         from dask.distributed import Client, LocalCluster, as_completed as dask_completed
@@ -43,12 +39,16 @@ def _run_all(pts: list[dict[str, Any]], jobs: int, engine: str, address: str | N
             client = Client(cluster)
         else:
             client = Client(address)
+        futs = []
         try:
             futs = [client.submit(run_point, p, pure=False) for p in pts]
             for f in dask_completed(futs):
                 results.append(f.result())
                 if bar is not None:
                     bar.update(1)
+        except BaseException:
+            client.cancel(futs)
+            raise
         finally:
             client.close()
             if cluster is not None:
@@ -60,13 +60,16 @@ def _run_all(pts: list[dict[str, Any]], jobs: int, engine: str, address: str | N
                 bar.update(1)
     else:
         # Longest runs first keeps both cores busy to the end.
+        from ..parallel import run_parallel
+
         order = sorted(pts, key=lambda p: -_cost(p))
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futs = [pool.submit(run_point, p) for p in order]
-            for f in as_completed(futs):
-                results.append(f.result())
-                if bar is not None:
-                    bar.update(1)
+
+        def got(r: dict[str, Any]) -> None:
+            results.append(r)
+            if bar is not None:
+                bar.update(1)
+
+        run_parallel(run_point, order, jobs, got)
     if bar is not None:
         bar.close()
     # A deterministic order whatever finished first.
@@ -109,10 +112,8 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
     from .report import write_report
 
     out = Path(out)
-    if out.exists() and any(out.iterdir()) and not force:
-        from ..runner import OutputError
-
-        raise OutputError(f"--out {str(out)!r} already holds results; choose another directory or pass --force")
+    # Checked before the runs (an hour of them) and again when writing.
+    check(out, force, what="report directory")
     jobs = jobs or os.cpu_count() or 1
     seed_list = list(range(1, (1 if quick else seeds) + 1))
     schemes = list(_core.schemes())
@@ -120,25 +121,20 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
     t0 = time.perf_counter()
     results = _run_all(pts, jobs, engine, address, progress)
     wall = time.perf_counter() - t0
-    staging = out.parent / f".{out.name}.partial-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    (staging / "figures").mkdir(parents=True)
+    staging = prepare(out, force, what="report directory")
     try:
+        (staging / "figures").mkdir()
         pq.write_table(_results_table(results), staging / "results.parquet", compression="zstd")
-        meta = {"quick": quick, "seeds": seed_list, "runs": len(results), "wall_time_s": wall, "jobs": jobs,
+        meta = {"xrc_output": "report", "quick": quick, "seeds": seed_list, "runs": len(results), "wall_time_s": wall, "jobs": jobs,
                 "engine": engine, "schemes": schemes, "core_version": _core.version(),
                 "sim_seconds": sum(r["sim_s"] for r in results), "events": sum(r["events"] for r in results)}
         claims = write_report(results, meta, staging)
         (staging / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
         (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-            os.replace(staging, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(staging, out)
+        commit(staging, out)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the report'}: {e.strerror or e}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -64,6 +64,11 @@ class Claims:
             holds: Callable[[float], bool], note: str = "") -> None:
         vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
         mean, ci = mean_ci95(vals)
+        if ci == 0 and len(vals) > 1:
+            # A zero-width interval from several seeds is no precision: no
+            # randomness reached this measure.
+            note = (f"all {len(vals)} seeds gave the same value: no randomness reaches this measure, so its "
+                    f"interval says nothing about variability. " + note).strip()
         ok = bool(holds(mean)) if mean is not None else False
         self.items.append({"id": cid, "claim": claim, "paper": paper, "ours": mean, "ci95": ci, "holds": ok,
                            "seeds": len(vals), "note": note})

@@ -132,6 +132,19 @@ table!(
 );
 
 table!(
+    /// Every packet that left the bottleneck queue (a UE's RLC buffer, or
+    /// the trace link's queue): how long it waited there.
+    QueueDelay, "queue_delay", {
+        /// When its last byte left the queue, s.
+        t: F64,
+        ue: U32,
+        flow: U32,
+        /// Arrival in the queue to its last byte leaving it, ms.
+        delay_ms: F64,
+    }
+);
+
+table!(
     /// Per UE, per time bin: capacity and delivered rate.
     UeRate, "ue_rate", {
         t: F64,
@@ -221,6 +234,12 @@ table!(
         available_bits_active: F64,
         /// Bits delivered to the UE (IP bytes) while one of its flows was alive.
         delivered_bits_active: F64,
+        /// Bits delivered to the UE (IP bytes) over the whole run.
+        delivered_bits: F64,
+        /// Bits the radio (the trace link) carried to the UE over the whole
+        /// run: decoded transport blocks, headers and padding included (on a
+        /// trace, the packets that left the queue). At least `delivered_bits`.
+        carried_bits: F64,
         active_s: F64,
         tbs_new: U64,
         tbs_retx: U64,
@@ -242,6 +261,7 @@ pub struct Recorder {
     pub ue_rate: UeRate,
     pub drops: Drops,
     pub retransmits: Retransmits,
+    pub queue_delay: QueueDelay,
     pub flows: FlowSummary,
     pub ues: UeSummary,
     pub chunks: Chunks,
@@ -258,10 +278,23 @@ impl Recorder {
             &self.ue_rate,
             &self.drops,
             &self.retransmits,
+            &self.queue_delay,
             &self.flows,
             &self.ues,
             &self.chunks,
         ]
+    }
+
+    /// Rows of the series whose length follows the traffic rather than the
+    /// configuration (one row per ACK, window change, drop, ...).
+    pub fn event_rows(&self) -> usize {
+        self.cwnd.len()
+            + self.rtt.len()
+            + self.feedback.len()
+            + self.drops.len()
+            + self.retransmits.len()
+            + self.queue_delay.len()
+            + self.chunks.len()
     }
 
     /// The index of a mode name, adding it on first use.

@@ -25,7 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::SimDuration;
+use crate::units::{check_range, SimDuration, MAX_SPAN_MS};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -56,17 +56,11 @@ impl AbcConfig {
         if !(self.eta.is_finite() && self.eta > 0.0 && self.eta <= 1.5) {
             return Err(format!("eta must be in (0, 1.5], got {}", self.eta));
         }
-        for (n, v) in [("delta_ms", self.delta_ms), ("token_limit", self.token_limit)] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{n} must be positive, got {v}"));
-            }
-        }
-        if !(self.delay_threshold_ms.is_finite() && self.delay_threshold_ms >= 0.0) {
-            return Err(format!(
-                "delay_threshold_ms must be >= 0, got {}",
-                self.delay_threshold_ms
-            ));
-        }
+        // δ divides the queuing delay: from a millisecond to the longest run.
+        check_range("delta_ms", self.delta_ms, 1.0, MAX_SPAN_MS)?;
+        // A bucket of at least a thousandth of a token, at most a million.
+        check_range("token_limit", self.token_limit, 1e-3, 1e6)?;
+        check_range("delay_threshold_ms", self.delay_threshold_ms, 0.0, MAX_SPAN_MS)?;
         Ok(())
     }
 }

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use super::amc::{self, Itbs, Prbs};
 use crate::net::XrcOption;
-use crate::units::{SimDuration, SimTime};
+use crate::units::{check_range, check_range_u64, SimDuration, SimTime, MAX_SPAN_MS};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -56,12 +56,11 @@ impl Default for AgentConfig {
 
 impl AgentConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.window_ttis == 0 || self.window_ttis > 100_000 {
-            return Err(format!("window_ttis must be in 1..=100000, got {}", self.window_ttis));
-        }
-        if !(self.inactivity_ms.is_finite() && self.inactivity_ms > 0.0) {
-            return Err(format!("inactivity_ms must be positive, got {}", self.inactivity_ms));
-        }
+        // The window is a ring of one counter per TTI: 100 s of TTIs at most.
+        check_range_u64("window_ttis", self.window_ttis as u64, 1, 100_000)?;
+        // Below a millisecond every flow is inactive between its packets;
+        // above the longest run, never.
+        check_range("inactivity_ms", self.inactivity_ms, 1.0, MAX_SPAN_MS)?;
         Ok(())
     }
     pub fn inactivity(&self) -> SimDuration {

@@ -38,7 +38,7 @@ use super::uplink::{Uplink, UplinkConfig};
 use crate::engine::{Rng, RngStreams};
 use crate::net::queue::QueueCounters;
 use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeId};
-use crate::units::{SimDuration, SimTime};
+use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -89,8 +89,11 @@ pub struct CellConfig {
     /// `prbs` (TS 36.101 Table 5.6-1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bandwidth_mhz: Option<f64>,
-    /// Downlink bandwidth in PRBs (6, 15, 25, 50, 75 or 100).
-    pub prbs: u16,
+    /// Downlink bandwidth in PRBs (6, 15, 25, 50, 75 or 100); `None` until
+    /// resolved: from `bandwidth_mhz`, else [`DEFAULT_PRBS`]. Read it with
+    /// [`CellConfig::prbs`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prbs: Option<u16>,
     pub scheduler: SchedulerKind,
     /// PF averaging window, TTIs.
     pub pf_window_ttis: f64,
@@ -114,7 +117,7 @@ impl Default for CellConfig {
     fn default() -> Self {
         CellConfig {
             bandwidth_mhz: None,
-            prbs: 50,
+            prbs: None,
             scheduler: SchedulerKind::Pf,
             pf_window_ttis: 100.0,
             tti_ms: 1.0,
@@ -130,43 +133,59 @@ impl Default for CellConfig {
     }
 }
 
+/// PRBs of a cell that gives neither `prbs` nor `bandwidth_mhz` (10 MHz).
+pub const DEFAULT_PRBS: u16 = 50;
+
 impl CellConfig {
-    /// Applies `bandwidth_mhz` to `prbs`.
+    /// The downlink bandwidth in PRBs.
+    pub fn prbs(&self) -> u16 {
+        self.prbs.unwrap_or(DEFAULT_PRBS)
+    }
+
+    /// Applies `bandwidth_mhz` to `prbs`; both given must agree.
     pub fn normalize(&mut self) -> Result<(), String> {
         if let Some(b) = self.bandwidth_mhz.take() {
-            self.prbs = amc::prbs_for_bandwidth_mhz(b).ok_or_else(|| {
+            let p = amc::prbs_for_bandwidth_mhz(b).ok_or_else(|| {
                 format!("bandwidth_mhz: {b} is not an LTE channel bandwidth (1.4, 3, 5, 10, 15 or 20 MHz)")
             })?;
+            if let Some(given) = self.prbs.filter(|&g| g != p) {
+                return Err(format!(
+                    "bandwidth_mhz = {b} means {p} PRBs but prbs = {given}; give one of them"
+                ));
+            }
+            self.prbs = Some(p);
         }
+        self.prbs = Some(self.prbs());
         Ok(())
     }
 
+    /// Every limit below is what the model can represent and a cell can
+    /// physically be; the error reads "field must be in [lo, hi], got v".
     pub fn validate(&self) -> Result<(), String> {
-        if !(6..=110).contains(&self.prbs) {
-            return Err(format!("prbs must be in 6..=110 (1.4 to 20 MHz), got {}", self.prbs));
+        if let Some(b) = self.bandwidth_mhz {
+            // Unresolved (a caller skipped `normalize`): check it the same way.
+            let mut c = self.clone();
+            c.bandwidth_mhz = Some(b);
+            c.normalize()?;
+            return c.validate();
         }
-        if !(self.pf_window_ttis.is_finite() && self.pf_window_ttis >= 1.0) {
-            return Err(format!("pf_window_ttis must be >= 1, got {}", self.pf_window_ttis));
-        }
-        if !(self.tti_ms.is_finite() && self.tti_ms > 0.0 && self.tti_ms <= 10.0) {
-            return Err(format!("tti_ms must be in (0, 10], got {}", self.tti_ms));
-        }
-        if !(self.dl_decode_delay_ms.is_finite() && self.dl_decode_delay_ms >= 0.0) {
-            return Err(format!(
-                "dl_decode_delay_ms must be >= 0, got {}",
-                self.dl_decode_delay_ms
-            ));
-        }
+        // TS 36.101 Table 5.6-1: 6 (1.4 MHz) to 100 (20 MHz); the TBS table
+        // (TS 36.213 Table 7.1.7.2.1-1) goes to 110.
+        check_range_u64("prbs", self.prbs() as u64, 6, 110)?;
+        // An averaging window of one TTI up to 1000 s of TTIs.
+        check_range("pf_window_ttis", self.pf_window_ttis, 1.0, 1e6)?;
+        // NR's shortest slot (numerology 4: 62.5 µs) to LTE's 10 ms radio frame.
+        check_range("tti_ms", self.tti_ms, 0.0625, 10.0)?;
+        // Decoding takes a few TTIs; 100 ms is far beyond any receiver.
+        check_range("dl_decode_delay_ms", self.dl_decode_delay_ms, 0.0, 100.0)?;
         let h = &self.harq;
         if !(h.bler.is_finite() && (0.0..1.0).contains(&h.bler)) {
             return Err(format!("harq.bler must be in [0, 1), got {}", h.bler));
         }
-        if h.rtt_ttis == 0 {
-            return Err("harq.rtt_ttis must be at least 1".into());
-        }
-        if h.max_retx > 32 {
-            return Err(format!("harq.max_retx must be at most 32, got {}", h.max_retx));
-        }
+        // LTE FDD: 8 TTIs; up to 1000 TTIs for what-if studies.
+        check_range_u64("harq.rtt_ttis", h.rtt_ttis as u64, 1, 1000)?;
+        // maxHARQ-Tx is at most 28 transmissions (TS 36.331); 32 covers it.
+        check_range_u64("harq.max_retx", h.max_retx as u64, 0, 32)?;
         let r = &self.rlc;
         if r.buffer_packets == Some(0) {
             return Err("rlc.buffer_packets must be at least 1".into());
@@ -177,9 +196,8 @@ impl CellConfig {
                 r.buffer_bytes
             ));
         }
-        if !(r.t_reordering_ms.is_finite() && r.t_reordering_ms >= 0.0) {
-            return Err(format!("rlc.t_reordering_ms must be >= 0, got {}", r.t_reordering_ms));
-        }
+        // TS 36.331 t-Reordering goes to 200 ms; up to 10 s for studies.
+        check_range("rlc.t_reordering_ms", r.t_reordering_ms, 0.0, 1e4)?;
         self.uplink.validate().map_err(|e| format!("uplink.{e}"))?;
         self.agent.validate().map_err(|e| format!("agent.{e}"))?;
         self.abc.validate().map_err(|e| format!("abc.{e}"))?;
@@ -224,6 +242,9 @@ pub struct UeRadioStats {
     pub tbs_retx: u64,
     pub tbs_lost: u64,
     pub sdus_discarded: u64,
+    /// Bits of the transport blocks the UE decoded (first transmission or
+    /// retransmission): everything delivered to it was carried by these.
+    pub bits_decoded: u64,
 }
 
 struct Ue {
@@ -264,6 +285,9 @@ pub struct CellOutput {
     pub reorder_timers: Vec<(usize, SimTime)>,
     /// SDUs lost to HARQ failures and discarded at reassembly.
     pub discarded: u64,
+    /// Packets whose last byte left a UE's RLC buffer this TTI: (UE, flow,
+    /// time spent in the buffer).
+    pub sojourns: Vec<(usize, FlowId, SimDuration)>,
 }
 
 impl CellOutput {
@@ -272,6 +296,7 @@ impl CellOutput {
         self.delivered.clear();
         self.reorder_timers.clear();
         self.discarded = 0;
+        self.sojourns.clear();
     }
 }
 
@@ -299,7 +324,7 @@ impl Cell {
     pub fn new(cfg: &CellConfig, channels: &[ChannelConfig], streams: &RngStreams) -> Self {
         let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
         let tti = ms(cfg.tti_ms);
-        let bandwidth_hz = cfg.prbs as f64 * 180e3;
+        let bandwidth_hz = cfg.prbs() as f64 * 180e3;
         let limit = RlcLimit {
             sdus: cfg.rlc.buffer_packets,
             bytes: cfg.rlc.buffer_bytes,
@@ -338,7 +363,7 @@ impl Cell {
             })
             .collect();
         Cell {
-            layout: RbgLayout::new(cfg.prbs),
+            layout: RbgLayout::new(cfg.prbs()),
             tti,
             dl_delay: tti + ms(cfg.dl_decode_delay_ms),
             harq_rtt: tti * cfg.harq.rtt_ttis as u64,
@@ -405,7 +430,7 @@ impl Cell {
 
     /// Runs the MAC for the TTI starting at `now`.
     pub fn on_tti(&mut self, now: SimTime, out: &mut CellOutput) {
-        let total = self.cfg.prbs;
+        let total = self.cfg.prbs();
         let mut used: u16 = 0;
         let live_ues = self.ues.iter().filter(|u| u.live_flows > 0).count().max(1) as f64;
         // 1. Channel state.
@@ -488,6 +513,11 @@ impl Cell {
             // ABC marks ABC-capable packets as they leave the UE's queue.
             let link = u.cap.rate_bps(self.tti) as f64;
             let dequeue = u.served.rate_bps(self.tti) as f64;
+            for seg in pdu.segments.iter().filter(|s| s.last) {
+                if let Some(p) = &seg.pkt {
+                    out.sojourns.push((g.index, p.flow, now.saturating_since(seg.arrival)));
+                }
+            }
             for seg in pdu.segments.iter_mut() {
                 if let Some(Packet {
                     kind: PacketKind::Data(d),
@@ -591,6 +621,7 @@ impl Cell {
     ) -> bool {
         let failed = harq.bler > 0.0 && rng.bernoulli(harq.bler);
         if !failed {
+            u.stats.bits_decoded += tb.bits as u64;
             let at = now + dl_delay;
             if u.air.is_empty() {
                 out.air_heads.push((i, at));

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::amc::{self, Cqi};
 use crate::engine::Rng;
-use crate::units::{SimDuration, SimTime};
+use crate::units::{check_range, SimDuration, SimTime, MAX_SPAN_MS, MAX_SPAN_S};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -109,18 +109,13 @@ pub enum Trajectory {
     },
 }
 
-fn finite(name: &str, v: f64) -> Result<(), String> {
-    if v.is_finite() {
-        Ok(())
-    } else {
-        Err(format!("{name} must be a finite number, got {v}"))
-    }
-}
-
 /// Parses a CQI trace: one `time_ms cqi` pair per line (whitespace or a
 /// comma between them); blank lines and lines starting with `#` are skipped.
+/// Lines may end in LF, CRLF or a lone CR; a UTF-8 byte order mark is skipped.
 pub fn parse_cqi_trace(text: &str) -> Result<Vec<(f64, u8)>, String> {
     let mut points = Vec::new();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
     for (i, line) in text.lines().enumerate() {
         let s = line.trim();
         if s.is_empty() || s.starts_with('#') {
@@ -144,15 +139,22 @@ pub fn parse_cqi_trace(text: &str) -> Result<Vec<(f64, u8)>, String> {
 }
 
 impl ChannelConfig {
-    /// Reads a CQI trace file into its points.
+    /// Reads a CQI trace file into its points. The file is then dropped from
+    /// the configuration: the resolved scenario carries the points, so it
+    /// re-runs the same whatever happens to the file (the run directory's
+    /// metadata records the file and its hash).
     pub fn normalize(&mut self) -> Result<(), String> {
-        if let ChannelConfig::CqiTrace { file: Some(f), points } = self {
-            let text = std::fs::read_to_string(&*f).map_err(|e| format!("file: cannot read {f:?}: {e}"))?;
-            *points = parse_cqi_trace(&text).map_err(|e| format!("file {f:?}: {e}"))?;
+        if let ChannelConfig::CqiTrace { file, points } = self {
+            if let Some(f) = file.take() {
+                let text = std::fs::read_to_string(&f).map_err(|e| format!("file: cannot read {f:?}: {e}"))?;
+                *points = parse_cqi_trace(&text).map_err(|e| format!("file {f:?}: {e}"))?;
+            }
         }
         Ok(())
     }
 
+    /// Every limit is what a radio link can physically be and what the
+    /// model can represent (times in u64 ns, powers through `10^(x/10)`).
     pub fn validate(&self) -> Result<(), String> {
         match self {
             ChannelConfig::FixedCqi { cqi } => {
@@ -170,41 +172,35 @@ impl ChannelConfig {
                 shadowing_std_db,
                 fading_doppler_hz,
             } => {
-                finite("tx_power_dbm", *tx_power_dbm)?;
-                finite("antenna_gain_db", *antenna_gain_db)?;
-                finite("noise_figure_db", *noise_figure_db)?;
+                // -30 dBm (1 µW, below any femto cell) to 80 dBm (100 kW).
+                check_range("tx_power_dbm", *tx_power_dbm, -30.0, 80.0)?;
+                check_range("antenna_gain_db", *antenna_gain_db, -50.0, 50.0)?;
+                // A receiver adds at least nothing and at most a few dB; 30 covers junk.
+                check_range("noise_figure_db", *noise_figure_db, 0.0, 30.0)?;
                 if let Some(i) = interference_dbm {
-                    finite("interference_dbm", *i)?;
+                    check_range("interference_dbm", *i, -200.0, 80.0)?;
                 }
-                if !(shadowing_std_db.is_finite() && *shadowing_std_db >= 0.0) {
-                    return Err(format!("shadowing_std_db must be >= 0, got {shadowing_std_db}"));
-                }
+                // Measured shadowing is 4-12 dB; 30 dB is already extreme.
+                check_range("shadowing_std_db", *shadowing_std_db, 0.0, 30.0)?;
                 if let Some(f) = fading_doppler_hz {
-                    if !(f.is_finite() && *f > 0.0) {
-                        return Err(format!("fading_doppler_hz must be positive, got {f}"));
-                    }
+                    // Up to 5 kHz: 6 GHz at 900 km/h is 5 kHz.
+                    check_range("fading_doppler_hz", *f, 1e-3, 5e3)?;
                 }
                 match pathloss {
                     PathLoss::UrbanMacro => {}
                     PathLoss::FreeSpace { frequency_mhz } => {
-                        if !(frequency_mhz.is_finite() && *frequency_mhz > 0.0) {
-                            return Err(format!("pathloss.frequency_mhz must be positive, got {frequency_mhz}"));
-                        }
+                        // HF (1 MHz) to sub-THz (100 GHz).
+                        check_range("pathloss.frequency_mhz", *frequency_mhz, 1.0, 1e5)?;
                     }
                     PathLoss::LogDistance { l0_db, exponent } => {
-                        finite("pathloss.l0_db", *l0_db)?;
-                        if !(exponent.is_finite() && *exponent > 0.0) {
-                            return Err(format!("pathloss.exponent must be positive, got {exponent}"));
-                        }
+                        check_range("pathloss.l0_db", *l0_db, 0.0, 200.0)?;
+                        // Free space is 2, dense urban up to 6; 10 is beyond any measurement.
+                        check_range("pathloss.exponent", *exponent, 0.1, 10.0)?;
                     }
                 }
-                let dist = |n: &str, d: f64| {
-                    if d.is_finite() && d > 0.0 {
-                        Ok(())
-                    } else {
-                        Err(format!("{n} must be a positive distance in metres, got {d}"))
-                    }
-                };
+                // A UE at 1 m to 1000 km from its base station (the path-loss
+                // models hold from 1 m; beyond 1000 km nothing is received).
+                let dist = |n: &str, d: f64| check_range(n, d, 1.0, 1e6);
                 match trajectory {
                     Trajectory::Fixed { distance_m } => dist("trajectory.distance_m", *distance_m)?,
                     Trajectory::Schedule { points } => {
@@ -213,12 +209,13 @@ impl ChannelConfig {
                         }
                         let mut last = f64::NEG_INFINITY;
                         for (i, (t, d)) in points.iter().enumerate() {
-                            if !(t.is_finite() && *t >= 0.0 && *t > last) {
+                            check_range(&format!("trajectory.points.{i}.0 (time, s)"), *t, 0.0, MAX_SPAN_S)?;
+                            if *t <= last {
                                 return Err(format!(
-                                    "trajectory.points.{i}: time {t} s must be >= 0 and after the previous point"
+                                    "trajectory.points.{i}: time {t} s must be after the previous point ({last} s)"
                                 ));
                             }
-                            dist(&format!("trajectory.points.{i}"), *d)?;
+                            dist(&format!("trajectory.points.{i}.1 (distance, m)"), *d)?;
                             last = *t;
                         }
                     }
@@ -227,9 +224,10 @@ impl ChannelConfig {
                         min_m,
                         max_m,
                     } => {
-                        if !(interval_s.is_finite() && *interval_s > 0.0) {
-                            return Err(format!("trajectory.interval_s must be positive, got {interval_s}"));
-                        }
+                        // The channel is sampled once per TTI (at least 62.5 µs):
+                        // faster jumps are never seen, and a vanishing interval
+                        // would loop forever at one instant.
+                        check_range("trajectory.interval_s", *interval_s, 1e-3, MAX_SPAN_S)?;
                         dist("trajectory.min_m", *min_m)?;
                         dist("trajectory.max_m", *max_m)?;
                         if min_m > max_m {
@@ -244,7 +242,8 @@ impl ChannelConfig {
                 }
                 let mut last = f64::NEG_INFINITY;
                 for (i, (t, c)) in points.iter().enumerate() {
-                    if !(t.is_finite() && *t >= 0.0 && *t > last) {
+                    check_range(&format!("points.{i}.0 (time, ms)"), *t, 0.0, MAX_SPAN_MS)?;
+                    if *t <= last {
                         return Err(format!("points.{i}: time {t} ms is not after the previous point"));
                     }
                     if *c > 15 {
@@ -557,6 +556,14 @@ mod tests {
         assert_eq!(ch.cqi(SimTime::from_nanos(9_999_999)).map(|c| c.get()), Some(15));
         assert_eq!(ch.cqi(SimTime::from_nanos(10_000_000)), None);
         assert_eq!(ch.cqi(SimTime::from_nanos(25_000_000)).map(|c| c.get()), Some(7));
+    }
+
+    #[test]
+    fn a_cqi_file_with_cr_or_crlf_line_ends_or_a_bom_parses_like_plain_lines() {
+        let plain = parse_cqi_trace("0 15\n1000 5\n").unwrap();
+        assert_eq!(parse_cqi_trace("0 15\r1000 5\r").unwrap(), plain);
+        assert_eq!(parse_cqi_trace("0 15\r\n1000 5\r\n").unwrap(), plain);
+        assert_eq!(parse_cqi_trace("\u{feff}0 15\n1000 5").unwrap(), plain);
     }
 
     #[test]

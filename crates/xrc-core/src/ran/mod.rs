@@ -1,6 +1,7 @@
 //! The radio access network: the LTE downlink at the base station (channel,
 //! AMC tables, MAC scheduler, HARQ, RLC, PDCP), the UE receive side and
-//! uplink grant model, the XRC agent, and a trace-driven link.
+//! uplink grant model, the XRC agent, and a trace-driven link; and the 5G NR
+//! numerology, MCS, CQI and TBS tables (`nr`, not yet used by the cell).
 
 pub mod abc;
 pub mod agent;
@@ -8,6 +9,7 @@ pub mod amc;
 pub mod cell;
 pub mod channel;
 pub mod netassist;
+pub mod nr;
 pub mod pbe;
 pub mod pdcp;
 pub mod rlc;

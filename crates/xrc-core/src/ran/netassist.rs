@@ -19,6 +19,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::units::{check_range, MAX_ONE_WAY_DELAY_MS, MAX_SPAN_MS};
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NetAssistConfig {
@@ -43,13 +45,11 @@ impl Default for NetAssistConfig {
 
 impl NetAssistConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.period_ms.is_finite() && self.period_ms >= 1.0) {
-            return Err(format!("period_ms must be at least 1, got {}", self.period_ms));
-        }
+        // A report per millisecond at most, at least one per run.
+        check_range("period_ms", self.period_ms, 1.0, MAX_SPAN_MS)?;
         if let Some(d) = self.delay_ms {
-            if !(d.is_finite() && d >= 0.0) {
-                return Err(format!("delay_ms must be >= 0, got {d}"));
-            }
+            // As the Internet's one-way delay.
+            check_range("delay_ms", d, 0.0, MAX_ONE_WAY_DELAY_MS)?;
         }
         if !(self.loss.is_finite() && (0.0..=1.0).contains(&self.loss)) {
             return Err(format!("loss must be in [0, 1], got {}", self.loss));

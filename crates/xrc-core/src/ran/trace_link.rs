@@ -80,6 +80,12 @@
 //!    1500-byte MTU never produces one) is carried by as many opportunities
 //!    as it needs, by rule 5's arithmetic.
 //! 2. Blank lines in a trace are skipped (Mahimahi refuses them).
+//! 3. Lines may end in CRLF or a lone CR, and a leading UTF-8 byte order
+//!    mark is skipped (Mahimahi's `myatoi` refuses a line with anything
+//!    after the digits, so a trace saved on Windows fails there).
+//! 4. A time beyond the longest run, 10^9 ms ([`MAX_SPAN_MS`]), is refused
+//!    naming the line (Mahimahi takes any `long`): the period in nanoseconds
+//!    must fit a u64 with room for cycles.
 //!
 //! The link is generic over the packet type ([`ByteSize`] gives the IP
 //! size) and knows nothing of the simulator: packets go in with
@@ -92,7 +98,7 @@ use std::collections::VecDeque;
 
 use crate::net::queue::{ByteSize, QueueCounters, QueueLimit};
 use crate::net::Packet;
-use crate::units::{SimDuration, SimTime};
+use crate::units::{SimDuration, SimTime, MAX_SPAN_MS};
 
 /// Bytes one delivery opportunity carries, counted as Mahimahi counts them
 /// (`LinkQueue::PACKET_SIZE`): IP bytes plus [`TUN_HEADER_BYTES`].
@@ -119,21 +125,34 @@ pub struct Trace {
 
 impl Trace {
     /// Parses Mahimahi's format (rule 1). Errors name the line and the value.
+    /// Lines may end in LF, CRLF or a lone CR, and a UTF-8 byte order mark is
+    /// skipped (deviation 3). A time may not exceed the longest run
+    /// ([`MAX_SPAN_MS`], deviation 4): the period in nanoseconds must fit a
+    /// u64 with room for cycles.
     pub fn parse(text: &str) -> Result<Trace, String> {
         let mut ms = Vec::new();
         let mut last = 0u64;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
         for (i, line) in text.lines().enumerate() {
             let s = line.trim();
             if s.is_empty() {
                 continue;
             }
-            let v: u64 = s.parse().map_err(|_| {
-                format!(
-                    "line {}: {:?} is not a non-negative integer number of milliseconds",
-                    i + 1,
-                    s
-                )
+            let v: u64 = s.parse().map_err(|e: std::num::ParseIntError| {
+                let why = match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => "is too large a number of milliseconds",
+                    _ => "is not a non-negative integer number of milliseconds",
+                };
+                format!("line {}: {:?} {why}", i + 1, s)
             })?;
+            if v > MAX_SPAN_MS as u64 {
+                return Err(format!(
+                    "line {}: time {v} ms is beyond the longest run ({} ms)",
+                    i + 1,
+                    MAX_SPAN_MS as u64
+                ));
+            }
             if v < last {
                 return Err(format!(
                     "line {}: time {} ms goes back from {} ms (timestamps must not decrease)",
@@ -231,6 +250,9 @@ pub struct TraceLink<P = Packet> {
     arrived: u64,
     departed: u64,
     dropped: u64,
+    /// Queuing delay of each packet the last `advance` sent, in the order
+    /// they left (cleared by every `advance`, so it never outgrows one call).
+    sojourns: Vec<SimDuration>,
 }
 
 impl<P: ByteSize> TraceLink<P> {
@@ -245,7 +267,16 @@ impl<P: ByteSize> TraceLink<P> {
             arrived: 0,
             departed: 0,
             dropped: 0,
+            sojourns: Vec::new(),
         }
+    }
+
+    /// The queuing delays of the packets the last [`TraceLink::advance`] or
+    /// [`TraceLink::enqueue`] pushed to `out`, one per packet in the same
+    /// order: the time of the opportunity that sent a packet's last byte less
+    /// its arrival (what Mahimahi's `LinkQueue::record_departure` logs).
+    pub fn last_sojourns(&self) -> &[SimDuration] {
+        &self.sojourns
     }
 
     /// A packet arrives at `now` (`LinkQueue::read_packet`, rule 6): every
@@ -274,23 +305,25 @@ impl<P: ByteSize> TraceLink<P> {
     /// (`LinkQueue::rationalize`, rule 5); packets that leave are pushed to
     /// `out` in departure order.
     pub fn advance(&mut self, now: SimTime, out: &mut Vec<P>) {
+        self.sojourns.clear();
         loop {
             if self.idle() {
                 // Nothing to send: every opportunity up to `now` is lost.
                 self.next_k = self.next_k.max(self.trace.first_after(now));
                 return;
             }
-            if self.trace.at(self.next_k) > now {
+            let at = self.trace.at(self.next_k);
+            if at > now {
                 return;
             }
             self.next_k += 1;
-            self.serve_one_opportunity(out);
+            self.serve_one_opportunity(at, out);
         }
     }
 
     /// One opportunity's budget spent on the packet in transit, then on the
     /// queue's head, until the budget or the packets run out.
-    fn serve_one_opportunity(&mut self, out: &mut Vec<P>) {
+    fn serve_one_opportunity(&mut self, at: SimTime, out: &mut Vec<P>) {
         let mut budget = OPPORTUNITY_BYTES as u64;
         while budget > 0 {
             if self.in_transit.is_none() {
@@ -307,8 +340,9 @@ impl<P: ByteSize> TraceLink<P> {
             *left -= sent;
             budget -= sent;
             if *left == 0 {
-                let (_, p, _) = self.in_transit.take().expect("set above");
+                let (arrival, p, _) = self.in_transit.take().expect("set above");
                 self.departed += 1;
+                self.sojourns.push(at.saturating_since(arrival));
                 out.push(p);
             }
         }
@@ -415,6 +449,25 @@ mod tests {
     }
 
     #[test]
+    fn cr_only_crlf_and_a_byte_order_mark_parse_like_plain_lines() {
+        let plain = Trace::parse("1\n2\n3\n").unwrap();
+        assert_eq!(Trace::parse("1\r2\r3\r").unwrap(), plain);
+        assert_eq!(Trace::parse("1\r\n2\r\n3\r\n").unwrap(), plain);
+        assert_eq!(Trace::parse("\u{feff}1\n2\n3").unwrap(), plain);
+        assert!(Trace::parse("1\r2\rx\r").unwrap_err().contains("line 3"));
+    }
+
+    #[test]
+    fn a_timestamp_beyond_the_longest_run_is_refused_naming_the_line() {
+        // 2^58 + 1 ms: the period in nanoseconds would wrap a u64.
+        let e = Trace::parse("0\n288230376151711745\n").unwrap_err();
+        assert!(e.contains("line 2") && e.contains("288230376151711745"), "{e}");
+        assert!(Trace::parse("0\n1000000000\n").is_ok());
+        let e = Trace::parse("99999999999999999999999\n").unwrap_err();
+        assert!(e.contains("line 1"), "{e}");
+    }
+
+    #[test]
     fn the_trace_repeats_with_its_last_timestamp_as_period() {
         let t = Trace::parse("0\n0\n5\n10\n").unwrap();
         assert_eq!(t.period_ms, 10);
@@ -510,6 +563,23 @@ mod tests {
         assert_eq!(l.next_wakeup(), Some(ms(10)));
         assert_eq!(run_to(&mut l, ms(9)), Vec::<usize>::new());
         assert_eq!(run_to(&mut l, ms(10)), vec![1]);
+    }
+
+    #[test]
+    fn each_departure_reports_its_time_from_arrival_to_its_last_bytes_opportunity() {
+        // Opportunities every ms. Packet 0 (4000 bytes, from 0.1 ms) leaves
+        // with its third opportunity at 3 ms; the ACK behind it shares that
+        // one. A call that sends nothing reports nothing.
+        let mut l = link("1\n", QueueLimit::UNLIMITED);
+        offer(&mut l, us(100), &[(0, 4000)]);
+        offer(&mut l, us(2_500), &[(1, 52)]);
+        assert_eq!(run_to(&mut l, ms(2)), Vec::<usize>::new());
+        assert!(l.last_sojourns().is_empty());
+        assert_eq!(run_to(&mut l, ms(3)), vec![0, 1]);
+        assert_eq!(l.last_sojourns(), &[us(2_900).since_start(), us(500).since_start()]);
+        let mut out = Vec::new();
+        l.advance(ms(4), &mut out);
+        assert!(l.last_sojourns().is_empty(), "cleared by every call");
     }
 
     #[test]
@@ -700,6 +770,15 @@ mod tests {
                 next += 1;
             } else {
                 l.advance(t, &mut out);
+            }
+            assert_eq!(l.last_sojourns().len(), out.len(), "one queuing delay per departure");
+            for (p, d) in out.iter().zip(l.last_sojourns()) {
+                assert_eq!(
+                    d.as_nanos(),
+                    t.as_nanos() - arrivals[p.id].0,
+                    "queuing delay of {}",
+                    p.id
+                );
             }
             for p in out.drain(..) {
                 assert_eq!(t.as_nanos() % NS_PER_MS, 0, "packets leave at whole milliseconds");

@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::net::Packet;
-use crate::units::{SimDuration, SimTime};
+use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -59,27 +59,16 @@ impl Default for UplinkConfig {
 
 impl UplinkConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.sr_period_ms.is_finite() && self.sr_period_ms >= 1.0) {
-            return Err(format!("sr_period_ms must be at least 1 ms, got {}", self.sr_period_ms));
-        }
-        for (n, v) in [
-            ("sr_grant_delay_ms", self.sr_grant_delay_ms),
-            ("grant_tx_delay_ms", self.grant_tx_delay_ms),
-            ("bsr_grant_delay_ms", self.bsr_grant_delay_ms),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{n} must be >= 0, got {v}"));
-            }
-        }
-        if self.bsr_grant_delay_ms < 1.0 {
-            return Err(format!(
-                "bsr_grant_delay_ms must be at least one TTI (1 ms), got {}",
-                self.bsr_grant_delay_ms
-            ));
-        }
-        if self.grant_bytes < 100 {
-            return Err(format!("grant_bytes must be at least 100, got {}", self.grant_bytes));
-        }
+        // TS 36.213 Table 10.1.5-1 goes from 1 to 80 ms; up to 1 s for studies.
+        check_range("sr_period_ms", self.sr_period_ms, 1.0, 1000.0)?;
+        // Grant timing is a few TTIs in LTE; a second is far beyond it.
+        check_range("sr_grant_delay_ms", self.sr_grant_delay_ms, 0.0, 1000.0)?;
+        check_range("grant_tx_delay_ms", self.grant_tx_delay_ms, 0.0, 1000.0)?;
+        // At least one TTI: the next PUSCH cannot be in the same TTI.
+        check_range("bsr_grant_delay_ms", self.bsr_grant_delay_ms, 1.0, 1000.0)?;
+        // Room for a few ACKs, up to 100x LTE's largest uplink transport
+        // block (75376 bits, TS 36.213 Table 7.1.7.2.1-1).
+        check_range_u64("grant_bytes", self.grant_bytes as u64, 100, 1_000_000)?;
         Ok(())
     }
 }

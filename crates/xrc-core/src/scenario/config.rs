@@ -13,6 +13,7 @@ use crate::ran::cell::CellConfig;
 use crate::ran::channel::ChannelConfig;
 pub use crate::traffic::Traffic;
 use crate::transport::{ReceiverConfig, TcpConfig};
+use crate::units::{check_range, MAX_ONE_WAY_DELAY_MS, MAX_RATE_MBPS, MAX_SPAN_MS, MAX_SPAN_S, MIN_RATE_MBPS};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -166,6 +167,8 @@ pub struct OutputConfig {
     pub rlc_sample_ttis: u32,
     pub cwnd_trace: bool,
     pub rtt_trace: bool,
+    /// Record every packet's delay in the bottleneck queue.
+    pub queue_delay_trace: bool,
 }
 
 impl Default for OutputConfig {
@@ -175,23 +178,187 @@ impl Default for OutputConfig {
             rlc_sample_ttis: 1,
             cwnd_trace: true,
             rtt_trace: true,
+            queue_delay_trace: true,
         }
     }
 }
 
-fn positive(name: &str, v: f64) -> Result<(), String> {
-    if v.is_finite() && v > 0.0 {
+/// At most this many UEs: a macro cell serves a few hundred connected UEs,
+/// and every UE is a per-TTI cost.
+pub const MAX_UES: usize = 1000;
+/// At most this many flows (each is a TCP sender and receiver).
+pub const MAX_FLOWS: usize = 10_000;
+/// At most this many rows in each sampled series (the per-TTI RLC table,
+/// the per-bin tables): a run holds its series in memory, and the front end
+/// copies them twice on the way to Parquet, so 5·10^7 rows (a 50-UE,
+/// 1000 s run sampled every TTI) is about 8 GB at its peak.
+pub const MAX_SERIES_ROWS: f64 = 5e7;
+
+impl InternetConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(r) = self.rate_mbps {
+            check_range("rate_mbps", r, MIN_RATE_MBPS, MAX_RATE_MBPS)?;
+        }
+        if let Some(r) = self.reverse_rate_mbps {
+            check_range("reverse_rate_mbps", r, MIN_RATE_MBPS, MAX_RATE_MBPS)?;
+        }
+        check_range("delay_ms", self.delay_ms, 0.0, MAX_ONE_WAY_DELAY_MS)?;
+        if self.buffer_packets == Some(0) {
+            return Err("buffer_packets must be at least 1, got 0".into());
+        }
         Ok(())
-    } else {
-        Err(format!("{name} must be a positive number, got {v}"))
     }
 }
 
-fn non_negative(name: &str, v: f64) -> Result<(), String> {
-    if v.is_finite() && v >= 0.0 {
+/// The largest ACK that can wait in the uplink trace's queue, as Mahimahi
+/// counts it: headers, three SACK blocks, the PBE report the UE writes,
+/// and the TUN header (the XRC option is written after the queue).
+pub const LARGEST_UPLINK_ACK_BYTES: u64 = (crate::net::packet::TCP_IP_HEADER_BYTES
+    + 4
+    + 8 * crate::net::packet::MAX_SACK_BLOCKS as u32
+    + crate::net::packet::PBE_OPTION_BYTES
+    + crate::ran::trace_link::TUN_HEADER_BYTES) as u64;
+
+impl TraceConfig {
+    /// Checks the section on its own (the downlink buffer against the
+    /// flows' packets is checked by [`ScenarioConfig::validate`]).
+    pub fn validate(&self) -> Result<(), String> {
+        check_range("uplink_delay_ms", self.uplink_delay_ms, 0.0, MAX_ONE_WAY_DELAY_MS)?;
+        for (name, v) in [
+            ("buffer_packets", self.buffer_packets.map(u64::from)),
+            ("buffer_bytes", self.buffer_bytes),
+            ("uplink_buffer_packets", self.uplink_buffer_packets.map(u64::from)),
+            ("uplink_buffer_bytes", self.uplink_buffer_bytes),
+        ] {
+            if v == Some(0) {
+                return Err(format!("{name} must be at least 1, got 0"));
+            }
+        }
+        match &self.uplink {
+            Some(path) => {
+                if path.is_empty() {
+                    return Err("uplink: empty path (omit the field for a fixed-delay uplink)".into());
+                }
+                if self.uplink_delay_ms > 0.0 {
+                    return Err(format!(
+                        "uplink_delay_ms ({}) cannot be combined with trace.uplink: the ACKs' delay is the \
+                         uplink trace's queue (give propagation delay in internet.delay_ms)",
+                        self.uplink_delay_ms
+                    ));
+                }
+                if let Some(b) = self.uplink_buffer_bytes.filter(|&b| b < LARGEST_UPLINK_ACK_BYTES) {
+                    return Err(format!(
+                        "uplink_buffer_bytes ({b}) cannot hold one ACK with its options ({LARGEST_UPLINK_ACK_BYTES} \
+                         bytes as Mahimahi counts them, TUN header included); give at least \
+                         {LARGEST_UPLINK_ACK_BYTES}"
+                    ));
+                }
+            }
+            None => {
+                if let Some((name, _)) = [
+                    ("uplink_buffer_packets", self.uplink_buffer_packets.map(u64::from)),
+                    ("uplink_buffer_bytes", self.uplink_buffer_bytes),
+                ]
+                .into_iter()
+                .find(|(_, v)| v.is_some())
+                {
+                    return Err(format!(
+                        "{name} needs trace.uplink (the uplink trace whose queue it limits)"
+                    ));
+                }
+            }
+        }
+        self.agent.validate().map_err(|e| format!("agent.{e}"))?;
+        self.abc.validate().map_err(|e| format!("abc.{e}"))?;
         Ok(())
+    }
+}
+
+impl OutputConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        // A tenth of a millisecond (a bin shorter than a 1500-byte packet at
+        // 100 Mbit/s says nothing) to the longest run.
+        check_range("bin_ms", self.bin_ms, 0.1, MAX_SPAN_MS)?;
+        if self.rlc_sample_ttis == 0 {
+            return Err("rlc_sample_ttis must be at least 1, got 0".into());
+        }
+        Ok(())
+    }
+}
+
+impl FlowConfig {
+    /// Checks the flow on its own and against the run's `duration_s`.
+    pub fn validate(&self, duration_s: f64) -> Result<(), String> {
+        check_range("start_s", self.start_s, 0.0, MAX_SPAN_S)?;
+        if self.start_s >= duration_s {
+            return Err(format!(
+                "start_s ({}) is at or after the end of the run (duration_s = {duration_s}): the flow would never run",
+                self.start_s
+            ));
+        }
+        if let Some(s) = self.stop_s {
+            check_range("stop_s", s, 0.0, MAX_SPAN_S)?;
+            if s < self.start_s {
+                return Err(format!("stop_s ({s}) is before start_s ({})", self.start_s));
+            }
+        }
+        // Both ways of the longest one-way delay.
+        check_range("extra_rtt_ms", self.extra_rtt_ms, 0.0, 2.0 * MAX_ONE_WAY_DELAY_MS)?;
+        self.traffic.validate().map_err(|e| format!("traffic.{e}"))?;
+        self.tcp.validate().map_err(|e| format!("tcp.{e}"))?;
+        self.receiver.validate().map_err(|e| format!("receiver.{e}"))?;
+        crate::transport::cc::registry::resolve(&self.cc, &self.cc_params).map_err(|e| {
+            let field = if crate::transport::cc::registry::SCHEMES.contains(&self.cc.as_str()) {
+                self.cc.as_str()
+            } else {
+                "cc"
+            };
+            format!("{field}: {e}")
+        })?;
+        Ok(())
+    }
+
+    /// The largest IP packet the flow sends (a full data segment).
+    pub fn largest_packet_bytes(&self) -> u64 {
+        (self.tcp.mss + crate::net::packet::TCP_IP_HEADER_BYTES) as u64
+    }
+}
+
+/// A byte-limited queue must hold the largest packet that reaches it, or it
+/// drops every one of them (or, on the Internet link, cannot start one).
+fn holds_largest_packet(field: &str, limit: Option<u64>, flows: &[FlowConfig], extra: u64) -> Result<(), String> {
+    let Some(limit) = limit else { return Ok(()) };
+    let Some((k, f)) = flows.iter().enumerate().max_by_key(|(_, f)| f.largest_packet_bytes()) else {
+        return Ok(());
+    };
+    let need = f.largest_packet_bytes() + extra;
+    if limit < need {
+        return Err(format!(
+            "{field} ({limit}) cannot hold one packet of flow {k} ({need} bytes: mss {} + headers); \
+             give at least {need}",
+            f.tcp.mss
+        ));
+    }
+    Ok(())
+}
+
+/// Rows of a sampled series, refused above [`MAX_SERIES_ROWS`].
+fn series_rows(field: &str, what: &str, rows: f64, fix: &str) -> Result<(), String> {
+    if rows > MAX_SERIES_ROWS {
+        return Err(format!(
+            "{field}: {what} makes {} rows, more than the {} a run holds in memory; {fix}",
+            short(rows.ceil()),
+            short(MAX_SERIES_ROWS)
+        ));
+    }
+    Ok(())
+}
+
+fn short(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{v:e}")
     } else {
-        Err(format!("{name} must be a number >= 0, got {v}"))
+        format!("{v}")
     }
 }
 
@@ -231,6 +398,10 @@ impl ScenarioConfig {
             if f.id.is_empty() {
                 f.id = format!("f{k}");
             }
+            // The trace topology has one UE; a flow names it or not.
+            if self.topology == Topology::Trace && f.ue.is_none() {
+                f.ue = Some(0);
+            }
             // SACK is negotiated: a sender without it gets no SACK blocks.
             if f.tcp.recovery == crate::transport::Recovery::Newreno {
                 f.receiver.sack = false;
@@ -246,27 +417,24 @@ impl ScenarioConfig {
         Ok(())
     }
 
-    /// Checks every value; the error names the field (dotted path) and value.
+    /// Checks every value; the error names the field (dotted path) and
+    /// value. This is the one place a scenario is judged: a function of the
+    /// resolved configuration alone, which the world calls again before it
+    /// builds anything.
     pub fn validate(&self) -> Result<(), String> {
-        positive("duration_s", self.duration_s)?;
-        if self.duration_s > 1e6 {
-            return Err(format!("duration_s must be at most 1e6 s, got {}", self.duration_s));
-        }
+        // One millisecond (one LTE TTI) to the longest span time can take.
+        check_range("duration_s", self.duration_s, 1e-3, MAX_SPAN_S)?;
         let i = &self.internet;
-        if let Some(r) = i.rate_mbps {
-            positive("internet.rate_mbps", r)?;
+        i.validate().map_err(|e| format!("internet.{e}"))?;
+        self.output.validate().map_err(|e| format!("output.{e}"))?;
+        if self.ues.len() > MAX_UES {
+            return Err(format!("ues: at most {MAX_UES} UEs, got {}", self.ues.len()));
         }
-        if let Some(r) = i.reverse_rate_mbps {
-            positive("internet.reverse_rate_mbps", r)?;
+        if self.flows.len() > MAX_FLOWS {
+            return Err(format!("flows: at most {MAX_FLOWS} flows, got {}", self.flows.len()));
         }
-        non_negative("internet.delay_ms", i.delay_ms)?;
-        if i.buffer_packets == Some(0) {
-            return Err("internet.buffer_packets must be at least 1, got 0".into());
-        }
-        positive("output.bin_ms", self.output.bin_ms)?;
-        if self.output.rlc_sample_ttis == 0 {
-            return Err("output.rlc_sample_ttis must be at least 1, got 0".into());
-        }
+        // The per-TTI (per-ms on a trace) sampling tick, for the series bound.
+        let mut tick_ms = None;
         match self.topology {
             Topology::Cellular => {
                 let cell = self
@@ -280,52 +448,28 @@ impl ScenarioConfig {
                 for (k, u) in self.ues.iter().enumerate() {
                     u.channel.validate().map_err(|e| format!("ues.{k}.channel.{e}"))?;
                 }
+                holds_largest_packet(
+                    "cell.rlc.buffer_bytes",
+                    cell.rlc.buffer_bytes,
+                    &self.flows,
+                    crate::ran::pdcp::PDCP_HEADER_BYTES as u64,
+                )?;
+                tick_ms = Some(cell.tti_ms);
             }
             Topology::Trace => {
                 let t = self
                     .trace
                     .as_ref()
                     .ok_or("topology \"trace\" needs a [trace] section")?;
-                non_negative("trace.uplink_delay_ms", t.uplink_delay_ms)?;
-                for (name, v) in [
-                    ("trace.buffer_packets", t.buffer_packets.map(u64::from)),
-                    ("trace.buffer_bytes", t.buffer_bytes),
-                    ("trace.uplink_buffer_packets", t.uplink_buffer_packets.map(u64::from)),
-                    ("trace.uplink_buffer_bytes", t.uplink_buffer_bytes),
-                ] {
-                    if v == Some(0) {
-                        return Err(format!("{name} must be at least 1, got 0"));
-                    }
-                }
-                match &t.uplink {
-                    Some(path) => {
-                        if path.is_empty() {
-                            return Err("trace.uplink: empty path (omit the field for a fixed-delay uplink)".into());
-                        }
-                        if t.uplink_delay_ms > 0.0 {
-                            return Err(format!(
-                                "trace.uplink_delay_ms ({}) cannot be combined with trace.uplink: the ACKs' \
-                                 delay is the uplink trace's queue (give propagation delay in internet.delay_ms)",
-                                t.uplink_delay_ms
-                            ));
-                        }
-                    }
-                    None => {
-                        if let Some((name, _)) = [
-                            ("trace.uplink_buffer_packets", t.uplink_buffer_packets.map(u64::from)),
-                            ("trace.uplink_buffer_bytes", t.uplink_buffer_bytes),
-                        ]
-                        .into_iter()
-                        .find(|(_, v)| v.is_some())
-                        {
-                            return Err(format!(
-                                "{name} needs trace.uplink (the uplink trace whose queue it limits)"
-                            ));
-                        }
-                    }
-                }
-                t.agent.validate().map_err(|e| format!("trace.agent.{e}"))?;
-                t.abc.validate().map_err(|e| format!("trace.abc.{e}"))?;
+                t.validate().map_err(|e| format!("trace.{e}"))?;
+                // Mahimahi counts the TUN header in the byte limit.
+                holds_largest_packet(
+                    "trace.buffer_bytes",
+                    t.buffer_bytes,
+                    &self.flows,
+                    crate::ran::trace_link::TUN_HEADER_BYTES as u64,
+                )?;
+                tick_ms = Some(1.0);
             }
             Topology::Wired => {
                 if i.rate_mbps.is_none() {
@@ -336,33 +480,45 @@ impl ScenarioConfig {
         if self.flows.is_empty() {
             return Err("flows: at least one flow is required".into());
         }
+        holds_largest_packet("internet.buffer_bytes", i.buffer_bytes, &self.flows, 0)?;
+        let n_ues = match self.topology {
+            Topology::Cellular => self.ues.len(),
+            Topology::Trace => 1,
+            Topology::Wired => 0,
+        };
+        let duration_ms = self.duration_s * 1e3;
+        let o = &self.output;
+        series_rows(
+            "output.bin_ms",
+            &format!(
+                "binning {} s in {} ms bins for {} flows and {n_ues} UEs",
+                self.duration_s,
+                o.bin_ms,
+                self.flows.len()
+            ),
+            (duration_ms / o.bin_ms).ceil() * (self.flows.len() + n_ues) as f64,
+            "use wider bins or a shorter run",
+        )?;
+        if let Some(tick) = tick_ms {
+            let samples = (duration_ms / tick / o.rlc_sample_ttis as f64).ceil() * n_ues as f64;
+            let fix = (samples / MAX_SERIES_ROWS * o.rlc_sample_ttis as f64).ceil();
+            series_rows(
+                "output.rlc_sample_ttis",
+                &format!(
+                    "sampling the queue of {n_ues} UEs every {} TTIs of {tick} ms for {} s",
+                    o.rlc_sample_ttis, self.duration_s
+                ),
+                samples,
+                &format!("set output.rlc_sample_ttis to at least {fix}"),
+            )?;
+        }
         let mut ids = std::collections::BTreeSet::new();
         for (k, f) in self.flows.iter().enumerate() {
             let p = format!("flows.{k}");
             if !ids.insert(&f.id) {
                 return Err(format!("{p}.id: duplicate flow id {:?}", f.id));
             }
-            non_negative(&format!("{p}.start_s"), f.start_s)?;
-            if let Some(s) = f.stop_s {
-                non_negative(&format!("{p}.stop_s"), s)?;
-                if s < f.start_s {
-                    return Err(format!("{p}.stop_s ({s}) is before {p}.start_s ({})", f.start_s));
-                }
-            }
-            non_negative(&format!("{p}.extra_rtt_ms"), f.extra_rtt_ms)?;
-            f.traffic.validate().map_err(|e| format!("{p}.traffic.{e}"))?;
-            f.tcp.validate().map_err(|e| format!("{p}.tcp.{e}"))?;
-            f.receiver.validate().map_err(|e| format!("{p}.receiver.{e}"))?;
-            crate::transport::cc::registry::resolve(&f.cc, &f.cc_params).map_err(|e| {
-                format!(
-                    "{p}.{}: {e}",
-                    if crate::transport::cc::registry::SCHEMES.contains(&f.cc.as_str()) {
-                        f.cc.as_str()
-                    } else {
-                        "cc"
-                    }
-                )
-            })?;
+            f.validate(self.duration_s).map_err(|e| format!("{p}.{e}"))?;
             match (self.topology, f.ue) {
                 (Topology::Wired, Some(u)) => {
                     return Err(format!("{p}.ue: the wired topology has no UEs, got ue = {u}"));
@@ -389,4 +545,249 @@ impl ScenarioConfig {
 /// `flows[0].tcp.mss` → `flows.0.tcp.mss`.
 fn dotted(path: &str) -> String {
     path.replace('[', ".").replace(']', "")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn cellular() -> Value {
+        json!({
+            "seed": 1, "duration_s": 2.0, "topology": "cellular",
+            "ues": [{"channel": {"kind": "fixed_cqi", "cqi": 10}}],
+            "flows": [{"ue": 0, "cc": "newreno"}],
+        })
+    }
+
+    fn wired() -> Value {
+        json!({
+            "seed": 1, "duration_s": 2.0, "topology": "wired",
+            "internet": {"rate_mbps": 10.0},
+            "flows": [{"cc": "newreno"}],
+        })
+    }
+
+    /// Sets a dotted path (`flows.0.tcp.mss`) in a JSON document.
+    fn set(doc: &mut Value, path: &str, v: Value) {
+        let mut node = doc;
+        let keys: Vec<&str> = path.split('.').collect();
+        for (i, k) in keys.iter().enumerate() {
+            let last = i + 1 == keys.len();
+            node = match k.parse::<usize>() {
+                Ok(idx) => &mut node[idx],
+                Err(_) => {
+                    if node.get(*k).is_none() {
+                        node[*k] = if last { Value::Null } else { json!({}) };
+                    }
+                    &mut node[*k]
+                }
+            };
+        }
+        *node = v;
+    }
+
+    fn resolve(doc: &Value) -> Result<ScenarioConfig, String> {
+        ScenarioConfig::resolve(&doc.to_string())
+    }
+
+    /// The error for `base` with `path` set to `v`; panics if accepted.
+    fn rejected(base: &Value, path: &str, v: Value) -> String {
+        let mut doc = base.clone();
+        set(&mut doc, path, v.clone());
+        match resolve(&doc) {
+            Ok(_) => panic!("{path} = {v} was accepted"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn values_the_core_cannot_represent_are_refused_naming_the_field_and_the_value() {
+        // (path, value, base): every one of these passed validation and then
+        // panicked, hung or silently became zero in the core.
+        // (path, value, base scenario)
+        type Case = (&'static str, Value, fn() -> Value);
+        let cases: &[Case] = &[
+            ("internet.delay_ms", json!(1e20), cellular),
+            ("flows.0.start_s", json!(1e12), cellular),
+            ("internet.rate_mbps", json!(1e20), cellular),
+            ("internet.rate_mbps", json!(1e-300), cellular),
+            ("internet.reverse_rate_mbps", json!(1e-300), cellular),
+            ("output.bin_ms", json!(1e20), cellular),
+            ("output.bin_ms", json!(1e-12), cellular),
+            ("cell.uplink.sr_period_ms", json!(1e20), cellular),
+            ("cell.tti_ms", json!(1e-12), cellular),
+            ("cell.dl_decode_delay_ms", json!(1e20), cellular),
+            ("cell.rlc.t_reordering_ms", json!(1e20), cellular),
+            ("cell.uplink.grant_tx_delay_ms", json!(1e20), cellular),
+            ("cell.agent.inactivity_ms", json!(1e20), cellular),
+            ("cell.net_assist.period_ms", json!(1e20), cellular),
+            ("cell.net_assist.delay_ms", json!(1e20), cellular),
+            ("cell.abc.delta_ms", json!(1e-300), cellular),
+            ("cell.harq.rtt_ttis", json!(4_000_000_000u64), cellular),
+            ("cell.pf_window_ttis", json!(1e300), cellular),
+            ("flows.0.extra_rtt_ms", json!(1e20), cellular),
+            ("flows.0.stop_s", json!(1e20), cellular),
+            ("duration_s", json!(1e-12), cellular),
+            (
+                "flows.0.traffic",
+                json!({"kind": "video", "period_s": 1e20, "on_s": 1.0}),
+                cellular,
+            ),
+            (
+                "flows.0.traffic",
+                json!({"kind": "video", "rate_mbps": 1e300}),
+                cellular,
+            ),
+            (
+                "flows.0.traffic",
+                json!({"kind": "transfer", "size_bytes": u64::MAX}),
+                cellular,
+            ),
+            (
+                "ues.0.channel",
+                json!({"kind": "cqi_trace", "points": [[0.0, 15], [1e14, 3]]}),
+                cellular,
+            ),
+            (
+                "ues.0.channel",
+                json!({"kind": "distance", "trajectory": {"kind": "random_jumps", "interval_s": 1e-12, "min_m": 10.0, "max_m": 20.0}}),
+                cellular,
+            ),
+            (
+                "ues.0.channel",
+                json!({"kind": "distance", "trajectory": {"kind": "schedule", "points": [[0.0, 100.0], [1e20, 200.0]]}}),
+                cellular,
+            ),
+            (
+                "ues.0.channel",
+                json!({"kind": "distance", "trajectory": {"kind": "fixed", "distance_m": 1e300}}),
+                cellular,
+            ),
+            (
+                "ues.0.channel",
+                json!({"kind": "distance", "tx_power_dbm": 1e300, "trajectory": {"kind": "fixed", "distance_m": 100.0}}),
+                cellular,
+            ),
+            ("internet.delay_ms", json!(1e20), wired),
+            ("internet.buffer_bytes", json!(10), wired),
+        ];
+        for (path, v, base) in cases {
+            let e = rejected(&base(), path, v.clone());
+            assert!(e.contains(path), "{path} = {v}: the error does not name the field: {e}");
+            assert!(!e.contains("panicked"), "{e}");
+        }
+    }
+
+    #[test]
+    fn windows_beyond_the_largest_tcp_window_are_refused_naming_the_parameter() {
+        let with = |cc: &str| {
+            let mut d = cellular();
+            set(&mut d, "flows.0.cc", json!(cc));
+            d
+        };
+        let cases: &[(&str, &str, Value)] = &[
+            ("newreno", "flows.0.tcp.initial_cwnd", json!(u32::MAX)),
+            ("newreno", "flows.0.tcp.rwnd_bytes", json!(u64::MAX)),
+            ("newreno", "flows.0.tcp.rwnd_bytes", json!(100)),
+            ("newreno", "flows.0.tcp.mss", json!(1)),
+            ("newreno", "flows.0.tcp.min_rto_ms", json!(1e-300)),
+            ("newreno", "flows.0.tcp.max_rto_ms", json!(1e300)),
+            ("newreno", "flows.0.receiver.delack_timeout_ms", json!(1e300)),
+            ("xrc", "flows.0.cc_params.probe_segments", json!(1e20)),
+            ("natcp", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("nacubic", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("copa", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("abc", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("abc", "flows.0.cc_params.non_abc_initial_cwnd", json!(u32::MAX)),
+            ("oracle", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+            ("pbe", "flows.0.cc_params.min_cwnd", json!(u32::MAX)),
+        ];
+        for (cc, path, v) in cases {
+            let e = rejected(&with(cc), path, v.clone());
+            let field = path.rsplit('.').next().unwrap();
+            assert!(e.contains(field), "{cc} {path} = {v}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_range_error_reads_field_must_be_in_lo_hi_got_value() {
+        let e = rejected(&cellular(), "internet.delay_ms", json!(1e20));
+        assert_eq!(e, "internet.delay_ms must be in [0, 10000], got 1e20");
+        let e = rejected(&cellular(), "cell.tti_ms", json!(1e-12));
+        assert_eq!(e, "cell.tti_ms must be in [0.0625, 10], got 1e-12");
+    }
+
+    #[test]
+    fn a_buffer_that_cannot_hold_one_packet_is_refused() {
+        let e = rejected(&wired(), "internet.buffer_bytes", json!(1000));
+        assert!(
+            e.contains("internet.buffer_bytes") && e.contains("1000") && e.contains("1500"),
+            "{e}"
+        );
+        let mut doc = cellular();
+        set(&mut doc, "flows.0.tcp.mss", json!(9000));
+        let e = rejected(&doc, "cell.rlc.buffer_bytes", json!(5000));
+        assert!(e.contains("cell.rlc.buffer_bytes") && e.contains("9054"), "{e}");
+    }
+
+    #[test]
+    fn series_too_long_to_hold_in_memory_are_refused_before_the_run() {
+        // 2 s in bins of 1 ns: two billion bins.
+        let e = rejected(&cellular(), "output.bin_ms", json!(1e-6));
+        assert!(e.contains("output.bin_ms"), "{e}");
+        let mut doc = cellular();
+        set(&mut doc, "duration_s", json!(1e6));
+        let e = resolve(&doc).unwrap_err();
+        assert!(e.contains("output.rlc_sample_ttis") && e.contains("1e9"), "{e}");
+        set(&mut doc, "output.rlc_sample_ttis", json!(100));
+        set(&mut doc, "output.bin_ms", json!(1000.0));
+        resolve(&doc).unwrap();
+    }
+
+    #[test]
+    fn a_flow_that_starts_at_or_after_the_end_is_refused() {
+        let e = rejected(&cellular(), "flows.0.start_s", json!(2.0));
+        assert!(e.contains("flows.0.start_s") && e.contains("duration_s"), "{e}");
+        let mut doc = cellular();
+        set(&mut doc, "flows.0.start_s", json!(1.999));
+        resolve(&doc).unwrap();
+    }
+
+    #[test]
+    fn conflicting_bandwidth_and_prbs_are_refused_and_agreeing_ones_accepted() {
+        let mut doc = cellular();
+        set(&mut doc, "cell", json!({"bandwidth_mhz": 20.0, "prbs": 50}));
+        let e = resolve(&doc).unwrap_err();
+        assert!(
+            e.contains("cell.bandwidth_mhz") && e.contains("prbs") && e.contains("50"),
+            "{e}"
+        );
+        set(&mut doc, "cell", json!({"bandwidth_mhz": 20.0, "prbs": 100}));
+        assert_eq!(resolve(&doc).unwrap().cell.unwrap().prbs(), 100);
+        set(&mut doc, "cell", json!({"bandwidth_mhz": 5.0}));
+        assert_eq!(resolve(&doc).unwrap().cell.unwrap().prbs(), 25);
+        set(&mut doc, "cell", json!({}));
+        assert_eq!(resolve(&doc).unwrap().cell.unwrap().prbs(), 50);
+    }
+
+    #[test]
+    fn a_trace_flow_without_a_ue_is_on_ue_0() {
+        let doc = json!({
+            "seed": 1, "duration_s": 2.0, "topology": "trace",
+            "trace": {"downlink": "x.down"},
+            "flows": [{"cc": "oracle"}],
+        });
+        assert_eq!(resolve(&doc).unwrap().flows[0].ue, Some(0));
+    }
+
+    #[test]
+    fn a_resolved_scenario_resolves_to_itself() {
+        for mut doc in [cellular(), wired()] {
+            set(&mut doc, "cell.bandwidth_mhz", json!(10.0));
+            let once = resolve(&doc).unwrap();
+            let twice = ScenarioConfig::resolve(&serde_json::to_string(&once).unwrap()).unwrap();
+            assert_eq!(once, twice);
+        }
+    }
 }

@@ -20,6 +20,13 @@
 //! Timers use lazy cancellation: a component keeps its deadline, the world
 //! keeps at most one pending event per timer at or before that deadline, and
 //! a timer event that finds its deadline moved simply re-arms.
+//!
+//! Bounds: a flow without `rwnd_bytes` has TCP's largest window (2^30
+//! bytes, RFC 7323), which is also all a real receiver can advertise; the
+//! world stops with a [`World::failure`] when more segments are in flight
+//! than it can hold ([`MAX_SEGMENTS_IN_FLIGHT`]) or the per-event series
+//! outgrow memory ([`MAX_EVENT_ROWS`]); and [`World::run_some`] returns
+//! after a bounded number of events, so a caller can stop a long run.
 
 use crate::engine::{EventQueue, RngStreams};
 use crate::metrics::Recorder;
@@ -69,6 +76,8 @@ enum FlowState {
 
 struct Flow {
     ue: Option<usize>,
+    /// Segments in flight after the sender's last call.
+    in_flight: u32,
     sender: TcpSender,
     receiver: TcpReceiver,
     fwd: Pipe,
@@ -169,6 +178,10 @@ struct UeAcc {
     active_ns: u64,
     bin_available_bits: f64,
     bin_delivered_bits: f64,
+    /// Over the whole run, active or not.
+    delivered_bits: f64,
+    /// Trace link: bits that left the queue toward this UE.
+    departed_bits: f64,
     bin_agent_sum: f64,
     bin_samples: u64,
     rlc_drops: u64,
@@ -194,13 +207,34 @@ pub struct World {
     finished: bool,
     /// Losses of NetAssist reports.
     na_rng: crate::engine::Rng,
+    /// Why the run stopped before its end, if it did.
+    failure: Option<String>,
+    /// Segments in flight over all flows, and each flow's share of it.
+    in_flight_total: u64,
+    in_flight_limit: u64,
+    rows_limit: usize,
 }
+
+/// The most segments the world keeps in flight over all its flows: about
+/// 350 bytes of state each (packet, scoreboard entry, event), so 2^22
+/// segments is about 1.5 GB. Only a path without a bottleneck that drops
+/// gets there (a BDP of 6 GB at 1448-byte segments).
+pub const MAX_SEGMENTS_IN_FLIGHT: u64 = 1 << 22;
+/// The most rows the per-event series (RTT samples, window changes, drops,
+/// retransmissions, queuing delays, feedback) may hold: about 25 bytes
+/// each, copied twice on the way to Parquet, so 10^8 rows is about 7 GB at
+/// its peak. (The sampled series are bounded by validation.)
+pub const MAX_EVENT_ROWS: usize = 100_000_000;
+/// Events between two checks of the recorded rows.
+const ROWS_CHECK_EVERY: u64 = 1 << 16;
 
 /// What the caller gets at the end.
 pub struct RunResult {
     pub recorder: Recorder,
     pub events: u64,
     pub sim_time: SimTime,
+    /// Why the run stopped before its end (then `sim_time` is earlier).
+    pub failure: Option<String>,
 }
 
 fn ms(v: f64) -> SimDuration {
@@ -301,12 +335,17 @@ impl World {
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (k, f) in cfg.flows.iter().enumerate() {
             let id = crate::net::FlowId(k as u32);
-            let controller =
-                cc::registry::build(&f.cc, &f.cc_params).map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
+            let stream = streams.stream(&format!("flow/{k}/cc")).next_u64();
+            let controller = cc::registry::build_seeded(&f.cc, &f.cc_params, stream)
+                .map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
             let half = ms(f.extra_rtt_ms / 2.0);
+            // No receiver advertises more than TCP's largest window.
+            let mut tcp = f.tcp.clone();
+            tcp.rwnd_bytes = Some(tcp.rwnd_bytes.unwrap_or(crate::transport::MAX_WINDOW_BYTES));
             flows.push(Flow {
                 ue: f.ue.map(|u| u as usize),
-                sender: TcpSender::new(id, f.tcp.clone(), controller),
+                in_flight: 0,
+                sender: TcpSender::new(id, tcp, controller),
                 receiver: TcpReceiver::new(id, f.receiver.clone()),
                 fwd: Pipe::new(half),
                 rev: Pipe::new(half),
@@ -351,6 +390,10 @@ impl World {
             scratch: Vec::new(),
             finished: false,
             na_rng: streams.stream("netassist/loss"),
+            failure: None,
+            in_flight_total: 0,
+            in_flight_limit: MAX_SEGMENTS_IN_FLIGHT,
+            rows_limit: MAX_EVENT_ROWS,
             cfg,
         };
         for k in 0..w.flows.len() {
@@ -365,7 +408,10 @@ impl World {
             Access::Trace(_) => w.q.schedule(SimTime::ZERO, Ev::Tick),
             Access::Wired => {}
         }
-        w.q.schedule(SimTime::ZERO + bin, Ev::Bin);
+        // The last bin is closed by `finish`, after every event at the end.
+        if SimTime::ZERO + bin < end {
+            w.q.schedule(SimTime::ZERO + bin, Ev::Bin);
+        }
         for k in 0..w.flows.len() {
             w.flows[k].base_rtt = w.base_rtt(k);
         }
@@ -394,15 +440,57 @@ impl World {
         self.finished
     }
 
+    /// Why the run stopped before its end (it then counts as done).
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// Lowers the limit of segments in flight (tests).
+    #[doc(hidden)]
+    pub fn limit_segments_in_flight(&mut self, segments: u64) {
+        self.in_flight_limit = segments;
+    }
+
+    /// Lowers the limit of per-event rows (tests).
+    #[doc(hidden)]
+    pub fn limit_recorded_rows(&mut self, rows: usize) {
+        self.rows_limit = rows;
+    }
+
     /// Runs events up to `until` (capped at the scenario's end). Returns
-    /// whether the run is complete.
+    /// whether the run is complete (or failed: see [`World::failure`]).
     pub fn run_until(&mut self, until: SimTime) -> bool {
+        while !self.run_some(until, u64::MAX) {}
+        self.finished
+    }
+
+    /// Runs at most `max_events` events up to `until` (capped at the
+    /// scenario's end). Returns whether it got to `until`, the end, or a
+    /// failure; `false` means call again. An event's work is bounded (the
+    /// largest is a burst of one window of packets), so a caller stepping
+    /// with a small `max_events` can stop a run within a step.
+    pub fn run_some(&mut self, until: SimTime, max_events: u64) -> bool {
         if self.finished {
             return true;
         }
         let limit = until.min(self.end);
-        while let Some((now, ev)) = self.q.pop_until(limit) {
+        let mut n = 0u64;
+        while n < max_events {
+            let Some((now, ev)) = self.q.pop_until(limit) else {
+                break;
+            };
             self.dispatch(now, ev);
+            n += 1;
+            if self.q.events_processed().is_multiple_of(ROWS_CHECK_EVERY) {
+                self.check_rows();
+            }
+            if self.failure.is_some() {
+                self.finish();
+                return true;
+            }
+        }
+        if n == max_events && self.q.peek_time().is_some_and(|t| t <= limit) {
+            return false;
         }
         if limit >= self.end {
             self.q.advance_to(self.end);
@@ -410,7 +498,27 @@ impl World {
         } else {
             self.q.advance_to(limit);
         }
-        self.finished
+        true
+    }
+
+    fn check_rows(&mut self) {
+        let rows = self.rec.event_rows();
+        if rows > self.rows_limit {
+            let r = &self.rec;
+            self.failure = Some(format!(
+                "output: at {} the run recorded {rows} rows of per-event series (rtt {}, cwnd {}, \
+                 queue_delay {}, drops {}, retransmits {}), more than the {} it can hold in memory; \
+                 set output.rtt_trace = false, output.cwnd_trace = false or output.queue_delay_trace = false, \
+                 or shorten duration_s",
+                self.q.now(),
+                r.rtt.len(),
+                r.cwnd.len(),
+                r.queue_delay.len(),
+                r.drops.len(),
+                r.retransmits.len(),
+                self.rows_limit
+            ));
+        }
     }
 
     /// Runs to the end and hands back the recorded data.
@@ -427,6 +535,7 @@ impl World {
             events: self.q.events_processed(),
             sim_time: self.q.now(),
             recorder: self.rec,
+            failure: self.failure,
         }
     }
 
@@ -758,6 +867,18 @@ impl World {
                 CaState::Loss => 4,
             });
         }
+        let fl = &mut self.flows[f];
+        let in_flight = fl.sender.in_flight();
+        self.in_flight_total = self.in_flight_total - fl.in_flight as u64 + in_flight as u64;
+        fl.in_flight = in_flight;
+        if self.in_flight_total > self.in_flight_limit && self.failure.is_none() {
+            self.failure = Some(format!(
+                "flows: at {now} the flows have {} segments in flight (flow {f}: {in_flight}), more than \
+                 the {} the simulator holds in memory: the path has no bottleneck that drops packets; \
+                 give it a rate (internet.rate_mbps) and a queue limit, or set tcp.rwnd_bytes",
+                self.in_flight_total, self.in_flight_limit
+            ));
+        }
         self.arm_sender_timer(f);
         self.check_flow_done(now, f);
     }
@@ -860,6 +981,19 @@ impl World {
     /// ones, and they reach the UE.
     fn trace_delivered(&mut self, now: SimTime, pkts: &mut Vec<Packet>) {
         if let Access::Trace(tr) = &mut self.access {
+            // The link's queuing delay of each packet, in departure order.
+            debug_assert_eq!(pkts.len(), tr.link.last_sojourns().len());
+            let t = now.as_secs_f64();
+            for (p, d) in pkts.iter().zip(tr.link.last_sojourns()) {
+                self.ues[0].departed_bits += p.size as f64 * 8.0;
+                if self.cfg.output.queue_delay_trace {
+                    let q = &mut self.rec.queue_delay;
+                    q.t.push(t);
+                    q.ue.push(0);
+                    q.flow.push(p.flow.0);
+                    q.delay_ms.push(d.as_millis_f64());
+                }
+            }
             let link = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
             let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
             for p in pkts.iter_mut() {
@@ -928,6 +1062,7 @@ impl World {
         let acc = &mut self.ues[ue];
         let bits = p.size as f64 * 8.0;
         acc.bin_delivered_bits += bits;
+        acc.delivered_bits += bits;
         if acc.live_flows > 0 {
             acc.delivered_bits_active += bits;
         }
@@ -1185,6 +1320,16 @@ impl World {
         for &(u, t) in &out.reorder_timers {
             self.q.schedule(t, Ev::Reorder(u as u32));
         }
+        if self.cfg.output.queue_delay_trace {
+            let t = now.as_secs_f64();
+            for &(u, flow, d) in &out.sojourns {
+                let q = &mut self.rec.queue_delay;
+                q.t.push(t);
+                q.ue.push(u as u32);
+                q.flow.push(flow.0);
+                q.delay_ms.push(d.as_millis_f64());
+            }
+        }
         if out.discarded > 0 {
             // Packets lost by HARQ give-ups are discovered at reassembly;
             // their identity is gone with the transport block.
@@ -1249,8 +1394,10 @@ impl World {
 
     fn on_bin(&mut self, now: SimTime) {
         self.close_bin(now);
+        // A bin ending at the end is closed by `finish`, after every event
+        // at that instant (a delivery at the last nanosecond counts).
         let next = now + self.bin;
-        if next <= self.end {
+        if next < self.end {
             self.q.schedule(next, Ev::Bin);
         }
     }
@@ -1343,14 +1490,16 @@ impl World {
             r.ue.push(u as u32);
             r.available_bits_active.push(acc.available_bits_active);
             r.delivered_bits_active.push(acc.delivered_bits_active);
+            r.delivered_bits.push(acc.delivered_bits);
             r.active_s.push(acc.active_ns as f64 * 1e-9);
-            let (n, x, l) = match &self.access {
+            let (n, x, l, carried) = match &self.access {
                 Access::Cellular(cell) => {
                     let s = cell.radio_stats(u);
-                    (s.tbs_new, s.tbs_retx, s.tbs_lost)
+                    (s.tbs_new, s.tbs_retx, s.tbs_lost, s.bits_decoded as f64)
                 }
-                _ => (0, 0, 0),
+                _ => (0, 0, 0, acc.departed_bits),
             };
+            r.carried_bits.push(carried);
             r.tbs_new.push(n);
             r.tbs_retx.push(x);
             r.tbs_lost.push(l);
@@ -1417,6 +1566,11 @@ impl World {
             .iter()
             .map(|f| (f.sender.snd_una(), f.receiver.delivered_total(), f.receiver.rcv_nxt()))
             .collect()
+    }
+
+    /// Segments each flow has in flight.
+    pub fn in_flight_segments(&self) -> Vec<u32> {
+        self.flows.iter().map(|f| f.sender.in_flight()).collect()
     }
 
     pub fn scoreboards_consistent(&self) -> bool {

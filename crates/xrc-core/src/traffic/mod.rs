@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::{SimDuration, SimTime};
+use crate::units::{check_range, check_range_u64, SimDuration, SimTime, MAX_RATE_MBPS, MAX_SPAN_S, MIN_RATE_MBPS};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -45,27 +45,26 @@ fn default_rate() -> f64 {
     17.0
 }
 
+/// The largest transfer: 2^53 bytes, so byte counts stay exact in the
+/// f64 columns of the outputs (and 8 PB is more than a 10^6 s run at 1
+/// Tbit/s moves).
+pub const MAX_TRANSFER_BYTES: u64 = 1 << 53;
+
 impl Traffic {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             Traffic::Bulk => Ok(()),
-            Traffic::Transfer { size_bytes } => {
-                if *size_bytes == 0 {
-                    Err("size_bytes must be at least 1, got 0".into())
-                } else {
-                    Ok(())
-                }
-            }
+            Traffic::Transfer { size_bytes } => check_range_u64("size_bytes", *size_bytes, 1, MAX_TRANSFER_BYTES),
             Traffic::Video {
                 period_s,
                 on_s,
                 rate_mbps,
             } => {
-                for (n, v) in [("period_s", *period_s), ("on_s", *on_s), ("rate_mbps", *rate_mbps)] {
-                    if !(v.is_finite() && v > 0.0) {
-                        return Err(format!("{n} must be positive, got {v}"));
-                    }
-                }
+                // Chunks are written one millisecond at a time: a period of
+                // at least that, at most the longest run.
+                check_range("period_s", *period_s, 1e-3, MAX_SPAN_S)?;
+                check_range("on_s", *on_s, 1e-3, MAX_SPAN_S)?;
+                check_range("rate_mbps", *rate_mbps, MIN_RATE_MBPS, MAX_RATE_MBPS)?;
                 if on_s > period_s {
                     return Err(format!("on_s ({on_s}) exceeds period_s ({period_s})"));
                 }

@@ -52,12 +52,8 @@ impl ReceiverConfig {
         if self.ack_every == 0 {
             return Err("ack_every must be at least 1".into());
         }
-        if !(self.delack_timeout_ms.is_finite() && self.delack_timeout_ms > 0.0) {
-            return Err(format!(
-                "delack_timeout_ms must be positive, got {}",
-                self.delack_timeout_ms
-            ));
-        }
+        // A microsecond to 10 s (Linux: 40 ms to 200 ms, TCP_DELACK_MIN/MAX).
+        crate::units::check_range("delack_timeout_ms", self.delack_timeout_ms, 1e-3, 1e4)?;
         Ok(())
     }
 }

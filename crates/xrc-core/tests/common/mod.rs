@@ -29,6 +29,7 @@ pub fn output() -> OutputConfig {
         rlc_sample_ttis: 1,
         cwnd_trace: true,
         rtt_trace: true,
+        queue_delay_trace: true,
     }
 }
 

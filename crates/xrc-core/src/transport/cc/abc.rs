@@ -121,18 +121,14 @@ impl Default for Config {
 
 impl CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
-        if self.min_cwnd == 0 {
-            return Err("min_cwnd must be at least 1 segment".into());
-        }
+        crate::transport::check_window_segments("min_cwnd", self.min_cwnd)?;
         if !(self.pacing_gain.is_finite() && self.pacing_gain > 0.0) {
             return Err(format!(
                 "pacing_gain must be a positive number, got {}",
                 self.pacing_gain
             ));
         }
-        if self.non_abc_initial_cwnd == 0 {
-            return Err("non_abc_initial_cwnd must be at least 1 segment".into());
-        }
+        crate::transport::check_window_segments("non_abc_initial_cwnd", self.non_abc_initial_cwnd)?;
         self.cubic.validate().map_err(|e| format!("cubic.{e}"))
     }
 }

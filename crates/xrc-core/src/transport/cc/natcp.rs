@@ -148,9 +148,7 @@ pub(crate) fn validate_common(alpha: f64, timeout_ms: f64, min_cwnd: u32) -> Res
             "feedback_timeout_ms must be a positive number, got {timeout_ms}"
         ));
     }
-    if min_cwnd == 0 {
-        return Err("min_cwnd must be at least 1 segment".into());
-    }
+    crate::transport::check_window_segments("min_cwnd", min_cwnd)?;
     Ok(())
 }
 

@@ -86,9 +86,7 @@ impl CcConfig for Config {
         if !(self.allowance_ms.is_finite() && self.allowance_ms >= 0.0) {
             return Err(format!("allowance_ms must be a number >= 0, got {}", self.allowance_ms));
         }
-        if self.min_cwnd == 0 {
-            return Err("min_cwnd must be at least 1 segment".into());
-        }
+        crate::transport::check_window_segments("min_cwnd", self.min_cwnd)?;
         Ok(())
     }
 }

@@ -165,9 +165,7 @@ impl CcConfig for Config {
                 self.feedback_timeout_ms
             ));
         }
-        if self.min_cwnd == 0 {
-            return Err("min_cwnd must be at least 1 segment".into());
-        }
+        crate::transport::check_window_segments("min_cwnd", self.min_cwnd)?;
         Ok(())
     }
 }

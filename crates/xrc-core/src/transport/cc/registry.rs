@@ -17,8 +17,16 @@ pub const SCHEMES: &[&str] = &[
 ];
 
 /// Builds a controller from its name and parameter table. Errors name the
-/// offending parameter.
+/// offending parameter. Randomized controllers start their stream at 0
+/// (tests); a scenario builds with [`build_seeded`].
 pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn CongestionControl>, String> {
+    build_seeded(name, params, 0)
+}
+
+/// [`build`] for a flow of a scenario: `stream` is a draw from the flow's
+/// named stream of the master seed, where randomized controllers (BBR,
+/// BBRv3) take their randomness.
+pub fn build_seeded(name: &str, params: &serde_json::Value, stream: u64) -> Result<Box<dyn CongestionControl>, String> {
     Ok(match name {
         "newreno" => Box::new(super::newreno::NewReno::new(parse(params)?)),
         "cubic" => Box::new(super::cubic::Cubic::new(parse(params)?)),
@@ -32,8 +40,8 @@ pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestio
         "natcp" => Box::new(super::natcp::Natcp::new(parse(params)?)),
         "nacubic" => Box::new(super::nacubic::NaCubic::new(parse(params)?)),
         "oracle" => Box::new(super::oracle::Oracle::new(parse(params)?)),
-        "bbr" => Box::new(super::bbr::v1::Bbr::new(parse(params)?)),
-        "bbr3" => Box::new(super::bbr::v3::Bbr3::new(parse(params)?)),
+        "bbr" => Box::new(super::bbr::v1::Bbr::seeded(parse(params)?, stream)),
+        "bbr3" => Box::new(super::bbr::v3::Bbr3::seeded(parse(params)?, stream)),
         "roccet" => Box::new(super::roccet::Roccet::new(parse(params)?)),
         other => return Err(unknown(other)),
     })

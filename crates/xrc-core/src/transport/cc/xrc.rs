@@ -114,6 +114,12 @@ impl CcConfig for Config {
         pos("budget_ms", self.budget_ms)?;
         pos("ramp_rtts", self.ramp_rtts)?;
         pos("probe_segments", self.probe_segments)?;
+        crate::units::check_range(
+            "probe_segments",
+            self.probe_segments,
+            0.0,
+            crate::transport::MAX_WINDOW_SEGMENTS as f64,
+        )?;
         pos("unfair_gain", self.unfair_gain)?;
         pos("feedback_timeout_ms", self.feedback_timeout_ms)?;
         Ok(())

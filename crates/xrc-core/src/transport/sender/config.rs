@@ -4,8 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::clock::TimerClock;
+use crate::net::packet::TCP_IP_HEADER_BYTES;
 use crate::transport::rtt::{RtoRule, RttConfig};
-use crate::units::SimDuration;
+use crate::transport::{MAX_WINDOW_BYTES, MAX_WINDOW_SEGMENTS};
+use crate::units::{check_range, check_range_u64, SimDuration, MAX_SPAN_MS};
 
 /// How losses are detected when SACK is in use.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,11 +123,15 @@ impl Default for TcpConfig {
 
 impl TcpConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.mss == 0 || self.mss > 65_000 {
-            return Err(format!("mss must be in 1..=65000, got {}", self.mss));
-        }
-        if self.initial_cwnd == 0 {
-            return Err("initial_cwnd must be at least 1".into());
+        // Linux's smallest MSS (TCP_MIN_MSS, 88) to a 65535-byte IP packet.
+        check_range_u64("mss", self.mss as u64, 88, 65_535 - TCP_IP_HEADER_BYTES as u64)?;
+        // The initial window may not exceed TCP's largest window.
+        let max_iw = (MAX_WINDOW_BYTES / self.mss as u64).min(MAX_WINDOW_SEGMENTS as u64);
+        check_range_u64("initial_cwnd", self.initial_cwnd as u64, 1, max_iw)?;
+        if let Some(w) = self.rwnd_bytes {
+            // At least one segment (a smaller window never lets one out), at
+            // most the largest window TCP can advertise (RFC 7323).
+            check_range_u64("rwnd_bytes", w, self.mss as u64, MAX_WINDOW_BYTES)?;
         }
         if self.initial_ssthresh == Some(0) {
             return Err("initial_ssthresh must be at least 1 segment, got 0".into());
@@ -138,13 +144,15 @@ impl TcpConfig {
             ("initial_rto_ms", self.initial_rto_ms),
             ("max_rto_ms", self.max_rto_ms),
         ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(format!("{n} must be a positive number, got {v}"));
-            }
+            // One millisecond (a jiffy at HZ=1000; a timer that rounds to
+            // zero nanoseconds would fire at the same instant forever) to
+            // the longest run.
+            check_range(n, v, 1.0, MAX_SPAN_MS)?;
         }
-        if !(1..=100_000).contains(&self.timer_hz) {
-            return Err(format!("timer_hz must be in 1..=100000, got {}", self.timer_hz));
-        }
+        // One tick a second to 100 kHz (a 10 µs jiffy; kernels use 100 to
+        // 1000): at any of them the timer wheel's coarsest level still holds
+        // the longest RTO.
+        check_range_u64("timer_hz", self.timer_hz as u64, 1, 100_000)?;
         if self.min_rto_ms > self.max_rto_ms {
             return Err(format!(
                 "min_rto_ms ({}) exceeds max_rto_ms ({})",

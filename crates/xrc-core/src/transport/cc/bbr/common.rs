@@ -200,7 +200,10 @@ impl AppLimitedMark {
     }
 }
 
-/// SplitMix64 (deterministic, per connection).
+/// SplitMix64 (deterministic, per connection). Each version starts it at
+/// its flow's draw from the master seed's named stream (`flow/<k>/cc`,
+/// [`super::v1::Bbr::seeded`], [`super::v3::Bbr3::seeded`]) XORed with its
+/// `Config::seed`, and restarts it there in `bbr_init`.
 #[derive(Clone, Debug)]
 pub(super) struct Rng(pub(super) u64);
 

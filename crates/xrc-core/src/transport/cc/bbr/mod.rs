@@ -12,8 +12,9 @@
 //!   departure-time estimate of packets still in the network
 //!   (`bbr_packets_in_net_at_edt`), the ACK-aggregation estimate
 //!   (`bbr_update_ack_aggregation`, `extra_acked`), BBR's own
-//!   application-limited mark, and the seeded generator that replaces the
-//!   kernel's random draws.
+//!   application-limited mark, and the generator that replaces the
+//!   kernel's random draws (seeded from the flow's named stream of the
+//!   master seed, `flow/<k>/cc`).
 //!
 //! Each version's module documentation cites its sources and lists its
 //! deviations from its kernel; the shared emulations (clocks, EDT,

@@ -123,12 +123,12 @@
 //! # Randomness
 //!
 //! Linux draws the PROBE_BW start phase with `get_random_u32_below(7)`. Here
-//! the draw comes from a SplitMix64 stream seeded with [`Config::seed`]
-//! (default 0), reduced to `0..7` by Lemire's multiply-shift with
-//! rejection (exactly uniform). The stream is private to the connection and
-//! advances only at PROBE_BW entries, so a run is reproducible from the
-//! scenario alone. Two flows with the same parameters draw the same phases;
-//! give each flow its own `seed` in its `cc_params` to decorrelate them.
+//! the draw comes from a SplitMix64 stream reduced to `0..7` by Lemire's
+//! multiply-shift with rejection (exactly uniform). Its state is the
+//! flow's named stream of the scenario's master seed (`flow/<k>/cc`, see
+//! [`Bbr::seeded`]) XORed with [`Config::seed`] (default 0), so flows differ,
+//! seeds differ, and a run is reproducible from the scenario alone. The
+//! stream advances only at PROBE_BW entries.
 //!
 //! # Deviations from Linux
 //!
@@ -261,8 +261,9 @@ impl Mode {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Seed of the connection's random stream (PROBE_BW start phase). Not in
-    /// Linux, which uses the kernel's RNG; give each flow its own.
+    /// Mixed into the connection's random stream (PROBE_BW start phase),
+    /// which comes from the master seed. Not in Linux, which uses the
+    /// kernel's RNG.
     pub seed: u64,
     /// The kernel's tick rate (`CONFIG_HZ`): 100, 250, 300 or 1000. It sets
     /// the resolution of the 10 s min-RTT window and the 200 ms PROBE_RTT.
@@ -401,6 +402,8 @@ fn ca_ord(s: CaState) -> u8 {
 #[derive(Clone, Debug)]
 pub struct Bbr {
     cfg: Config,
+    /// The random stream's initial state (`bbr_init` restarts it).
+    rng_seed: u64,
     rng: Rng,
     mode: Mode,
     /// Min RTT in the filter window, µs; `u32::MAX` = none yet.
@@ -460,10 +463,17 @@ pub struct Bbr {
 
 impl Bbr {
     pub fn new(cfg: Config) -> Self {
-        let rng = Rng(cfg.seed);
+        Self::seeded(cfg, 0)
+    }
+
+    /// A connection whose random stream starts at `stream ^ cfg.seed`
+    /// (`stream`: a draw from the flow's named stream of the master seed).
+    pub fn seeded(cfg: Config, stream: u64) -> Self {
+        let rng_seed = stream ^ cfg.seed;
         Bbr {
             cfg,
-            rng,
+            rng_seed,
+            rng: Rng(rng_seed),
             mode: Mode::Startup,
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
@@ -1087,7 +1097,7 @@ impl CongestionControl for Bbr {
         self.note(c);
         let j = self.jiffies(now);
         self.delivered_mstamp = us(now);
-        self.rng = Rng(self.cfg.seed);
+        self.rng = Rng(self.rng_seed);
         self.mode = Mode::Startup;
         self.prior_cwnd = 0;
         w.ssthresh = INFINITE_SSTHRESH;

@@ -90,8 +90,8 @@
 //! # Randomness
 //!
 //! `bbr_pick_probe_wait` draws 0..2 rounds and 0..1 s. The draws come from a
-//! SplitMix64 stream seeded with [`Config::seed`], as in v1 (Lemire's
-//! unbiased reduction). Give each flow its own seed.
+//! SplitMix64 stream whose state is the flow's named stream of the master
+//! seed XORed with [`Config::seed`], as in v1 (Lemire's unbiased reduction).
 //!
 //! # Deviations from Google's BBRv3
 //!
@@ -207,7 +207,8 @@ pub enum AckPhase {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Seed of the connection's random stream (probe wait). Not in Linux.
+    /// Mixed into the connection's random stream (probe wait), which comes
+    /// from the master seed. Not in Linux.
     pub seed: u64,
     /// `CONFIG_HZ`: 100, 250, 300 or 1000.
     pub hz: u32,
@@ -341,6 +342,8 @@ impl crate::transport::cc::registry::CcConfig for Config {
 #[derive(Clone, Debug)]
 pub struct Bbr3 {
     cfg: Config,
+    /// The master seed's draw for this flow (`bbr_init` restarts from it).
+    stream: u64,
     rng: Rng,
     mode: Mode,
     cycle_idx: Phase,
@@ -403,9 +406,16 @@ pub struct Bbr3 {
 
 impl Bbr3 {
     pub fn new(cfg: Config) -> Self {
-        let rng = Rng(cfg.seed);
+        Self::seeded(cfg, 0)
+    }
+
+    /// A connection whose random stream starts at `stream ^ cfg.seed`
+    /// (`stream`: a draw from the flow's named stream of the master seed).
+    pub fn seeded(cfg: Config, stream: u64) -> Self {
+        let rng = Rng(stream ^ cfg.seed);
         Bbr3 {
             cfg,
+            stream,
             rng,
             mode: Mode::Startup,
             cycle_idx: Phase::Up,
@@ -1287,7 +1297,7 @@ impl CongestionControl for Bbr3 {
     /// `bbr_init`.
     fn init(&mut self, now: SimTime, w: &mut Window, c: &ConnView) {
         let cfg = self.cfg.clone();
-        *self = Bbr3::new(cfg);
+        *self = Bbr3::seeded(cfg, self.stream);
         self.note(c);
         let j = self.jiffies(now);
         self.initialized = true;

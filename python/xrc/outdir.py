@@ -1,0 +1,160 @@
+"""Output directories (run directories, reports) written whole or not at all.
+
+A directory is built under a hidden staging name beside its destination,
+``.NAME.partial-PID``, and put in place at the end:
+
+- onto a fresh destination by one ``rename``;
+- onto an existing one (``--force``) by one ``renameat2(RENAME_EXCHANGE)``,
+  which swaps the two atomically, so a kill at any instant leaves either
+  the old or the new directory under the name; the old one, now under the
+  staging name, is deleted after. Where the file system cannot exchange,
+  two renames go through ``.NAME.old-PID``; a kill between them is repaired
+  by the next run to the same destination (the old directory returns).
+
+``--force`` replaces only what xrc wrote: a directory whose
+``metadata.json`` xrc wrote (it carries ``core_version``). Anything else is
+refused, whatever its contents.
+
+Staging directories of processes that no longer exist (killed runs) are
+removed by the next run to the same destination, or by a sweep over its
+runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+
+class OutputError(ValueError):
+    """The output directory cannot be used."""
+
+
+#: A file inside a staging directory, so cleanup never touches anything else.
+STAGING_MARK = ".xrc-staging"
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def is_xrc_output(d: Path) -> bool:
+    """Whether `d` is a directory xrc wrote (its metadata says so)."""
+    try:
+        meta = json.loads((d / "metadata.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and "core_version" in meta
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _ours(d: Path) -> bool:
+    return (d / STAGING_MARK).exists() or is_xrc_output(d)
+
+
+def clean_stale(out: Path) -> list[Path]:
+    """Removes staging directories of `out` left by dead processes and
+    repairs a replacement killed halfway. Returns what it removed."""
+    return clean_stale_in(out.parent, out.name)
+
+
+def clean_stale_in(directory: Path, name: str | None = None) -> list[Path]:
+    """:func:`clean_stale` for every destination in `directory` (or `name`)."""
+    removed: list[Path] = []
+    if not directory.is_dir():
+        return removed
+    pat = re.compile(r"^\.(" + (re.escape(name) if name else ".+") + r")\.(partial|old)-(\d+)$")
+    for d in sorted(directory.iterdir()):
+        m = pat.match(d.name)
+        if not m or not d.is_dir() or _pid_alive(int(m.group(3))) or not _ours(d):
+            continue
+        out = directory / m.group(1)
+        if m.group(2) == "old" and not out.exists():
+            # Killed between the two renames of the fallback: put the old back.
+            os.rename(d, out)
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(d)
+    return removed
+
+
+def check(out: Path, force: bool, what: str = "run directory") -> None:
+    """Refuses a destination that may not be written (see the module doc)."""
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"--out {str(out)!r} exists and is not a directory")
+        if out.is_dir() and any(out.iterdir()):
+            if not force:
+                raise OutputError(f"--out {str(out)!r} already holds results; choose another directory or pass "
+                                  f"--force to replace it")
+            if not is_xrc_output(out):
+                raise OutputError(f"--out {str(out)!r} holds files that are not an xrc {what} (no metadata.json "
+                                  f"written by xrc); --force replaces only what xrc wrote, so remove it yourself "
+                                  f"or choose another directory")
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
+
+
+def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
+    """Repairs what a killed run left, checks the destination and returns a
+    fresh staging directory beside it."""
+    try:
+        clean_stale(out)
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
+    check(out, force, what)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = out.parent / f".{out.name}.partial-{os.getpid()}"
+        if staging.exists():
+            shutil.rmtree(staging)
+        staging.mkdir()
+        (staging / STAGING_MARK).touch()
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
+    return staging
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swaps two paths atomically (Linux renameat2). False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def commit(staging: Path, out: Path) -> None:
+    """Puts the finished staging directory in place of `out`."""
+    (staging / STAGING_MARK).unlink(missing_ok=True)
+    if not out.exists():
+        os.rename(staging, out)
+        return
+    if _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    os.rename(out, old)
+    os.rename(staging, out)
+    shutil.rmtree(old, ignore_errors=True)
