@@ -2,7 +2,8 @@
 //! sender and receiver by random sequences of operations — time passes,
 //! segments are delivered, reordered or lost, ACKs are delivered or lost,
 //! timers fire, explicit feedback of every kind arrives (with extreme
-//! values) or stops — must keep its invariants:
+//! values) or stops, the application writes a little more (with Nagle's
+//! algorithm on or off) — must keep its invariants:
 //! - the window is at least one segment and never overflows;
 //! - the pacing rate is finite and non-negative;
 //! - the sender's scoreboard stays consistent;
@@ -39,6 +40,7 @@ fn fuzz(scheme: &str, seq: u64) {
         recovery,
         pacing: rng.bernoulli(0.3),
         rwnd_bytes: Some(2 << 20),
+        nodelay: rng.bernoulli(0.5),
         ..TcpConfig::default()
     };
     let rcfg = ReceiverConfig {
@@ -166,6 +168,8 @@ fn fuzz(scheme: &str, seq: u64) {
             }
             // A long idle period.
             95 => now += SimDuration::from_secs(rng.below(5) + 1),
+            // The application writes a few bytes more (a no-op for bulk).
+            96..=97 => snd.app_write(now, rng.below(3000) + 1, &mut out),
             _ => {}
         }
         data.extend(out.packets.drain(..));

@@ -156,9 +156,19 @@ fn random_scenario(case: u64) -> Case {
                 let size = 1 + rng.below(3_000_000);
                 f.traffic = Traffic::Transfer { size_bytes: size };
                 sizes.push(Some(size));
+            } else if rng.bernoulli(0.3) {
+                // Small writes every millisecond (video chunks), where
+                // Nagle's algorithm merges or holds short tails.
+                f.traffic = Traffic::Video {
+                    period_s: rng.uniform_range(0.5, 3.0),
+                    on_s: rng.uniform_range(0.05, 0.5),
+                    rate_mbps: rng.uniform_range(0.1, 20.0),
+                };
+                sizes.push(None);
             } else {
                 sizes.push(None);
             }
+            f.tcp.nodelay = rng.bernoulli(0.3);
             f.tcp.recovery = *pick(&mut rng, &[Recovery::Sack, Recovery::Newreno]);
             f.tcp.pacing = rng.bernoulli(0.3);
             f.receiver.delayed_ack = rng.bernoulli(0.7);

@@ -92,7 +92,7 @@ fn run(cc: &str, cfg: TcpConfig, path: &Path, segments: Option<u64>, until: SimT
     let mut out = SenderOutput::default();
     snd.app_write(now, segments.map_or(u64::MAX, |s| s * MSS), &mut out);
     if segments.is_some() {
-        snd.app_close(false);
+        snd.app_close(now, false, &mut out);
     }
     let total = segments.map(|s| s * MSS);
     let mut done = None;

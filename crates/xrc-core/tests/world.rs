@@ -122,6 +122,49 @@ fn xrc_behind_an_internet_bottleneck_detects_it_and_still_fills_the_link() {
     assert!(rec.cwnd.mode.contains(&(internet as u8)));
 }
 
+/// The XRC paper's video flow writes 2125 bytes every millisecond. With a
+/// window large enough for the application to be the limit (an initial
+/// window of 200 segments: slow start plays no part), without Nagle each
+/// write leaves
+/// as one full and one 677-byte segment (1062 bytes on average); with
+/// Nagle (Minshall's variant, Linux's default) the short tail waits for
+/// the last short segment's ACK and fills, so nearly every segment is full.
+/// Mean payload per new segment, and the chunk's delivery time, for
+/// `nodelay`.
+fn video_alone(nodelay: bool) -> (f64, f64) {
+    let mut s = common::lte("cubic", 15, 4.0);
+    s.cell.as_mut().unwrap().harq.bler = 0.0;
+    s.flows[0].traffic = xrc_core::scenario::config::Traffic::Video {
+        period_s: 10.0,
+        on_s: 2.0,
+        rate_mbps: 17.0,
+    };
+    s.flows[0].tcp.nodelay = nodelay;
+    s.flows[0].tcp.initial_cwnd = 200;
+    let (rec, _) = run(s);
+    let f = &rec.flows;
+    let new_segments = f.segments_sent[0] - f.retransmits[0];
+    (
+        f.bytes_delivered[0] as f64 / new_segments as f64,
+        rec.chunks.delivery_time_s[0],
+    )
+}
+
+#[test]
+fn nagle_merges_the_video_flows_millisecond_writes_into_full_segments() {
+    let (nagle, nagle_chunk) = video_alone(false);
+    let (nodelay, nodelay_chunk) = video_alone(true);
+    assert!(nagle > 1400.0, "mean payload with Nagle {nagle}");
+    assert!((nodelay - 1062.5).abs() < 5.0, "mean payload without {nodelay}");
+    // Holding a short tail for at most about an RTT (38 ms here) costs the
+    // chunk little.
+    assert!(
+        nagle_chunk - nodelay_chunk < 0.05,
+        "{nagle_chunk} s against {nodelay_chunk} s"
+    );
+    assert!(nodelay_chunk > 2.0 && nodelay_chunk < 2.1, "{nodelay_chunk}");
+}
+
 /// A trace with one opportunity every 5 ms carries one 1500-byte packet per
 /// 5 ms: 2.40 Mbit/s on the wire, 2.32 Mbit/s of TCP payload. No sender,
 /// delay or ACK timing gets more through (Mahimahi's `LinkQueue::rationalize`

@@ -747,7 +747,7 @@ impl World {
             Traffic::Bulk => fl.sender.app_write(now, u64::MAX, &mut self.out),
             Traffic::Transfer { size_bytes } => {
                 fl.sender.app_write(now, size_bytes, &mut self.out);
-                fl.sender.app_close(false);
+                fl.sender.app_close(now, false, &mut self.out);
             }
             Traffic::Video { .. } => {
                 if let Some(v) = fl.video.as_mut() {
@@ -788,7 +788,7 @@ impl World {
         }
         fl.truncated = matches!(self.cfg.flows[f].traffic, Traffic::Transfer { .. })
             && fl.sender.write_end() > fl.sender.snd_nxt();
-        fl.sender.app_close(true);
+        fl.sender.app_close(now, true, &mut self.out);
         fl.state = FlowState::Closing;
         self.check_flow_done(now, f);
     }

@@ -5,13 +5,16 @@
 //! Each segment carries a [`TxSnapshot`] taken when it is sent; each ACK
 //! turns the snapshot of the most recently sent segment it delivers into a
 //! [`RateSample`]: delivered segments over max(send interval, ACK interval).
+//! The sample also carries that segment's congestion-control record (as
+//! Google's BBRv3 `tcp_rate_skb_delivered` copies `tx.in_flight` and
+//! `tx.lost` into the sample).
 //!
 //! Deviation: Linux discards samples whose interval is shorter than the
 //! connection's min RTT; we do the same with the all-time minimum RTT (Linux
 //! uses a windowed minimum, 5 minutes by default, identical for runs shorter
 //! than that).
 
-use super::cc::RateSample;
+use super::cc::{PacketRecord, RateSample};
 use super::scoreboard::{Seg, TxSnapshot};
 use crate::units::{SimDuration, SimTime};
 
@@ -34,6 +37,7 @@ pub struct RateState {
     last_tx_time: SimTime,
     is_app_limited: bool,
     is_retrans: bool,
+    record: PacketRecord,
 }
 
 impl RateState {
@@ -64,6 +68,7 @@ impl RateState {
             self.prior_time = seg.snap.delivered_time;
             self.is_app_limited = seg.snap.app_limited;
             self.is_retrans = seg.ever_retransmitted();
+            self.record = seg.record;
             self.last_end_seq = seg.end();
             self.last_tx_time = seg.tx_time;
             self.first_tx_time = seg.tx_time;
@@ -107,6 +112,7 @@ impl RateState {
             let interval = self.send_interval.max(ack_interval);
             rs.prior_delivered = prior;
             rs.prior_time = self.prior_time;
+            rs.record = Some(self.record);
             let too_short = min_rtt.is_some_and(|m| interval < m);
             if !too_short {
                 rs.delivered = Some(self.delivered - prior);

@@ -5,9 +5,15 @@
 //!
 //! Loss marking follows RFC 6675 §4 `IsLost`: a segment is lost once
 //! `DupThresh` segments above it have been SACKed.
+//!
+//! Every marking that Linux counts in `tp->lost` (a segment newly marked,
+//! or a lost retransmission marked again: `tcp_mark_skb_lost`) is also
+//! queued, in marking order, with the segment's congestion-control record,
+//! for the sender to hand to the algorithm ([`Scoreboard::take_marked`]).
 
 use std::collections::VecDeque;
 
+use super::cc::PacketRecord;
 use crate::units::{SimDuration, SimTime};
 
 /// Delivery-rate bookkeeping taken when a segment is sent (Linux
@@ -36,6 +42,19 @@ pub struct Seg {
     /// A retransmission of this segment is in flight (Linux `TCPCB_SACKED_RETRANS`).
     pub retrans: bool,
     pub snap: TxSnapshot,
+    /// The congestion-control algorithm's record of the latest
+    /// transmission.
+    pub record: PacketRecord,
+}
+
+/// A marking of a segment as lost, queued for the algorithm.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Marked {
+    pub seq: u64,
+    pub len: u32,
+    /// Position of the marked transmission in the order of transmissions.
+    pub tx_order: u64,
+    pub record: PacketRecord,
 }
 
 impl Seg {
@@ -56,12 +75,29 @@ pub struct Scoreboard {
     retrans_out: u32,
     /// Segments marked lost and not (yet) retransmitted since.
     lost_pending: u32,
+    /// Markings not yet handed to the algorithm, in marking order.
+    marked: Vec<Marked>,
 }
 
 impl Scoreboard {
     pub fn push(&mut self, seg: Seg) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.seq));
         self.segs.push_back(seg);
+    }
+
+    /// The markings made since the last call, in order (each one counts in
+    /// Linux's `tp->lost`).
+    pub fn take_marked(&mut self) -> Vec<Marked> {
+        std::mem::take(&mut self.marked)
+    }
+
+    fn note_marked(marked: &mut Vec<Marked>, s: &Seg) {
+        marked.push(Marked {
+            seq: s.seq,
+            len: s.len,
+            tx_order: s.tx_order,
+            record: s.record,
+        });
     }
 
     pub fn packets_out(&self) -> u32 {
@@ -184,7 +220,11 @@ impl Scoreboard {
             }
             self.lost_pending += 1;
             newly += 1;
+            Self::note_marked(&mut self.marked, s);
         }
+        // Marked from the top down; queue them in sequence order.
+        let n = self.marked.len();
+        self.marked[n - newly as usize..].reverse();
         newly
     }
 
@@ -223,11 +263,15 @@ impl Scoreboard {
                 }
                 self.lost_pending += 1;
                 newly += 1;
+                Self::note_marked(&mut self.marked, s);
             } else {
                 let remaining = deadline.saturating_since(now);
                 wait = Some(wait.map_or(remaining, |w| w.max(remaining)));
             }
         }
+        // Linux walks the queue in order of transmission (tsorted_sent_queue).
+        let n = self.marked.len();
+        self.marked[n - newly as usize..].sort_by_key(|m| m.tx_order);
         (newly, wait)
     }
 
@@ -235,12 +279,13 @@ impl Scoreboard {
     /// `__tcp_retransmit_skb` from `tcp_send_loss_probe`): sent again, but
     /// not counted as a retransmission in flight (`TCPCB_SACKED_RETRANS`
     /// is not set).
-    pub fn on_probe_retransmit(&mut self, i: usize, now: SimTime, order: u64, snap: TxSnapshot) {
+    pub fn on_probe_retransmit(&mut self, i: usize, now: SimTime, order: u64, snap: TxSnapshot, record: PacketRecord) {
         let s = &mut self.segs[i];
         s.tx_time = now;
         s.tx_count += 1;
         s.tx_order = order;
         s.snap = snap;
+        s.record = record;
     }
 
     pub fn back(&self) -> Option<&Seg> {
@@ -265,6 +310,7 @@ impl Scoreboard {
             self.lost_out += 1;
         }
         self.lost_pending += 1;
+        Self::note_marked(&mut self.marked, s);
         true
     }
 
@@ -291,6 +337,7 @@ impl Scoreboard {
                     self.retrans_out -= 1;
                     self.lost_pending += 1;
                     n += 1;
+                    Self::note_marked(&mut self.marked, s);
                 }
             } else {
                 s.lost = true;
@@ -299,6 +346,7 @@ impl Scoreboard {
                     self.lost_pending += 1;
                 }
                 n += 1;
+                Self::note_marked(&mut self.marked, s);
             }
         }
         n
@@ -324,7 +372,7 @@ impl Scoreboard {
     }
 
     /// Records a retransmission of segment `i` at `now`.
-    pub fn on_retransmit(&mut self, i: usize, now: SimTime, order: u64, snap: TxSnapshot) {
+    pub fn on_retransmit(&mut self, i: usize, now: SimTime, order: u64, snap: TxSnapshot, record: PacketRecord) {
         let s = &mut self.segs[i];
         debug_assert!(!s.sacked);
         if s.lost && !s.retrans {
@@ -338,6 +386,7 @@ impl Scoreboard {
         s.tx_count += 1;
         s.tx_order = order;
         s.snap = snap;
+        s.record = record;
     }
 
     /// Highest SACKed sequence end (RFC 6675 HighACK-side bookkeeping).
@@ -380,6 +429,7 @@ mod tests {
                 lost: false,
                 retrans: false,
                 snap: TxSnapshot::default(),
+                record: PacketRecord::default(),
             });
         }
         b
@@ -402,7 +452,13 @@ mod tests {
         let mut b = board(5);
         b.sack(100, 500, |_| {});
         b.mark_lost_by_sack(3);
-        b.on_retransmit(0, SimTime::from_nanos(1), 100, TxSnapshot::default());
+        b.on_retransmit(
+            0,
+            SimTime::from_nanos(1),
+            100,
+            TxSnapshot::default(),
+            PacketRecord::default(),
+        );
         assert_eq!(b.in_flight(), 1);
         assert!(!b.has_lost_to_retransmit());
         let mut removed = 0;
@@ -450,7 +506,13 @@ mod tests {
     fn a_timeout_counts_a_retransmission_already_marked_lost_as_lost_again() {
         let mut b = board(3);
         b.mark_head_lost();
-        b.on_retransmit(0, SimTime::from_nanos(1), 10, TxSnapshot::default());
+        b.on_retransmit(
+            0,
+            SimTime::from_nanos(1),
+            10,
+            TxSnapshot::default(),
+            PacketRecord::default(),
+        );
         assert_eq!(b.retrans_out(), 1);
         assert_eq!(b.mark_lost_on_timeout(SimTime::from_nanos(2), None), 3);
         assert_eq!((b.retrans_out(), b.lost_out(), b.in_flight()), (0, 3, 0));
@@ -481,7 +543,7 @@ mod tests {
         let ms = |v: u64| SimTime::from_nanos(v * 1_000_000);
         let mut b = board(3);
         b.mark_head_lost();
-        b.on_retransmit(0, ms(10), 10, TxSnapshot::default());
+        b.on_retransmit(0, ms(10), 10, TxSnapshot::default(), PacketRecord::default());
         // Data sent after the retransmission (order 11) is delivered 40 ms later.
         b.segs[2].tx_order = 11;
         b.segs[2].tx_time = ms(11);

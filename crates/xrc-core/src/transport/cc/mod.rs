@@ -18,6 +18,20 @@
 //! | `undo_cwnd`    | [`CongestionControl::undo_cwnd`] | no (Reno's rule) |
 //! | `cong_control` | [`CongestionControl::cong_control`] | no |
 //! | `sk_pacing_rate` | [`CongestionControl::pacing_rate`] | no |
+//! | `tcp_rate_skb_sent` (v3's `tx` snapshot) | [`CongestionControl::on_packet_sent`] | no |
+//! | `skb_marked_lost` (BBRv3 kernels) | [`CongestionControl::on_packet_lost`] | no |
+//! | `cwnd_event(CA_EVENT_TLP_RECOVERY)` (BBRv3 kernels) | [`CongestionControl::on_tlp_recovery`] | no |
+//!
+//! **Per-packet records** (s2n-quic's model, and what Google's BBRv3 kernel
+//! keeps in each skb's `tcp_skb_cb.tx`): when a packet is sent, the
+//! framework tells the algorithm what it knows at that instant
+//! ([`SentPacket`]) and keeps the [`PacketRecord`] the algorithm returns
+//! with the segment, replacing it when the segment is sent again. The
+//! record comes back exactly once per event: in the [`RateSample`] of the
+//! ACK whose sample the packet is (the most recently sent packet the ACK
+//! delivered), and in [`CongestionControl::on_packet_lost`] each time the
+//! packet is marked lost. Algorithms that keep nothing return the default
+//! (empty) record and never look at it.
 //!
 //! Two differences from Linux, both so that nothing is read from globals:
 //! `now` is passed into every hook, and the window the TCP framework and the
@@ -31,7 +45,6 @@
 
 pub mod abc;
 pub mod bbr;
-pub mod bbr3;
 pub mod copa;
 pub mod cubic;
 pub mod helpers;
@@ -160,6 +173,53 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
+/// What the framework knows about a packet at the instant it sends it
+/// (Linux: the skb as `tcp_rate_skb_sent` sees it).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SentPacket {
+    /// First sequence number and payload bytes.
+    pub seq: u64,
+    pub len: u32,
+    /// A retransmission (including a tail loss probe's).
+    pub retransmission: bool,
+    /// Packets in flight with this one, as Google's BBRv3 counts them
+    /// (`tcp_set_tx_in_flight`: `tcp_packets_in_flight` before the send is
+    /// accounted, plus this packet).
+    pub in_flight: u32,
+    /// Segments delivered so far (Linux `tp->delivered`).
+    pub delivered: u64,
+    /// Segments marked lost so far (Linux `tp->lost`).
+    pub lost: u64,
+    /// The connection is application-limited (Linux `tp->app_limited`).
+    pub app_limited: bool,
+}
+
+/// An algorithm's record of one sent packet, kept by the framework with the
+/// segment and handed back on delivery (in the [`RateSample`]) and on loss
+/// ([`LostPacket`]). The algorithm chooses what it records; the default
+/// records nothing.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PacketRecord {
+    /// Packets in flight when the packet was sent, itself included.
+    pub in_flight: u32,
+    /// `tp->lost` when the packet was sent.
+    pub lost: u64,
+    /// The packet was sent while the connection was application-limited.
+    pub app_limited: bool,
+}
+
+/// A packet just marked lost (Linux `skb_marked_lost`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LostPacket {
+    pub seq: u64,
+    pub len: u32,
+    /// The record of its latest transmission.
+    pub record: PacketRecord,
+    /// Segments marked lost over the connection's life, this marking
+    /// included (Linux `tp->lost` when the hook runs).
+    pub lost_total: u64,
+}
+
 /// A delivery-rate sample (Linux `struct rate_sample`, `net/ipv4/tcp_rate.c`).
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
 pub struct RateSample {
@@ -179,6 +239,14 @@ pub struct RateSample {
     pub is_app_limited: bool,
     /// This ACK acknowledged a retransmission (Linux `is_retrans`).
     pub is_retrans: bool,
+    /// The record of the sampled packet (the most recently sent one this ACK
+    /// delivered), if the ACK delivered any: Google's BBRv3 `tcp_rate.c`
+    /// takes `rs.tx_in_flight` and `rs.lost` from it.
+    pub record: Option<PacketRecord>,
+    /// The ACK is exactly at the sequence of an outstanding tail loss
+    /// probe's retransmission, so it may be for the original or for the
+    /// probe (BBRv3 kernels' `rs.is_acking_tlp_retrans_seq`).
+    pub is_acking_tlp_retrans_seq: bool,
 }
 
 impl RateSample {
@@ -279,6 +347,27 @@ pub trait CongestionControl: Send {
     fn cong_control(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _rs: &RateSample) -> bool {
         false
     }
+
+    /// A packet is sent (new data or again): returns the record the
+    /// framework keeps with it until the next transmission of the same
+    /// segment (Linux `tcp_rate_skb_sent` filling `tcp_skb_cb.tx`). The
+    /// default keeps nothing.
+    fn on_packet_sent(&mut self, _now: SimTime, _p: &SentPacket) -> PacketRecord {
+        PacketRecord::default()
+    }
+
+    /// A packet was marked lost, once per marking: newly, or a lost
+    /// retransmission marked again (Linux `tcp_mark_skb_lost` calling the
+    /// BBRv3 kernels' `skb_marked_lost`, right after counting it in
+    /// `tp->lost`).
+    fn on_packet_lost(&mut self, _now: SimTime, _w: &Window, _c: &ConnView, _p: &LostPacket) {}
+
+    /// A tail loss probe's retransmission repaired a loss (an ACK beyond the
+    /// probe; Linux `tcp_process_tlp_ack` raising `CA_EVENT_TLP_RECOVERY`
+    /// in BBRv3 kernels, before the window reduction). `orig` is the record
+    /// of the probed segment's transmission before the probe (for
+    /// `tp->tlp_orig_data_app_limited`).
+    fn on_tlp_recovery(&mut self, _now: SimTime, _w: &Window, _c: &ConnView, _orig: &PacketRecord) {}
 
     /// The pacing rate the algorithm asks for (Linux `sk_pacing_rate`);
     /// `None` lets the framework decide (no pacing, or its default rule).

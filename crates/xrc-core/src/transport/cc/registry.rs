@@ -40,8 +40,8 @@ pub fn build_seeded(name: &str, params: &serde_json::Value, stream: u64) -> Resu
         "natcp" => Box::new(super::natcp::Natcp::new(parse(params)?)),
         "nacubic" => Box::new(super::nacubic::NaCubic::new(parse(params)?)),
         "oracle" => Box::new(super::oracle::Oracle::new(parse(params)?)),
-        "bbr" => Box::new(super::bbr::Bbr::seeded(parse(params)?, stream)),
-        "bbr3" => Box::new(super::bbr3::Bbr3::seeded(parse(params)?, stream)),
+        "bbr" => Box::new(super::bbr::v1::Bbr::seeded(parse(params)?, stream)),
+        "bbr3" => Box::new(super::bbr::v3::Bbr3::seeded(parse(params)?, stream)),
         "roccet" => Box::new(super::roccet::Roccet::new(parse(params)?)),
         other => return Err(unknown(other)),
     })
@@ -62,8 +62,8 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "natcp" => roundtrip::<super::natcp::Config>(params),
         "nacubic" => roundtrip::<super::nacubic::Config>(params),
         "oracle" => roundtrip::<super::oracle::Config>(params),
-        "bbr" => roundtrip::<super::bbr::Config>(params),
-        "bbr3" => roundtrip::<super::bbr3::Config>(params),
+        "bbr" => roundtrip::<super::bbr::v1::Config>(params),
+        "bbr3" => roundtrip::<super::bbr::v3::Config>(params),
         "roccet" => roundtrip::<super::roccet::Config>(params),
         other => Err(unknown(other)),
     }

@@ -162,7 +162,7 @@ impl TcpSender {
 
         // --- tail loss probe episode (Linux tcp_process_tlp_ack) ---
         let pure_dupack = !snd_una_advanced && newly_sacked == 0;
-        self.process_tlp_ack(now, ack.ack, dsack_tlp, pure_dupack);
+        let acking_tlp_retrans_seq = self.process_tlp_ack(now, ack.ack, dsack_tlp, pure_dupack);
 
         // --- loss state machine (Linux tcp_fastretrans_alert) ---
         // RFC 5681 §2: same cumulative ACK, data outstanding (no payload and
@@ -185,15 +185,16 @@ impl TcpSender {
             }
         };
         // Every marking counts, as Linux's tp->lost (a segment marked and
-        // then acknowledged in the same ACK still counts).
+        // then acknowledged in the same ACK still counts); each was counted
+        // in lost_total as it was made (notify_lost).
         let newly_lost = self.rec.marked_lost;
-        self.rec.lost_total += newly_lost as u64;
 
         // --- rate sample (Linux tcp_rate_gen) ---
         let min_rtt = self.rtt.min();
-        let rs: RateSample = self
+        let mut rs: RateSample = self
             .rate
             .generate(now, delivered_now, newly_lost, prior_in_flight, ca_rtt, min_rtt);
+        rs.is_acking_tlp_retrans_seq = acking_tlp_retrans_seq;
 
         // --- window update (Linux tcp_cong_control) ---
         let view = self.view(now);

@@ -81,6 +81,12 @@ pub struct TcpConfig {
     pub pacing: bool,
     /// RFC 7661 / Linux `tcp_slow_start_after_idle`.
     pub slow_start_after_idle: bool,
+    /// `TCP_NODELAY`: every write leaves at once, however short. `false`
+    /// (Linux's default) runs Nagle's algorithm with Minshall's variant:
+    /// a short tail waits while a short segment sent earlier is
+    /// unacknowledged, and writes made meanwhile fill it to full segments
+    /// (Linux `tcp_nagle_test`).
+    pub nodelay: bool,
     /// Receiver's advertised window; `None` = unlimited.
     pub rwnd_bytes: Option<u64>,
     /// Initial slow-start threshold, segments (Linux: a route's `ssthresh`
@@ -108,6 +114,7 @@ impl Default for TcpConfig {
             undo: true,
             pacing: false,
             slow_start_after_idle: true,
+            nodelay: false,
             rwnd_bytes: None,
             initial_ssthresh: None,
         }

@@ -69,6 +69,22 @@
 //!   shows it repaired a loss, and the window is reduced once (CWR). Linux
 //!   keeps one timer for the RTO, the probe and RACK's reordering timeout
 //!   (`icsk_pending`); so does the sender.
+//! - **Nagle's algorithm** (`nodelay = false`, Linux's default without
+//!   `TCP_NODELAY`; `tcp_nagle_test` with Minshall's variant, `snd_sml`):
+//!   a short tail of unsent data waits while a short segment sent earlier
+//!   is unacknowledged, so that small writes merge into full segments;
+//!   a close pushes it. See `send`. Autocorking is not modelled (no host
+//!   queue here for it to wait on; see `send`).
+//! - **Per-packet records for the algorithm** (always): every transmission
+//!   asks the algorithm for its record of the packet
+//!   ([`CongestionControl::on_packet_sent`], with in flight counted as
+//!   Google's BBRv3 `tcp_set_tx_in_flight`), kept with the segment; the rate
+//!   sample carries the sampled packet's record; each loss marking is
+//!   counted in `tp->lost` and then handed over
+//!   ([`CongestionControl::on_packet_lost`]); a loss a tail loss probe
+//!   repaired is reported before the reduction
+//!   ([`CongestionControl::on_tlp_recovery`]), and an ACK at the probe's
+//!   sequence is flagged in the rate sample.
 //! - **Timer clock** (`timer_clock = "jiffies"`, `timer_hz = 250`): the
 //!   RTO, the probe and the reordering timeout count whole jiffies and fire
 //!   on the timer wheel's ticks ([`clock`]); `"exact"` fires at the
@@ -315,10 +331,16 @@ impl TcpSender {
 
     /// The application closes: nothing beyond what was written is sent.
     /// A bulk flow stopping at a given time closes at what it has sent.
-    pub fn app_close(&mut self, truncate_to_sent: bool) {
+    /// Otherwise the close pushes what Nagle's algorithm held (Linux
+    /// `tcp_send_fin` puts the FIN on the tail and pushes with
+    /// `TCP_NAGLE_OFF`).
+    pub fn app_close(&mut self, now: SimTime, truncate_to_sent: bool, out: &mut SenderOutput) {
         if truncate_to_sent {
             self.send.write_end = self.send.snd_nxt;
         }
         self.send.closed = true;
+        if self.send.snd_nxt < self.send.write_end {
+            self.transmit(now, out);
+        }
     }
 }

@@ -228,7 +228,11 @@ impl TcpSender {
         }
         let prior_retrans = self.sb.retrans_out();
         let n = match self.cfg.loss_detection {
-            LossDetection::Dupthresh => self.sb.mark_lost_by_sack(self.cfg.dupthresh),
+            LossDetection::Dupthresh => {
+                let n = self.sb.mark_lost_by_sack(self.cfg.dupthresh);
+                self.notify_lost(now);
+                n
+            }
             // Linux tcp_rack_mark_lost: only when an ACK brought new
             // delivery information.
             LossDetection::Rack if self.rack.advanced => {
@@ -306,6 +310,7 @@ impl TcpSender {
             self.rtt.srtt(),
         );
         let (n, wait) = self.rack.detect_loss(now, &mut self.sb, reo_wnd);
+        self.notify_lost(now);
         if let Some(w) = wait {
             self.arm_reorder_timer(now, w);
             self.rec.reo_armed = true;
@@ -327,6 +332,7 @@ impl TcpSender {
             // Mark the first hole lost so the fast retransmit has a target.
             if self.sb.mark_head_lost() {
                 self.rec.marked_lost += 1;
+                self.notify_lost(now);
             }
         }
     }
@@ -348,7 +354,8 @@ impl TcpSender {
         // Mark lost first (tcp_timeout_mark_lost: with RACK, not what was
         // sent within the last RACK RTT, except the head).
         let rack_rtt = (self.cfg.loss_detection == LossDetection::Rack).then(|| self.rack.rtt().unwrap_or_default());
-        self.rec.lost_total += self.sb.mark_lost_on_timeout(now, rack_rtt) as u64;
+        self.sb.mark_lost_on_timeout(now, rack_rtt);
+        self.notify_lost(now);
         // Reduce ssthresh if it was not already reduced in this window.
         let first_loss = matches!(self.rec.state, CaState::Open | CaState::Disorder)
             || self.send.snd_una >= self.rec.high_seq
@@ -411,6 +418,7 @@ impl TcpSender {
                         // add back one segment.
                         if self.sb.mark_head_lost() {
                             self.rec.marked_lost += 1;
+                            self.notify_lost(now);
                         }
                         self.w.cwnd = self.w.cwnd.saturating_sub(newly_acked).saturating_add(1).max(1);
                     }
@@ -448,6 +456,7 @@ impl TcpSender {
                     self.set_state(now, CaState::Recovery);
                     if self.sb.mark_head_lost() {
                         self.rec.marked_lost += 1;
+                        self.notify_lost(now);
                     }
                     // Step 2: cwnd = ssthresh + 3 * SMSS. An algorithm that
                     // leaves ssthresh "infinite" keeps its window instead.

@@ -1,7 +1,35 @@
 //! The send loop (Linux `tcp_xmit_retransmit_queue` then `tcp_write_xmit`):
-//! what the window, the receiver, the application and pacing allow, lost
-//! segments first; the sequence space; and the window-validation state
-//! (`tcp_cwnd_validate`, RFC 7661).
+//! what the window, the receiver, the application, Nagle's algorithm and
+//! pacing allow, lost segments first; the sequence space; and the
+//! window-validation state (`tcp_cwnd_validate`, RFC 7661).
+//!
+//! **Nagle's algorithm with Minshall's variant** (`nodelay = false`,
+//! Linux's default; RFC 896, RFC 1122 §4.2.3.4; Linux `tcp_nagle_test`,
+//! `tcp_nagle_check`, `tcp_minshall_check`, `tcp_minshall_update` in
+//! `net/ipv4/tcp_output.c`). The unsent data is a queue of full segments
+//! and at most one short tail (Linux fills the tail skb of the write queue
+//! to `size_goal` before starting another, `tcp_sendmsg_locked`). The short
+//! tail is held while a short segment sent earlier is unacknowledged:
+//! Linux remembers the end of the last short segment sent (`snd_sml`) and
+//! holds when snd_una < snd_sml <= snd_nxt and something is out. Data
+//! written meanwhile joins the tail, which leaves as soon as it fills a
+//! segment, the short segment is acknowledged, nothing is out, or the
+//! application closes (the FIN rides the tail, and `tcp_nagle_test` never
+//! holds a FIN). Full segments are never held; neither are
+//! retransmissions, nor a tail loss probe (`tcp_send_loss_probe` pushes
+//! with `TCP_NAGLE_OFF`). `nodelay = true` is `TCP_NODELAY`: every write
+//! leaves at once. A held tail leaves the connection application-limited
+//! (Linux `tcp_rate_check_app_limited`: less than one segment unsent).
+//!
+//! Not modelled, on purpose: **autocorking** (`tcp_should_autocork`,
+//! `tcp_autocorking = 1`) holds a short tail only while an earlier packet
+//! of the socket still sits in the host's qdisc or device (`sk_wmem_alloc`
+//! above the tail's own size), waiting for its transmit completion. Here a
+//! packet leaves the host the instant TCP sends it (internal pacing holds
+//! packets inside TCP, never in a qdisc; there is no device queue), so that
+//! condition never holds and autocorking would never defer anything.
+//! Likewise TSO/GSO's deferral (`tcp_tso_should_defer`) does not apply
+//! (sender deviation 4: no TSO).
 
 use super::config::Recovery;
 use super::output::{RetxKind, SenderOutput};
@@ -9,7 +37,7 @@ use super::recovery::Rexmit;
 use super::timers::XmitTimer;
 use super::TcpSender;
 use crate::net::{AbcMark, Packet, PacketKind};
-use crate::transport::cc::{CaEvent, CaState};
+use crate::transport::cc::{CaEvent, CaState, LostPacket, PacketRecord, SentPacket};
 use crate::transport::rtt::RtoRule;
 use crate::transport::scoreboard::Seg;
 use crate::units::SimTime;
@@ -25,6 +53,9 @@ pub(super) struct SendState {
     pub(super) closed: bool,
     /// When data was last sent (Linux `lsndtime`).
     pub(super) last_send: Option<SimTime>,
+    /// End of the last short (sub-MSS) segment of new data sent (Linux
+    /// `snd_sml`, Minshall's variant of Nagle's algorithm).
+    pub(super) snd_sml: u64,
     /// Segments out at the last send (Linux `max_packets_out` heuristic).
     pub(super) max_packets_out: u32,
     /// `snd_nxt` when `max_packets_out` was last reset (Linux `max_packets_seq`).
@@ -127,10 +158,7 @@ impl TcpSender {
             let retransmit = if retransmit_lost { self.sb.next_lost() } else { None };
             let has_new = self.has_new_data();
             if retransmit.is_none() && !has_new {
-                // Application-limited (Linux tcp_rate_check_app_limited).
-                if self.sb.in_flight() < self.w.cwnd && !self.send.closed {
-                    self.rate.mark_app_limited(self.sb.in_flight());
-                }
+                self.check_app_limited();
                 return;
             }
             let in_flight = match self.cfg.recovery {
@@ -143,6 +171,12 @@ impl TcpSender {
                 self.cfg.recovery == Recovery::Newreno && retransmit.is_some() && self.rec.state == CaState::Recovery;
             if in_flight >= self.w.cwnd && !forced {
                 *limited = true;
+                return;
+            }
+            if retransmit.is_none() && self.nagle_holds() {
+                // Linux tcp_write_xmit: the window had room, Nagle said
+                // wait (not window-limited).
+                self.check_app_limited();
                 return;
             }
             if let Some(rate) = self.effective_pacing_rate() {
@@ -160,6 +194,33 @@ impl TcpSender {
             }
             *sent += 1;
         }
+    }
+
+    /// Linux `tcp_rate_check_app_limited`: less than a segment waits to be
+    /// sent and the window has room, so the application is what limits
+    /// sending; delivery-rate samples taken until this flight is delivered
+    /// are marked application-limited. (Linux checks at each write; here
+    /// when the send loop stops for want of data, which is when the
+    /// condition can first hold.)
+    fn check_app_limited(&mut self) {
+        if self.sb.in_flight() < self.w.cwnd && !self.send.closed {
+            self.rate.mark_app_limited(self.sb.in_flight());
+        }
+    }
+
+    /// Linux `tcp_nagle_test` for the tail of the write queue: hold a
+    /// short tail (`tcp_nagle_check`: `skb->len < mss`, not `TCP_NODELAY`,
+    /// something out) while the last short segment sent is unacknowledged
+    /// (`tcp_minshall_check`: snd_una < snd_sml <= snd_nxt). A FIN (the
+    /// application closed) is never held.
+    fn nagle_holds(&self) -> bool {
+        let s = &self.send;
+        !self.cfg.nodelay
+            && !s.closed
+            && s.write_end - s.snd_nxt < self.cfg.mss as u64
+            && self.sb.packets_out() > 0
+            && s.snd_sml > s.snd_una
+            && s.snd_sml <= s.snd_nxt
     }
 
     fn next_new_len(&self) -> u32 {
@@ -216,6 +277,7 @@ impl TcpSender {
         let seq = self.send.snd_nxt;
         let prior_packets = self.sb.packets_out();
         let snap = self.rate.on_send(now, prior_packets);
+        let record = self.packet_sent(now, seq, len, false);
         self.sb.push(Seg {
             seq,
             len,
@@ -226,8 +288,13 @@ impl TcpSender {
             lost: false,
             retrans: false,
             snap,
+            record,
         });
         self.send.snd_nxt += len as u64;
+        if len < self.cfg.mss {
+            // Linux tcp_minshall_update.
+            self.send.snd_sml = self.send.snd_nxt;
+        }
         self.after_send(now);
         // Linux tcp_event_new_data_sent: the RTO starts with the first
         // segment out, and replaces a pending probe (which tcp_write_xmit
@@ -251,7 +318,9 @@ impl TcpSender {
     fn send_retransmission(&mut self, now: SimTime, i: usize, out: &mut SenderOutput) {
         self.before_send(now);
         let snap = self.rate.on_send(now, self.sb.packets_out());
-        self.sb.on_retransmit(i, now, self.send.tx_counter, snap);
+        let (seq, len) = (self.sb.get(i).seq, self.sb.get(i).len);
+        let record = self.packet_sent(now, seq, len, true);
+        self.sb.on_retransmit(i, now, self.send.tx_counter, snap, record);
         // Linux tcp_retransmit_skb: the first retransmission's time and one
         // more retransmission a D-SACK may prove spurious.
         self.undo.on_retransmit(now);
@@ -261,8 +330,6 @@ impl TcpSender {
             // timer is armed).
             self.rto.arm(now, &self.rtt);
         }
-        let s = self.sb.get(i);
-        let (seq, len) = (s.seq, s.len);
         let kind = if self.rec.state == CaState::Loss {
             self.stats.retransmits_timeout += 1;
             RetxKind::Timeout
@@ -273,6 +340,44 @@ impl TcpSender {
         self.after_send(now);
         out.retransmits.push((seq, kind));
         out.packets.push(self.data_packet(seq, len, now, true));
+    }
+
+    /// Linux `tcp_rate_skb_sent` with Google's BBRv3 `tcp_set_tx_in_flight`:
+    /// tells the algorithm of a packet about to leave, before the
+    /// scoreboard accounts for it, and returns the record it keeps. In
+    /// flight counts the packet itself once more (a probe's resent segment,
+    /// still in flight, is counted twice, as in Linux).
+    pub(super) fn packet_sent(&mut self, now: SimTime, seq: u64, len: u32, retransmission: bool) -> PacketRecord {
+        let p = SentPacket {
+            seq,
+            len,
+            retransmission,
+            in_flight: self.sb.in_flight() + 1,
+            delivered: self.rate.delivered,
+            lost: self.rec.lost_total,
+            app_limited: self.rate.app_limited_until != 0,
+        };
+        self.cc.on_packet_sent(now, &p)
+    }
+
+    /// Hands the markings the scoreboard made to the algorithm, one call
+    /// per marking, each after counting it in `tp->lost` (Linux
+    /// `tcp_mark_skb_lost`, `tcp_notify_skb_loss_event`). Returns how many
+    /// there were.
+    pub(super) fn notify_lost(&mut self, now: SimTime) -> u32 {
+        let marked = self.sb.take_marked();
+        for m in &marked {
+            self.rec.lost_total += 1;
+            let view = self.view(now);
+            let p = LostPacket {
+                seq: m.seq,
+                len: m.len,
+                record: m.record,
+                lost_total: self.rec.lost_total,
+            };
+            self.cc.on_packet_lost(now, &self.w, &view, &p);
+        }
+        marked.len() as u32
     }
 
     pub(super) fn after_send(&mut self, now: SimTime) {

@@ -299,3 +299,301 @@ fn a_dsack_of_the_probe_shows_nothing_was_lost() {
     assert_eq!(s.probe.high_seq, None);
     assert_eq!(s.stats().probe_recoveries, 0);
 }
+
+// ----- Nagle's algorithm with Minshall's variant (send.rs) -----
+
+/// Payload lengths of the data packets in `out`, drained.
+fn lens(out: &mut SenderOutput) -> Vec<u32> {
+    let v = out
+        .packets
+        .iter()
+        .map(|p| match &p.kind {
+            PacketKind::Data(d) => d.len,
+            PacketKind::Ack(_) => unreachable!(),
+        })
+        .collect();
+    out.clear();
+    v
+}
+
+/// An ACK of every byte below `bytes`.
+fn ack_bytes(bytes: u64, ts_ecr: SimTime) -> AckHeader {
+    match Packet::ack(FlowId(0), bytes, &[], ts_ecr).kind {
+        PacketKind::Ack(a) => a,
+        PacketKind::Data(_) => unreachable!(),
+    }
+}
+
+/// Four writes of 700 bytes, 1 ms apart: what leaves after each.
+fn four_small_writes(s: &mut TcpSender, out: &mut SenderOutput) -> Vec<Vec<u32>> {
+    (0..4)
+        .map(|k| {
+            s.app_write(ms(k), 700, out);
+            lens(out)
+        })
+        .collect()
+}
+
+#[test]
+fn small_writes_with_a_small_segment_outstanding_are_merged_into_full_segments() {
+    let mut s = sender("cubic", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    // The first short write leaves (nothing short is out); the next ones
+    // wait for its ACK and merge, and a full segment leaves as soon as
+    // 1448 bytes have gathered.
+    assert_eq!(
+        four_small_writes(&mut s, &mut out),
+        vec![vec![700], vec![], vec![], vec![1448]]
+    );
+    // A full segment does not release the tail (Minshall: only a short one
+    // out holds it).
+    s.on_ack(ms(40), &ack_bytes(700 + 1448, ms(3)), &mut out);
+    assert_eq!(lens(&mut out), vec![652], "the short segment's ACK releases the tail");
+    assert_eq!(s.snd_nxt(), 2800);
+}
+
+#[test]
+fn with_nothing_small_outstanding_a_small_write_goes_at_once() {
+    let mut s = sender("cubic", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 2 * MSS, &mut out);
+    assert_eq!(lens(&mut out), vec![1448, 1448]);
+    // Full segments are out, none short: the short write is not held.
+    s.app_write(ms(1), 500, &mut out);
+    assert_eq!(lens(&mut out), vec![500]);
+    // Now a short one is out: the next short write waits...
+    s.app_write(ms(2), 500, &mut out);
+    assert_eq!(lens(&mut out), Vec::<u32>::new());
+    // ... until it is acknowledged, although full segments are still out.
+    s.on_ack(ms(40), &ack_bytes(MSS, ms(0)), &mut out);
+    assert_eq!(lens(&mut out), Vec::<u32>::new());
+    s.on_ack(ms(41), &ack_bytes(2 * MSS + 500, ms(1)), &mut out);
+    assert_eq!(lens(&mut out), vec![500]);
+}
+
+#[test]
+fn with_nodelay_every_write_leaves_at_once() {
+    let mut s = sender(
+        "cubic",
+        TcpConfig {
+            nodelay: true,
+            ..TcpConfig::default()
+        },
+    );
+    let mut out = SenderOutput::default();
+    assert_eq!(
+        four_small_writes(&mut s, &mut out),
+        vec![vec![700], vec![700], vec![700], vec![700]]
+    );
+}
+
+#[test]
+fn closing_pushes_the_remainder_nagle_held() {
+    let mut s = sender("cubic", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 700, &mut out);
+    s.app_write(ms(1), 500, &mut out);
+    assert_eq!(lens(&mut out), vec![700]);
+    // The FIN rides the held tail and Nagle never holds a FIN.
+    s.app_close(ms(2), false, &mut out);
+    assert_eq!(lens(&mut out), vec![500]);
+    s.on_ack(ms(40), &ack_bytes(1200, ms(2)), &mut out);
+    assert!(s.finished());
+}
+
+#[test]
+fn a_tail_nagle_holds_marks_the_connection_application_limited_only_when_the_window_has_room() {
+    // Window of ten: the held tail leaves the window unused, so rate
+    // samples must be marked application-limited (Linux
+    // tcp_rate_check_app_limited: less than a segment unsent, in flight
+    // below cwnd).
+    let mut s = sender("cubic", TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 700, &mut out);
+    s.rate.app_limited_until = 0;
+    s.app_write(ms(1), 500, &mut out);
+    assert_eq!(lens(&mut out), vec![700]);
+    assert_eq!(s.rate.app_limited_until, 1, "delivered 0 + 1 in flight");
+    // A window of one, full: the window is what limits, not the
+    // application.
+    let mut s = sender(
+        "cubic",
+        TcpConfig {
+            initial_cwnd: 1,
+            ..TcpConfig::default()
+        },
+    );
+    s.app_write(ms(0), 700, &mut out);
+    s.rate.app_limited_until = 0;
+    s.app_write(ms(1), 500, &mut out);
+    assert_eq!(lens(&mut out), vec![700]);
+    assert_eq!(s.rate.app_limited_until, 0);
+    assert!(s.send.cwnd_limited);
+}
+
+// ----- per-packet records for the congestion controller -----
+
+use crate::transport::cc::helpers::{reno_cong_avoid, reno_ssthresh};
+use crate::transport::cc::{LostPacket, PacketRecord, RateSample, SentPacket, Window};
+use std::sync::{Arc, Mutex};
+
+/// What the recording controller saw.
+#[derive(Debug, Default)]
+struct Seen {
+    /// (seq, retransmission, record returned) per transmission.
+    sent: Vec<(u64, bool, PacketRecord)>,
+    /// Every loss marking: (seq, record, lost_total passed, view.lost_total).
+    lost: Vec<(u64, PacketRecord, u64, u64)>,
+    /// The sampled packet's record and the TLP flag, per ACK.
+    samples: Vec<(Option<PacketRecord>, bool)>,
+    /// The records handed over with each repaired tail loss.
+    tlp_recoveries: Vec<PacketRecord>,
+}
+
+/// Reno that records every per-packet hook: its record of a packet is what
+/// the framework told it at the send.
+struct Recording(Arc<Mutex<Seen>>);
+
+impl CongestionControl for Recording {
+    fn name(&self) -> &'static str {
+        "recording"
+    }
+    fn ssthresh(&mut self, _now: SimTime, w: &Window, _c: &ConnView) -> u32 {
+        reno_ssthresh(w)
+    }
+    fn cong_avoid(&mut self, _now: SimTime, w: &mut Window, c: &ConnView, acked: u32) {
+        reno_cong_avoid(w, c, acked);
+    }
+    fn on_packet_sent(&mut self, _now: SimTime, p: &SentPacket) -> PacketRecord {
+        let r = PacketRecord {
+            in_flight: p.in_flight,
+            lost: p.lost,
+            app_limited: p.app_limited,
+        };
+        self.0.lock().unwrap().sent.push((p.seq, p.retransmission, r));
+        r
+    }
+    fn on_packet_lost(&mut self, _now: SimTime, _w: &Window, c: &ConnView, p: &LostPacket) {
+        self.0
+            .lock()
+            .unwrap()
+            .lost
+            .push((p.seq, p.record, p.lost_total, c.lost_total));
+    }
+    fn on_tlp_recovery(&mut self, _now: SimTime, _w: &Window, _c: &ConnView, orig: &PacketRecord) {
+        self.0.lock().unwrap().tlp_recoveries.push(*orig);
+    }
+    fn cong_control(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, rs: &RateSample) -> bool {
+        self.0
+            .lock()
+            .unwrap()
+            .samples
+            .push((rs.record, rs.is_acking_tlp_retrans_seq));
+        false
+    }
+}
+
+fn recording_sender(cfg: TcpConfig) -> (TcpSender, Arc<Mutex<Seen>>) {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    (TcpSender::new(FlowId(0), cfg, Box::new(Recording(seen.clone()))), seen)
+}
+
+fn record(in_flight: u32, lost: u64) -> PacketRecord {
+    PacketRecord {
+        in_flight,
+        lost,
+        app_limited: false,
+    }
+}
+
+#[test]
+fn each_packets_record_holds_the_in_flight_at_its_latest_transmission_retransmissions_included() {
+    let cfg = TcpConfig {
+        loss_detection: LossDetection::Dupthresh,
+        tlp: false,
+        ..TcpConfig::default()
+    };
+    let (mut s, seen) = recording_sender(cfg);
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 10 * MSS, &mut out);
+    let in_flight: Vec<u32> = seen.lock().unwrap().sent.iter().map(|x| x.2.in_flight).collect();
+    assert_eq!(in_flight, (1..=10).collect::<Vec<_>>(), "each counts itself");
+    // Segments 1-3 SACKed: the sample is segment 3's (sent last, highest);
+    // segment 0 is lost and resent with 10 − 3 SACKed − 1 lost in flight,
+    // plus itself, and one loss counted before it.
+    s.on_ack(ms(100), &ack(0, &[(1, 4)], ms(0)), &mut out);
+    assert_eq!(out.retransmits, vec![(0, RetxKind::Fast)]);
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.samples.last().unwrap().0, Some(record(4, 0)));
+        let retx = seen.sent.iter().find(|x| x.1).unwrap();
+        assert_eq!((retx.0, retx.2), (0, record(7, 1)));
+    }
+    // The cumulative ACK of the retransmission samples it, not its first
+    // transmission.
+    s.on_ack(ms(200), &ack(4, &[], ms(100)), &mut out);
+    assert_eq!(seen.lock().unwrap().samples.last().unwrap().0, Some(record(7, 1)));
+}
+
+#[test]
+fn the_loss_hook_fires_once_per_marking_after_counting_it() {
+    let cfg = TcpConfig {
+        loss_detection: LossDetection::Dupthresh,
+        tlp: false,
+        ..TcpConfig::default()
+    };
+    let (mut s, seen) = recording_sender(cfg);
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 10 * MSS, &mut out);
+    s.on_ack(ms(100), &ack(0, &[(1, 4)], ms(0)), &mut out);
+    assert_eq!(seen.lock().unwrap().lost.len(), 1, "segment 0");
+    // The timeout marks every un-SACKed segment, and the lost
+    // retransmission of segment 0 once more.
+    let t = s.next_timer().unwrap();
+    s.on_timer(t, &mut out);
+    let seen = seen.lock().unwrap();
+    let seqs: Vec<u64> = seen.lost.iter().map(|x| x.0 / MSS).collect();
+    let resent_before_timeout: Vec<u64> = seen.sent[10..].iter().map(|x| x.0 / MSS).collect();
+    let mut expect = vec![0, 0];
+    expect.extend((4..10).chain(resent_before_timeout.iter().copied().filter(|&k| k >= 10)));
+    assert_eq!(seqs, expect);
+    // tp->lost counts each marking before the hook sees it.
+    for (k, x) in seen.lost.iter().enumerate() {
+        assert_eq!((x.2, x.3), (k as u64 + 1, k as u64 + 1));
+    }
+    // Segment 0's second marking hands over its retransmission's record.
+    assert_eq!(seen.lost[1].1, record(7, 1));
+}
+
+#[test]
+fn a_repaired_tail_loss_reaches_the_algorithm_with_the_probed_segments_earlier_record() {
+    let (mut s, seen) = recording_sender(TcpConfig::default());
+    let mut out = SenderOutput::default();
+    s.app_write(ms(0), 10 * MSS, &mut out);
+    s.on_ack(ms(100), &ack(9, &[], ms(0)), &mut out);
+    let t = s.next_timer().unwrap();
+    s.on_timer(t, &mut out);
+    assert_eq!(out.retransmits, vec![(9 * MSS, RetxKind::Probe)]);
+    out.clear();
+    {
+        // The probe counts the resent segment, still in flight, once more
+        // (Linux tcp_set_tx_in_flight); the connection is application-limited
+        // by now (nothing new to send), unlike at the first transmission.
+        let seen = seen.lock().unwrap();
+        let probe = PacketRecord {
+            app_limited: true,
+            ..record(2, 0)
+        };
+        assert_eq!(*seen.sent.last().unwrap(), (9 * MSS, true, probe));
+    }
+    s.app_write(t, 20 * MSS, &mut out);
+    // An ACK exactly at the probe's sequence may be for either copy.
+    s.on_ack(t + SimDuration::from_millis(100), &ack(10, &[], t), &mut out);
+    assert!(seen.lock().unwrap().samples.last().unwrap().1);
+    assert!(seen.lock().unwrap().tlp_recoveries.is_empty());
+    // Data beyond it acknowledged: the probe repaired a loss.
+    s.on_ack(t + SimDuration::from_millis(101), &ack(12, &[], t), &mut out);
+    let seen = seen.lock().unwrap();
+    assert!(!seen.samples.last().unwrap().1);
+    assert_eq!(seen.tlp_recoveries, vec![record(10, 0)]);
+}

@@ -24,7 +24,7 @@ use super::clock::Clock;
 use super::config::{Recovery, TcpConfig};
 use super::output::{RetxKind, SenderOutput};
 use super::TcpSender;
-use crate::transport::cc::CaState;
+use crate::transport::cc::{CaState, PacketRecord};
 use crate::transport::rtt::{RtoRule, RttEstimator};
 use crate::units::{SimDuration, SimTime};
 
@@ -135,6 +135,8 @@ pub(super) struct ProbeState {
     pub(super) high_seq: Option<u64>,
     /// The probe was a retransmission (Linux `tlp_retrans`).
     pub(super) retrans: bool,
+    /// The record of the resent segment's transmission before the probe.
+    pub(super) orig_record: PacketRecord,
 }
 
 impl TcpSender {
@@ -262,14 +264,23 @@ impl TcpSender {
     /// sequence (original and probe both arrived), ends the episode; an
     /// ACK beyond it shows the probe repaired a loss: the window is reduced
     /// once (CWR), as for any loss.
-    pub(super) fn process_tlp_ack(&mut self, now: SimTime, ack: u64, dsack_tlp: bool, pure_dupack: bool) {
-        let Some(high) = self.probe.high_seq else { return };
+    ///
+    /// Returns whether the ACK is exactly at the probe's sequence without
+    /// being a pure duplicate (BBRv3 kernels' `is_acking_tlp_retrans_seq`:
+    /// it may acknowledge the original or the probe), and tells the
+    /// algorithm of a repaired loss before the reduction (BBRv3 kernels'
+    /// `CA_EVENT_TLP_RECOVERY`).
+    pub(super) fn process_tlp_ack(&mut self, now: SimTime, ack: u64, dsack_tlp: bool, pure_dupack: bool) -> bool {
+        let Some(high) = self.probe.high_seq else { return false };
         if ack < high {
-            return;
+            return false;
         }
         if !self.probe.retrans || dsack_tlp {
             self.probe.high_seq = None;
         } else if ack > high {
+            let view = self.view(now);
+            let orig = self.probe.orig_record;
+            self.cc.on_tlp_recovery(now, &self.w, &view, &orig);
             self.init_cwnd_reduction(now);
             self.set_state(now, CaState::Cwr);
             self.end_cwnd_reduction(now);
@@ -277,7 +288,10 @@ impl TcpSender {
             self.stats.probe_recoveries += 1;
         } else if pure_dupack {
             self.probe.high_seq = None;
+        } else {
+            return true;
         }
+        false
     }
 
     /// RACK's reordering timer (RFC 8985 §6.3, Linux
@@ -287,7 +301,6 @@ impl TcpSender {
     fn on_reo_timeout(&mut self, now: SimTime, out: &mut SenderOutput) {
         self.rec.marked_lost = 0;
         let n = self.rack_detect_loss(now);
-        self.rec.lost_total += n as u64;
         if n > 0 {
             if self.rec.state != CaState::Recovery {
                 self.enter_recovery(now);
@@ -331,9 +344,12 @@ impl TcpSender {
     fn send_probe_retransmission(&mut self, now: SimTime, i: usize, out: &mut SenderOutput) {
         self.before_send(now);
         let snap = self.rate.on_send(now, self.sb.packets_out());
-        self.sb.on_probe_retransmit(i, now, self.send.tx_counter, snap);
-        let s = self.sb.get(i);
-        let (seq, len) = (s.seq, s.len);
+        let (seq, len) = (self.sb.get(i).seq, self.sb.get(i).len);
+        // BBRv3 kernels' tcp_send_loss_probe: tlp_orig_data_app_limited, the
+        // probed segment's record before the probe replaces it.
+        self.probe.orig_record = self.sb.get(i).record;
+        let record = self.packet_sent(now, seq, len, true);
+        self.sb.on_probe_retransmit(i, now, self.send.tx_counter, snap, record);
         self.stats.retransmits_probe += 1;
         self.after_send(now);
         out.retransmits.push((seq, RetxKind::Probe));

@@ -5,18 +5,44 @@
 //!
 //! * Google's BBRv3 `net/ipv4/tcp_bbr.c`, blob at commit `001a430b3ddb` of
 //!   the `google/bbr` repository (the v3 module: `bbr_main(sk, rs)`,
-//!   `BTF_SET8`, ECN/PLB support, `skb_marked_lost` hook), and the matching
-//!   `net/ipv4/tcp_rate.c` (commit `0b496e28b986`: `tcp_set_tx_in_flight`
-//!   snapshots packets in flight at transmit time into the rate sample).
-//!   The per-sample loss count (`rs.lost`, losses since the sampled packet
-//!   was sent) is from the same series' "count packets lost over TCP rate
-//!   sampling interval" patch.
+//!   `BTF_SET8`, ECN/PLB support, `skb_marked_lost` hook,
+//!   `bbr_run_loss_probe_recovery`), and the matching `net/ipv4/tcp_rate.c`
+//!   (commit `0b496e28b986`: `tcp_set_tx_in_flight` snapshots packets in
+//!   flight at transmit time into the skb and `tcp_rate_skb_delivered`
+//!   copies it into the rate sample). The per-sample loss count (`rs.lost`
+//!   = `tp->lost` now minus `tp->lost` when the sampled packet was sent) is
+//!   from the same series' patch "count packets lost over TCP rate sampling
+//!   interval"; the tail-loss-probe signals from its patches "record
+//!   app-limited status of TLP-repaired flight" (`tlp_orig_data_app_limited`),
+//!   "inform CC module of losses repaired by TLP probe"
+//!   (`CA_EVENT_TLP_RECOVERY`, raised in `tcp_process_tlp_ack` before the
+//!   window reduction) and "introduce is_acking_tlp_retrans_seq into
+//!   rate_sample" (an ACK matching the probe's retransmission, which may be
+//!   for the original or the probe).
 //! * draft-ietf-ccwg-bbr (BBR v3 specification) for the names and intent
 //!   (inflight_hi / inflight_lo, bw_hi / bw_lo, PROBE_BW DOWN / CRUISE /
 //!   REFILL / UP). Where the draft and Google's code differ in detail, the
 //!   code wins.
-//! * The v1 module [`super::bbr`] shares the clocks, fixed-point scales and
-//!   the EDT / `delivered_mstamp` / `app_limited` emulations documented there.
+//! * The v1 module [`super::v1`] documents the clocks, fixed-point scales and
+//!   the EDT / `delivered_mstamp` / `app_limited` emulations both versions
+//!   take from the family's shared parts.
+//!
+//! # Per-packet records
+//!
+//! v3 reads, for the sampled packet of each ACK and for each packet marked
+//! lost, what the kernel snapshot in its skb at transmission
+//! (`tcp_skb_cb.tx`): packets in flight with it (`tx.in_flight`), `tp->lost`
+//! (`tx.lost`) and whether the connection was application-limited
+//! (`tx.is_app_limited`). The framework hands these over exactly: BBRv3's
+//! [`CongestionControl::on_packet_sent`] returns that record for every
+//! transmission (a retransmission or probe replaces it, as
+//! `tcp_rate_skb_sent` overwrites `tx`), the rate sample carries the
+//! sampled packet's record (`rs.tx_in_flight`, `rs.lost`), and
+//! [`CongestionControl::on_packet_lost`] is `bbr_skb_marked_lost`, called
+//! once per marking right after it is counted in `tp->lost`. A repaired
+//! tail loss arrives through [`CongestionControl::on_tlp_recovery`] with the
+//! probed segment's record from before the probe, and the ACK at the
+//! probe's sequence as `rs.is_acking_tlp_retrans_seq`.
 //!
 //! # The model
 //!
@@ -72,88 +98,63 @@
 //! 1. Clocks, sentinels, EDT, `delivered_mstamp`, `tp->app_limited` in
 //!    PROBE_RTT, `is_ack_delayed`, rejected-interval `delivered`, u64
 //!    counters and saturating narrow fields: as in v1 (its deviations 1, 2,
-//!    4–8).
-//! 2. **Transmit-time snapshots (emulated).** v3 reads `rs.tx_in_flight`
-//!    (packets in flight when the sampled packet was sent, including it) and
-//!    `rs.lost` (packets marked lost since then). The framework's
-//!    [`RateSample`] has neither. BBRv3 therefore keeps a history of *send
-//!    batches*. A batch is everything sent between two hooks; it records
-//!    `delivered`, `lost`, in-flight and `snd_nxt` at its start, and its end
-//!    in-flight (the next ACK's `prior_in_flight`) and `snd_nxt`. Every
-//!    packet of a batch carries the batch's `delivered` snapshot, so a
-//!    sample's batch is found from `rs.prior_delivered`. Its position is found
-//!    from `snd_una` when the ACK was purely cumulative; otherwise the whole
-//!    batch is assumed sent. `tx_in_flight = in_flight at batch start +
-//!    position` and `lost = lost_total − lost at batch start`.
-//!    Retransmissions inside a batch are not seen, so `tx_in_flight` can be
-//!    low by their number.
-//! 3. **`skb_marked_lost` (emulated).** v3 is told of each packet as it is
-//!    marked lost, with its transmit snapshot. The trait has no such hook,
-//!    so at the next `cong_control` each of `rs.losses` is replayed as a
-//!    marking, and a timeout's markings are replayed in the first of
-//!    `ssthresh` / `set_state(Loss)` that sees them (before the undo state is
-//!    saved, as in Linux's `tcp_enter_loss`).
-//!    Its sequence number is estimated as the next hole above `snd_una` (the
-//!    framework marks holes in sequence order). Its snapshot comes from the
-//!    batch holding that sequence number, and `tp->lost` counts up by one
-//!    per replayed packet. SACKed segments between holes are not known, so
-//!    the estimated position can be low.
-//! 4. ECN and PLB are absent from the framework, so every ECN/PLB branch of
+//!    4–8). BBR's own write of `tp->app_limited` in PROBE_RTT is kept as
+//!    v1's mark, and the mark is part of each packet's record
+//!    (`tx.is_app_limited` = the framework's flag or the mark at
+//!    transmission).
+//! 2. ECN and PLB are absent from the framework, so every ECN/PLB branch of
 //!    v3 is inert, exactly as in Linux without ECN negotiation
 //!    (`bbr_can_use_ecn` false, PLB off): `ecn_eligible` stays 0,
-//!    `rs.delivered_ce = 0`. The framework sends tail loss probes but does
-//!    not show the algorithm the probe's sequence (`tlp_high_seq`), so
-//!    `is_acking_tlp_retrans_seq` is always false and v3's probe loss
-//!    response (`bbr_run_loss_probe_recovery`) never runs.
-//! 5. `tp->is_cwnd_limited` is read from [`ConnView::is_cwnd_limited`], which
+//!    `rs.delivered_ce = 0`.
+//! 3. `tp->is_cwnd_limited` is read from [`ConnView::is_cwnd_limited`], which
 //!    adds Linux's slow-start clause of `tcp_is_cwnd_limited` when cwnd <
 //!    ssthresh (after DRAIN, ssthresh is the DRAIN-time BDP target).
-//! 6. TSO: the burst goal is v3's `bbr_tso_segs_generic` with
+//! 4. TSO: the burst goal is v3's `bbr_tso_segs_generic` with
 //!    `GSO_LEGACY_MAX_SIZE`, `sk_pacing_shift` = 10 and
-//!    `sysctl_tcp_min_tso_segs` = 2; segments are still sent one per packet.
-//! 7. `mode()` reports the PROBE_BW phase: `"probe_bw_down"`,
+//!    `sysctl_tcp_min_tso_segs` = 2; segments are still sent one per packet,
+//!    so `pcount` is always 1 (`bbr_inflight_hi_from_lost_skb`) and the
+//!    kernel's adjustments of `tx.in_flight` when an skb is split or merged
+//!    never apply.
+//! 5. `mode()` reports the PROBE_BW phase: `"probe_bw_down"`,
 //!    `"probe_bw_cruise"`, `"probe_bw_refill"`, `"probe_bw_up"` (Linux's
 //!    `tcp_info.bbr_phase`); the others are `"startup"`, `"drain"`,
 //!    `"probe_rtt"`.
-//! 8. Parameters are per-connection [`Config`] fields with v3's values as
+//! 6. Parameters are per-connection [`Config`] fields with v3's values as
 //!    defaults (Google's module compiles them in).
+//! 7. The body of the "introduce is_acking_tlp_retrans_seq" patch was not
+//!    available to us (only its message and v3's use of the flag); the
+//!    framework sets the flag where the message puts it: on an ACK exactly
+//!    at the outstanding probe retransmission's sequence that is neither a
+//!    D-SACK of the probe nor a pure duplicate ACK (`tcp_process_tlp_ack`'s
+//!    remaining case).
 //!
 //! Framework differences that matter for v3 are listed in
-//! `docs/algorithms/bbr3.md`. Besides the missing transmit snapshots
-//! (deviations 2, 3), the sender sets `cwnd = ssthresh` when fast recovery
-//! ends. v3 has no cwnd restore on recovery exit (only on Loss exit), so
+//! `docs/algorithms/bbr3.md`. The sender sets `cwnd = ssthresh` when fast
+//! recovery ends. v3 has no cwnd restore on recovery exit (only on Loss exit), so
 //! every recovery ends with cwnd at the DRAIN-time BDP target; Linux
 //! skips that step for `cong_control` algorithms.
 
-use std::collections::VecDeque;
-
 use serde::{Deserialize, Serialize};
 
-use super::{CaEvent, CaState, CongestionControl, ConnView, RateSample, Window, INFINITE_SSTHRESH};
+use super::common::{
+    after, bdp, bdp_segments, check_hz, check_range, edt_burst, jiffies, msecs_to_jiffies, packets_in_net_at_edt,
+    raw_bytes_per_sec, sat_u32, saved_cwnd, tso_segs, us, AckAggregation, AppLimitedMark, Pacing, PacingRule, Rng,
+    Sample, GSO_LEGACY_MAX_SIZE, PACING_SHIFT, USEC_PER_SEC,
+};
+pub use super::common::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
+use crate::transport::cc::{
+    CaEvent, CaState, CongestionControl, ConnView, LostPacket, PacketRecord, RateSample, SentPacket, Window,
+    INFINITE_SSTHRESH,
+};
 use crate::units::{BitRate, SimDuration, SimTime};
 
-/// Bandwidth unit: segments per µs × 2²⁴ (`BW_SCALE` = 24).
-pub const BW_SCALE: u32 = 24;
-pub const BW_UNIT: u64 = 1 << BW_SCALE;
-/// Gains in 1/256 (`BBR_SCALE` = 8).
-pub const BBR_SCALE: u32 = 8;
-pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
 /// Linux's `~0U` for "no bound yet" (`inflight_hi`, `inflight_lo`, `bw_lo`).
 pub const UNSET: u32 = u32::MAX;
 
-const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
-const MAX_TCP_HEADER: u64 = 320;
-const PACING_SHIFT: u32 = 10;
 /// `sysctl_tcp_min_tso_segs` default.
 const MIN_TSO_SEGS: u32 = 2;
-const ACK_EPOCH_ACKED_MAX: u32 = 0xF_FFFF;
-const ACK_EPOCH_ACKED_RESET: u32 = 1 << 20;
-const EXTRA_ACKED_WIN_RTTS_MAX: u32 = 0x1F;
-const USEC_PER_SEC: u64 = 1_000_000;
-const USEC_PER_MSEC: u64 = 1_000;
-const NSEC_PER_SEC: u64 = 1_000_000_000;
-/// Send batches remembered for the transmit-snapshot emulation.
-const HISTORY_CAP: usize = 8192;
+/// `TCPCB_IN_FLIGHT_MAX`: `tx.in_flight` is a 20-bit field.
+const IN_FLIGHT_MAX: u32 = (1 << 20) - 1;
 
 /// Top-level modes (`enum bbr_mode`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -251,6 +252,9 @@ pub struct Config {
     /// Skip the model update on uneventful app-limited ACKs
     /// (`bbr_fast_path`).
     pub fast_path: bool,
+    /// Respond to a loss repaired by a tail loss probe
+    /// (`bbr_loss_probe_recovery`).
+    pub loss_probe_recovery: bool,
 }
 
 impl Default for Config {
@@ -285,25 +289,15 @@ impl Default for Config {
             bw_probe_base_us: 2 * USEC_PER_SEC as u32,
             bw_probe_rand_us: USEC_PER_SEC as u32,
             fast_path: true,
+            loss_probe_recovery: true,
         }
     }
 }
 
-impl super::registry::CcConfig for Config {
+impl crate::transport::cc::registry::CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
-        if !matches!(self.hz, 100 | 250 | 300 | 1000) {
-            return Err(format!(
-                "hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}",
-                self.hz
-            ));
-        }
-        let range = |name: &str, v: u64, lo: u64, hi: u64| {
-            if v < lo || v > hi {
-                Err(format!("{name} must be in {lo}..={hi}, got {v}"))
-            } else {
-                Ok(())
-            }
-        };
+        check_hz(self.hz)?;
+        let range = check_range;
         range("min_rtt_win_sec", self.min_rtt_win_sec as u64, 1, 2_000_000)?;
         range("probe_rtt_mode_ms", self.probe_rtt_mode_ms as u64, 0, 2_000_000_000)?;
         // Linux requires probe_rtt_win_ms ≤ min_rtt_win_sec · 1000.
@@ -343,89 +337,6 @@ impl super::registry::CcConfig for Config {
     }
 }
 
-/// The rate sample in Linux's types, with v3's transmit snapshots.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-struct Sample {
-    delivered: i64,
-    interval_us: i64,
-    prior_delivered: u64,
-    prior_in_flight: u32,
-    acked_sacked: u32,
-    losses: u32,
-    rtt_us: i64,
-    is_app_limited: bool,
-    /// Packets in flight when the sampled packet was sent, itself included.
-    tx_in_flight: u32,
-    /// Packets marked lost since the sampled packet was sent.
-    lost: u32,
-}
-
-/// Everything sent between two hooks (deviation 2).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Batch {
-    delivered: u64,
-    lost: u64,
-    in_flight: u32,
-    snd_nxt: u64,
-    app_limited: bool,
-    end_in_flight: Option<u32>,
-    end_snd_nxt: Option<u64>,
-}
-
-#[derive(Clone, Debug, Default)]
-struct TxHistory {
-    batches: VecDeque<Batch>,
-}
-
-impl TxHistory {
-    fn close(&mut self, end_in_flight: Option<u32>, snd_nxt: u64, mss: u32) {
-        if let Some(b) = self.batches.back_mut() {
-            if b.end_snd_nxt.is_none() {
-                let new_segs = (snd_nxt.saturating_sub(b.snd_nxt)).div_ceil(mss.max(1) as u64) as u32;
-                b.end_in_flight = Some(end_in_flight.unwrap_or(b.in_flight + new_segs).max(b.in_flight));
-                b.end_snd_nxt = Some(snd_nxt);
-            }
-        }
-    }
-    fn open(&mut self, b: Batch) {
-        self.batches.push_back(b);
-        if self.batches.len() > HISTORY_CAP {
-            self.batches.pop_front();
-        }
-    }
-    /// The latest closed batch whose packets carry `delivered == d`,
-    /// preferring one in which something was sent.
-    fn by_delivered(&self, d: u64) -> Option<&Batch> {
-        let end = self.batches.partition_point(|b| b.delivered <= d);
-        let mut fallback = None;
-        for b in self.batches.range(..end).rev() {
-            if b.delivered != d {
-                break;
-            }
-            if b.end_snd_nxt.is_none() {
-                continue;
-            }
-            if b.end_in_flight.unwrap_or(0) > b.in_flight || b.end_snd_nxt.unwrap_or(0) > b.snd_nxt {
-                return Some(b);
-            }
-            fallback.get_or_insert(b);
-        }
-        fallback
-    }
-    /// The closed batch in which new data at `seq` was sent.
-    fn by_seq(&self, seq: u64) -> Option<&Batch> {
-        let end = self.batches.partition_point(|b| b.snd_nxt <= seq);
-        self.batches
-            .range(..end)
-            .rev()
-            .find(|b| b.end_snd_nxt.is_some_and(|e| seq < e && seq >= b.snd_nxt))
-    }
-}
-
-// The app-limited mark, the seeded generator and the clock helpers are
-// v1's (`bbr.rs`), unchanged.
-use super::bbr::{after, in_net_after, next_departure, sat_u32, us, AppLimitedMark, Rng};
-
 /// BBRv3 for one connection (Google's `struct bbr` plus the framework
 /// values it needs).
 #[derive(Clone, Debug)]
@@ -455,14 +366,10 @@ pub struct Bbr3 {
     cwnd_gain: u32,
     full_bw_reached: bool,
     full_bw_cnt: u32,
-    has_seen_rtt: bool,
     prior_cwnd: u32,
     full_bw: u32,
-    ack_epoch_mstamp: u64,
-    extra_acked: [u16; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK-aggregation estimate (`extra_acked`).
+    agg: AckAggregation,
     full_bw_now: bool,
     loss_in_cycle: bool,
     loss_round_delivered: u64,
@@ -490,13 +397,10 @@ pub struct Bbr3 {
     sample_bw: u32,
 
     // ----- framework values and emulations -----
-    pacing_rate: Option<u64>,
+    pacing: Pacing,
     mss: u32,
     delivered_mstamp: u64,
-    /// `tp->lost` up to which markings were replayed (deviation 3).
-    lost_replayed: u64,
     al: AppLimitedMark,
-    history: TxHistory,
     target_cwnd: Option<u32>,
 }
 
@@ -534,14 +438,9 @@ impl Bbr3 {
             cwnd_gain: 0,
             full_bw_reached: false,
             full_bw_cnt: 0,
-            has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            agg: AckAggregation::default(),
             full_bw_now: false,
             loss_in_cycle: false,
             loss_round_delivered: 0,
@@ -566,12 +465,10 @@ impl Bbr3 {
             loss_events_in_round: 0,
             initialized: false,
             sample_bw: 0,
-            pacing_rate: None,
+            pacing: Pacing::default(),
             mss: 1448,
             delivered_mstamp: 0,
-            lost_replayed: 0,
             al: AppLimitedMark::default(),
-            history: TxHistory::default(),
             target_cwnd: None,
         }
     }
@@ -596,7 +493,7 @@ impl Bbr3 {
     pub fn bw_raw(&self) -> u32 {
         self.bbr_bw()
     }
-    /// `bbr_max_bw` = max(bw_hi[0], bw_hi[1]), Linux's unit.
+    /// `bbr_max_bw` = `max(bw_hi[0], bw_hi[1])`, Linux's unit.
     pub fn max_bw_raw(&self) -> u32 {
         self.max_bw()
     }
@@ -635,7 +532,7 @@ impl Bbr3 {
         self.full_bw_reached
     }
     pub fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
+        self.agg.max()
     }
     /// Wall-clock wait before the next bandwidth probe, from the phase start.
     pub fn probe_wait(&self) -> SimDuration {
@@ -648,20 +545,20 @@ impl Bbr3 {
         self.target_cwnd
     }
     pub fn pacing_rate_bytes(&self) -> Option<u64> {
-        self.pacing_rate
+        self.pacing.rate
     }
 
     fn raw_to_bitrate(&self, bw: u32) -> BitRate {
-        BitRate::from_bps(self.rate_bytes_per_sec(bw as u64, BBR_UNIT, 0).saturating_mul(8))
+        BitRate::from_bps(raw_bytes_per_sec(bw, self.mss).max(1).saturating_mul(8))
     }
 
     // ----- clocks (v1 deviation 1) -----
 
     fn jiffies(&self, t: SimTime) -> u32 {
-        (t.as_nanos() as u128 * self.cfg.hz as u128 / NSEC_PER_SEC as u128) as u32
+        jiffies(t, self.cfg.hz)
     }
     fn msecs_to_jiffies(&self, ms: u32) -> u32 {
-        (ms as u64 * self.cfg.hz as u64).div_ceil(1000) as u32
+        msecs_to_jiffies(ms, self.cfg.hz)
     }
 
     fn note(&mut self, c: &ConnView) {
@@ -670,61 +567,18 @@ impl Bbr3 {
         }
     }
 
-    /// The transmit snapshot of the sampled packet (deviation 2).
-    fn sample_snapshot(&self, rs: &RateSample, c: &ConnView) -> (u32, u32) {
-        let Some(b) = self.history.by_delivered(rs.prior_delivered) else {
-            return (rs.prior_in_flight, 0);
-        };
-        let end = b.end_in_flight.unwrap_or(rs.prior_in_flight).max(b.in_flight + 1);
-        let mut tx = end;
-        if c.sacked_out == 0 {
-            if let Some(e) = b.end_snd_nxt {
-                if c.snd_una > b.snd_nxt && c.snd_una <= e {
-                    let j = (c.snd_una - b.snd_nxt).div_ceil(self.mss.max(1) as u64) as u32;
-                    tx = (b.in_flight + j).clamp(b.in_flight + 1, end);
-                }
-            }
-        }
-        (tx, sat_u32(c.lost_total.saturating_sub(b.lost)))
-    }
-
-    /// The rate sample in Linux's terms.
+    /// The rate sample in Linux's terms, with v3's fields from the sampled
+    /// packet's record (Google's `tcp_rate.c`: `tx_in_flight`, and `lost` =
+    /// `tp->lost` − `tx.lost`; zero when no packet was sampled).
     fn linux_sample(&self, now: SimTime, rs: &RateSample, c: &ConnView) -> Sample {
-        let has_prior = rs.delivered.is_some() || rs.acked_sacked > 0;
-        let delivered = match rs.delivered {
-            Some(d) => d as i64,
-            None if rs.acked_sacked > 0 => c.delivered.saturating_sub(rs.prior_delivered) as i64,
-            None => -1,
-        };
-        let interval_us = if rs.delivered.is_some() {
-            if rs.interval == now.saturating_since(rs.prior_time) {
-                (us(now) - us(rs.prior_time)) as i64
-            } else {
-                rs.interval.as_micros() as i64
-            }
-        } else {
-            -1
-        };
-        let rtt_us = match rs.rtt {
-            Some(r) => {
-                let sent = SimTime::from_nanos(now.as_nanos().saturating_sub(r.as_nanos()));
-                (us(now) - us(sent)) as i64
-            }
-            None => -1,
-        };
-        let (tx_in_flight, lost) = if has_prior { self.sample_snapshot(rs, c) } else { (0, 0) };
-        Sample {
-            delivered,
-            interval_us,
-            prior_delivered: rs.prior_delivered,
-            prior_in_flight: rs.prior_in_flight,
-            acked_sacked: rs.acked_sacked,
-            losses: rs.losses,
-            rtt_us,
-            is_app_limited: rs.is_app_limited || (has_prior && self.al.covers(rs.prior_delivered)),
-            tx_in_flight,
-            lost,
+        let mut s = Sample::from_rate(now, rs, c);
+        if let Some(r) = rs.record {
+            s.tx_in_flight = r.in_flight;
+            s.lost = sat_u32(c.lost_total.saturating_sub(r.lost));
+            s.is_app_limited |= r.app_limited;
         }
+        s.is_acking_tlp_retrans_seq = rs.is_acking_tlp_retrans_seq;
+        s
     }
 
     // ----- estimates -----
@@ -735,75 +589,41 @@ impl Bbr3 {
     fn bbr_bw(&self) -> u32 {
         self.max_bw().min(self.bw_lo)
     }
-    fn extra_acked_max(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
+    /// v3's `bbr_bw_to_pacing_rate`: through its `bbr_rate_bytes_per_sec`,
+    /// floored at 1 byte/s; STARTUP at 4 ln 2.
+    fn pacing_rule(&self) -> PacingRule {
+        PacingRule {
+            mss: self.mss,
+            margin_percent: self.cfg.pacing_margin_percent,
+            floor: 1,
+            startup_gain: self.cfg.startup_pacing_gain,
+        }
     }
 
-    /// `bbr_rate_bytes_per_sec` (v3: with a margin argument and a floor of 1).
-    fn rate_bytes_per_sec(&self, rate: u64, gain: u32, margin: u32) -> u64 {
-        let mut r = rate as u128 * self.mss as u128;
-        r *= gain as u128;
-        r >>= BBR_SCALE;
-        r *= (USEC_PER_SEC / 100 * (100 - margin as u64)) as u128;
-        r >>= BW_SCALE;
-        (r.min(u64::MAX as u128) as u64).max(1)
-    }
-
-    fn bw_to_pacing_rate(&self, bw: u32, gain: u32) -> u64 {
-        self.rate_bytes_per_sec(bw as u64, gain, self.cfg.pacing_margin_percent)
-    }
-
-    fn init_pacing_rate_from_rtt(&mut self, c: &ConnView, cwnd: u32) {
-        let rtt_us = match c.srtt {
-            Some(srtt) => {
-                self.has_seen_rtt = true;
-                srtt.as_micros().max(1)
-            }
-            None => USEC_PER_MSEC,
-        };
-        let bw = cwnd as u64 * BW_UNIT / rtt_us;
-        self.pacing_rate = Some(self.bw_to_pacing_rate(sat_u32(bw), self.cfg.startup_pacing_gain));
-    }
-
+    /// `bbr_set_pacing_rate`.
     fn set_pacing_rate(&mut self, c: &ConnView, cwnd: u32, bw: u32, gain: u32) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
-        if !self.has_seen_rtt && c.srtt.is_some() {
-            self.init_pacing_rate_from_rtt(c, cwnd);
-        }
-        if self.full_bw_reached || rate > self.pacing_rate.unwrap_or(0) {
-            self.pacing_rate = Some(rate);
-        }
+        let rule = self.pacing_rule();
+        self.pacing.set(&rule, c.srtt, cwnd, bw, gain, self.full_bw_reached);
     }
 
-    /// `bbr_tso_segs_goal` via `bbr_tso_segs_generic` (deviation 6).
+    /// `bbr_tso_segs_goal` via `bbr_tso_segs_generic` (deviation 4).
     fn tso_segs_goal(&self) -> u32 {
-        let mut bytes = self.pacing_rate.unwrap_or(0) >> PACING_SHIFT;
+        let mut bytes = self.pacing.rate.unwrap_or(0) >> PACING_SHIFT;
         if self.cfg.tso_rtt_shift != 0 {
             let r = self.min_rtt_us >> self.cfg.tso_rtt_shift;
             if r < 32 {
                 bytes += GSO_LEGACY_MAX_SIZE >> r;
             }
         }
-        let bytes = bytes.min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
-        sat_u32(bytes / self.mss.max(1) as u64).max(MIN_TSO_SEGS)
+        tso_segs(bytes, self.mss, MIN_TSO_SEGS)
     }
 
     fn save_cwnd(&mut self, cwnd: u32) {
-        if self.prev_ca_state != CaState::Recovery && self.prev_ca_state != CaState::Loss && self.mode != Mode::ProbeRtt
-        {
-            self.prior_cwnd = cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(cwnd);
-        }
+        self.prior_cwnd = saved_cwnd(self.prior_cwnd, cwnd, self.prev_ca_state, self.mode == Mode::ProbeRtt);
     }
 
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        if self.min_rtt_us == UNSET {
-            return self.init_cwnd;
-        }
-        let w = bw as u128 * self.min_rtt_us as u128;
-        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
-        bdp.min(u32::MAX as u128) as u32
+        bdp(bw, self.min_rtt_us, gain).unwrap_or(self.init_cwnd)
     }
 
     /// v3's budget: at least 3 TSO bursts and the minimum window, +2 in UP.
@@ -821,16 +641,14 @@ impl Bbr3 {
     }
 
     fn packets_in_net_at_edt(&self, now: SimTime, c: &ConnView, inflight_now: u32) -> u32 {
-        let edt = next_departure(now, c.last_send, self.pacing_rate, self.mss);
-        let burst = if self.pacing_gain > BBR_UNIT {
-            self.tso_segs_goal()
-        } else {
-            0
-        };
-        in_net_after(
-            inflight_now.saturating_add(burst),
+        let burst = edt_burst(self.pacing_gain, self.tso_segs_goal());
+        packets_in_net_at_edt(
+            now,
+            c,
+            self.pacing.rate,
+            self.mss,
             self.bbr_bw(),
-            edt.saturating_since(now),
+            inflight_now.saturating_add(burst),
         )
     }
 
@@ -839,9 +657,8 @@ impl Bbr3 {
         if self.cfg.extra_acked_gain == 0 {
             return 0;
         }
-        let max_aggr = sat_u32(self.bbr_bw() as u64 * self.cfg.extra_acked_max_us as u64 / BW_UNIT);
-        let aggr = sat_u32((self.cfg.extra_acked_gain as u64 * self.extra_acked_max() as u64) >> BBR_SCALE);
-        aggr.min(max_aggr)
+        self.agg
+            .cwnd(self.cfg.extra_acked_gain, self.cfg.extra_acked_max_us, self.bbr_bw())
     }
 
     fn probe_rtt_cwnd(&self) -> u32 {
@@ -897,41 +714,19 @@ impl Bbr3 {
         }
     }
 
+    /// `bbr_update_ack_aggregation`; in STARTUP the window is one round.
     fn update_ack_aggregation(&mut self, w: &Window, s: &Sample) {
-        if self.cfg.extra_acked_gain == 0 || s.acked_sacked == 0 || s.delivered < 0 || s.interval_us <= 0 {
+        if self.cfg.extra_acked_gain == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
-            // In STARTUP the window is a single round.
-            let thresh = if self.full_bw_reached {
-                self.cfg.extra_acked_win_rtts
-            } else {
-                1
-            };
-            if self.extra_acked_win_rtts >= thresh {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = self.delivered_mstamp.saturating_sub(self.ack_epoch_mstamp);
-        let mut expected = sat_u32(self.bbr_bw() as u64 * epoch_us / BW_UNIT);
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked.saturating_add(s.acked_sacked) >= ACK_EPOCH_ACKED_RESET
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = self.delivered_mstamp;
-            expected = 0;
-        }
-        self.ack_epoch_acked = self
-            .ack_epoch_acked
-            .saturating_add(s.acked_sacked)
-            .min(ACK_EPOCH_ACKED_MAX);
-        let extra = (self.ack_epoch_acked - expected).min(w.cwnd).min(u16::MAX as u32) as u16;
-        if extra > self.extra_acked[self.extra_acked_win_idx] {
-            self.extra_acked[self.extra_acked_win_idx] = extra;
-        }
+        let win_rtts = if self.full_bw_reached {
+            self.cfg.extra_acked_win_rtts
+        } else {
+            1
+        };
+        let bw = self.bbr_bw();
+        self.agg
+            .update(s, self.round_start, win_rtts, bw, self.delivered_mstamp, w.cwnd);
     }
 
     // ----- PROBE_RTT and min RTT -----
@@ -1200,10 +995,11 @@ impl Bbr3 {
         }
     }
 
+    /// `bbr_advance_latest_delivery_signals`: once per round; an ACK that
+    /// may be for a probe's retransmission keeps the filter, so that a
+    /// repaired tail loss is judged against the flight before it.
     fn advance_latest_delivery_signals(&mut self, s: &Sample) {
-        // The probe's sequence is not visible here (deviation 4):
-        // is_acking_tlp_retrans_seq is false.
-        if self.loss_round_start {
+        if self.loss_round_start && !s.is_acking_tlp_retrans_seq {
             self.bw_latest = self.sample_bw;
             self.inflight_latest = sat_u32(s.delivered.max(0) as u64);
         }
@@ -1481,69 +1277,15 @@ impl Bbr3 {
         (false, true)
     }
 
-    // ----- losses (deviation 3) -----
+    // ----- losses -----
 
+    /// `bbr_note_loss`: this round trip is a loss round.
     fn note_loss(&mut self, delivered: u64) {
         if !self.loss_in_round {
             self.loss_round_delivered = delivered;
         }
         self.loss_in_round = true;
         self.loss_in_cycle = true;
-    }
-
-    /// `bbr_skb_marked_lost` for the packet at `seq`, with `tp->lost` equal
-    /// to `lost_now` right after its marking.
-    fn skb_marked_lost(&mut self, now: SimTime, w: &Window, c: &ConnView, seq: u64, lost_now: u64) {
-        self.note_loss(c.delivered);
-        if !self.bw_probe_samples {
-            return;
-        }
-        let Some(b) = self.history.by_seq(seq).copied() else {
-            return;
-        };
-        let j = ((seq - b.snd_nxt) / self.mss.max(1) as u64) as u32 + 1;
-        let mut s = Sample {
-            tx_in_flight: b.in_flight + j,
-            lost: sat_u32(lost_now.saturating_sub(b.lost)),
-            is_app_limited: b.app_limited,
-            ..Sample::default()
-        };
-        if self.is_inflight_too_high(&s) {
-            s.tx_in_flight = self.inflight_hi_from_lost_skb(&s);
-            self.handle_inflight_too_high(now, w, c, &s);
-        }
-    }
-
-    /// Replays the markings of a retransmission timeout (every outstanding
-    /// segment, from `snd_una` up) that have not been replayed yet. Runs
-    /// in whichever of `ssthresh` / `set_state(Loss)` sees them first, so
-    /// that, as in Linux's `tcp_enter_loss`, they precede the saving of
-    /// the undo state when the framework marks first.
-    fn replay_timeout_losses(&mut self, now: SimTime, w: &Window, c: &ConnView) {
-        let newly = c.lost_total.saturating_sub(self.lost_replayed);
-        if newly == 0 {
-            return;
-        }
-        self.history.close(None, c.snd_nxt, self.mss);
-        let base = self.lost_replayed;
-        for i in 0..newly.min(4096) {
-            let seq = c.snd_una + i * self.mss as u64;
-            self.skb_marked_lost(now, w, c, seq, base + i + 1);
-        }
-        self.lost_replayed = c.lost_total;
-    }
-
-    fn open_batch(&mut self, c: &ConnView) {
-        let b = Batch {
-            delivered: c.delivered,
-            lost: c.lost_total,
-            in_flight: c.packets_in_flight,
-            snd_nxt: c.snd_nxt,
-            app_limited: c.app_limited || self.al.active(),
-            end_in_flight: None,
-            end_snd_nxt: None,
-        };
-        self.history.open(b);
     }
 }
 
@@ -1570,19 +1312,16 @@ impl CongestionControl for Bbr3 {
         self.probe_rtt_min_stamp = j;
         self.min_rtt_us = min_rtt;
         self.min_rtt_stamp = j;
-        self.init_pacing_rate_from_rtt(c, w.cwnd);
+        let rule = self.pacing_rule();
+        self.pacing.init_from_rtt(&rule, c.srtt, w.cwnd);
         self.mode = Mode::Startup;
-        self.ack_epoch_mstamp = us(now);
+        self.agg.restart_epoch(us(now));
         self.loss_round_delivered = c.delivered + 1;
-        self.lost_replayed = c.lost_total;
-        self.open_batch(c);
     }
 
     /// `bbr_ssthresh`: save cwnd and the loss-adapted bounds for undo.
-    fn ssthresh(&mut self, now: SimTime, w: &Window, c: &ConnView) -> u32 {
+    fn ssthresh(&mut self, _now: SimTime, w: &Window, c: &ConnView) -> u32 {
         self.note(c);
-        // A timeout's markings, if the framework made them already.
-        self.replay_timeout_losses(now, w, c);
         self.save_cwnd(w.cwnd);
         self.undo_bw_lo = self.bw_lo;
         self.undo_inflight_lo = self.inflight_lo;
@@ -1593,19 +1332,14 @@ impl CongestionControl for Bbr3 {
     fn cong_avoid(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _acked: u32) {}
 
     /// `bbr_set_state`.
-    fn set_state(&mut self, now: SimTime, w: &mut Window, c: &ConnView, new: CaState) {
+    fn set_state(&mut self, _now: SimTime, w: &mut Window, c: &ConnView, new: CaState) {
         if new == CaState::Loss {
-            // The timeout marked every outstanding segment lost: replay the
-            // markings not yet replayed (deviation 3), then start a new
-            // send batch.
-            self.replay_timeout_losses(now, w, c);
             self.note(c);
             self.prev_ca_state = CaState::Loss;
             self.reset_full_bw();
             if !self.is_probing_bandwidth() && self.inflight_lo == UNSET {
                 self.inflight_lo = w.cwnd.max(self.prior_cwnd);
             }
-            self.open_batch(c);
         } else {
             self.note(c);
             if self.prev_ca_state == CaState::Loss {
@@ -1614,7 +1348,8 @@ impl CongestionControl for Bbr3 {
         }
     }
 
-    /// `bbr_cwnd_event` (only TX_START matters without ECN and TLP).
+    /// `bbr_cwnd_event` (only TX_START matters without ECN; the TLP
+    /// recovery event is [`Self::on_tlp_recovery`]).
     fn cwnd_event(&mut self, now: SimTime, w: &mut Window, c: &ConnView, ev: CaEvent) {
         self.note(c);
         if ev != CaEvent::TxStart {
@@ -1627,8 +1362,7 @@ impl CongestionControl for Bbr3 {
             return;
         }
         self.idle_restart = true;
-        self.ack_epoch_mstamp = us(now);
-        self.ack_epoch_acked = 0;
+        self.agg.restart_epoch(us(now));
         if self.mode == Mode::ProbeBw {
             let bw = self.bbr_bw();
             self.set_pacing_rate(c, w.cwnd, bw, BBR_UNIT);
@@ -1653,29 +1387,17 @@ impl CongestionControl for Bbr3 {
         if let Some(m) = (c.mss > 0).then_some(c.mss) {
             self.mss = m;
         }
-        // Framework state BBR reads (v1 deviations 5, 6), and the send batch
-        // that this ACK closes (deviation 2).
+        // Framework state BBR reads (v1 deviations 5, 6).
         if rs.acked_sacked > 0 {
             self.delivered_mstamp = us(now);
         }
         self.al.clear_if_passed(c.delivered);
-        self.history.close(Some(rs.prior_in_flight), c.snd_nxt, self.mss);
-
-        // Packets this ACK marked lost, replayed (deviation 3).
-        if rs.losses > 0 {
-            let base = c.lost_total.saturating_sub(rs.losses as u64);
-            let first_hole = c.lost_out.saturating_sub(rs.losses) as u64;
-            for i in 0..rs.losses as u64 {
-                let seq = c.snd_una + (first_hole + i) * self.mss as u64;
-                self.skb_marked_lost(now, w, c, seq, base + i + 1);
-            }
-        }
         let s = self.linux_sample(now, rs, c);
 
         self.update_round_start(c, &s);
         if self.round_start {
             self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xff);
-            // ECN alpha and PLB need ECN: inert (deviation 4).
+            // ECN alpha and PLB need ECN: inert (deviation 2).
         }
         self.calculate_bw_sample(&s);
         self.update_latest_delivery_signals(c, &s);
@@ -1694,18 +1416,67 @@ impl CongestionControl for Bbr3 {
         self.advance_latest_delivery_signals(&s);
         self.prev_ca_state = c.ca_state;
         self.loss_in_cycle |= s.lost > 0;
-
         self.note(c);
-        self.lost_replayed = c.lost_total;
-        self.open_batch(c);
         true
     }
 
-    fn pacing_rate(&self) -> Option<BitRate> {
-        match self.pacing_rate {
-            Some(r) if r > 0 => Some(BitRate::from_bps(r.saturating_mul(8))),
-            _ => None,
+    /// Google's `tcp_rate_skb_sent` for v3: `tx.in_flight` (at most
+    /// `TCPCB_IN_FLIGHT_MAX`), `tx.lost` and `tx.is_app_limited`.
+    fn on_packet_sent(&mut self, _now: SimTime, p: &SentPacket) -> PacketRecord {
+        PacketRecord {
+            in_flight: p.in_flight.min(IN_FLIGHT_MAX),
+            lost: p.lost,
+            app_limited: p.app_limited || self.al.active(),
         }
+    }
+
+    /// `bbr_skb_marked_lost`: while probing, a rate sample of the flight up
+    /// to the lost packet; if its loss rate is too high, the in-flight level
+    /// at which it crossed the threshold becomes `inflight_hi`. (The kernel
+    /// skips a packet already SACKed; the framework never marks one.)
+    fn on_packet_lost(&mut self, now: SimTime, w: &Window, c: &ConnView, p: &LostPacket) {
+        self.note(c);
+        self.note_loss(c.delivered);
+        if !self.bw_probe_samples {
+            return;
+        }
+        let mut s = Sample {
+            tx_in_flight: p.record.in_flight,
+            lost: sat_u32(p.lost_total.saturating_sub(p.record.lost)),
+            is_app_limited: p.record.app_limited,
+            ..Sample::default()
+        };
+        if self.is_inflight_too_high(&s) {
+            s.tx_in_flight = self.inflight_hi_from_lost_skb(&s);
+            self.handle_inflight_too_high(now, w, c, &s);
+        }
+    }
+
+    /// `bbr_run_loss_probe_recovery` (`CA_EVENT_TLP_RECOVERY`): a probe
+    /// repaired the loss of one segment; while probing, judge it against
+    /// the latest round's delivered volume.
+    fn on_tlp_recovery(&mut self, now: SimTime, w: &Window, c: &ConnView, orig: &PacketRecord) {
+        if !self.cfg.loss_probe_recovery {
+            return;
+        }
+        self.note(c);
+        self.note_loss(c.delivered);
+        if !self.bw_probe_samples {
+            return;
+        }
+        let s = Sample {
+            lost: 1,
+            tx_in_flight: self.inflight_latest.saturating_add(1),
+            is_app_limited: orig.app_limited,
+            ..Sample::default()
+        };
+        if self.is_inflight_too_high(&s) {
+            self.handle_inflight_too_high(now, w, c, &s);
+        }
+    }
+
+    fn pacing_rate(&self) -> Option<BitRate> {
+        self.pacing.bitrate()
     }
 
     fn mode(&self) -> &'static str {
@@ -1723,10 +1494,7 @@ impl CongestionControl for Bbr3 {
     }
 
     fn target_window(&self) -> Option<f64> {
-        if self.min_rtt_us == UNSET || self.bbr_bw() == 0 {
-            return None;
-        }
-        Some(self.bbr_bw() as f64 * self.min_rtt_us as f64 / BW_UNIT as f64)
+        bdp_segments(self.bbr_bw(), self.min_rtt_us)
     }
 }
 
@@ -1734,6 +1502,7 @@ impl CongestionControl for Bbr3 {
 mod tests {
     use super::*;
     use crate::transport::cc::registry::{self, CcConfig};
+    use std::collections::VecDeque;
 
     const MSS: u32 = 1448;
 
@@ -1742,15 +1511,17 @@ mod tests {
     }
 
     /// A connection driven by hand as the framework would drive it: every
-    /// segment remembers `delivered` when it was sent, ACKs are cumulative
-    /// and in order, and the sender refills to a chosen flight after each
-    /// ACK. Sequence numbers count segments.
+    /// segment remembers `delivered` when it was sent and the record BBRv3
+    /// returned for it, ACKs are cumulative and in order, losses are
+    /// reported one marking at a time, and the sender refills to a chosen
+    /// flight after each ACK. Sequence numbers count segments.
     struct Conn {
         cc: Bbr3,
         w: Window,
         now: SimTime,
-        /// Outstanding segments: the `delivered` snapshot of each.
-        segs: VecDeque<u64>,
+        /// Outstanding segments: the `delivered` snapshot and the record
+        /// of each.
+        segs: VecDeque<(u64, PacketRecord)>,
         una: u64,
         nxt: u64,
         delivered: u64,
@@ -1813,10 +1584,20 @@ mod tests {
                 ..ConnView::default()
             }
         }
-        /// Sends `n` new segments (no hook runs, as with paced sends).
+        /// Sends `n` new segments.
         fn send(&mut self, n: u32) {
             for _ in 0..n {
-                self.segs.push_back(self.delivered);
+                let p = SentPacket {
+                    seq: self.nxt * MSS as u64,
+                    len: MSS,
+                    retransmission: false,
+                    in_flight: self.in_flight() + 1,
+                    delivered: self.delivered,
+                    lost: self.lost,
+                    app_limited: self.app_limited,
+                };
+                let r = self.cc.on_packet_sent(self.now, &p);
+                self.segs.push_back((self.delivered, r));
                 self.nxt += 1;
             }
         }
@@ -1833,10 +1614,18 @@ mod tests {
             let prior_in_flight = self.in_flight();
             let hole = self.una;
             for _ in 0..lost {
-                self.segs.pop_front();
+                let (_, record) = self.segs.pop_front().expect("outstanding");
+                self.lost += 1;
+                let v = self.view(lost, 0);
+                let p = LostPacket {
+                    seq: self.una * MSS as u64,
+                    len: MSS,
+                    record,
+                    lost_total: self.lost,
+                };
+                self.cc.on_packet_lost(self.now, &self.w, &v, &p);
                 self.una += 1;
             }
-            self.lost += lost as u64;
             let mut prior = None;
             for _ in 0..acked {
                 prior = self.segs.pop_front();
@@ -1849,7 +1638,7 @@ mod tests {
                     .map_or(r, |s| SimDuration::from_nanos((7 * s.as_nanos() + r.as_nanos()) / 8)),
             );
             let rs = match prior {
-                Some(p) => {
+                Some((p, record)) => {
                     let d = self.delivered - p;
                     RateSample {
                         delivered: Some(d),
@@ -1862,6 +1651,8 @@ mod tests {
                         rtt: Some(r),
                         is_app_limited: self.app_limited,
                         is_retrans: false,
+                        record: Some(record),
+                        ..RateSample::default()
                     }
                 }
                 None => RateSample {
@@ -2289,45 +2080,153 @@ mod tests {
         assert_eq!(c.cc.min_rtt(), Some(ms(40)));
     }
 
-    // ----- emulations and loss states -----
+    // ----- per-packet records and loss states -----
 
     #[test]
-    fn the_transmit_snapshot_of_a_cumulative_ack_is_in_flight_at_its_batch_start_plus_its_position() {
+    fn each_packets_record_is_its_in_flight_at_transmission_and_the_sample_reads_it() {
         let mut c = Conn::new(Config::default());
-        // 10 out; ACK 2, then 5 more are sent in this batch.
+        // The initial window: each packet counts itself.
+        let records: Vec<u32> = c.segs.iter().map(|s| s.1.in_flight).collect();
+        assert_eq!(records, (1..=10).collect::<Vec<_>>());
+        // Two ACKed, five more sent: they carry 9..=13.
         c.ack(ms(40), 2, 0);
-        let batch_start_in_flight = c.in_flight();
         c.send(5);
-        // ACK up to the 2nd segment of that batch.
-        let to_ack = c.in_flight() - 5 + 2;
-        let prior_in_flight = c.in_flight();
-        c.ack(ms(10), to_ack, 0);
+        assert_eq!(
+            c.segs.back().unwrap().1,
+            PacketRecord {
+                in_flight: 13,
+                lost: 0,
+                app_limited: false
+            }
+        );
+        // A sample of the 10th segment: tx_in_flight 10, and the losses
+        // counted since it was sent.
         let rs = RateSample {
-            delivered: Some(to_ack as u64),
+            delivered: Some(8),
             interval: ms(40),
-            prior_delivered: 2,
-            acked_sacked: to_ack,
-            prior_in_flight,
+            acked_sacked: 8,
+            record: Some(PacketRecord {
+                in_flight: 10,
+                lost: 3,
+                app_limited: false,
+            }),
             ..RateSample::default()
         };
+        let mut v = c.view(0, 0);
+        v.lost_total = 5;
+        let s = c.cc.linux_sample(c.now, &rs, &v);
+        assert_eq!((s.tx_in_flight, s.lost), (10, 2));
+        // No packet sampled: both zero, as the kernel's zeroed sample.
+        let s = c.cc.linux_sample(c.now, &RateSample::default(), &v);
+        assert_eq!((s.tx_in_flight, s.lost), (0, 0));
+    }
+
+    #[test]
+    fn a_lost_packet_sent_while_probing_sets_inflight_hi_where_the_loss_rate_crossed_2_percent() {
+        let mut c = in_probe_up(Config::default());
+        c.cc.bw_probe_samples = true;
+        let v = c.view(1, 0);
+        // Sent with 200 in flight; 10 losses counted since, itself the
+        // 10th: 5 % > 2 %.
+        let p = LostPacket {
+            seq: 0,
+            len: MSS,
+            record: PacketRecord {
+                in_flight: 200,
+                lost: 100,
+                app_limited: false,
+            },
+            lost_total: 110,
+        };
+        c.cc.on_packet_lost(c.now, &c.w, &v, &p);
+        // bbr_inflight_hi_from_lost_skb: 199 before it, 9 lost before it;
+        // the 2 % budget of 199 is ⌈199·5/256⌉ = 4 ≤ 9: the threshold was
+        // crossed before this packet, so inflight_hi is 199 (above 70 % of
+        // the ~100-packet target). The probe ends (DOWN).
+        assert_eq!(c.cc.inflight_hi(), Some(199));
+        assert!(c.cc.prev_probe_too_high);
+        assert_eq!(c.cc.phase(), Phase::Down);
+        // Outside probing a marking only notes the loss round.
+        let mut c = in_probe_bw(Config::default());
+        c.steady(5, ms(1), 90);
+        assert!(!c.cc.bw_probe_samples);
+        c.cc.on_packet_lost(c.now, &c.w, &v, &p);
+        assert!(c.cc.inflight_hi().is_none());
+        assert!(c.cc.loss_in_round);
+    }
+
+    #[test]
+    fn a_loss_repaired_by_a_tail_loss_probe_while_probing_counts_as_one_loss_of_the_latest_round() {
+        let mut c = in_probe_up(Config::default());
+        c.cc.bw_probe_samples = true;
+        // One loss against a round of 30 delivered: 1 > ⌊31·5/256⌋ = 0.
+        c.cc.inflight_latest = 30;
         let v = c.view(0, 0);
-        let (tx, lost) = c.cc.sample_snapshot(&rs, &v);
-        assert_eq!(tx, batch_start_in_flight + 2);
-        assert_eq!(lost, 0);
+        c.cc.on_tlp_recovery(c.now, &c.w, &v, &PacketRecord::default());
+        assert!(c.cc.prev_probe_too_high);
+        assert_eq!(c.cc.phase(), Phase::Down);
+        // An app-limited flight sets no inflight_hi but still ends the probe.
+        let mut c = in_probe_up(Config::default());
+        c.cc.bw_probe_samples = true;
+        c.cc.inflight_latest = 30;
+        let orig = PacketRecord {
+            app_limited: true,
+            ..PacketRecord::default()
+        };
+        c.cc.on_tlp_recovery(c.now, &c.w, &v, &orig);
+        assert!(c.cc.inflight_hi().is_none());
+        assert_eq!(c.cc.phase(), Phase::Down);
+        // Switched off: nothing.
+        let mut c = in_probe_up(Config {
+            loss_probe_recovery: false,
+            ..Config::default()
+        });
+        c.cc.bw_probe_samples = true;
+        c.cc.on_tlp_recovery(c.now, &c.w, &v, &PacketRecord::default());
+        assert!(!c.cc.loss_in_round);
+        assert_eq!(c.cc.phase(), Phase::Up);
+    }
+
+    #[test]
+    fn an_ack_that_may_be_for_a_probe_keeps_the_latest_round_filter() {
+        let mut c = in_probe_bw(Config::default());
+        c.cc.loss_round_start = true;
+        c.cc.inflight_latest = 77;
+        c.cc.sample_bw = 5;
+        let s = Sample {
+            delivered: 3,
+            is_acking_tlp_retrans_seq: true,
+            ..Sample::default()
+        };
+        c.cc.advance_latest_delivery_signals(&s);
+        assert_eq!(c.cc.inflight_latest, 77);
+        let s = Sample {
+            delivered: 3,
+            ..Sample::default()
+        };
+        c.cc.advance_latest_delivery_signals(&s);
+        assert_eq!((c.cc.inflight_latest, c.cc.bw_latest), (3, 5));
     }
 
     #[test]
     fn a_timeout_resets_full_bw_seeds_inflight_lo_and_the_window_returns_when_loss_ends() {
         let mut c = in_probe_bw(Config::default());
         c.steady(5, ms(1), 90);
-        // tcp_enter_loss: everything marked lost, then ssthresh, then
-        // cwnd = in flight + 1 and the Loss state.
-        let outstanding = c.segs.len() as u64;
-        c.lost += outstanding;
-        c.segs.clear();
-        let v = c.view(outstanding as u32, 0);
+        // tcp_enter_loss: everything marked lost (one hook per marking),
+        // then ssthresh, then cwnd = in flight + 1 and the Loss state.
+        let outstanding = c.segs.len() as u32;
+        let v = c.view(outstanding, 0);
+        while let Some((_, record)) = c.segs.pop_front() {
+            c.lost += 1;
+            let p = LostPacket {
+                seq: 0,
+                len: MSS,
+                record,
+                lost_total: c.lost,
+            };
+            c.cc.on_packet_lost(c.now, &c.w, &v, &p);
+        }
         c.cc.ssthresh(c.now, &c.w, &v);
-        assert_eq!(c.cc.lost_replayed, c.lost, "the markings were replayed in ssthresh");
         assert!(c.cc.loss_in_round);
         let saved = c.cc.prior_cwnd;
         c.w.cwnd = 1;

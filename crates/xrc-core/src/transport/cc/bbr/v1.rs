@@ -17,7 +17,7 @@
 //!   Linux 5.1) and the EDT-aware in-flight estimate
 //!   (`bbr_packets_in_net_at_edt`, 4.20).
 //! * Linux `lib/win_minmax.c` (Kathleen Nichols' windowed min/max tracker),
-//!   reimplemented here as [`WindowedMax`].
+//!   reimplemented as [`WindowedMax`] in the family's shared parts.
 //! * N. Cardwell, Y. Cheng, C. S. Gunn, S. Hassas Yeganeh, V. Jacobson,
 //!   "BBR: Congestion-Based Congestion Control", ACM Queue 14(5), 2016.
 //! * N. Cardwell, Y. Cheng, S. Hassas Yeganeh, V. Jacobson,
@@ -204,17 +204,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CaEvent, CaState, CongestionControl, ConnView, RateSample, Window, INFINITE_SSTHRESH};
+use super::common::{
+    after, bdp, bdp_segments, check_hz, check_range, edt_burst, jiffies, msecs_to_jiffies, packets_in_net_at_edt,
+    rate_bytes_per_sec, raw_bytes_per_sec, sat_u32, saved_cwnd, tso_segs, us, AckAggregation, AppLimitedMark, Pacing,
+    PacingRule, Rng, Sample, PACING_SHIFT, USEC_PER_MSEC,
+};
+pub use super::common::{WindowedMax, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
+use crate::transport::cc::{CaEvent, CaState, CongestionControl, ConnView, RateSample, Window, INFINITE_SSTHRESH};
 use crate::units::{BitRate, SimDuration, SimTime};
-
-/// `BW_SCALE`: bandwidth is in segments per µs, times 2²⁴.
-pub const BW_SCALE: u32 = 24;
-/// `BW_UNIT` = 2²⁴.
-pub const BW_UNIT: u64 = 1 << BW_SCALE;
-/// `BBR_SCALE`: gains are in 1/256.
-pub const BBR_SCALE: u32 = 8;
-/// `BBR_UNIT` = 256 (a gain of 1.0).
-pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
 /// `CYCLE_LEN`: phases in the PROBE_BW gain cycle.
 pub const CYCLE_LEN: usize = 8;
 /// The PROBE_BW pacing gains, `BBR_UNIT` scale (`bbr_pacing_gain[]`).
@@ -230,23 +227,8 @@ pub const PACING_GAIN_CYCLE: [u32; CYCLE_LEN] = [
 ];
 /// `TCP_INIT_CWND`.
 const TCP_INIT_CWND: u32 = 10;
-/// `GSO_LEGACY_MAX_SIZE`, bytes.
-const GSO_LEGACY_MAX_SIZE: u64 = 65_536;
-/// `MAX_TCP_HEADER` on x86-64, bytes (deviation 3).
-const MAX_TCP_HEADER: u64 = 320;
-/// Linux's default `sk_pacing_shift`: TSO bursts of about 1 ms of data.
-const PACING_SHIFT: u32 = 10;
 /// The largest TSO goal (`0x7F`).
 const MAX_TSO_SEGS: u32 = 0x7f;
-/// `ack_epoch_acked` is a 20-bit field.
-const ACK_EPOCH_ACKED_MAX: u32 = 0xF_FFFF;
-/// `bbr_ack_epoch_acked_reset_thresh` = 2²⁰.
-const ACK_EPOCH_ACKED_RESET: u32 = 1 << 20;
-/// `extra_acked_win_rtts` is a 5-bit field.
-const EXTRA_ACKED_WIN_RTTS_MAX: u32 = 0x1F;
-const USEC_PER_SEC: u64 = 1_000_000;
-const USEC_PER_MSEC: u64 = 1_000;
-const NSEC_PER_SEC: u64 = 1_000_000_000;
 
 /// BBR's operating modes (Linux `enum bbr_mode`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -373,21 +355,10 @@ impl Default for Config {
     }
 }
 
-impl super::registry::CcConfig for Config {
+impl crate::transport::cc::registry::CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
-        if !matches!(self.hz, 100 | 250 | 300 | 1000) {
-            return Err(format!(
-                "hz must be one of 100, 250, 300, 1000 (Linux CONFIG_HZ), got {}",
-                self.hz
-            ));
-        }
-        let range = |name: &str, v: u64, lo: u64, hi: u64| {
-            if v < lo || v > hi {
-                Err(format!("{name} must be in {lo}..={hi}, got {v}"))
-            } else {
-                Ok(())
-            }
-        };
+        check_hz(self.hz)?;
+        let range = check_range;
         range("bw_rtts", self.bw_rtts as u64, 1, u32::MAX as u64 / 2)?;
         // min_rtt_win_sec·HZ jiffies must stay below 2³¹ for after().
         range("min_rtt_win_sec", self.min_rtt_win_sec as u64, 1, 2_000_000)?;
@@ -415,153 +386,6 @@ impl super::registry::CcConfig for Config {
     }
 }
 
-/// Linux `struct minmax` with `minmax_running_max`: the best, second-best
-/// and third-best maxima of a stream over a sliding window of `win` time
-/// units, kept so the three are spread over the window. Time is BBR's round
-/// count (u32, wrapping).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct WindowedMax {
-    /// (time, value), best first; the times never decrease along the array.
-    s: [(u32, u32); 3],
-}
-
-impl WindowedMax {
-    /// Forgets everything and starts from one sample.
-    pub fn reset(&mut self, t: u32, v: u32) -> u32 {
-        self.s = [(t, v); 3];
-        v
-    }
-
-    /// The windowed maximum.
-    pub fn get(&self) -> u32 {
-        self.s[0].1
-    }
-
-    /// Adds a sample taken at `t`; returns the new maximum.
-    pub fn update(&mut self, win: u32, t: u32, v: u32) -> u32 {
-        // A new overall maximum, or the whole window has gone stale.
-        if v >= self.s[0].1 || t.wrapping_sub(self.s[2].0) > win {
-            return self.reset(t, v);
-        }
-        if v >= self.s[1].1 {
-            self.s[1] = (t, v);
-            self.s[2] = (t, v);
-        } else if v >= self.s[2].1 {
-            self.s[2] = (t, v);
-        }
-        self.age(win, (t, v))
-    }
-
-    /// Moves the choices along as time passes.
-    fn age(&mut self, win: u32, new: (u32, u32)) -> u32 {
-        let dt = new.0.wrapping_sub(self.s[0].0);
-        if dt > win {
-            // The best has expired: promote the others, the sample is third.
-            // The second may have expired too.
-            self.s = [self.s[1], self.s[2], new];
-            if new.0.wrapping_sub(self.s[0].0) > win {
-                self.s = [self.s[1], self.s[2], new];
-            }
-        } else if self.s[1].0 == self.s[0].0 && dt > win / 4 {
-            // A quarter window without a second choice: take this one.
-            self.s[1] = new;
-            self.s[2] = new;
-        } else if self.s[2].0 == self.s[1].0 && dt > win / 2 {
-            // Half a window without a third choice: take this one.
-            self.s[2] = new;
-        }
-        self.s[0].1
-    }
-}
-
-/// The rate sample in Linux's types and units: signed counts with −1 for
-/// "invalid", µs times.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-struct Sample {
-    delivered: i64,
-    interval_us: i64,
-    prior_delivered: u64,
-    prior_in_flight: u32,
-    acked_sacked: u32,
-    losses: u32,
-    rtt_us: i64,
-    is_app_limited: bool,
-}
-
-/// BBR's stand-in for its writes to `tp->app_limited` (deviation 6).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) struct AppLimitedMark {
-    /// The mark: application-limited until `delivered` exceeds this; 0 = off.
-    until: u64,
-    /// `delivered` when the latest activation began.
-    from: u64,
-    /// `delivered` when it was cleared; `None` while active.
-    to: Option<u64>,
-}
-
-impl Default for AppLimitedMark {
-    fn default() -> Self {
-        AppLimitedMark {
-            until: 0,
-            from: u64::MAX,
-            to: Some(0),
-        }
-    }
-}
-
-impl AppLimitedMark {
-    pub(super) fn set(&mut self, delivered: u64, until: u64) {
-        if self.until == 0 {
-            self.from = delivered;
-            self.to = None;
-        }
-        self.until = until.max(1);
-    }
-    /// As `tcp_rate_gen` clears `tp->app_limited`.
-    pub(super) fn clear_if_passed(&mut self, delivered: u64) {
-        if self.until != 0 && delivered > self.until {
-            self.until = 0;
-            self.to = Some(delivered);
-        }
-    }
-    pub(super) fn active(&self) -> bool {
-        self.until != 0
-    }
-    /// Was a packet whose send-time `delivered` snapshot is `d` sent while
-    /// the mark was set?
-    pub(super) fn covers(&self, d: u64) -> bool {
-        d >= self.from && self.to.is_none_or(|to| d < to)
-    }
-}
-
-/// SplitMix64 (deterministic, per connection).
-#[derive(Clone, Debug)]
-pub(super) struct Rng(pub(super) u64);
-
-impl Rng {
-    pub(super) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-    /// Uniform in `0..n` (the contract of Linux `get_random_u32_below`).
-    pub(super) fn below(&mut self, n: u32) -> u32 {
-        debug_assert!(n > 0);
-        let threshold = n.wrapping_neg() % n; // 2³² mod n
-        loop {
-            let m = self.next_u32() as u64 * n as u64;
-            if (m as u32) >= threshold {
-                return (m >> 32) as u32;
-            }
-        }
-    }
-}
-
 /// Order of the congestion states as Linux numbers them.
 fn ca_ord(s: CaState) -> u8 {
     match s {
@@ -571,42 +395,6 @@ fn ca_ord(s: CaState) -> u8 {
         CaState::Recovery => 3,
         CaState::Loss => 4,
     }
-}
-
-/// Linux `after(a, b)` for u32 jiffies.
-pub(super) fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-/// `tcp_mstamp`: the µs clock.
-pub(super) fn us(t: SimTime) -> u64 {
-    t.as_nanos() / 1_000
-}
-
-/// The framework's next departure time: one payload's pacing gap after the
-/// last send (Linux EDT pacing), never in the past; `now` when not pacing.
-/// Shared by BBR v1 and v3.
-pub(super) fn next_departure(now: SimTime, last_send: Option<SimTime>, pacing_rate: Option<u64>, mss: u32) -> SimTime {
-    let (Some(last), Some(rate)) = (last_send, pacing_rate) else {
-        return now;
-    };
-    match BitRate::from_bps(rate.saturating_mul(8)).tx_time(mss as u64) {
-        Some(gap) => (last + gap).max(now),
-        None => now,
-    }
-}
-
-/// Packets still in the network after `interval` at bottleneck rate `bw`
-/// (packets per µs, `BW_SCALE` fixed point): the core of
-/// `bbr_packets_in_net_at_edt`, shared by BBR v1 and v3.
-pub(super) fn in_net_after(inflight: u32, bw: u32, interval: SimDuration) -> u32 {
-    let interval_us = interval.as_nanos() / 1_000;
-    let delivered = sat_u32((bw as u64 * interval_us) >> BW_SCALE);
-    inflight.saturating_sub(delivered)
-}
-
-pub(super) fn sat_u32(x: u64) -> u32 {
-    x.min(u32::MAX as u64) as u32
 }
 
 /// BBR v1 for one connection (Linux `struct bbr` plus the few framework
@@ -650,20 +438,16 @@ pub struct Bbr {
     full_bw_reached: bool,
     full_bw_cnt: u32,
     cycle_idx: usize,
-    has_seen_rtt: bool,
     /// Window saved on entering recovery or PROBE_RTT.
     prior_cwnd: u32,
     /// Reference bandwidth of the full-pipe test.
     full_bw: u32,
-    ack_epoch_mstamp: u64,
-    extra_acked: [u16; 2],
-    ack_epoch_acked: u32,
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    /// ACK-aggregation estimate (`extra_acked`).
+    agg: AckAggregation,
 
     // ----- framework values Linux reads from the socket -----
-    /// `sk_pacing_rate`, bytes/s; `None` before `init`.
-    pacing_rate: Option<u64>,
+    /// `sk_pacing_rate` and `has_seen_rtt`.
+    pacing: Pacing,
     /// `mss_cache`, bytes, as of the latest hook.
     mss: u32,
     /// `tp->delivered_mstamp`, µs (deviation 5).
@@ -715,15 +499,10 @@ impl Bbr {
             full_bw_reached: false,
             full_bw_cnt: 0,
             cycle_idx: 0,
-            has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
-            pacing_rate: None,
+            agg: AckAggregation::default(),
+            pacing: Pacing::default(),
             mss: 1448,
             delivered_mstamp: 0,
             last_delivered: 0,
@@ -811,7 +590,7 @@ impl Bbr {
     }
     /// The ACK-aggregation estimate, segments (max of the two windows).
     pub fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
+        self.agg.max()
     }
     /// The cwnd target of the latest ACK that computed one, segments.
     pub fn target_cwnd(&self) -> Option<u32> {
@@ -819,7 +598,7 @@ impl Bbr {
     }
     /// The pacing rate, bytes/s (`sk_pacing_rate`).
     pub fn pacing_rate_bytes(&self) -> Option<u64> {
-        self.pacing_rate
+        self.pacing.rate
     }
     #[cfg(test)]
     fn lt_bw_raw_for_test(&self) -> u32 {
@@ -827,53 +606,24 @@ impl Bbr {
     }
 
     fn raw_to_bitrate(&self, bw: u32) -> BitRate {
-        let bytes = ((bw as u128 * self.mss as u128 * USEC_PER_SEC as u128) >> BW_SCALE) as u64;
-        BitRate::from_bps(bytes.saturating_mul(8))
+        BitRate::from_bps(raw_bytes_per_sec(bw, self.mss).saturating_mul(8))
     }
 
     // ----- clocks (deviation 1) -----
 
     fn jiffies(&self, t: SimTime) -> u32 {
-        (t.as_nanos() as u128 * self.cfg.hz as u128 / NSEC_PER_SEC as u128) as u32
+        jiffies(t, self.cfg.hz)
     }
     fn msecs_to_jiffies(&self, ms: u32) -> u32 {
-        (ms as u64 * self.cfg.hz as u64).div_ceil(1000) as u32
+        msecs_to_jiffies(ms, self.cfg.hz)
     }
 
     /// The rate sample in Linux's terms (deviations 1, 6, 7, 8).
     fn linux_sample(&self, now: SimTime, rs: &RateSample, c: &ConnView) -> Sample {
-        let delivered = match rs.delivered {
-            Some(d) => d as i64,
-            None if rs.acked_sacked > 0 => c.delivered.saturating_sub(rs.prior_delivered) as i64,
-            None => -1,
-        };
-        let interval_us = if rs.delivered.is_some() {
-            if rs.interval == now.saturating_since(rs.prior_time) {
-                (us(now) - us(rs.prior_time)) as i64
-            } else {
-                rs.interval.as_micros() as i64
-            }
-        } else {
-            -1
-        };
-        let rtt_us = match rs.rtt {
-            Some(r) => {
-                let sent = SimTime::from_nanos(now.as_nanos().saturating_sub(r.as_nanos()));
-                (us(now) - us(sent)) as i64
-            }
-            None => -1,
-        };
+        let mut s = Sample::from_rate(now, rs, c);
         let has_prior = rs.delivered.is_some() || rs.acked_sacked > 0;
-        Sample {
-            delivered,
-            interval_us,
-            prior_delivered: rs.prior_delivered,
-            prior_in_flight: rs.prior_in_flight,
-            acked_sacked: rs.acked_sacked,
-            losses: rs.losses,
-            rtt_us,
-            is_app_limited: rs.is_app_limited || (has_prior && self.al.covers(rs.prior_delivered)),
-        }
+        s.is_app_limited |= has_prior && self.al.covers(rs.prior_delivered);
+        s
     }
 
     fn note(&mut self, c: &ConnView) {
@@ -898,54 +648,26 @@ impl Bbr {
             self.bw.get()
         }
     }
-    /// `bbr_extra_acked`.
-    fn extra_acked_max(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
+    /// v1's `bbr_bw_to_pacing_rate`: the margin, no floor; STARTUP at
+    /// high_gain.
+    fn pacing_rule(&self) -> PacingRule {
+        PacingRule {
+            mss: self.mss,
+            margin_percent: self.cfg.pacing_margin_percent,
+            floor: 0,
+            startup_gain: self.cfg.high_gain,
+        }
     }
 
-    /// `bbr_rate_bytes_per_sec`: a rate in Linux's bandwidth unit, times a
-    /// gain, in bytes/s, less the pacing margin.
-    fn rate_bytes_per_sec(&self, rate: u64, gain: u32) -> u64 {
-        let mut r = rate as u128 * self.mss as u128;
-        r *= gain as u128;
-        r >>= BBR_SCALE;
-        r *= (USEC_PER_SEC / 100 * (100 - self.cfg.pacing_margin_percent as u64)) as u128;
-        (r >> BW_SCALE).min(u64::MAX as u128) as u64
-    }
-
-    /// `bbr_bw_to_pacing_rate` (no `sk_max_pacing_rate` cap: unlimited).
-    fn bw_to_pacing_rate(&self, bw: u32, gain: u32) -> u64 {
-        self.rate_bytes_per_sec(bw as u64, gain)
-    }
-
-    /// `bbr_init_pacing_rate_from_rtt`: high_gain · cwnd / srtt, or a nominal
-    /// 1 ms RTT before any sample.
-    fn init_pacing_rate_from_rtt(&mut self, c: &ConnView, cwnd: u32) {
-        let rtt_us = match c.srtt {
-            Some(srtt) => {
-                self.has_seen_rtt = true;
-                srtt.as_micros().max(1)
-            }
-            None => USEC_PER_MSEC,
-        };
-        let bw = cwnd as u64 * BW_UNIT / rtt_us;
-        self.pacing_rate = Some(self.bw_to_pacing_rate(sat_u32(bw), self.cfg.high_gain));
-    }
-
-    /// `bbr_set_pacing_rate`: in STARTUP the rate only rises.
+    /// `bbr_set_pacing_rate`.
     fn set_pacing_rate(&mut self, c: &ConnView, cwnd: u32, bw: u32, gain: u32) {
-        let rate = self.bw_to_pacing_rate(bw, gain);
-        if !self.has_seen_rtt && c.srtt.is_some() {
-            self.init_pacing_rate_from_rtt(c, cwnd);
-        }
-        if self.full_bw_reached || rate > self.pacing_rate.unwrap_or(0) {
-            self.pacing_rate = Some(rate);
-        }
+        let rule = self.pacing_rule();
+        self.pacing.set(&rule, c.srtt, cwnd, bw, gain, self.full_bw_reached);
     }
 
     /// `bbr_min_tso_segs`.
     fn min_tso_segs(&self) -> u32 {
-        if self.pacing_rate.unwrap_or(0) < self.cfg.min_tso_rate >> 3 {
+        if self.pacing.rate.unwrap_or(0) < self.cfg.min_tso_rate >> 3 {
             1
         } else {
             2
@@ -954,29 +676,23 @@ impl Bbr {
 
     /// `bbr_tso_segs_goal` (deviation 3).
     fn tso_segs_goal(&self) -> u32 {
-        let bytes = (self.pacing_rate.unwrap_or(0) >> PACING_SHIFT).min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
-        let segs = sat_u32(bytes / self.mss.max(1) as u64).max(self.min_tso_segs());
-        segs.min(MAX_TSO_SEGS)
+        tso_segs(
+            self.pacing.rate.unwrap_or(0) >> PACING_SHIFT,
+            self.mss,
+            self.min_tso_segs(),
+        )
+        .min(MAX_TSO_SEGS)
     }
 
     /// `bbr_save_cwnd`: remember the last good window.
     fn save_cwnd(&mut self, cwnd: u32) {
-        if ca_ord(self.prev_ca_state) < ca_ord(CaState::Recovery) && self.mode != Mode::ProbeRtt {
-            self.prior_cwnd = cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(cwnd);
-        }
+        self.prior_cwnd = saved_cwnd(self.prior_cwnd, cwnd, self.prev_ca_state, self.mode == Mode::ProbeRtt);
     }
 
     /// `bbr_bdp`: ⌈bw · min_rtt · gain⌉ segments; the initial window before
     /// any RTT sample.
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        if self.min_rtt_us == u32::MAX {
-            return TCP_INIT_CWND;
-        }
-        let w = bw as u128 * self.min_rtt_us as u128;
-        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
-        bdp.min(u32::MAX as u128) as u32
+        bdp(bw, self.min_rtt_us, gain).unwrap_or(TCP_INIT_CWND)
     }
 
     /// `bbr_quantization_budget`: room for TSO bursts at both ends, rounded
@@ -999,27 +715,24 @@ impl Bbr {
     /// have delivered by the next departure (deviation 4); counting the
     /// departing burst when the gain raises in-flight data.
     fn packets_in_net_at_edt(&self, now: SimTime, c: &ConnView, inflight_now: u32) -> u32 {
-        let edt = next_departure(now, c.last_send, self.pacing_rate, self.mss);
-        let burst = if self.pacing_gain > BBR_UNIT {
-            self.tso_segs_goal()
-        } else {
-            0
-        };
-        in_net_after(
-            inflight_now.saturating_add(burst),
+        let burst = edt_burst(self.pacing_gain, self.tso_segs_goal());
+        packets_in_net_at_edt(
+            now,
+            c,
+            self.pacing.rate,
+            self.mss,
             self.bbr_bw(),
-            edt.saturating_since(now),
+            inflight_now.saturating_add(burst),
         )
     }
 
-    /// `bbr_ack_aggregation_cwnd`.
+    /// `bbr_ack_aggregation_cwnd`: only once the pipe was found full.
     fn ack_aggregation_cwnd(&self) -> u32 {
         if self.cfg.extra_acked_gain == 0 || !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = sat_u32(self.bbr_bw() as u64 * self.cfg.extra_acked_max_us as u64 / BW_UNIT);
-        let aggr = sat_u32((self.cfg.extra_acked_gain as u64 * self.extra_acked_max() as u64) >> BBR_SCALE);
-        aggr.min(max_aggr)
+        self.agg
+            .cwnd(self.cfg.extra_acked_gain, self.cfg.extra_acked_max_us, self.bbr_bw())
     }
 
     // ----- window -----
@@ -1150,7 +863,8 @@ impl Bbr {
         if self.lt_bw != 0 {
             let diff = (bw as i64 - self.lt_bw as i64).unsigned_abs();
             let close_ratio = diff * BBR_UNIT as u64 <= self.cfg.lt_bw_ratio as u64 * self.lt_bw as u64;
-            let close_abs = self.rate_bytes_per_sec(diff, BBR_UNIT) <= self.cfg.lt_bw_diff as u64;
+            let close_abs = rate_bytes_per_sec(diff, self.mss, BBR_UNIT, self.cfg.pacing_margin_percent)
+                <= self.cfg.lt_bw_diff as u64;
             if close_ratio || close_abs {
                 // Two consistent lossy intervals: assume a policer.
                 self.lt_bw = ((bw as u64 + self.lt_bw as u64) >> 1) as u32;
@@ -1244,39 +958,21 @@ impl Bbr {
         }
     }
 
-    /// `bbr_update_ack_aggregation`.
+    /// `bbr_update_ack_aggregation`: windows of `extra_acked_win_rtts`
+    /// rounds.
     fn update_ack_aggregation(&mut self, w: &Window, s: &Sample) {
-        if self.cfg.extra_acked_gain == 0 || s.acked_sacked == 0 || s.delivered < 0 || s.interval_us <= 0 {
+        if self.cfg.extra_acked_gain == 0 {
             return;
         }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(EXTRA_ACKED_WIN_RTTS_MAX);
-            if self.extra_acked_win_rtts >= self.cfg.extra_acked_win_rtts {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
-        }
-        let epoch_us = self.delivered_mstamp.saturating_sub(self.ack_epoch_mstamp);
-        let mut expected = sat_u32(self.bbr_bw() as u64 * epoch_us / BW_UNIT);
-        // Restart the epoch when ACKs run at or below the expected rate, or
-        // the count would overflow.
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked.saturating_add(s.acked_sacked) >= ACK_EPOCH_ACKED_RESET
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = self.delivered_mstamp;
-            expected = 0;
-        }
-        self.ack_epoch_acked = self
-            .ack_epoch_acked
-            .saturating_add(s.acked_sacked)
-            .min(ACK_EPOCH_ACKED_MAX);
-        let extra = (self.ack_epoch_acked - expected).min(w.cwnd);
-        let extra = extra.min(u16::MAX as u32) as u16;
-        if extra > self.extra_acked[self.extra_acked_win_idx] {
-            self.extra_acked[self.extra_acked_win_idx] = extra;
-        }
+        let bw = self.bbr_bw();
+        self.agg.update(
+            s,
+            self.round_start,
+            self.cfg.extra_acked_win_rtts,
+            bw,
+            self.delivered_mstamp,
+            w.cwnd,
+        );
     }
 
     /// `bbr_check_full_bw_reached`.
@@ -1414,10 +1110,11 @@ impl CongestionControl for Bbr {
         self.min_rtt_us = c.min_rtt.map_or(u32::MAX, |m| sat_u32(m.as_micros()));
         self.min_rtt_stamp = j;
         self.bw.reset(self.rtt_cnt, 0);
-        self.has_seen_rtt = false;
+        self.pacing.has_seen_rtt = false;
         self.pacing_gain = 0;
         self.cwnd_gain = 0;
-        self.init_pacing_rate_from_rtt(c, w.cwnd);
+        let rule = self.pacing_rule();
+        self.pacing.init_from_rtt(&rule, c.srtt, w.cwnd);
         self.round_start = false;
         self.idle_restart = false;
         self.full_bw_reached = false;
@@ -1426,11 +1123,8 @@ impl CongestionControl for Bbr {
         self.cycle_mstamp = 0;
         self.cycle_idx = 0;
         self.reset_lt(c.delivered, c.lost_total);
-        self.ack_epoch_mstamp = us(now);
-        self.ack_epoch_acked = 0;
-        self.extra_acked_win_rtts = 0;
-        self.extra_acked_win_idx = 0;
-        self.extra_acked = [0; 2];
+        self.agg = AckAggregation::default();
+        self.agg.restart_epoch(us(now));
         self.al = AppLimitedMark::default();
         self.target_cwnd = None;
     }
@@ -1469,8 +1163,7 @@ impl CongestionControl for Bbr {
         }
         if c.app_limited || self.al.active() {
             self.idle_restart = true;
-            self.ack_epoch_mstamp = us(now);
-            self.ack_epoch_acked = 0;
+            self.agg.restart_epoch(us(now));
             // Pace at the estimate: no need to hurry after idle.
             if self.mode == Mode::ProbeBw {
                 let bw = self.bbr_bw();
@@ -1508,10 +1201,7 @@ impl CongestionControl for Bbr {
     }
 
     fn pacing_rate(&self) -> Option<BitRate> {
-        match self.pacing_rate {
-            Some(r) if r > 0 => Some(BitRate::from_bps(r.saturating_mul(8))),
-            _ => None,
-        }
+        self.pacing.bitrate()
     }
 
     fn mode(&self) -> &'static str {
@@ -1520,10 +1210,7 @@ impl CongestionControl for Bbr {
 
     /// The BDP estimate, BtlBw · RTprop, segments.
     fn target_window(&self) -> Option<f64> {
-        if self.min_rtt_us == u32::MAX || self.bbr_bw() == 0 {
-            return None;
-        }
-        Some(self.bbr_bw() as f64 * self.min_rtt_us as f64 / BW_UNIT as f64)
+        bdp_segments(self.bbr_bw(), self.min_rtt_us)
     }
 }
 
@@ -1643,6 +1330,7 @@ mod tests {
                 rtt: a.rtt,
                 is_app_limited: a.app_limited,
                 is_retrans: false,
+                ..RateSample::default()
             };
             let v = self.view();
             assert!(self.cc.cong_control(at, &mut self.w, &v, &rs));
@@ -1786,40 +1474,6 @@ mod tests {
     }
 
     // ----- the windowed max filter -----
-
-    #[test]
-    fn the_max_filter_forgets_a_sample_eleven_rounds_after_it_was_taken() {
-        let mut f = WindowedMax::default();
-        f.reset(0, 0);
-        assert_eq!(f.update(10, 1, 100), 100);
-        for t in 2..=11 {
-            assert_eq!(f.update(10, t, 50), 100, "round {t}");
-        }
-        assert_eq!(f.update(10, 12, 50), 50);
-    }
-
-    #[test]
-    fn the_max_filter_falls_back_to_the_best_sample_still_in_the_window() {
-        let mut f = WindowedMax::default();
-        f.reset(0, 0);
-        f.update(10, 1, 100);
-        f.update(10, 3, 60);
-        f.update(10, 4, 80); // a second choice from the second quarter
-        for t in 5..=11 {
-            f.update(10, t, 10);
-        }
-        // Round 12: the 100 has expired; the best remaining is the 80.
-        assert_eq!(f.update(10, 12, 10), 80);
-    }
-
-    #[test]
-    fn a_new_maximum_replaces_everything_at_once() {
-        let mut f = WindowedMax::default();
-        f.reset(0, 0);
-        f.update(10, 1, 100);
-        assert_eq!(f.update(10, 2, 150), 150);
-        assert_eq!(f.s, [(2, 150); 3]);
-    }
 
     // ----- STARTUP -----
 
@@ -2420,8 +2074,8 @@ mod tests {
             c.steady(t, 1, 140, rtt);
         }
         // Forget the stretch ACKs used to get here.
-        c.cc.extra_acked = [0; 2];
-        c.cc.ack_epoch_acked = 0;
+        c.cc.agg.extra_acked = [0; 2];
+        c.cc.agg.epoch_acked = 0;
         c.w.cwnd = 300;
         t += dur_ms(1);
         c.steady(t, 1, 100, rtt);
@@ -2471,7 +2125,10 @@ mod tests {
         c.cc.cwnd_event(t + dur_ms(500), &mut c.w, &v, CaEvent::TxStart);
         assert!(c.cc.idle_restart);
         let bw = c.cc.bw_raw();
-        assert_eq!(c.cc.pacing_rate_bytes(), Some(c.cc.bw_to_pacing_rate(bw, BBR_UNIT)));
+        assert_eq!(
+            c.cc.pacing_rate_bytes(),
+            Some(c.cc.pacing_rule().bytes_per_sec(bw, BBR_UNIT))
+        );
         // The first ACK that delivers data ends the restart.
         c.steady(t + dur_ms(540), 1, 2, rtt);
         assert!(!c.cc.idle_restart);
