@@ -5,6 +5,11 @@
         run directory, which runs again what ran there)
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
+    xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
+
+SCENARIO may also name a scenario bundled with xrc when no such file
+exists here: ``paper/fig1-time-varying`` or
+``scenarios/paper/fig1-time-varying.toml`` work from any directory.
 
 Exit status: 0 on success, 2 for bad input (the message names the field and
 the value), 1 for anything else.
@@ -60,10 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--engine", choices=["local", "dask"], default="local")
     rp.add_argument("--address", default=None, help="Dask scheduler address (default: a local cluster)")
     rp.add_argument("--force", action="store_true", help="replace the report directory if it exists")
+    rp.add_argument("--traces", metavar="DIR", default=None,
+                    help="directory of Mahimahi downlink traces (*.down) for the trace study (default: the bundled ones)")
     rp.add_argument("--quiet", action="store_true")
 
     b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
-    b.add_argument("scenario", nargs="?", default="scenarios/bench/lte-1ue-20s.toml")
+    b.add_argument("scenario", nargs="?", default=None,
+                   help="scenario file or bundled scenario name (default: the bundled bench/lte-1ue-20s.toml)")
     b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
     b.add_argument("--ns3-seconds", type=float, default=11.0,
                    help="ns-3.44 LTE wall time for the same scenario, for the speed-up line (default 11 s)")
@@ -103,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return 2
     try:
+        if getattr(args, "scenario", None) is not None:
+            # A name of a bundled scenario works from any directory.
+            from .bundled import resolve_scenario_arg
+
+            args.scenario = resolve_scenario_arg(args.scenario)
         if args.cmd == "run":
             from .runner import OutputError, run_to_dir
 
@@ -145,9 +158,16 @@ def main(argv: list[str] | None = None) -> int:
 
             if args.seeds < 1:
                 raise ScenarioError(f"--seeds: must be at least 1, got {args.seeds}")
+            if not args.quiet:
+                from .reproduce.experiments import trace_files
+
+                found = trace_files(args.traces)
+                where = "bundled with xrc" if args.traces is None else f"from {args.traces}"
+                print(f"trace study: {len(found)} trace(s) {where}: {', '.join(p.name for p in found)}")
+                sys.stdout.flush()
             try:
                 res = reproduce(args.out, quick=args.quick, seeds=args.seeds, jobs=args.jobs, engine=args.engine,
-                                address=args.address, force=args.force, progress=not args.quiet)
+                                address=args.address, force=args.force, progress=not args.quiet, traces=args.traces)
             except OutputError as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
@@ -162,8 +182,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.cmd == "bench":
             from .bench import bench
+            from .bundled import BENCH_SCENARIO, scenario as bundled_scenario
 
-            return bench(args.scenario, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
+            path = args.scenario or str(bundled_scenario(BENCH_SCENARIO))
+            return bench(path, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
     except ScenarioError as e:
         print(f"xrc: error: {e}", file=sys.stderr)
         return 2

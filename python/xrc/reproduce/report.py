@@ -478,14 +478,42 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
         for cc in sorted(schemes, key=lambda c: -np.mean(norm[c]["power"])):
             rows.append(f"| {label_of(cc)} | {_fmt(np.mean(norm[cc]['tput']))} | {_fmt(np.mean(norm[cc]['power']))} | "
                         f"{_fmt(np.mean(norm[cc]['power95']))} | {_fmt(np.mean(norm[cc]['q95']))} |")
+        src = (meta.get("traces") or {}).get("source")
+        where = ("the traces bundled with xrc" if src == "bundled" else f"the traces in {src}") if src else "traces"
         sections.append(("Trace study (NATCP-style)",
-                         f"Every scheme alone on every downlink trace ({', '.join(sorted(tr))}); 10 ms base RTT, "
+                         f"Every scheme alone on every downlink trace of {where} ({', '.join(sorted(tr))}); "
+                         "10 ms base RTT, "
                          "150 KB per-user buffer; per trace each metric is divided by the best scheme's, then "
                          "averaged over traces. Power = throughput / queuing delay (mean or p95).", rows, [img]))
 
+    sections.append(_provenance(meta))
     _write_md(out, meta, claims.items, sections)
     _write_html(out, meta, claims.items, sections)
     return claims.items
+
+
+def _provenance(meta: dict[str, Any]) -> tuple[str, str, list[str], list[str]]:
+    """What produced the report: versions, commit and every input's hash."""
+    commit = meta.get("git_commit") or "unknown (not run from an xrc checkout)"
+    tr = meta.get("traces") or {}
+    src = tr.get("source")
+    text = (f"xrc {meta.get('xrc_version', '?')}, core {meta.get('core_version', '?')}, git commit {commit}. "
+            f"Trace study traces: {'bundled with xrc' if src == 'bundled' else src} "
+            f"({len(tr.get('files', []))} file(s)). Every input file and its SHA-256 (also in metadata.json):")
+    rows = ["| file | bytes | SHA-256 |", "|---|---|---|"]
+    for path, info in sorted((meta.get("inputs") or {}).items()):
+        rows.append(f"| {_short_path(path)} | {info['bytes']} | {info['sha256']} |")
+    return ("Provenance", text, rows, [])
+
+
+def _short_path(path: str) -> str:
+    """A bundled file by its name inside the package; others as given."""
+    from .. import bundled
+
+    try:
+        return "xrc/scenarios/" + str(Path(path).relative_to(bundled.scenarios_dir()))
+    except ValueError:
+        return path
 
 
 def _qd(r, k):
