@@ -10,16 +10,21 @@ STAMP   := $(VENV)/.installed
 
 .PHONY: setup demo test test-rust test-python bench clean
 
+# maturin develop shows cargo's progress (the first build takes minutes) and
+# installs the package editable with its test extras.
 $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml) $(shell find python -name '*.py')
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	@echo "== installing pip and maturin into $(VENV)"
+	$(BIN)/python -m pip install --quiet --upgrade pip "maturin>=1.5,<2"
+	@echo "== building the Rust core and installing xrc with its dependencies (first time: several minutes)"
+	$(BIN)/maturin develop --release --extras test
 	touch $(STAMP)
 
 setup: $(STAMP)
 
 ## Install everything and run the XRC paper's Fig. 1 scenario.
 demo: setup
+	@echo "== running the XRC paper's Fig. 1 scenario into runs/fig1"
 	$(BIN)/xrc run scenarios/paper/fig1-time-varying.toml --out runs/fig1 --force
 
 ## Install everything and run the whole test suite (Rust and Python).
@@ -33,7 +38,7 @@ test-python: setup
 
 ## Speed: the whole simulator on the bench scenario, and the engine alone.
 bench: setup
-	$(BIN)/xrc bench scenarios/bench/lte-1ue-20s.toml
+	$(BIN)/xrc bench
 	cargo bench --bench engine
 
 clean:

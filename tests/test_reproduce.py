@@ -28,6 +28,10 @@ def test_quick_reproduction_writes_report_figures_and_claims(tmp_path):
     assert "data:image/png;base64," in html and "<table>" in html
     # The XRC paper's headline claim holds even in the short runs.
     assert next(c for c in claims if c["id"] == "fig1-xrc-hol")["holds"]
+    # Every figure has units on its axes, distinct series, delays from 0.
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["figure_problems"] == [], meta["figure_problems"]
+    assert meta["traces"]["source"] == "bundled"
 
 
 def test_reproduce_refuses_to_overwrite_results(tmp_path, capsys):
