@@ -71,6 +71,9 @@ def test_xrc_never_changes_the_callers_matplotlib_backend_or_rcparams(tmp_path):
         from xrc.runner import run_to_dir
         sc = xrc.load("scenarios/paper/fig1-time-varying.toml", overrides=["duration_s=2"])
         run_to_dir(sc, {str(tmp_path / "run")!r}, plots=True)
+        r = xrc.run("paper/fig1-time-varying", duration_s=2, out={str(tmp_path / "api")!r}, plots=True)
+        r.rtt, r.drops, xrc.read_run({str(tmp_path / "run")!r}).cwnd
+        xrc.sweep("paper/fig1-time-varying", grid={{"flows.0.cc": ["xrc", "cubic"]}}, duration_s=1, jobs=1)
         assert matplotlib.get_backend() == "svg", matplotlib.get_backend()
         assert "matplotlib.pyplot" not in sys.modules
         after = dict(matplotlib.rcParams)
