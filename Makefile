@@ -31,7 +31,7 @@ demo: setup
 test: setup test-rust test-python
 
 test-rust:
-	cargo test --release --workspace --exclude xrc-py
+	cargo test --release --workspace --exclude xrc-py --features xrc-core/schema
 
 test-python: setup
 	$(BIN)/python -m pytest -q tests

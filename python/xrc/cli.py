@@ -6,6 +6,7 @@
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
     xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
+    xrc schema [--out FILE]        the JSON Schema of scenario files
 
 SCENARIO may also name a scenario bundled with xrc when no such file
 exists here: ``paper/fig1-time-varying`` or
@@ -68,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--traces", metavar="DIR", default=None,
                     help="directory of Mahimahi downlink traces (*.down) for the trace study (default: the bundled ones)")
     rp.add_argument("--quiet", action="store_true")
+
+    sc = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")
+    sc.add_argument("--out", default=None, help="write it to this file instead")
 
     b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
     b.add_argument("scenario", nargs="?", default=None,
@@ -179,6 +183,18 @@ def main(argv: list[str] | None = None) -> int:
                 for c in res["claims"]:
                     ours = "-" if c["ours"] is None else f"{c['ours']:.4g}"
                     print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} ours: {ours}")
+            return 0
+        if args.cmd == "schema":
+            from .schema import dumps
+
+            text = dumps()
+            if args.out:
+                from pathlib import Path
+
+                Path(args.out).write_text(text)
+            else:
+                sys.stdout.write(text)
+                sys.stdout.flush()
             return 0
         if args.cmd == "bench":
             from .bench import bench

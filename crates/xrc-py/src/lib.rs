@@ -202,6 +202,18 @@ impl Simulation {
     }
 }
 
+/// The JSON Schemas the core derives from its configuration types:
+/// `{"scenario": schema, "cc": {scheme: schema of its parameters}}` as JSON.
+#[pyfunction]
+fn json_schemas() -> PyResult<String> {
+    let cc: serde_json::Map<String, serde_json::Value> = scenario::schema::cc_params()
+        .into_iter()
+        .map(|(n, s)| (n.to_string(), s.to_value()))
+        .collect();
+    let out = serde_json::json!({"scenario": scenario::schema::scenario().to_value(), "cc": cc});
+    serde_json::to_string(&out).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Every table a run records: `[{"name", "doc", "columns": [{"name",
 /// "dtype", "unit", "doc"}]}]`, from the core's own definitions.
 #[pyfunction]
@@ -254,6 +266,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine_microbench, m)?)?;
     m.add_function(wrap_pyfunction!(tables_info, m)?)?;
     m.add_function(wrap_pyfunction!(codes, m)?)?;
+    m.add_function(wrap_pyfunction!(json_schemas, m)?)?;
     m.add_class::<Simulation>()?;
     Ok(())
 }
