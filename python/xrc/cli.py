@@ -7,6 +7,7 @@
     xrc bench [SCENARIO] [--repeat N]
     xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
     xrc schema [--out FILE]        the JSON Schema of scenario files
+    xrc plot RUN... --out DIR      comparison figures of runs or a sweep's runs
 
 SCENARIO may also name a scenario bundled with xrc when no such file
 exists here: ``paper/fig1-time-varying`` or
@@ -69,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--traces", metavar="DIR", default=None,
                     help="directory of Mahimahi downlink traces (*.down) for the trace study (default: the bundled ones)")
     rp.add_argument("--quiet", action="store_true")
+
+    pl = sub.add_parser("plot", help="comparison figures of run directories or of a sweep's runs")
+    pl.add_argument("runs", nargs="+", metavar="RUN", help="run directories and/or sweep directories")
+    pl.add_argument("--out", required=True, help="directory for the figures")
+    pl.add_argument("--label", action="append", default=None, metavar="NAME",
+                    help="a run's label, once per run in order (default: what differs between the runs)")
 
     sc = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")
     sc.add_argument("--out", default=None, help="write it to this file instead")
@@ -183,6 +190,15 @@ def main(argv: list[str] | None = None) -> int:
                 for c in res["claims"]:
                     ours = "-" if c["ours"] is None else f"{c['ours']:.4g}"
                     print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} ours: {ours}")
+            return 0
+        if args.cmd == "plot":
+            from .compare import plot_runs
+
+            res = plot_runs(args.runs, args.out, labels=args.label)
+            for w in res["problems"]:
+                print(f"xrc: warning: figure: {w}", file=sys.stderr)
+            print(f"{len(res['labels'])} runs: {'; '.join(res['labels'])}")
+            print(f"wrote {len(res['files'])} files to {args.out}: {', '.join(sorted(res['files']))}")
             return 0
         if args.cmd == "schema":
             from .schema import dumps
