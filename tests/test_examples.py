@@ -59,3 +59,36 @@ def test_an_example_notebook_executes_without_errors(path, tmp_path):
     assert images, "the notebook draws its figures inline"
     assert os.environ.get("MPLBACKEND") == env_before
     print(f"{path.name}: executed in {wall:.1f} s")
+
+
+def test_the_column_tables_of_docs_outputs_md_are_generated_from_the_core_and_current():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_outputs_doc", ROOT / "scripts" / "build_outputs_doc.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = (ROOT / "docs" / "outputs.md").read_text()
+    assert mod.render(text) == text, "run: .venv/bin/python scripts/build_outputs_doc.py"
+    from xrc import _core
+
+    # Every column of every table the core writes is there, and every code.
+    for t in _core.tables_info():
+        assert f"### `{t['name']}.parquet`" in text
+        for c in t["columns"]:
+            assert f"| `{c['name']}` |" in text
+    for codes in _core.codes().values():
+        for name, _ in codes:
+            assert f"`{name}`" in text
+
+
+def test_every_column_of_a_sweeps_summary_is_documented(tmp_path):
+    import pyarrow.parquet as pq
+
+    from xrc.sweep import Sweep, run_sweep
+
+    sw = Sweep(scenario=ROOT / "scenarios" / "paper" / "fig1-time-varying.toml", seeds=[1],
+               common=["duration_s=1"], variants=[{"flows.0.cc": "cubic"}])
+    cols = pq.read_schema(run_sweep(sw, tmp_path / "s", jobs=1, progress=False)).names
+    text = (ROOT / "docs" / "outputs.md").read_text()
+    for c in cols:
+        assert f"`{'set:PATH' if c.startswith('set:') else c}`" in text, c

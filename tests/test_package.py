@@ -124,3 +124,11 @@ def test_an_installed_wheel_runs_bench_and_bundled_scenarios_by_name(installed):
               "--out", "fig1", "--no-plots", "--quiet"], work, env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (work / "fig1" / "summary.json").is_file()
+    # The schema ships inside the package and is what the core generates.
+    r = _run([str(bindir / "python"), "-c", "import xrc.bundled as b, xrc.schema as s; "
+              "assert b.schema_path().read_text() == s.dumps(); print(b.schema_path())"], work, env)
+    assert r.returncode == 0 and "site-packages" in r.stdout, r.stdout + r.stderr
+    # The notebook API works from the wheel (pandas is a dependency).
+    r = _run([str(bindir / "python"), "-c", "import xrc; r = xrc.run('paper/fig1-time-varying', duration_s=1); "
+              "print(r.drops['location'].dtype, r.rtt.attrs['units']['rtt_ms'])"], work, env)
+    assert r.returncode == 0 and "category ms" in r.stdout, r.stdout + r.stderr

@@ -32,6 +32,14 @@ def test_quick_reproduction_writes_report_figures_and_claims(tmp_path):
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["figure_problems"] == [], meta["figure_problems"]
     assert meta["traces"]["source"] == "bundled"
+    # Every column of results.parquet is documented (docs/outputs.md).
+    import pyarrow.parquet as pq
+
+    from .conftest import ROOT
+
+    doc = (ROOT / "docs" / "outputs.md").read_text()
+    for c in pq.read_schema(out / "results.parquet").names:
+        assert f"`{c}`" in doc, c
 
 
 def test_reproduce_refuses_to_overwrite_results(tmp_path, capsys):

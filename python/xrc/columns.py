@@ -96,8 +96,8 @@ def markdown() -> str:
         for c in t.columns.values():
             doc = c.doc
             if c.categories:
-                doc += " Codes: " + "; ".join(f"{i} `{n}` ({d})" for i, (n, d) in
-                                             enumerate(zip(c.categories, c.category_docs or ())))
+                doc += " Codes: " + "; ".join(f"{i} = `{n}`, {d}" for i, (n, d) in
+                                             enumerate(zip(c.categories, c.category_docs or ()))) + "."
             if (t.name, c.name) in BOOLEAN:
                 doc += " (0 or 1)"
             doc = doc.replace("|", "\\|")
