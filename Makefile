@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 	@echo "== installing pip and maturin into $(VENV)"
 	$(BIN)/python -m pip install --quiet --upgrade pip "maturin>=1.5,<2"
 	@echo "== building the Rust core and installing xrc with its dependencies (first time: several minutes)"
-	$(BIN)/maturin develop --release --extras test
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -285,6 +285,8 @@ def _frame(name: str, cols: dict[str, np.ndarray], flow_ids: list[str]):
             codes = v.astype(np.int64)
             codes = np.where((codes >= 0) & (codes < len(col.categories)), codes, -1)
             data[c] = pd.Categorical.from_codes(codes, categories=list(col.categories))
+        elif col is not None and col.dtype == "str":
+            data[c] = pd.Categorical(v.astype(str))  # cwnd.mode: a few names, many rows
         elif (name, c) in _columns.BOOLEAN:
             data[c] = v.astype(bool)
         elif c in ("flow", "ue") and v.dtype.kind == "u":
