@@ -28,6 +28,18 @@ def test_quick_reproduction_writes_report_figures_and_claims(tmp_path):
     assert "data:image/png;base64," in html and "<table>" in html
     # The XRC paper's headline claim holds even in the short runs.
     assert next(c for c in claims if c["id"] == "fig1-xrc-hol")["holds"]
+    # Every figure has units on its axes, distinct series, delays from 0.
+    meta = json.loads((out / "metadata.json").read_text())
+    assert meta["figure_problems"] == [], meta["figure_problems"]
+    assert meta["traces"]["source"] == "bundled"
+    # Every column of results.parquet is documented (docs/outputs.md).
+    import pyarrow.parquet as pq
+
+    from .conftest import ROOT
+
+    doc = (ROOT / "docs" / "outputs.md").read_text()
+    for c in pq.read_schema(out / "results.parquet").names:
+        assert f"`{c}`" in doc, c
 
 
 def test_reproduce_refuses_to_overwrite_results(tmp_path, capsys):

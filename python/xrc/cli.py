@@ -8,6 +8,13 @@
     xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--force] [--pcap] [--list]
     xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
     xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
+    xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
+    xrc schema [--out FILE]        the JSON Schema of scenario files
+    xrc plot RUN... --out DIR      comparison figures of runs or a sweep's runs
+
+SCENARIO may also name a scenario bundled with xrc when no such file
+exists here: ``paper/fig1-time-varying`` or
+``scenarios/paper/fig1-time-varying.toml`` work from any directory.
 
 Exit status: 0 on success, 2 for bad input (the message names the field and
 the value), 1 for anything else.
@@ -63,6 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--engine", choices=["local", "dask"], default="local")
     rp.add_argument("--address", default=None, help="Dask scheduler address (default: a local cluster)")
     rp.add_argument("--force", action="store_true", help="replace the report directory if it exists")
+    rp.add_argument("--traces", metavar="DIR", default=None,
+                    help="directory of Mahimahi downlink traces (*.down) for the trace study (default: the bundled ones)")
     rp.add_argument("--quiet", action="store_true")
 
     vl = sub.add_parser("validate-linux", help="real Linux TCP through xrc's emulator against the simulator "
@@ -87,9 +96,18 @@ def _parser() -> argparse.ArgumentParser:
                     help="merge results.json files (or their directories) into --out and rewrite the table; "
                          "runs nothing")
     vl.add_argument("--quiet", action="store_true")
+    pl = sub.add_parser("plot", help="comparison figures of run directories or of a sweep's runs")
+    pl.add_argument("runs", nargs="+", metavar="RUN", help="run directories and/or sweep directories")
+    pl.add_argument("--out", required=True, help="directory for the figures")
+    pl.add_argument("--label", action="append", default=None, metavar="NAME",
+                    help="a run's label, once per run in order (default: what differs between the runs)")
+
+    sc = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")
+    sc.add_argument("--out", default=None, help="write it to this file instead")
 
     b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
-    b.add_argument("scenario", nargs="?", default="scenarios/bench/lte-1ue-20s.toml")
+    b.add_argument("scenario", nargs="?", default=None,
+                   help="scenario file or bundled scenario name (default: the bundled bench/lte-1ue-20s.toml)")
     b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
     b.add_argument("--ns3-seconds", type=float, default=11.0,
                    help="ns-3.44 LTE wall time for the same scenario, for the speed-up line (default 11 s)")
@@ -215,6 +233,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return 2
     try:
+        if getattr(args, "scenario", None) is not None:
+            # A name of a bundled scenario works from any directory.
+            from .bundled import resolve_scenario_arg
+
+            args.scenario = resolve_scenario_arg(args.scenario)
         if args.cmd == "run":
             from .runner import OutputError, run_to_dir
 
@@ -257,9 +280,16 @@ def main(argv: list[str] | None = None) -> int:
 
             if args.seeds < 1:
                 raise ScenarioError(f"--seeds: must be at least 1, got {args.seeds}")
+            if not args.quiet:
+                from .reproduce.experiments import trace_files
+
+                found = trace_files(args.traces)
+                where = "bundled with xrc" if args.traces is None else f"from {args.traces}"
+                print(f"trace study: {len(found)} trace(s) {where}: {', '.join(p.name for p in found)}")
+                sys.stdout.flush()
             try:
                 res = reproduce(args.out, quick=args.quick, seeds=args.seeds, jobs=args.jobs, engine=args.engine,
-                                address=args.address, force=args.force, progress=not args.quiet)
+                                address=args.address, force=args.force, progress=not args.quiet, traces=args.traces)
             except OutputError as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
@@ -274,10 +304,33 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.cmd == "validate-linux":
             return _validate_linux(args, argv)
+        if args.cmd == "plot":
+            from .compare import plot_runs
+
+            res = plot_runs(args.runs, args.out, labels=args.label)
+            for w in res["problems"]:
+                print(f"xrc: warning: figure: {w}", file=sys.stderr)
+            print(f"{len(res['labels'])} runs: {'; '.join(res['labels'])}")
+            print(f"wrote {len(res['files'])} files to {args.out}: {', '.join(sorted(res['files']))}")
+            return 0
+        if args.cmd == "schema":
+            from .schema import dumps
+
+            text = dumps()
+            if args.out:
+                from pathlib import Path
+
+                Path(args.out).write_text(text)
+            else:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            return 0
         if args.cmd == "bench":
             from .bench import bench
+            from .bundled import BENCH_SCENARIO, scenario as bundled_scenario
 
-            return bench(args.scenario, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
+            path = args.scenario or str(bundled_scenario(BENCH_SCENARIO))
+            return bench(path, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
     except ScenarioError as e:
         print(f"xrc: error: {e}", file=sys.stderr)
         return 2

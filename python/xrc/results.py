@@ -24,9 +24,27 @@ def to_arrow(cols: dict[str, np.ndarray]) -> pa.Table:
     return pa.table({k: pa.array(v) for k, v in cols.items()})
 
 
+def _field_metadata(table: str, column: str) -> dict[bytes, bytes] | None:
+    """A column's unit, meaning and codes (:mod:`xrc.columns`)."""
+    import json
+
+    from .columns import tables as documented
+
+    t = documented().get(table)
+    c = t.columns.get(column) if t else None
+    if c is None:
+        return None
+    meta = {b"unit": c.unit.encode(), b"doc": c.doc.encode()}
+    if c.categories:
+        meta[b"codes"] = json.dumps(list(c.categories)).encode()
+    return meta
+
+
 def write_parquet(tables: dict[str, dict[str, np.ndarray]], directory, flow_ids: list[str]) -> list[str]:
     """Writes one Parquet file per table. Flow indices are joined with their
-    ids so files are readable on their own. Returns the file names."""
+    ids so files are readable on their own; every field carries its unit,
+    meaning and (coded columns) the names of its codes as metadata. Returns
+    the file names."""
     written = []
     for name in sorted(tables):
         cols = dict(tables[name])
@@ -36,6 +54,7 @@ def write_parquet(tables: dict[str, dict[str, np.ndarray]], directory, flow_ids:
             safe = np.where(idx < len(flow_ids), idx, len(flow_ids)).astype(np.int64)
             cols = {"flow_id": ids[safe].astype(str), **cols}
         table = to_arrow(cols)
+        table = table.cast(pa.schema([f.with_metadata(_field_metadata(name, f.name)) for f in table.schema]))
         fname = f"{name}.parquet"
         pq.write_table(table, directory / fname, compression="zstd", use_dictionary=True,
                        write_statistics=True)

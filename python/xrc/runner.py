@@ -41,9 +41,20 @@ __all__ = ["OutputError", "run_to_dir", "simulate", "metadata", "git_commit"]
 
 
 def git_commit() -> str | None:
-    """The commit of the xrc checkout this package runs from, if any."""
+    """The commit of the xrc checkout this package runs from (``-dirty`` if
+    tracked files differ from it), or ``None``: an installed wheel is not in
+    a checkout, and a package that merely lies inside some other repository
+    (a virtualenv in a project) does not take that repository's commit."""
     here = Path(__file__).resolve().parent
     try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True,
+                             timeout=5)
+        if top.returncode != 0:
+            return None
+        root = Path(top.stdout.strip())
+        # Ours: the package is the checkout's python/xrc, beside the core.
+        if not ((root / "crates" / "xrc-core" / "Cargo.toml").is_file() and (root / "python" / "xrc") == here):
+            return None
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
         if out.returncode != 0:
             return None
@@ -54,7 +65,8 @@ def git_commit() -> str | None:
         return None
 
 
-def _sha256(path: str) -> str:
+def sha256_file(path: str) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -108,7 +120,7 @@ def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
 
 
 def metadata(scenario: Scenario, argv: list[str] | None) -> dict[str, Any]:
-    inputs = {field: {"path": p, "sha256": _sha256(p)} for field, p in sorted(scenario.inputs.items())}
+    inputs = {field: {"path": p, "sha256": sha256_file(p)} for field, p in sorted(scenario.inputs.items())}
     if scenario.path is not None:
         inputs["scenario"] = {"path": str(scenario.path), "sha256": hashlib.sha256(scenario.source_text.encode()).hexdigest()}
     return {

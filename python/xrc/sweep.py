@@ -33,6 +33,11 @@ spread over seeds (a zero-width confidence interval) says nothing.
 Ctrl-C stops a sweep at once (:mod:`xrc.parallel`); the runs already done
 are kept and a restart goes on from there.
 
+From Python, ``xrc.sweep(...)`` (:func:`xrc.api.sweep`) runs a sweep and
+returns its table as a DataFrame. This module is that name too: a
+submodule's import binds ``xrc.sweep`` to the module, so the module itself
+is callable and forwards to :func:`xrc.api.sweep`.
+
 Why Dask for clusters: runs are independent, CPU-bound tasks of a few
 seconds; ``dask.distributed`` schedules such tasks with a small, pure
 Python install and starts a local cluster in one call (which the tests
@@ -48,6 +53,7 @@ import json
 import os
 import sys
 import tomllib
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -313,3 +319,16 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
     tmp.write_text(json.dumps(report, indent=2) + "\n")
     os.replace(tmp, out / "sweep.json")
     return path
+
+
+class _CallableModule(types.ModuleType):
+    """``xrc.sweep(...)`` whether ``xrc.sweep`` is this module or the
+    function (see the module doc)."""
+
+    def __call__(self, *args, **kwargs):
+        from .api import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

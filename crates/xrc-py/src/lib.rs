@@ -204,6 +204,53 @@ impl Simulation {
     }
 }
 
+/// The JSON Schemas the core derives from its configuration types:
+/// `{"scenario": schema, "cc": {scheme: schema of its parameters}}` as JSON.
+#[pyfunction]
+fn json_schemas() -> PyResult<String> {
+    let cc: serde_json::Map<String, serde_json::Value> = scenario::schema::cc_params()
+        .into_iter()
+        .map(|(n, s)| (n.to_string(), s.to_value()))
+        .collect();
+    let out = serde_json::json!({"scenario": scenario::schema::scenario().to_value(), "cc": cc});
+    serde_json::to_string(&out).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Every table a run records: `[{"name", "doc", "columns": [{"name",
+/// "dtype", "unit", "doc"}]}]`, from the core's own definitions.
+#[pyfunction]
+fn tables_info<'py>(py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let mut out = Vec::new();
+    for t in xrc_core::metrics::tables_info() {
+        let d = PyDict::new(py);
+        d.set_item("name", t.name)?;
+        d.set_item("doc", t.doc)?;
+        let mut cols = Vec::new();
+        for c in t.columns {
+            let cd = PyDict::new(py);
+            cd.set_item("name", c.name)?;
+            cd.set_item("dtype", c.dtype)?;
+            cd.set_item("unit", c.unit)?;
+            cd.set_item("doc", c.doc)?;
+            cols.push(cd);
+        }
+        d.set_item("columns", cols)?;
+        out.push(d);
+    }
+    Ok(out)
+}
+
+/// What the coded columns' numbers mean: `{"table.column": [(name, doc), ...]}`,
+/// indexed by code.
+#[pyfunction]
+fn codes<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (table, column, codes) in xrc_core::metrics::codes::CODED_COLUMNS {
+        out.set_item(format!("{table}.{column}"), codes.to_vec())?;
+    }
+    Ok(out)
+}
+
 /// Pops `n` events through the engine's queue alone (with a standing
 /// population of `pending` events); returns events per second of wall time.
 #[pyfunction]
@@ -219,6 +266,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_trace, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(engine_microbench, m)?)?;
+    m.add_function(wrap_pyfunction!(tables_info, m)?)?;
+    m.add_function(wrap_pyfunction!(codes, m)?)?;
+    m.add_function(wrap_pyfunction!(json_schemas, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<emu::Emulator>()?;
     Ok(())

@@ -2,11 +2,18 @@
 trace study) into one directory with a report, figures and the paper's
 claims checked against our numbers.
 
-    xrc reproduce [--quick] [--seeds N] --out DIR [--jobs N] [--engine local|dask]
+    xrc reproduce [--quick] [--seeds N] [--traces DIR] --out DIR [--jobs N] [--engine local|dask]
 
 Writes ``DIR/report.md``, a self-contained ``DIR/report.html``,
 ``DIR/claims.json`` (``[{id, claim, paper, ours, ci95, holds}]``),
-``DIR/figures/*.png`` and ``DIR/results.parquet`` (one row per run and flow).
+``DIR/figures/*.png``, ``DIR/results.parquet`` (one row per run and flow)
+and ``DIR/metadata.json``: versions, the git commit (when xrc runs from a
+checkout), and every input file (the bundled scenarios, the traces) with
+its SHA-256.
+
+The trace study runs on the bundled traces unless ``--traces DIR`` names a
+directory of Mahimahi downlink traces (``*.down``), such as the public
+traces the study in docs/reproduction.md used.
 """
 
 from __future__ import annotations
@@ -21,9 +28,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import _core, progress as _progress
+from .. import __version__, _core, progress as _progress
 from ..outdir import OutputError, check, commit, prepare
-from .experiments import points, run_point
+from .experiments import points, run_point, trace_files
 
 
 def _run_all(pts: list[dict[str, Any]], jobs: int, engine: str, address: str | None,
@@ -105,19 +112,41 @@ def _results_table(results: list[dict[str, Any]]) -> pa.Table:
     return pa.table({c: [row[c] for row in rows] for c in cols})
 
 
+def _inputs(pts: list[dict[str, Any]], traces: list[Path]) -> dict[str, Any]:
+    """Every file the runs read, with its SHA-256."""
+    from ..runner import sha256_file
+
+    files = sorted({p["scenario"] for p in pts} | {str(t) for t in traces})
+    return {f: {"sha256": sha256_file(f), "bytes": os.path.getsize(f)} for f in files}
+
+
+def plan(*, quick: bool = False, seeds: int = 5, traces: str | Path | None = None) -> dict[str, Any]:
+    """What `reproduce` would run: the points and the trace study's traces
+    (``{"points", "traces", "traces_source"}``)."""
+    seed_list = list(range(1, (1 if quick else seeds) + 1))
+    trace_list = trace_files(traces)
+    pts = [p.as_dict() for p in points(quick, seed_list, list(_core.schemes()), trace_list)]
+    source = "bundled" if traces is None else str(Path(traces).resolve())
+    return {"points": pts, "traces": trace_list, "traces_source": source, "seeds": seed_list}
+
+
 def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int | None = None,
               engine: str = "local", address: str | None = None, force: bool = False,
-              progress: bool = True) -> dict[str, Any]:
-    """Runs everything and writes the report. Returns the claims."""
+              progress: bool = True, traces: str | Path | None = None) -> dict[str, Any]:
+    """Runs everything and writes the report. Returns the claims and the
+    metadata. `traces`: a directory of downlink traces for the trace study
+    (default: the bundled ones)."""
+    from ..runner import git_commit
     from .report import write_report
 
     out = Path(out)
     # Checked before the runs (an hour of them) and again when writing.
     check(out, force, what="report directory")
     jobs = jobs or os.cpu_count() or 1
-    seed_list = list(range(1, (1 if quick else seeds) + 1))
     schemes = list(_core.schemes())
-    pts = [p.as_dict() for p in points(quick, seed_list, schemes)]
+    pl = plan(quick=quick, seeds=seeds, traces=traces)
+    pts, seed_list = pl["points"], pl["seeds"]
+    inputs = _inputs(pts, pl["traces"])
     t0 = time.perf_counter()
     results = _run_all(pts, jobs, engine, address, progress)
     wall = time.perf_counter() - t0
@@ -125,9 +154,12 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
     try:
         (staging / "figures").mkdir()
         pq.write_table(_results_table(results), staging / "results.parquet", compression="zstd")
-        meta = {"xrc_output": "report", "quick": quick, "seeds": seed_list, "runs": len(results), "wall_time_s": wall, "jobs": jobs,
-                "engine": engine, "schemes": schemes, "core_version": _core.version(),
-                "sim_seconds": sum(r["sim_s"] for r in results), "events": sum(r["events"] for r in results)}
+        meta = {"xrc_output": "report", "quick": quick, "seeds": seed_list, "runs": len(results), "wall_time_s": wall,
+                "jobs": jobs, "engine": engine, "schemes": schemes, "xrc_version": __version__,
+                "core_version": _core.version(), "git_commit": git_commit(),
+                "sim_seconds": sum(r["sim_s"] for r in results), "events": sum(r["events"] for r in results),
+                "traces": {"source": pl["traces_source"], "files": [str(t) for t in pl["traces"]]},
+                "inputs": inputs}
         claims = write_report(results, meta, staging)
         (staging / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
         (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")

@@ -1,8 +1,10 @@
 """The XRC paper's experiments (§II and §IV) and a NATCP-style trace study,
 as lists of runs, and what each run keeps for the report.
 
-Every run is a scenario file from ``scenarios/paper/`` plus overrides and a
-seed (Fig. 7 also adds its short flows). A run returns a compact dict (the
+Every run is a bundled scenario (``xrc/scenarios/paper/``, found through
+:mod:`xrc.bundled`) plus overrides and a seed (Fig. 7 also adds its short
+flows); the trace study runs the bundled trace scenario on every downlink
+trace of a directory (by default the bundled traces). A run returns a compact dict (the
 summary, throughput bins, decimated delay samples, completion times), so
 hundreds of runs fit in memory and travel cheaply between processes.
 """
@@ -18,15 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import bundled
 from ..results import summarize
 from ..runner import simulate
 from ..scenario import Scenario, from_dict, load
 from .metrics import decimate, pct
 
-ROOT = Path(__file__).resolve().parents[3]
-PAPER = ROOT / "scenarios" / "paper"
-SHARED_TRACES = ROOT.parent / "shared" / "traces"
-BUNDLED_TRACES = ROOT / "scenarios" / "traces"
+#: The trace study's scenario (its `trace.downlink` is replaced per trace).
+TRACE_SCENARIO = "traces/synthetic-xrc.toml"
 
 FIG1_SCHEMES = ["xrc", "cubic", "newreno", "illinois", "veno"]
 FIG4_SCHEMES = ["xrc", "cubic", "newreno", "illinois"]
@@ -54,21 +55,29 @@ class Point:
 
 
 def _s(p: str) -> str:
-    return str(PAPER / p)
+    return str(bundled.scenario(f"paper/{p}"))
 
 
-def trace_files() -> list[Path]:
-    """The downlink traces of the trace study: ../shared/traces when present,
-    otherwise the bundled synthetic one."""
-    if SHARED_TRACES.is_dir():
-        found = sorted(SHARED_TRACES.glob("*.down"))
-        if found:
-            return found
-    return sorted(BUNDLED_TRACES.glob("*.down"))
+def trace_files(directory: str | Path | None = None) -> list[Path]:
+    """The downlink traces (``*.down``) of the trace study: those in
+    `directory`, or the bundled ones. Raises ``ScenarioError`` for a
+    directory without any."""
+    from ..scenario import ScenarioError
+
+    if directory is None:
+        return sorted(bundled.traces_dir().glob("*.down"))
+    d = Path(directory)
+    if not d.is_dir():
+        raise ScenarioError(f"--traces {str(directory)!r}: not a directory")
+    found = sorted(p.resolve() for p in d.glob("*.down") if p.is_file())
+    if not found:
+        raise ScenarioError(f"--traces {str(directory)!r}: no downlink traces (*.down) in it")
+    return found
 
 
-def points(quick: bool, seeds: list[int], schemes: list[str]) -> list[Point]:
-    """Every run of `xrc reproduce`."""
+def points(quick: bool, seeds: list[int], schemes: list[str], traces: list[Path] | None = None) -> list[Point]:
+    """Every run of `xrc reproduce` (`traces`: the trace study's downlink
+    traces, by default the bundled ones)."""
     pts: list[Point] = []
 
     def add(exp, label, scenario, overrides, gen=()):
@@ -108,9 +117,9 @@ def points(quick: bool, seeds: list[int], schemes: list[str]) -> list[Point]:
         gen=(("short_flows", n_short), ("short_cc", "xrc")))
     # Trace study: every scheme alone on every trace. Trace links have no
     # randomness, so one seed suffices.
-    for tr in trace_files():
+    for tr in trace_files() if traces is None else traces:
         for cc in schemes:
-            pts.append(Point("traces", f"{tr.stem}/{cc}", str(BUNDLED_TRACES / "synthetic-xrc.toml"),
+            pts.append(Point("traces", f"{tr.stem}/{cc}", str(bundled.scenario(TRACE_SCENARIO)),
                              (f"flows.0.cc={cc}", f"trace.downlink={json.dumps(str(tr))}",
                               *( ["duration_s=30"] if quick else [] )), seeds[0],
                              (("full_trace", not quick),)))

@@ -9,16 +9,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from ..schemes import color_of, label_of  # noqa: E402
-from .metrics import jain_over, jain_sliding, mean_ci95  # noqa: E402
-
-matplotlib.rcParams["svg.hashsalt"] = "xrc"
+from ..plots import budget_line, cdf, delay_axis, figure_problems, log_axis, new_figure, save as save_figure
+from ..schemes import color_of, label_of
+from .metrics import jain_over, jain_sliding, mean_ci95
 
 Results = dict[tuple[str, str], list[dict[str, Any]]]
 
@@ -34,18 +29,31 @@ def _tp(r: dict[str, Any]) -> dict[str, np.ndarray]:
     return {k: np.asarray(v) for k, v in r["tp"].items()}
 
 
+#: Problems :func:`xrc.plots.figure_problems` found in the figures of the
+#: report being written (recorded in its metadata; the tests want none).
+_PROBLEMS: list[str] = []
+
+
 def _save(fig, figdir: Path, name: str) -> str:
-    path = figdir / f"{name}.png"
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save_figure(fig, figdir, name, formats=("png",), dpi=110)
+    _PROBLEMS.extend(figure_problems(fig, name))
     return f"figures/{name}.png"
 
 
-def _cdf(ax, samples, label, color):
-    x = np.sort(np.asarray(samples, dtype=float))
-    if x.size == 0:
-        return
-    ax.plot(x, np.arange(1, x.size + 1) / x.size, label=label, color=color)
+def _cdf(ax, samples, label, color, **kw):
+    cdf(ax, samples, label=label, color=color, **kw)
+
+
+def _rate_panel(ax, name: str) -> None:
+    """A goodput-over-time panel: its unit on the axis, its scheme inside it."""
+    ax.set_ylabel("Mbit/s")
+    ax.set_title(name, fontsize=9, loc="left")
+    ax.grid(alpha=0.3)
+
+
+#: Fig. 7's XRC bulk flow with XRC short flows: XRC's colour would repeat
+#: the XRC/NewReno-shorts series, so it gets its own colour and dashes.
+XRC_SHORTS_STYLE = {"color": "#7f0000", "ls": "--"}
 
 
 def _fmt(v, nd=3):
@@ -75,6 +83,10 @@ class Claims:
 
 
 def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path) -> list[dict[str, Any]]:
+    """Writes the figures, report.md and report.html; returns the claims.
+    Sets ``meta["figure_problems"]`` to what the figures break of the axes
+    rules (:func:`xrc.plots.figure_problems`)."""
+    _PROBLEMS.clear()
     g = _group(results)
     figdir = out / "figures"
     claims = Claims()
@@ -84,26 +96,25 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
     labels = [lab for (e, lab) in g if e == "fig1"]
     order = [c for c in ["xrc", "cubic", "newreno", "illinois", "veno", "oracle"] if c in labels]
     if order:
-        fig, axes = plt.subplots(len(order), 1, figsize=(9, 1.9 * len(order)), sharex=True, squeeze=False)
+        fig, axes = new_figure(len(order), 1, figsize=(9, 1.9 * len(order)), sharex=True)
         for ax, cc in zip(axes[:, 0], order):
             r = g[("fig1", cc)][0]
             cap = r["cap"]
             ax.fill_between(cap["t"], cap["available_mbps"], step="post", color="0.85")
             tp = _tp(r)
             ax.step(tp["t"], tp["goodput_mbps"], where="post", color=color_of(cc), lw=1)
-            ax.set_ylabel(label_of(cc), fontsize=8)
-            ax.grid(alpha=0.3)
+            _rate_panel(ax, label_of(cc))
         axes[-1, 0].set_xlabel("time (s)")
-        axes[0, 0].set_title("Fig. 1(a): rate against available capacity (shaded), seed 1")
+        fig.suptitle("Fig. 1(a): goodput against available capacity (shaded), seed 1", fontsize=10)
         img_a = _save(fig, figdir, "fig1a_rates")
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, axes = new_figure()
+        ax = axes[0, 0]
         for cc in order:
             pooled = [x for r in g[("fig1", cc)] for x in r["hol"]["samples"]]
             _cdf(ax, pooled, label_of(cc), color_of(cc))
-        ax.axvline(10, color="0.5", ls=":")
-        ax.set_xscale("symlog", linthresh=1)
+        budget_line(ax)
+        delay_axis(ax)
         ax.set_xlabel("RLC HoL delay (ms)")
-        ax.set_ylabel("CDF")
         ax.set_title("Fig. 1(b): HoL delay")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
@@ -140,7 +151,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
     # ---------------- Fig. 3 and the XRC-vs-CUBIC claims ----------------
     f3 = [lab for (e, lab) in g if e == "fig3"]
     if f3:
-        fig, axes = plt.subplots(len(f3), 1, figsize=(9, 2.6 * len(f3)), sharex=True, squeeze=False)
+        fig, axes = new_figure(len(f3), 1, figsize=(9, 2.6 * len(f3)), sharex=True)
         for ax, lab in zip(axes[:, 0], sorted(f3, reverse=True)):
             r = g[("fig3", lab)][0]
             tp = _tp(r)
@@ -148,9 +159,9 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
                 sel = tp["flow"] == k
                 ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post", color=color_of(f["cc"]),
                         label=f"{f['id']} ({label_of(f['cc'])})")
-            ax.set_title(f"Fig. 3: {lab}", fontsize=9)
-            ax.legend(fontsize=8)
-            ax.grid(alpha=0.3)
+            _rate_panel(ax, " joined by ".join(label_of(x) for x in lab.split("+")))
+            ax.legend(fontsize=8, loc="upper right")
+        fig.suptitle("Fig. 3: XRC joined at 5 s by a flow in congestion avoidance, seed 1", fontsize=10)
         axes[-1, 0].set_xlabel("time (s)")
         img = _save(fig, figdir, "fig3_coexistence")
         rows = ["| pair | Jain (overlap) | XRC goodput | joiner goodput | HoL p50 (ms) |", "|---|---|---|---|---|"]
@@ -169,7 +180,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
     f4 = sorted({lab for (e, lab) in g if e == "fig4"})
     if f4:
         main = [lab for lab in f4 if not lab.endswith("-same-rtt")]
-        fig, axes = plt.subplots(len(main), 1, figsize=(9, 2.2 * len(main)), sharex=True, squeeze=False)
+        fig, axes = new_figure(len(main), 1, figsize=(9, 2.2 * len(main)), sharex=True)
         pal = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"]
         for ax, lab in zip(axes[:, 0], ["xrc", "cubic", "newreno", "illinois"]):
             if ("fig4", lab) not in g:
@@ -179,14 +190,15 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
             for k, f in enumerate(r["flows"]):
                 sel = tp["flow"] == k
                 ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post", color=pal[k % 4], lw=1, label=f["id"])
-            ax.set_ylabel(label_of(lab), fontsize=8)
-            ax.grid(alpha=0.3)
-        axes[0, 0].legend(fontsize=7, ncol=4)
-        axes[0, 0].set_title("Fig. 4: four flows, base RTTs 38/48/58/68 ms, seed 1")
+            _rate_panel(ax, label_of(lab))
+        # Outside the panels, where it hides no data.
+        axes[0, 0].legend(fontsize=7, ncol=1, loc="upper left", bbox_to_anchor=(1.005, 1.0))
+        fig.suptitle("Fig. 4: four flows, base RTTs 38/48/58/68 ms, seed 1", fontsize=10)
         axes[-1, 0].set_xlabel("time (s)")
         img = _save(fig, figdir, "fig4_rtt_fairness")
         # Jain's index over sliding 1 s windows among the flows alive in each.
-        fig, ax = plt.subplots(figsize=(9, 3.2))
+        fig, axes = new_figure(figsize=(9, 3.2))
+        ax = axes[0, 0]
         for cc in ["xrc", "cubic", "newreno", "illinois"]:
             if ("fig4", cc) not in g:
                 continue
@@ -231,8 +243,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
     if f5:
         seconds = ["cubic", "newreno", "illinois", "veno"]
         firsts = ["xrc", "cubic"]
-        fig, axes = plt.subplots(len(seconds), len(firsts), figsize=(11, 2.2 * len(seconds)), sharex=True,
-                                 squeeze=False)
+        fig, axes = new_figure(len(seconds), len(firsts), figsize=(11, 2.2 * len(seconds)), sharex=True)
         for j, a in enumerate(firsts):
             for i, b in enumerate(seconds):
                 ax = axes[i, j]
@@ -244,23 +255,23 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
                 for k, f in enumerate(r["flows"]):
                     sel = tp["flow"] == k
                     ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post",
-                            color=["#d62728", "#1f77b4"][k], lw=1, label=label_of(f["cc"]))
-                ax.set_title(f"{label_of(a)} then {label_of(b)}", fontsize=8)
-                ax.legend(fontsize=7)
-                ax.grid(alpha=0.3)
+                            color=["#d62728", "#1f77b4"][k], lw=1,
+                            label=f"{label_of(f['cc'])} ({['first', 'second'][k]})")
+                _rate_panel(ax, f"{label_of(a)} then {label_of(b)}")
+                ax.legend(fontsize=7, loc="upper right")
+        for ax in axes[-1, :]:
+            ax.set_xlabel("time (s)")
+        fig.suptitle("Fig. 5: goodput of capacity-seeking pairs, seed 1", fontsize=10)
         img = _save(fig, figdir, "fig5_pairs")
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, axes = new_figure()
+        ax = axes[0, 0]
         for a, style in (("xrc", "-"), ("cubic", "--")):
             pooled = [x for b in seconds if ("fig5", f"{a}+{b}") in g for r in g[("fig5", f"{a}+{b}")]
                       for x in r["hol"]["samples"]]
-            x = np.sort(np.asarray(pooled))
-            if x.size:
-                ax.plot(x, np.arange(1, x.size + 1) / x.size, ls=style, color=color_of(a),
-                        label=f"first flow {label_of(a)}")
-        ax.axvline(10, color="0.5", ls=":")
-        ax.set_xscale("symlog", linthresh=1)
+            cdf(ax, pooled, ls=style, color=color_of(a), label=f"first flow {label_of(a)}")
+        budget_line(ax)
+        delay_axis(ax)
         ax.set_xlabel("RLC HoL delay (ms)")
-        ax.set_ylabel("CDF")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
         img2 = _save(fig, figdir, "fig5h_hol_cdf")
@@ -313,26 +324,26 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
     # ---------------- Fig. 6 ----------------
     f6 = [c for c in ["xrc", "cubic", "newreno", "illinois", "veno"] if ("fig6", c) in g]
     if f6:
-        fig, axes = plt.subplots(len(f6), 1, figsize=(9, 1.9 * len(f6)), sharex=True, squeeze=False)
+        fig, axes = new_figure(len(f6), 1, figsize=(9, 1.9 * len(f6)), sharex=True)
         for ax, cc in zip(axes[:, 0], f6):
             r = g[("fig6", cc)][0]
             tp = _tp(r)
-            for k, colr in ((0, "#d62728"), (1, "#2ca02c")):
+            for k, colr, what in ((0, "#d62728", "download"), (1, "#2ca02c", "CUBIC video")):
                 sel = tp["flow"] == k
-                ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post", color=colr, lw=1)
-            ax.set_ylabel(label_of(cc), fontsize=8)
-            ax.grid(alpha=0.3)
-        axes[0, 0].set_title("Fig. 6: download (red, the scheme) against CUBIC video (green), seed 1")
+                ax.step(tp["t"][sel], tp["goodput_mbps"][sel], where="post", color=colr, lw=1, label=what)
+            _rate_panel(ax, f"{label_of(cc)} download")
+        axes[0, 0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0))
+        fig.suptitle("Fig. 6: a download of each scheme against CUBIC video, seed 1", fontsize=10)
         axes[-1, 0].set_xlabel("time (s)")
         img = _save(fig, figdir, "fig6_video")
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, axes = new_figure()
+        ax = axes[0, 0]
         for cc in f6:
             pooled = [x for r in g[("fig6", cc)] for x in r["qdelay"].get("0", r["qdelay"].get(0, {})).get("samples", [])]
             _cdf(ax, pooled, label_of(cc), color_of(cc))
-        ax.axvline(10, color="0.5", ls=":")
-        ax.set_xscale("symlog", linthresh=1)
+        budget_line(ax)
+        delay_axis(ax)
         ax.set_xlabel("end-to-end queuing delay of the download (ms)")
-        ax.set_ylabel("CDF")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
         img2 = _save(fig, figdir, "fig6e_queuing_cdf")
@@ -371,21 +382,25 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
     # ---------------- Fig. 7 ----------------
     f7 = [c for c in ["xrc", "cubic", "newreno", "illinois", "veno", "xrc/xrc-short"] if ("fig7", c) in g]
     if f7:
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        fig, grid = new_figure(1, 2, figsize=(11, 4))
+        axes = grid[0]
         for cc in f7:
             pooled = [f["fct_s"] for r in g[("fig7", cc)] for f in r["flows"][1:] if f["fct_s"] is not None]
             base = cc.split("/")[0]
-            _cdf(axes[0], pooled, label_of(base) + (" (XRC shorts)" if "/" in cc else ""), color_of(base))
+            style = XRC_SHORTS_STYLE if "/" in cc else {"color": color_of(base)}
+            label = f"{label_of(base)} bulk, " + ("XRC shorts" if "/" in cc else "NewReno shorts")
+            cdf(axes[0], pooled, label=label, **style)
             hol = [x for r in g[("fig7", cc)] for x in r["hol"]["samples"]]
-            _cdf(axes[1], hol, label_of(base) + (" (XRC shorts)" if "/" in cc else ""), color_of(base))
-        axes[0].set_xscale("log")
+            cdf(axes[1], hol, label=label, **style)
+        log_axis(axes[0])
         axes[0].set_xlabel("short-flow completion time (s)")
-        axes[1].set_xscale("symlog", linthresh=1)
+        budget_line(axes[1])
+        delay_axis(axes[1])
         axes[1].set_xlabel("RLC HoL delay (ms)")
         for ax in axes:
-            ax.set_ylabel("CDF")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
+        # One legend for both panels, below them, where it hides no line.
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=8)
         axes[0].set_title("Fig. 7(a): FCT of 10 KB-2 MB flows")
         axes[1].set_title("Fig. 7(b): HoL delay")
         img = _save(fig, figdir, "fig7_short_flows")
@@ -460,14 +475,19 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
                     per_trace[cc][trace] = v / best
             for cc in per_trace:
                 norm[cc][key] = list(per_trace[cc].values())
-        fig, ax = plt.subplots(figsize=(7, 5))
-        for cc in schemes:
-            xs = [tr[t][cc]["q95"] or 0 for t in tr if cc in tr[t]]
+        fig, axes = new_figure(figsize=(8, 5))
+        ax = axes[0, 0]
+        # Points of similar schemes sit on top of one another: a legend
+        # names them instead of labels that would overlap.
+        markers = "osD^vP*Xhp<>8dH"
+        for i, cc in enumerate(schemes):
+            xs = [max(tr[t][cc]["q95"] or 0, 0.1) for t in tr if cc in tr[t]]
             ys = [tr[t][cc]["tput"] for t in tr if cc in tr[t]]
-            ax.scatter([np.mean(xs)], [np.mean(ys)], color=color_of(cc), s=50)
-            ax.annotate(label_of(cc), (np.mean(xs), np.mean(ys)), fontsize=8, xytext=(4, 2), textcoords="offset points")
-        ax.set_xscale("log")
+            ax.scatter([np.mean(xs)], [np.mean(ys)], color=color_of(cc), s=45, marker=markers[i % len(markers)],
+                       label=label_of(cc), edgecolors="white", linewidths=0.5)
+        log_axis(ax)
         ax.invert_xaxis()
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.set_xlabel("95th percentile queuing delay (ms, mean over traces)")
         ax.set_ylabel("throughput (Mbit/s, mean over traces)")
         ax.set_title(f"Trace study over {len(tr)} traces")
@@ -478,14 +498,43 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
         for cc in sorted(schemes, key=lambda c: -np.mean(norm[c]["power"])):
             rows.append(f"| {label_of(cc)} | {_fmt(np.mean(norm[cc]['tput']))} | {_fmt(np.mean(norm[cc]['power']))} | "
                         f"{_fmt(np.mean(norm[cc]['power95']))} | {_fmt(np.mean(norm[cc]['q95']))} |")
+        src = (meta.get("traces") or {}).get("source")
+        where = ("the traces bundled with xrc" if src == "bundled" else f"the traces in {src}") if src else "traces"
         sections.append(("Trace study (NATCP-style)",
-                         f"Every scheme alone on every downlink trace ({', '.join(sorted(tr))}); 10 ms base RTT, "
+                         f"Every scheme alone on every downlink trace of {where} ({', '.join(sorted(tr))}); "
+                         "10 ms base RTT, "
                          "150 KB per-user buffer; per trace each metric is divided by the best scheme's, then "
                          "averaged over traces. Power = throughput / queuing delay (mean or p95).", rows, [img]))
 
+    meta["figure_problems"] = list(_PROBLEMS)
+    sections.append(_provenance(meta))
     _write_md(out, meta, claims.items, sections)
     _write_html(out, meta, claims.items, sections)
     return claims.items
+
+
+def _provenance(meta: dict[str, Any]) -> tuple[str, str, list[str], list[str]]:
+    """What produced the report: versions, commit and every input's hash."""
+    commit = meta.get("git_commit") or "unknown (not run from an xrc checkout)"
+    tr = meta.get("traces") or {}
+    src = tr.get("source")
+    text = (f"xrc {meta.get('xrc_version', '?')}, core {meta.get('core_version', '?')}, git commit {commit}. "
+            f"Trace study traces: {'bundled with xrc' if src == 'bundled' else src} "
+            f"({len(tr.get('files', []))} file(s)). Every input file and its SHA-256 (also in metadata.json):")
+    rows = ["| file | bytes | SHA-256 |", "|---|---|---|"]
+    for path, info in sorted((meta.get("inputs") or {}).items()):
+        rows.append(f"| {_short_path(path)} | {info['bytes']} | {info['sha256']} |")
+    return ("Provenance", text, rows, [])
+
+
+def _short_path(path: str) -> str:
+    """A bundled file by its name inside the package; others as given."""
+    from .. import bundled
+
+    try:
+        return "xrc/scenarios/" + str(Path(path).relative_to(bundled.scenarios_dir()))
+    except ValueError:
+        return path
 
 
 def _qd(r, k):

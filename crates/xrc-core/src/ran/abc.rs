@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::units::{check_range, SimDuration, MAX_SPAN_MS};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct AbcConfig {
     /// Target utilization η.

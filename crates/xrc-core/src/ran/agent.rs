@@ -31,6 +31,7 @@ use crate::net::XrcOption;
 use crate::units::{check_range, check_range_u64, SimDuration, SimTime, MAX_SPAN_MS};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
     /// Write feedback into ACKs.

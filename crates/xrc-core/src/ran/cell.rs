@@ -41,6 +41,7 @@ use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeId};
 use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct HarqConfig {
     /// Probability that a transmission of a transport block fails.
@@ -62,6 +63,7 @@ impl Default for HarqConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct RlcConfig {
     /// Transmit buffer limit in SDUs (packets); `None` for no limit.
@@ -83,6 +85,7 @@ impl Default for RlcConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct CellConfig {
     /// Channel bandwidth, MHz (1.4, 3, 5, 10, 15 or 20); when given it sets

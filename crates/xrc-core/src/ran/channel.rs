@@ -33,6 +33,7 @@ use crate::engine::Rng;
 use crate::units::{check_range, SimDuration, SimTime, MAX_SPAN_MS, MAX_SPAN_S};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ChannelConfig {
     FixedCqi {
@@ -80,6 +81,7 @@ fn default_noise_figure_db() -> f64 {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PathLoss {
     /// 3GPP TR 36.942 §4.5 urban macro at 2 GHz.
@@ -92,6 +94,7 @@ pub enum PathLoss {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Trajectory {
     Fixed {

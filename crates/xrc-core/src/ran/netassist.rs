@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::units::{check_range, MAX_ONE_WAY_DELAY_MS, MAX_SPAN_MS};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct NetAssistConfig {
     /// Report period, ms (paper: 50).

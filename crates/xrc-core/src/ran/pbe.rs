@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::amc::{self, Itbs, Prbs};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct PbeConfig {
     /// Averaging window, TTIs.

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::amc::{self, Itbs, Prbs};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerKind {
     Pf,

@@ -31,6 +31,7 @@ use crate::net::Packet;
 use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct UplinkConfig {
     /// SR periodicity, ms (TS 36.213 Table 10.1.5-1 allows 1, 2, 5, 10, 20, 40, 80).

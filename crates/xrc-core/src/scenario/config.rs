@@ -16,6 +16,7 @@ use crate::transport::{ReceiverConfig, TcpConfig};
 use crate::units::{check_range, MAX_ONE_WAY_DELAY_MS, MAX_RATE_MBPS, MAX_SPAN_MS, MAX_SPAN_S, MIN_RATE_MBPS};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioConfig {
     #[serde(default = "default_name")]
@@ -48,6 +49,7 @@ fn default_name() -> String {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Topology {
     /// Senders → Internet path → LTE base station → UEs.
@@ -60,6 +62,7 @@ pub enum Topology {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct InternetConfig {
     /// Forward (toward the UEs) rate, Mbit/s; `None` = not a bottleneck.
@@ -85,12 +88,14 @@ impl Default for InternetConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UeConfig {
     pub channel: ChannelConfig,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
     /// Path of the Mahimahi downlink trace (the data direction).
@@ -130,6 +135,7 @@ fn default_trace_buffer() -> Option<u64> {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Name in outputs; `f<index>` when empty.
@@ -159,6 +165,7 @@ pub struct FlowConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct OutputConfig {
     /// Bin width of throughput series, ms.

@@ -1,6 +1,8 @@
 //! Scenarios: the resolved configuration and the world that runs it.
 
 pub mod config;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod world;
 
 pub use config::ScenarioConfig;

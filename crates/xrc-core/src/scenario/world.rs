@@ -29,12 +29,13 @@
 //! after a bounded number of events, so a caller can stop a long run.
 
 use crate::engine::{EventQueue, RngStreams};
+use crate::metrics::codes::{self, DropLocation};
 use crate::metrics::Recorder;
 use crate::net::{Enqueued, Link, LinkConfig, Packet, PacketKind, Pipe, QueueLimit};
 use crate::ran::cell::{Cell, CellOutput};
 use crate::ran::trace_link::{Trace, TraceLink};
 use crate::transport::cc::{self, CaState, Feedback};
-use crate::transport::{RetxKind, SenderOutput, TcpReceiver, TcpSender};
+use crate::transport::{SenderOutput, TcpReceiver, TcpSender};
 use crate::units::{BitRate, SimDuration, SimTime};
 
 use super::config::{ScenarioConfig, Topology, Traffic};
@@ -830,11 +831,7 @@ impl World {
             self.rec.retransmits.t.push(t);
             self.rec.retransmits.flow.push(f as u32);
             self.rec.retransmits.seq.push(seq);
-            self.rec.retransmits.kind.push(match kind {
-                RetxKind::Fast => 0,
-                RetxKind::Timeout => 1,
-                RetxKind::Probe => 2,
-            });
+            self.rec.retransmits.kind.push(codes::retransmit_kind(kind));
         }
         let fl = &mut self.flows[f];
         let state = (
@@ -859,13 +856,7 @@ impl World {
             c.srtt_ms.push(fl.sender.srtt().map_or(f64::NAN, |d| d.as_millis_f64()));
             c.pacing_mbps
                 .push(fl.sender.pacing_rate().map_or(f64::NAN, |r| r.mbps()));
-            c.ca_state.push(match state.2 {
-                CaState::Open => 0,
-                CaState::Disorder => 1,
-                CaState::Cwr => 2,
-                CaState::Recovery => 3,
-                CaState::Loss => 4,
-            });
+            c.ca_state.push(codes::ca_state(state.2));
         }
         let fl = &mut self.flows[f];
         let in_flight = fl.sender.in_flight();
@@ -924,7 +915,7 @@ impl World {
 
     fn inet_fwd_enqueue(&mut self, now: SimTime, p: Packet) {
         match self.inet_fwd.enqueue(now, p) {
-            Enqueued::Dropped(p) => self.record_drop(now, 0, &p),
+            Enqueued::Dropped(p) => self.record_drop(now, DropLocation::InternetForward, &p),
             Enqueued::Queued => {}
             Enqueued::TxStarted(t) => self.q.schedule(t, Ev::InetFwdTxDone),
             Enqueued::InPipe(Some(t)) => self.q.schedule(t, Ev::InetFwdArrive),
@@ -934,7 +925,7 @@ impl World {
 
     fn inet_rev_enqueue(&mut self, now: SimTime, p: Packet) {
         match self.inet_rev.enqueue(now, p) {
-            Enqueued::Dropped(p) => self.record_drop(now, 3, &p),
+            Enqueued::Dropped(p) => self.record_drop(now, DropLocation::InternetReverse, &p),
             Enqueued::Queued => {}
             Enqueued::TxStarted(t) => self.q.schedule(t, Ev::InetRevTxDone),
             Enqueued::InPipe(Some(t)) => self.q.schedule(t, Ev::InetRevArrive),
@@ -942,7 +933,7 @@ impl World {
         }
     }
 
-    fn record_drop(&mut self, now: SimTime, location: u8, p: &Packet) {
+    fn record_drop(&mut self, now: SimTime, location: DropLocation, p: &Packet) {
         let seq = match &p.kind {
             PacketKind::Data(d) => d.seq,
             PacketKind::Ack(a) => a.ack,
@@ -959,7 +950,7 @@ impl World {
                 let ue = self.flows[f].ue.expect("validated");
                 if let Err(p) = cell.enqueue_downlink(now, ue, p) {
                     self.ues[ue].rlc_drops += 1;
-                    self.record_drop(now, 1, &p);
+                    self.record_drop(now, DropLocation::Rlc, &p);
                 }
             }
             Access::Trace(tr) => {
@@ -968,7 +959,7 @@ impl World {
                 out.clear();
                 if let Err(p) = tr.link.enqueue(now, p, &mut out) {
                     self.ues[0].rlc_drops += 1;
-                    self.record_drop(now, 2, &p);
+                    self.record_drop(now, DropLocation::TraceDownlink, &p);
                 }
                 self.trace_delivered(now, &mut out);
                 self.scratch = out;
@@ -1125,7 +1116,7 @@ impl World {
                         let mut out = std::mem::take(&mut self.scratch);
                         out.clear();
                         if let Err(p) = link.enqueue(now, ack, &mut out) {
-                            self.record_drop(now, 5, &p);
+                            self.record_drop(now, DropLocation::TraceUplink, &p);
                         }
                         self.trace_acks_at_agent(now, &mut out);
                         self.scratch = out;
@@ -1334,7 +1325,7 @@ impl World {
             // Packets lost by HARQ give-ups are discovered at reassembly;
             // their identity is gone with the transport block.
             for _ in 0..out.discarded {
-                self.rec.drop(now, 4, u32::MAX, 0);
+                self.rec.drop(now, DropLocation::Reassembly, u32::MAX, 0);
             }
         }
         for (u, p) in out.delivered.drain(..) {

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::units::{check_range, check_range_u64, SimDuration, SimTime, MAX_RATE_MBPS, MAX_SPAN_S, MIN_RATE_MBPS};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Traffic {
     /// Sends as long as the flow runs.

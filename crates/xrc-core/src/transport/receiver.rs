@@ -18,6 +18,7 @@ use crate::net::{packet::MAX_SACK_BLOCKS, AbcMark, DataHeader, FlowId, Packet, P
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct ReceiverConfig {
     /// Delay ACKs (acknowledge every `ack_every` full segments or after the timeout).

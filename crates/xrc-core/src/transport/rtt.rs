@@ -34,6 +34,7 @@ use crate::units::SimDuration;
 
 /// How the RTO's variance term and minimum combine.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RtoRule {
     /// Linux: srtt + rttvar, with rttvar floored at rto_min per RTT round

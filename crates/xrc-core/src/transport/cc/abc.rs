@@ -90,6 +90,7 @@ use super::{
 use crate::units::{BitRate, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Brakes never take the window below this, segments (kernel: 5 + 1).

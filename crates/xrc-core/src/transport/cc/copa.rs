@@ -168,6 +168,7 @@ use crate::units::{BitRate, SimDuration, SimTime};
 /// Copa's parameters. The defaults are the paper's and genericCC's
 /// (`do_ss:auto:0.5`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// δ in default mode (paper: 0.5). Larger is more delay-sensitive.

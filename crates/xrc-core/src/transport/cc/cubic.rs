@@ -196,6 +196,7 @@ const NSEC_PER_SEC: u64 = 1_000_000_000;
 
 /// Which HyStart tests may end slow start (Linux `hystart_detect`: 1, 2, 3).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum HystartDetect {
     /// `HYSTART_ACK_TRAIN` (1).
@@ -220,6 +221,7 @@ impl HystartDetect {
 /// kernel's `HZ`, and two optional HyStart changes from the Ericsson LTE
 /// study.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Lower `W_max` further when a loss comes below the previous maximum.

@@ -114,6 +114,7 @@ const RTT_UNSET: u32 = 0x7fff_ffff;
 /// Illinois' parameters: Linux's two module parameters (`win_thresh`,
 /// `theta`) and its four compile-time constants, with Linux's values.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Smallest additive increase, 1/128 segment per RTT (`ALPHA_MIN`,

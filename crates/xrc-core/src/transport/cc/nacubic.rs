@@ -56,6 +56,7 @@ use crate::units::{BitRate, SimDuration, SimTime};
 const NO_CLAMP: u32 = u32::MAX / 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// α of the NATCP window used as the cap (paper and code: 2).

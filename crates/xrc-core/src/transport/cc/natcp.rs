@@ -99,6 +99,7 @@ use crate::units::{BitRate, SimDuration, SimTime};
 pub const BBR_MIN_CWND: u32 = 4;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// α, the window's scale over the per-flow BDP (paper and code: 2).

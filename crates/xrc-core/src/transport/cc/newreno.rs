@@ -17,6 +17,7 @@ use crate::units::SimTime;
 
 /// NewReno has no parameters.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {}
 

@@ -64,6 +64,7 @@ use crate::net::packet::TCP_IP_HEADER_BYTES;
 use crate::units::{BitRate, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Time added to the base RTT when sizing the window, ms (choice 2).

@@ -114,6 +114,7 @@ const BW_FILTER_ROUNDS: u64 = 10;
 const BBR_CWND_GAIN: f64 = 2.0;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Headroom H added to RTprop when sizing the wireless-state window, ms.

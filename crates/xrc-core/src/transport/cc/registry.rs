@@ -69,6 +69,32 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
     }
 }
 
+/// The JSON Schema of a scheme's parameter table (field names, types,
+/// defaults and doc comments, from its `Config`); `None` for an unknown
+/// name.
+#[cfg(feature = "schema")]
+pub fn schema(name: &str) -> Option<schemars::Schema> {
+    use schemars::schema_for;
+    Some(match name {
+        "newreno" => schema_for!(super::newreno::Config),
+        "cubic" => schema_for!(super::cubic::Config),
+        "xrc" => schema_for!(super::xrc::Config),
+        "illinois" => schema_for!(super::illinois::Config),
+        "veno" => schema_for!(super::veno::Config),
+        "vegas" => schema_for!(super::vegas::Config),
+        "copa" => schema_for!(super::copa::Config),
+        "abc" => schema_for!(super::abc::Config),
+        "pbe" => schema_for!(super::pbe::Config),
+        "natcp" => schema_for!(super::natcp::Config),
+        "nacubic" => schema_for!(super::nacubic::Config),
+        "oracle" => schema_for!(super::oracle::Config),
+        "bbr" => schema_for!(super::bbr::Config),
+        "bbr3" => schema_for!(super::bbr3::Config),
+        "roccet" => schema_for!(super::roccet::Config),
+        _ => return None,
+    })
+}
+
 fn unknown(name: &str) -> String {
     format!("unknown congestion control {name:?}; known: {}", SCHEMES.join(", "))
 }

@@ -245,6 +245,7 @@ const USEC_PER_SEC: u64 = 1_000_000;
 /// ROCCET's parameters: the module parameters of the reference with their
 /// defaults, and the kernel's `HZ`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// srRTT threshold, percent above RTT_min (both phases).

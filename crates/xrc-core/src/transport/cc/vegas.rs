@@ -102,6 +102,7 @@ const MIN_SAMPLES: u16 = 3;
 
 /// Vegas' parameters: Linux's module parameters and their defaults.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Below this many queued segments (`Diff`), add one segment per RTT.

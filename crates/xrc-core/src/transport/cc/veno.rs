@@ -98,6 +98,7 @@ const MIN_SAMPLES: u16 = 2;
 
 /// Veno's parameter. Linux has no module parameters; β is its constant.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Backlog threshold, segments: at or above it the path is "congestive"

@@ -72,6 +72,7 @@ use super::{AckSample, CaState, CongestionControl, ConnView, Feedback, Window};
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Queuing budget λ, ms (paper: 10 ms).

@@ -26,6 +26,7 @@ use crate::units::{SimDuration, SimTime};
 
 /// How the sender's RTO, TLP and RACK timers measure time.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TimerClock {
     /// Linux: whole jiffies of `1/timer_hz` s, on the timer wheel.

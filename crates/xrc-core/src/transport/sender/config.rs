@@ -11,6 +11,7 @@ use crate::units::{check_range, check_range_u64, SimDuration, MAX_SPAN_MS};
 
 /// How losses are detected when SACK is in use.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum LossDetection {
     /// RACK (RFC 8985 §6), Linux's default since 4.18: a segment is lost
@@ -24,6 +25,7 @@ pub enum LossDetection {
 
 /// How losses are recovered.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Recovery {
     /// SACK scoreboard (RFC 6675) with PRR (RFC 6937), as Linux.
@@ -33,6 +35,7 @@ pub enum Recovery {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// Payload bytes per full segment.

@@ -259,6 +259,7 @@ impl Mode {
 /// BBR's parameters. The defaults are the constants of Linux's
 /// `tcp_bbr.c`; gains are in 1/256 (`BBR_UNIT`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Mixed into the connection's random stream (PROBE_BW start phase),

@@ -205,6 +205,7 @@ pub enum AckPhase {
 /// BBRv3's parameters; the defaults are Google's compiled-in values. Gains
 /// and fractions are in 1/256.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Mixed into the connection's random stream (probe wait), which comes

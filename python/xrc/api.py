@@ -1,0 +1,426 @@
+"""The Python API, for notebooks and scripts (``docs/python.md``)::
+
+    import xrc
+    run = xrc.run("paper/fig1-time-varying", flows__0__cc="cubic", duration_s=20)
+    run.rtt                  # a pandas DataFrame; run.rtt.attrs["units"]["rtt_ms"] == "ms"
+    run.drops.location       # categorical: internet_forward, rlc, ...
+    again = xrc.read_run("runs/fig1")
+    table = xrc.sweep("paper/fig1-time-varying", grid={"flows.0.cc": ["xrc", "cubic"]}, seeds=2)
+
+Tables are pandas DataFrames. Why pandas and not polars: pyarrow, already
+a dependency for the Parquet files, converts to pandas without copying the
+numeric columns; pandas carries per-frame metadata (``DataFrame.attrs``,
+where the units go) and a categorical type for coded columns; and it is
+what notebooks, matplotlib and seaborn take directly. Polars would add a
+second large native library for speed these tables (at most a few million
+rows) do not need.
+
+Every table's columns, units and code names come from :mod:`xrc.columns`
+(the core's own definitions): coded columns (``drops.location``,
+``cwnd.ca_state``, ``retransmits.kind``) are categoricals, 0/1 columns
+booleans, the "no flow/UE" index 2^32 - 1 is missing (``<NA>``), and
+``df.attrs["units"]`` maps every column to its unit (``""``: none).
+
+Nothing here selects a matplotlib backend or changes ``rcParams``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from . import columns as _columns
+from .scenario import Scenario, ScenarioError, load, load_text
+
+__all__ = ["Run", "run", "read_run", "sweep", "overrides_from_kwargs"]
+
+
+def _toml_literal(value: Any) -> str:
+    """A Python value as the TOML text of a ``--set`` override."""
+    from . import tomlw
+
+    if value is None:
+        return "null"
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, Path):
+        value = str(value)
+    return tomlw._value(value)
+
+
+def overrides_from_kwargs(kwargs: Mapping[str, Any]) -> list[str]:
+    """``flows__0__cc="cubic"`` or ``**{"flows.0.cc": "cubic"}`` as
+    ``["flows.0.cc=\\"cubic\\""]``: a double underscore stands for a dot."""
+    out = []
+    for key, value in kwargs.items():
+        path = key.replace("__", ".")
+        try:
+            out.append(f"{path}={_toml_literal(value)}")
+        except TypeError as e:
+            raise ScenarioError(f"{path}: {e}") from None
+    return out
+
+
+def _scenario(scenario: Scenario | str | Path | Mapping[str, Any], overrides: list[str],
+              seed: int | None) -> Scenario:
+    """Resolves what :func:`run` accepts into a :class:`Scenario`."""
+    if isinstance(scenario, Scenario):
+        doc = copy.deepcopy(scenario.resolved)
+        base = scenario.path.resolve().parent if scenario.path is not None else Path.cwd()
+        return load_text(json.dumps(doc), base=base, overrides=overrides, seed=seed, path=scenario.path,
+                         json_text=True)
+    if isinstance(scenario, Mapping):
+        return load_text(json.dumps(_plain(scenario)), base=Path.cwd(), overrides=overrides, seed=seed,
+                         json_text=True)
+    if isinstance(scenario, (str, Path)):
+        from .bundled import resolve_scenario_arg
+
+        return load(resolve_scenario_arg(str(scenario)), overrides=overrides, seed=seed)
+    raise TypeError(f"scenario: expected a Scenario, a path, a bundled scenario's name or a dict, got "
+                    f"{type(scenario).__name__}")
+
+
+def _plain(node: Any) -> Any:
+    """A mapping with NumPy scalars and paths as plain JSON values."""
+    if isinstance(node, Mapping):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [_plain(v) for v in node]
+    if isinstance(node, np.generic):
+        return node.item()
+    if isinstance(node, Path):
+        return str(node)
+    return node
+
+
+def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None = None,
+        out: str | Path | None = None, force: bool = False, plots: bool = False, progress: bool = False,
+        **overrides: Any) -> "Run":
+    """Runs a scenario and returns its :class:`Run`.
+
+    `scenario` is a scenario file, a run directory (what ran there), the
+    name of a bundled scenario (``"paper/fig1-time-varying"``), a dict of
+    fields, or a :class:`Scenario`. Keyword arguments override fields:
+    ``duration_s=20``, ``flows__0__cc="cubic"`` (a double underscore is a
+    dot) or ``**{"flows.0.cc": "cubic"}``; ``None`` removes a field (its
+    default applies). With `out` the run directory is written as by
+    ``xrc run`` (`force` replaces an existing one, `plots` draws its
+    figures) and the Run reads from it; without, everything stays in
+    memory. Bad input raises :class:`xrc.ScenarioError` naming the field.
+    """
+    sc = _scenario(scenario, overrides_from_kwargs(overrides), seed)
+    if out is not None:
+        from .runner import run_to_dir
+
+        run_to_dir(sc, out, force=force, plots=plots, progress=progress, argv=None)
+        return read_run(out)
+    from .results import summarize
+    from .runner import metadata, simulate
+
+    r = simulate(sc, progress=progress)
+    summary = summarize(sc.resolved, r["tables"], events=r["events"], sim_time_s=r["sim_time_s"],
+                        wall_time_s=r["wall_time_s"])
+    return Run(scenario=sc.resolved, summary=summary, metadata=metadata(sc, None), arrays=r["tables"])
+
+
+def read_run(directory: str | Path) -> "Run":
+    """The :class:`Run` of a run directory (``xrc run --out DIR``); tables
+    are read from its Parquet files when first used."""
+    d = Path(directory)
+    try:
+        summary = json.loads((d / "summary.json").read_text())
+        scenario = json.loads((d / "scenario.resolved.json").read_text())
+        meta = json.loads((d / "metadata.json").read_text())
+    except FileNotFoundError as e:
+        raise ScenarioError(f"{str(directory)!r} is not a run directory (no {Path(e.filename).name})") from None
+    except ValueError as e:
+        raise ScenarioError(f"{str(directory)!r}: a file of the run directory is not valid JSON: {e}") from None
+    return Run(scenario=scenario, summary=summary, metadata=meta, directory=d)
+
+
+class Run:
+    """A finished run: its resolved scenario, summary, metadata and tables.
+
+    Every table is an attribute holding a pandas DataFrame (``run.rtt``,
+    ``run.cwnd``, ``run.drops``, ``run.flow_throughput``, ...; the list is
+    :attr:`tables`), built on first use. ``run.flow_summary`` and
+    ``run.ue_summary`` are the summary's per-flow and per-UE numbers.
+    """
+
+    def __init__(self, *, scenario: dict[str, Any], summary: dict[str, Any], metadata: dict[str, Any],
+                 arrays: dict[str, dict[str, np.ndarray]] | None = None, directory: Path | None = None):
+        self.scenario = scenario
+        self.summary = summary
+        self.metadata = metadata
+        self.directory = directory
+        self._arrays = arrays
+        self._frames: dict[str, Any] = {}
+
+    # ---- what it is
+    @property
+    def name(self) -> str:
+        return self.scenario["name"]
+
+    @property
+    def seed(self) -> int:
+        return self.scenario["seed"]
+
+    @property
+    def flow_ids(self) -> list[str]:
+        return [f["id"] for f in self.scenario["flows"]]
+
+    @property
+    def tables(self) -> list[str]:
+        """Names of the tables (each also an attribute)."""
+        return list(_columns.tables())
+
+    def __repr__(self) -> str:
+        flows = ", ".join(f"{f['id']} ({f['cc']}): {f['goodput_mbps']:.2f} Mbit/s" for f in self.summary["flows"])
+        where = f", {self.directory}" if self.directory is not None else ""
+        return (f"<Run {self.name!r} seed {self.seed}, {self.summary['sim_time_s']:g} s simulated{where}; "
+                f"{flows}>")
+
+    def __dir__(self) -> Iterable[str]:
+        return sorted(set(super().__dir__()) | set(self.tables))
+
+    # ---- tables
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in _columns.tables():
+            return self.table(name)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}; its tables: {', '.join(self.tables)}")
+
+    def table(self, name: str):
+        """Table `name` as a DataFrame (see the module doc)."""
+        if name not in _columns.tables():
+            raise KeyError(f"no table {name!r}; tables: {', '.join(self.tables)}")
+        if name not in self._frames:
+            self._frames[name] = _frame(name, self._columns_of(name), self.flow_ids)
+        return self._frames[name]
+
+    def _columns_of(self, name: str) -> dict[str, np.ndarray]:
+        if self._arrays is not None:
+            return dict(self._arrays[name])
+        import pyarrow.parquet as pq
+
+        path = self.directory / f"{name}.parquet"
+        if not path.is_file():
+            raise ScenarioError(f"{str(self.directory)!r} has no {path.name}")
+        t = pq.read_table(path)
+        return {c: t.column(c).to_numpy() for c in t.column_names if c != "flow_id"}
+
+    @property
+    def flow_summary(self):
+        """One row per flow: the summary's numbers (``rtt_p50_ms``, ...)."""
+        import pandas as pd
+
+        rows = []
+        for f in self.summary["flows"]:
+            row = {k: v for k, v in f.items() if not isinstance(v, dict)}
+            for k, v in f.items():
+                if isinstance(v, dict):
+                    base = k.removesuffix("_ms")
+                    unit = "_ms" if k.endswith("_ms") else ""
+                    row.update({f"{base}_{q}{unit}": x for q, x in v.items()})
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        if "cc" in df:
+            df["cc"] = df["cc"].astype("category")
+        df.attrs["units"] = _summary_units(df.columns)
+        return df
+
+    @property
+    def ue_summary(self):
+        """One row per UE: utilization, capacity, HoL and queuing delay
+        percentiles, counters."""
+        import pandas as pd
+
+        rows = []
+        for u in self.summary["ues"]:
+            row = {k: v for k, v in u.items() if not isinstance(v, dict)}
+            for k, v in u.items():
+                if isinstance(v, dict):
+                    base = k.removesuffix("_ms")
+                    row.update({f"{base}_{q}_ms": x for q, x in v.items()})
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        df.attrs["units"] = _summary_units(df.columns)
+        return df
+
+
+def _summary_units(cols) -> dict[str, str]:
+    units = {}
+    for c in cols:
+        for suffix, unit in (("_mbps", "Mbit/s"), ("_ms", "ms"), ("_s", "s"), ("_bytes", "bytes")):
+            if c.endswith(suffix):
+                units[c] = unit
+                break
+        else:
+            units[c] = "bytes" if c == "bytes_delivered" else ""
+    return units
+
+
+def _frame(name: str, cols: dict[str, np.ndarray], flow_ids: list[str]):
+    """A table's columns as a DataFrame with categories, booleans, missing
+    indices and units (see the module doc)."""
+    import pandas as pd
+
+    doc = _columns.tables()[name]
+    data: dict[str, Any] = {}
+    if "flow" in cols:
+        idx = np.asarray(cols["flow"]).astype(np.int64)
+        codes = np.where(idx < len(flow_ids), idx, -1)
+        # Flow ids are unique (the core refuses duplicates).
+        data["flow_id"] = pd.Categorical.from_codes(codes, categories=list(flow_ids))
+    for c, v in cols.items():
+        col = doc.columns.get(c)
+        v = np.asarray(v)
+        if col is not None and col.categories:
+            codes = v.astype(np.int64)
+            codes = np.where((codes >= 0) & (codes < len(col.categories)), codes, -1)
+            data[c] = pd.Categorical.from_codes(codes, categories=list(col.categories))
+        elif col is not None and col.dtype == "str":
+            data[c] = pd.Categorical(v.astype(str))  # cwnd.mode: a few names, many rows
+        elif (name, c) in _columns.BOOLEAN:
+            data[c] = v.astype(bool)
+        elif c in ("flow", "ue") and v.dtype.kind == "u":
+            s = pd.array(v.astype(np.int64), dtype="Int64")
+            s[v == _columns.NONE_INDEX] = pd.NA
+            data[c] = s
+        else:
+            data[c] = v
+    df = pd.DataFrame(data)
+    df.attrs["table"] = name
+    df.attrs["units"] = {c: (doc.columns[c].unit if c in doc.columns else "") for c in df.columns}
+    df.attrs["docs"] = {c: doc.columns[c].doc for c in df.columns if c in doc.columns}
+    return df
+
+
+def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str, list] | None = None, *,
+          runs: list[Mapping[str, Any]] | None = None, seeds: int | list[int] = 1, out: str | Path | None = None,
+          jobs: int | None = None, progress: bool = False, **overrides: Any):
+    """Runs a grid (and/or a list) of overrides × seeds and returns one
+    DataFrame: a row per run and flow, the overridden fields as columns
+    named by their paths (``flows.0.cc``) with their values' types, and the
+    flow's and its UE's summary numbers (as ``xrc sweep``'s
+    ``summary.parquet``; ``df.attrs["units"]``).
+
+    `grid` maps field paths to lists of values (their product is run);
+    `runs` adds explicit override sets; keyword arguments override fields
+    in every run (as in :func:`run`). With `out` the sweep directory is
+    kept (and a repeated call resumes it: finished runs are not redone);
+    without, it lives in a temporary directory removed at the end.
+    """
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from .sweep import Sweep, run_sweep
+
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ScenarioError(f"seeds: must be at least 1, got {seeds}")
+        seed_list = list(range(1, seeds + 1))
+    else:
+        seed_list = [int(s) for s in seeds]
+        if not seed_list:
+            raise ScenarioError("seeds: empty list")
+    variants: list[dict[str, Any]] = []
+    grid = dict(grid or {})
+    for k, vals in grid.items():
+        if not isinstance(vals, (list, tuple)) or not vals:
+            raise ScenarioError(f"grid[{k!r}]: expected a non-empty list of values, got {vals!r}")
+    if grid:
+        import itertools
+
+        keys = sorted(grid)
+        for combo in itertools.product(*(grid[k] for k in keys)):
+            variants.append({k: _plain(v) for k, v in zip(keys, combo)})
+    variants += [{k: _plain(v) for k, v in r.items()} for r in (runs or [])]
+    if not variants:
+        variants = [{}]
+    common = overrides_from_kwargs(overrides)
+
+    def go(root: Path):
+        base = _base_file(scenario, root)
+        sw = Sweep(scenario=base, seeds=seed_list, common=common, variants=variants)
+        # Every variant resolves before anything runs (as `xrc sweep` checks).
+        from .sweep import _toml_value
+
+        for v in variants:
+            ov = common + [f"{k}={_toml_value(val)}" for k, val in sorted(v.items())]
+            try:
+                load(base, overrides=ov, seed=seed_list[0])
+            except ScenarioError as e:
+                raise ScenarioError(f"sweep variant {v}: {e}") from None
+        path = run_sweep(sw, root, jobs=jobs, progress=progress)
+        df = pq.read_table(path).to_pandas()
+        return _sweep_frame(df, grid, variants)
+
+    if out is not None:
+        df = go(Path(out))
+        df.attrs["sweep_dir"] = str(Path(out))
+        return df
+    with tempfile.TemporaryDirectory(prefix="xrc-sweep-") as tmp:
+        return go(Path(tmp))
+
+
+def _base_file(scenario, root: Path) -> Path:
+    """The sweep's base scenario as a file: the given file, or (a dict, a
+    Scenario) its resolved JSON written into the sweep directory."""
+    if isinstance(scenario, (str, Path)) and not isinstance(scenario, Mapping):
+        from .bundled import resolve_scenario_arg
+
+        p = Path(resolve_scenario_arg(str(scenario)))
+        if not p.exists():
+            raise ScenarioError(f"scenario file not found: {str(scenario)!r}")
+        if p.is_dir():
+            p = p / "scenario.resolved.json"
+        return p.resolve()
+    sc = _scenario(scenario, [], None)
+    root.mkdir(parents=True, exist_ok=True)
+    p = root / "base.scenario.json"
+    text = json.dumps(sc.resolved, indent=2, sort_keys=True) + "\n"
+    if not p.is_file() or p.read_text() != text:
+        p.write_text(text)
+    return p.resolve()
+
+
+def _sweep_frame(df, grid, variants):
+    """``set:PATH`` columns renamed to PATH with the values' own types."""
+    import pandas as pd
+
+    from .scenario import parse_value
+
+    rename = {}
+    for c in list(df.columns):
+        if c.startswith("set:"):
+            key = c[4:]
+            rename[c] = key
+            vals = [parse_value(x) if isinstance(x, str) else x for x in df[c]]
+            if all(isinstance(x, bool) for x in vals if x is not None):
+                df[c] = pd.array(vals, dtype="boolean")
+            elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals if x is not None):
+                df[c] = pd.to_numeric(pd.Series(vals, index=df.index))
+            else:
+                df[c] = pd.Series([None if x is None else str(x) for x in vals], index=df.index, dtype="category")
+    df = df.rename(columns=rename)
+    for c in df.columns:
+        # A number that is null in some runs (Jain's index of one flow).
+        if df[c].dtype == object and all(x is None or isinstance(x, (int, float)) for x in df[c]):
+            df[c] = pd.to_numeric(df[c].astype("float64"))
+    for c in ("cc", "flow"):
+        if c in df:
+            df[c] = df[c].astype("category")
+    keys = [rename[c] for c in sorted(rename)] + ["seed", "flow"]
+    df = df.sort_values(keys, kind="stable", ignore_index=True)
+    df.attrs["units"] = _summary_units(df.columns)
+    for c in ("ue_utilization", "jain_index", "frac_hol_below_budget", "ue_fair_share_ratio"):
+        if c in df.columns:
+            df.attrs["units"][c] = ""
+    return df

@@ -1,0 +1,122 @@
+"""The Python API (docs/python.md): xrc.run, xrc.read_run, xrc.sweep and
+the DataFrames of a Run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import xrc
+from xrc import _core
+
+from .conftest import MINIMAL_CELL
+
+FIG1 = "paper/fig1-time-varying"
+
+
+@pytest.fixture(scope="module")
+def cubic_run():
+    # Short, but long enough for drops, recoveries and retransmissions.
+    return xrc.run(FIG1, duration_s=6, flows__0__cc="cubic")
+
+
+def test_keyword_overrides_are_the_same_as_set_on_the_command_line(cubic_run, tmp_path):
+    assert cubic_run.scenario["flows"][0]["cc"] == "cubic"
+    assert cubic_run.scenario["duration_s"] == 6
+    same = xrc.run(FIG1, **{"duration_s": 6, "flows.0.cc": "cubic"})
+    assert same.summary["flows"] == cubic_run.summary["flows"]
+    from xrc import bundled
+
+    sc = xrc.load(bundled.scenario(FIG1), overrides=["duration_s=6", "flows.0.cc=cubic"])
+    assert sc.resolved == cubic_run.scenario
+
+
+def test_coded_columns_are_categoricals_named_by_the_core(cubic_run):
+    codes = _core.codes()
+    drops = cubic_run.drops
+    assert isinstance(drops["location"].dtype, pd.CategoricalDtype)
+    assert list(drops["location"].cat.categories) == [n for n, _ in codes["drops.location"]]
+    assert set(drops["location"]) == {"rlc"}  # a single UE's flow loses packets in its RLC buffer only
+    assert list(cubic_run.cwnd["ca_state"].cat.categories) == [n for n, _ in codes["cwnd.ca_state"]]
+    assert {"open", "recovery"} <= set(cubic_run.cwnd["ca_state"])
+    assert list(cubic_run.retransmits["kind"].cat.categories) == ["fast", "timeout", "probe"]
+    assert (cubic_run.retransmits["kind"] == "fast").sum() == cubic_run.summary["flows"][0]["retransmits"] - \
+        (cubic_run.retransmits["kind"] != "fast").sum()
+
+
+def test_every_column_has_its_unit_in_the_frames_metadata(cubic_run):
+    for name in cubic_run.tables:
+        df = cubic_run.table(name)
+        assert set(df.attrs["units"]) == set(df.columns), name
+    assert cubic_run.rtt.attrs["units"]["rtt_ms"] == "ms"
+    assert cubic_run.rtt.attrs["units"]["t"] == "s"
+    assert cubic_run.cwnd.attrs["units"]["cwnd"] == "segments"
+    assert cubic_run.flow_throughput.attrs["units"]["goodput_mbps"] == "Mbit/s"
+    assert cubic_run.rlc["active"].dtype == bool
+    assert cubic_run.flows["completed"].dtype == bool
+    assert list(cubic_run.rtt["flow_id"].cat.categories) == ["bulk"]
+
+
+def test_a_run_read_back_from_its_directory_has_the_same_frames(cubic_run, tmp_path):
+    on_disk = xrc.run(FIG1, duration_s=6, flows__0__cc="cubic", out=tmp_path / "run")
+    again = xrc.read_run(tmp_path / "run")
+    for name in cubic_run.tables:
+        pd.testing.assert_frame_equal(cubic_run.table(name), again.table(name), check_exact=True, obj=name)
+        pd.testing.assert_frame_equal(on_disk.table(name), again.table(name), obj=name)
+    assert again.summary["flows"][0]["bytes_delivered"] == cubic_run.summary["flows"][0]["bytes_delivered"]
+    # The files carry units and code names too, for readers other than xrc.
+    f = pq.read_schema(tmp_path / "run" / "drops.parquet").field("location")
+    assert json.loads(f.metadata[b"codes"]) == [n for n, _ in _core.codes()["drops.location"]]
+    assert pq.read_schema(tmp_path / "run" / "rtt.parquet").field("rtt_ms").metadata[b"unit"] == b"ms"
+
+
+def test_a_dict_a_scenario_object_and_a_file_all_run(tmp_path, write_scenario):
+    path = write_scenario(MINIMAL_CELL)
+    from_file = xrc.run(path)
+    doc = {"seed": 3, "duration_s": 2.0, "topology": "cellular", "name": "minimal",
+           "ues": [{"channel": {"kind": "fixed_cqi", "cqi": np.int64(10)}}], "flows": [{"ue": 0, "cc": "newreno"}]}
+    from_dict = xrc.run(doc)
+    from_object = xrc.run(xrc.load(path))
+    assert from_file.summary["flows"] == from_dict.summary["flows"] == from_object.summary["flows"]
+    # A wired flow has no UE: missing, not 4294967295.
+    wired = xrc.run({"seed": 1, "duration_s": 1, "topology": "wired", "internet": {"rate_mbps": 10},
+                     "flows": [{"cc": "newreno"}]})
+    assert wired.flows["ue"].isna().all()
+    assert "f0" in repr(wired)
+
+
+def test_bad_input_raises_a_scenario_error_naming_the_field():
+    with pytest.raises(xrc.ScenarioError, match="internet.delay_ms"):
+        xrc.run(FIG1, internet__delay_ms=1e20)
+    with pytest.raises(xrc.ScenarioError, match="not a run directory"):
+        xrc.read_run("/nonexistent-run-dir")
+    with pytest.raises(AttributeError, match="its tables"):
+        xrc.run(FIG1, duration_s=1).no_such_table
+
+
+def test_a_sweep_returns_one_frame_with_typed_override_columns(tmp_path):
+    df = xrc.sweep(FIG1, grid={"flows.0.cc": ["xrc", "cubic"], "cell.harq.bler": [0.0, 0.1]}, seeds=2,
+                   duration_s=3, out=tmp_path / "sw", jobs=2)
+    assert len(df) == 2 * 2 * 2  # variants x seeds, one flow each
+    assert df["cell.harq.bler"].dtype == np.float64
+    assert isinstance(df["flows.0.cc"].dtype, pd.CategoricalDtype)
+    assert set(df["flows.0.cc"]) == {"xrc", "cubic"}
+    assert df.attrs["units"]["goodput_mbps"] == "Mbit/s"
+    assert df["jain_index"].dtype == np.float64  # one flow: NaN, not None objects
+    # The XRC runs keep the queue short (the paper's point), the CUBIC ones not.
+    med = df.groupby("flows.0.cc", observed=True)["hol_p90_ms"].median()
+    assert med["xrc"] < med["cubic"]
+    # A repeated call resumes: nothing is run again, the same table comes back.
+    again = xrc.sweep(FIG1, grid={"flows.0.cc": ["xrc", "cubic"], "cell.harq.bler": [0.0, 0.1]}, seeds=2,
+                      duration_s=3, out=tmp_path / "sw", jobs=2)
+    pd.testing.assert_frame_equal(df, again)
+    # A dict scenario works too (written into the sweep directory).
+    small = xrc.sweep({"seed": 1, "duration_s": 1, "topology": "wired", "internet": {"rate_mbps": 10},
+                       "flows": [{"cc": "newreno"}]}, runs=[{"internet.rate_mbps": 5}, {"internet.rate_mbps": 20}],
+                      jobs=1)
+    assert sorted(small["internet.rate_mbps"]) == [5, 20]
+    assert small.loc[small["internet.rate_mbps"] == 5, "goodput_mbps"].iloc[0] < 5
