@@ -88,8 +88,8 @@ pub fn schema(name: &str) -> Option<schemars::Schema> {
         "natcp" => schema_for!(super::natcp::Config),
         "nacubic" => schema_for!(super::nacubic::Config),
         "oracle" => schema_for!(super::oracle::Config),
-        "bbr" => schema_for!(super::bbr::Config),
-        "bbr3" => schema_for!(super::bbr3::Config),
+        "bbr" => schema_for!(super::bbr::v1::Config),
+        "bbr3" => schema_for!(super::bbr::v3::Config),
         "roccet" => schema_for!(super::roccet::Config),
         _ => return None,
     })
