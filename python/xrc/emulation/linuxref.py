@@ -62,8 +62,8 @@ import numpy as np
 from .testbed import UE_IP, TestbedError, default_emulator_cpu, kernel_hz, require, testbed
 
 # validate-linux is a tool of the checkout: its cellular cases read the public
-# traces beside it (../shared/traces, ~7 MB, not shipped in the wheel);
-# XRC_TRACES_DIR points elsewhere.
+# traces in `shared/traces` beside the checkout (~7 MB, not shipped in the
+# wheel), or in $XRC_TRACES_DIR.
 REPO = Path(__file__).resolve().parents[3]  # noqa: repo-path
 SHARED_TRACES = Path(os.environ.get("XRC_TRACES_DIR") or REPO.parent / "shared" / "traces")
 RESULTS_SCHEMA = 1
@@ -808,7 +808,7 @@ def write_results(results: dict, out: Path) -> None:
 
 def _portable(resolved: dict) -> dict:
     """The resolved scenario with trace paths made relative to the
-    repository (``../shared/traces/...``) or reduced to their file name
+    repository (``shared/traces`` beside the checkout) or reduced to their file name
     when generated, so the stored results do not depend on this machine."""
     doc = json.loads(json.dumps(resolved))
     tr = doc.get("trace")
