@@ -37,7 +37,8 @@ and, per ACK, Linux ``tcp_rate.c`` (``tcp_rate_skb_sent``,
 interval is shorter than the minimum RTT; BBR's filter (``bbr_update_bw``:
 round counting by ``prior_delivered``, ``minmax_running_max`` over 10
 rounds, application-limited samples only if at least the maximum) turns
-the samples into its bandwidth estimate. The ``released`` replay is checked
+the samples into its bandwidth estimate, and ``bbr_update_ack_aggregation``
+into its ``extra_acked`` (in ``replay``'s output). The ``released`` replay is checked
 against Linux's own estimate from ``ss``.
 
 Rates are payload rates as Linux reports them: segments per second times
@@ -45,7 +46,9 @@ the MSS (1448 B) times 8. The smooth 20 Mbit/s link carries 1500-byte IP
 packets, 19.307 Mbit/s of payload.
 
 Printed: the timing of both directions (release error, data release
-spacing, ACKs per data segment), the distribution of samples and of the
+spacing, ACKs per data segment), the receiving host's delay (from the
+emulator's write of a data segment to its read of the ACK covering it) and
+the share of stretch ACKs, the distribution of samples and of the
 filter per clock over the window, how far the filter sits above the
 link's payload rate (time-weighted on a 10 ms grid), the same restricted
 to quiet stretches (no ACK more than 300 µs / 1 ms late in the preceding
@@ -154,10 +157,12 @@ def replay(segs_tx, acks, *, min_rtt_ns: int | None = None):
     snd_una = 0
     rtt_min = min_rtt_ns
     bbr_bw = MinMax()
+    # bbr_update_ack_aggregation state (extra_acked_win_rtts = 5).
+    ea, ea_idx, ea_win, epoch_acked, epoch_us0 = [0, 0], 0, 0, 0, 0
     rtt_cnt = 0
     next_rtt_delivered = 0
     out = {k: [] for k in ("t", "bw", "snd_us", "ack_us", "delivered", "valid", "filt", "rtt", "retrans",
-                                "rtt_vl", "in_flight")}
+                                "rtt_vl", "in_flight", "extra_acked")}
     i = j = 0
     n_tx, n_ack = len(segs_tx), len(acks)
     while i < n_tx or j < n_ack:
@@ -236,11 +241,23 @@ def replay(segs_tx, acks, *, min_rtt_ns: int | None = None):
         valid = rtt_min is not None and interval >= rtt_min // 1000 and interval > 0
         bw = dlv * MSS * 8 / interval if interval > 0 else np.nan  # Mbit/s (bits per µs)
         if valid:
-            if best["d"] >= next_rtt_delivered:
+            round_start = best["d"] >= next_rtt_delivered
+            if round_start:
                 next_rtt_delivered = delivered
                 rtt_cnt += 1
             bwu = dlv * (1 << 24) // interval
             bbr_bw.update(BW_RTTS, rtt_cnt, bwu)
+            # bbr_update_ack_aggregation (the cwnd clamp left out).
+            if round_start:
+                ea_win = min(0x1F, ea_win + 1)
+                if ea_win >= 5:
+                    ea_win, ea_idx = 0, ea_idx ^ 1
+                    ea[ea_idx] = 0
+            expected = bbr_bw.get() * (t // 1000 - epoch_us0) >> 24
+            if epoch_acked <= expected or epoch_acked + len(newly) >= 1 << 20:
+                epoch_acked, epoch_us0, expected = 0, t // 1000, 0
+            epoch_acked = min(epoch_acked + len(newly), 0xFFFFF)
+            ea[ea_idx] = max(ea[ea_idx], epoch_acked - expected)
         filt = bbr_bw.get() * MSS * 8 / (1 << 24)
         out["t"].append(t)
         out["bw"].append(bw)
@@ -253,6 +270,7 @@ def replay(segs_tx, acks, *, min_rtt_ns: int | None = None):
         out["retrans"].append(best["retrans"])
         out["rtt_vl"].append(rtt_vl)
         out["in_flight"].append(len(starts))
+        out["extra_acked"].append(max(ea))
     return {k: np.array(v) for k, v in out.items()}
 
 
@@ -450,6 +468,29 @@ def main() -> int:
     n_ack = int(np.sum((fr["dir"] == 1) & (fr["t_in_ns"] >= t0) & (fr["t_in_ns"] < t1)))
     print(f"  data segments {n_data}, ACKs {n_ack}: {n_data / max(n_ack, 1):.2f} segments per ACK")
     res["segments_per_ack"] = n_data / max(n_ack, 1)
+    # The receiving host's delay: an ACK's read time minus the write time
+    # of the highest data it covers; and how many new segments each covers.
+    isn_k = np.nonzero((fr["dir"] == 0) & ((fr["tcp_flags"] & 0x02) != 0))[0]
+    isn = int(fr["seq"][isn_k[0]]) if len(isn_k) else int(fr["seq"][np.nonzero(d)[0][0]])
+    uw_d, uw_a = Unwrap(isn), Unwrap(isn)
+    written: dict[int, int] = {}
+    recv_delay, covered, hi_prev = [], [], 0
+    for k in np.argsort(fr["t_in_ns"], kind="stable"):
+        if fr["dir"][k] == 0 and fr["payload"][k] > 0 and fr["fate"][k] == 0:
+            written[uw_d(int(fr["seq"][k])) + int(fr["payload"][k])] = int(fr["t_out_ns"][k])
+        elif fr["dir"][k] == 1 and t0 <= fr["t_in_ns"][k] < t1:
+            hi = max([uw_a(int(fr["ack"][k]))] + [uw_a(int(fr[f"sack{b + 1}_right"][k]))
+                                                  for b in range(int(fr["n_sack"][k]))])
+            if hi in written and hi > hi_prev:
+                recv_delay.append((int(fr["t_in_ns"][k]) - written[hi]) / 1e3)
+                covered.append((hi - hi_prev) // MSS)
+            hi_prev = max(hi_prev, hi)
+    rd, cv = np.array(recv_delay), np.array(covered)
+    print(f"  receiver delay (data written -> its ACK read) us: p50 {pct(rd, 50):.0f} p90 {pct(rd, 90):.0f} "
+          f"p99 {pct(rd, 99):.0f} p99.9 {pct(rd, 99.9):.0f}; ACKs covering ≥ 3 new segments: {np.mean(cv >= 3):.1%} "
+          f"(their delay p50 {pct(rd[cv >= 3], 50):.0f} us)")
+    res["receiver_delay_us"] = {"p50": pct(rd, 50), "p90": pct(rd, 90), "p99": pct(rd, 99), "p999": pct(rd, 99.9),
+                                "stretch_share": float(np.mean(cv >= 3))}
     ss_ = parse_ss(a.run / "ss.txt", meta["realtime_origin_ns"]) if (a.run / "ss.txt").exists() else None
 
     clocks = {}
