@@ -46,10 +46,12 @@ test-rust:
 test-python: setup
 	$(BIN)/python -m pytest -q tests
 
-## Speed: the whole simulator on the bench scenario, and the engine alone.
+## Speed: the whole simulator on the bench scenario, and the engine alone;
+## then the emulator's timing on this host (needs root: skips otherwise).
 bench: setup
 	$(BIN)/xrc bench
 	cargo bench --bench engine
+	$(BIN)/python -m xrc.emulation.bench
 
 clean:
 	rm -rf $(VENV) target runs
