@@ -402,7 +402,7 @@ impl Scoreboard {
         let hint_below_pending = self
             .segs
             .iter()
-            .all(|s| !(s.lost && !s.retrans) || s.seq >= self.lost_hint.get());
+            .all(|s| !s.lost || s.retrans || s.seq >= self.lost_hint.get());
         sacked == self.sacked_out
             && lost == self.lost_out
             && retrans == self.retrans_out
