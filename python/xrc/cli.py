@@ -5,6 +5,7 @@
         run directory, which runs again what ran there)
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
+    xrc fuzz --cases N --seed S --out DIR [--jobs J]   (see xrc.fuzz)
 
 Exit status: 0 on success, 2 for bad input (the message names the field and
 the value), 1 for anything else.
@@ -67,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
     b.add_argument("--ns3-seconds", type=float, default=11.0,
                    help="ns-3.44 LTE wall time for the same scenario, for the speed-up line (default 11 s)")
+    # Parsed by xrc.fuzz itself (listed here for --help).
+    sub.add_parser("fuzz", help="fuzz scenario validation and the core; reproducers for every failure",
+                   add_help=False)
     return ap
 
 
@@ -92,6 +96,10 @@ def _print_summary(summary) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["fuzz"]:
+        from .fuzz import main as fuzz_main
+
+        return fuzz_main(argv[1:])
     ap = _parser()
     args = ap.parse_args(argv)
     if args.version:
