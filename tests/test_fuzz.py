@@ -19,7 +19,7 @@ from .conftest import MINIMAL_CELL, SCENARIOS
 #: The campaign `make test` runs: its seed, size and share of runs.
 SEED = 20261124
 CASES = 2000
-RUN_FRACTION = 0.8
+RUN_FRACTION = 0.6
 
 
 def test_two_thousand_fuzz_cases_give_no_panic_traceback_hang_or_absurd_summary(tmp_path):

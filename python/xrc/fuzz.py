@@ -6,7 +6,7 @@
 A *case* is what a user could hand xrc: a scenario file, ``--set``
 overrides and the trace or CQI files it names. Cases are generated from
 ``(seed, index)`` alone, so a campaign is reproducible and any case can be
-replayed by its number. Five kinds:
+replayed by its number. Six kinds:
 
 - ``mutate``: a scenario (the bundled ones and a few built-in small ones)
   with one to three structural mutations: a field deleted, retyped (dates,
@@ -22,7 +22,12 @@ replayed by its number. Five kinds:
   bytes that are not UTF-8), sometimes an uplink trace too;
 - ``cqi``: a cellular scenario whose UE reads a generated CQI file;
 - ``text``: a scenario's TOML text with bytes flipped, spans cut or
-  repeated, line ends changed.
+  repeated, line ends changed;
+- ``edge``: valid values at the edges of their ranges (the least and the
+  largest, just inside them, their middle), on one to four fields or on
+  the parameters of a flow's (possibly changed) congestion control. The
+  ranges are learnt from the core itself: each generator asks it about
+  values beyond every numeric field and reads "must be in [lo, hi]".
 
 Each case is validated in process through the same path as ``xrc run``
 (:func:`xrc.scenario.load`: TOML, overrides, the core's own config types
@@ -43,9 +48,9 @@ A case *fails* on:
   steps; a worker stuck in native code is killed by the parent after ten
   seconds more);
 - ``memory``: the worker's resident memory passed ``--max-rss-mb``;
-- ``invariant``: during a run, a queue did not conserve packets, a
-  scoreboard disagreed with its counters, the receiving application got
-  other than the in-order prefix, or more was acknowledged than received;
+- ``invariant``: during a run, ``World::check_invariants`` failed (packet
+  and byte conservation, a sender's scoreboard, sequence numbers or
+  window, in-order delivery to the application);
 - ``absurd``: ``summary.json`` holds NaN or an infinity, a negative number,
   a fraction or utilization above 1, Jain's index above 1, a UE delivered
   more bits than its radio carried, flows delivered more than their UE
@@ -55,6 +60,12 @@ A case *fails* on:
 - ``message``: a rejection with an empty message or a JSON syntax error
   from the core (which cannot name the value), or ``xrc validate``
   printing a traceback or exiting with other than 0 or 2.
+
+A run that takes more than ``--max-events`` events (a legitimately large
+simulation: a 1 Tbit/s link, windows of a million segments) is stopped and
+counted as ``heavy``, not as a failure. At the core's usual millions of
+events per second, a ``hang`` then means a cost per event far above it,
+or no progress at all.
 
 Each failure is written to ``OUT/failures/<index>-<outcome>/`` as a
 reproducer: the scenario file, its input files, ``case.json`` (outcome,
@@ -291,8 +302,8 @@ class Case:
     sabotage: str = ""
 
 
-KINDS = ["mutate", "override", "trace", "cqi", "text"]
-KIND_WEIGHTS = [40, 25, 15, 10, 10]
+KINDS = ["mutate", "override", "trace", "cqi", "text", "edge"]
+KIND_WEIGHTS = [30, 20, 12, 8, 8, 22]
 
 
 def _leaves(node: Any, path: str = "") -> list[tuple[str, Any]]:
@@ -584,6 +595,44 @@ def _shorten(doc: dict[str, Any], rng: random.Random) -> None:
                     f[key] = v * scale
 
 
+_RANGE_MSG = re.compile(r"must be in [\[(]([-+0-9.e]+), ([-+0-9.e]+)[\])]")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _norm(path: str) -> str:
+    return re.sub(r"\.\d+(?=\.|$)", ".#", path)
+
+
+def _core_resolve_cc(scheme: str, name: str, value: str) -> str | None:
+    from . import _core
+
+    try:
+        _core.resolve_cc(scheme, json.dumps({name: json.loads(value)}))
+        return None
+    except ValueError as e:
+        return str(e)
+
+
+def _edge(rng: random.Random, lo: float, hi: float, integer: bool, like: Any) -> Any:
+    """A value at or near an edge of [lo, hi], or a far scale of `like`
+    brought inside."""
+    if integer:
+        lo_i, hi_i = int(lo), int(hi)
+        return rng.choice([lo_i, hi_i, min(lo_i + 1, hi_i), max(hi_i - 1, lo_i),
+                           max(lo_i, min(hi_i, int(like) * rng.choice([2, 10, 1000]) if like else 1))])
+    cands = [lo, hi, hi * (1 - 1e-12), (lo + hi) / 2]
+    if lo > 0:
+        cands += [lo * (1 + 1e-12), lo * 2, math.sqrt(lo * hi)]
+    else:
+        cands += [1e-9, 1e-3]
+    if _is_number(like) and like:
+        cands += [min(hi, max(lo, like * f)) for f in (1e-3, 1e3)]
+    return float(rng.choice([c for c in cands if lo <= c <= hi] or [lo]))
+
+
 class Generator:
     """Makes case `index` of campaign `seed`; the same in every process."""
 
@@ -599,6 +648,7 @@ class Generator:
         self.docs = {n: tomllib.loads(t.removeprefix("\ufeff")) for n, (t, _) in self.bases.items()}
         self.schemes = _scheme_params()
         self.resolved: dict[str, dict[str, Any] | None] = {}
+        self.ranges = {}
         for n, (text, files) in self.bases.items():
             with tempfile.TemporaryDirectory() as tmp:
                 for name, data in files.items():
@@ -607,6 +657,80 @@ class Generator:
                     self.resolved[n] = load_text(text, base=Path(tmp)).resolved
                 except ScenarioError:
                     self.resolved[n] = None
+                    continue
+                self._probe_ranges(text, Path(tmp), self.resolved[n])
+        for scheme, params in self.schemes.items():
+            for name, v in params.items():
+                if _is_number(v):
+                    self._learn(f"cc_params.{scheme}.{name}", v,
+                                lambda text, s=scheme, k=name: _core_resolve_cc(s, k, text))
+
+    #: Valid ranges learnt from the core's own messages, by path with list
+    #: indices replaced by ``#`` (scheme parameters: ``cc_params.SCHEME.NAME``):
+    #: (lo, hi, integer).
+    ranges: dict[str, tuple[float, float, bool]]
+
+    def _probe_ranges(self, text: str, base: Path, resolved: dict[str, Any]) -> None:
+        """Learns each numeric field's valid range by asking the core about
+        values beyond it: its message reads "must be in [lo, hi]"."""
+        from .scenario import ScenarioError, load_text
+
+        def attempt(path: str, value: str) -> str | None:
+            try:
+                load_text(text, base=base, overrides=[f"{path}={value}"])
+                return None
+            except ScenarioError as e:
+                return str(e)
+
+        for path, v in _leaves(resolved):
+            if _is_number(v) and ".cc_params." not in path and path != "seed":
+                self._learn(_norm(path), v, lambda value, p=path: attempt(p, value))
+
+    def _learn(self, key: str, like: Any, attempt: Any) -> None:
+        if key in self.ranges:
+            return
+        integer = isinstance(like, int)
+        lo = hi = None
+        for probe in (("-1", "4294967295", "18446744073709551615") if integer else ("-1e300", "1e300")):
+            msg = attempt(probe)
+            m = _RANGE_MSG.search(msg or "")
+            if m or "must be a positive number" in (msg or "") or "must be a number >= 0" in (msg or ""):
+                a, b = (float(m.group(1)), float(m.group(2))) if m else (1e-300 if "positive" in msg else 0.0, 1e300)
+                lo = a if lo is None else min(lo, a)
+                hi = b if hi is None else max(hi, b)
+        if lo is None and integer:
+            lo, hi = 0.0, float(2**32 - 1)
+        if lo is not None and hi is not None and lo <= hi:
+            self.ranges[key] = (lo, hi, integer)
+
+    def _edge_mutation(self, doc: dict[str, Any], resolved: dict[str, Any] | None, rng: random.Random) -> None:
+        """A valid value at an edge of its range: a field of the scenario,
+        or a parameter of a (possibly new) scheme of one flow."""
+        flows = doc.get("flows")
+        if rng.random() < 0.3 and isinstance(flows, list) and flows and isinstance(flows[0], dict):
+            f = rng.choice(flows)
+            if not isinstance(f, dict):
+                return
+            if rng.random() < 0.5:
+                for k in [k for k in f if k in self.schemes or k == "cc_params"]:
+                    del f[k]
+                doc.pop("cc", None)
+                f["cc"] = rng.choice(sorted(self.schemes))
+            scheme = f.get("cc")
+            params = self.schemes.get(scheme) if isinstance(scheme, str) else None
+            if not params:
+                return
+            name = rng.choice(sorted(params))
+            r = self.ranges.get(f"cc_params.{scheme}.{name}")
+            if r is not None:
+                table = f.setdefault(scheme if "cc_params" not in f else "cc_params", {})
+                if isinstance(table, dict):
+                    table[name] = _edge(rng, *r, params[name])
+            return
+        leaves = [(p, v) for p, v in _leaves(resolved or {}) if _norm(p) in self.ranges and ".cc_params." not in p]
+        if leaves:
+            path, like = rng.choice(leaves)
+            _set_path(doc, path, _edge(rng, *self.ranges[_norm(path)], like))
 
     def case(self, index: int) -> Case:
         rng = random.Random(f"xrc-fuzz:{self.seed}:{index}")
@@ -666,6 +790,9 @@ class Generator:
             ues[rng.randrange(len(ues))] = {"channel": {"kind": "cqi_trace", "file": "cqi.txt"}}
             if rng.random() < 0.3:
                 _mutate(doc, resolved, rng, self.schemes)
+        elif kind == "edge":
+            for _ in range(rng.randint(1, 4)):
+                self._edge_mutation(doc, resolved, rng)
         text = toml_dumps(doc).encode("utf-8", errors="surrogatepass")
         if kind == "text":
             text = _mutate_text(rng, text)
@@ -681,7 +808,7 @@ class Generator:
 #: Cases whose (mutated) duration is longer are validated, not run.
 MAX_RUN_S = 5.0
 #: Outcomes that are not failures.
-PASSING = ("rejected", "accepted", "ran", "stopped", "output_error")
+PASSING = ("rejected", "accepted", "ran", "heavy", "stopped", "output_error")
 FAILURES = ("panic", "traceback", "crash", "hang", "memory", "invariant", "absurd", "nondeterministic", "message")
 
 
@@ -694,6 +821,21 @@ class CaseTimeout(BaseException):
     """The case ran out of wall time (raised by the worker's timer)."""
 
 
+class CaseHeavy(BaseException):
+    """The run took more events than a case may (a legitimately large
+    simulation: a 1 Tbit/s link, windows of a million segments)."""
+
+
+def _progress() -> str:
+    sim = _CheckedSimulation.last
+    if sim is None:
+        return "before the run started"
+    try:
+        return f"{sim.events} events, simulated {sim.now_s:.3f} of {sim.end_s:.3f} s"
+    except Exception:  # noqa: BLE001 - a finished simulation has no state
+        return "after the run"
+
+
 class InvariantViolation(BaseException):
     """A conservation or ordering invariant failed during a run."""
 
@@ -704,9 +846,14 @@ class _CheckedSimulation:
     here on the release build users run)."""
 
     _real: Any = None
+    #: Events a run may take before it counts as heavy and is stopped.
+    max_events: int = 5_000_000
+    #: The latest simulation (to say how far a timed-out run got).
+    last: Any = None
 
     def __init__(self, *args: Any):
         self._sim = self._real(*args)
+        _CheckedSimulation.last = self._sim
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sim, name)
@@ -716,17 +863,12 @@ class _CheckedSimulation:
             self._sim.check_invariants()
         except RuntimeError as e:
             raise InvariantViolation(f"at {self._sim.now_s} s: {e}") from None
-        for k, (acked, delivered, rcv_nxt) in enumerate(self._sim.flow_progress()):
-            if delivered != rcv_nxt:
-                raise InvariantViolation(f"at {self._sim.now_s} s: flow {k} delivered {delivered} bytes to the "
-                                         f"application but the receiver's next expected byte is {rcv_nxt}")
-            if acked > rcv_nxt:
-                raise InvariantViolation(f"at {self._sim.now_s} s: flow {k} acknowledged {acked} bytes at the "
-                                         f"sender, more than the {rcv_nxt} received")
 
     def run_until(self, t: float) -> bool:
         done = self._sim.run_until(t)
         self._check()
+        if not done and self._sim.events > self.max_events:
+            raise CaseHeavy(_progress())
         return done
 
     def finish(self) -> Any:
@@ -846,6 +988,7 @@ def execute(case: Case, workdir: Path, timeout_s: float) -> dict[str, Any]:
     from .scenario import ScenarioError, load
 
     t0 = time.perf_counter()
+    _CheckedSimulation.last = None
     d = workdir / f"case-{case.index}"
     shutil.rmtree(d, ignore_errors=True)
 
@@ -896,7 +1039,9 @@ def execute(case: Case, workdir: Path, timeout_s: float) -> dict[str, Any]:
             except OutputError as e:
                 outcome, message = "output_error", str(e)
     except CaseTimeout:
-        outcome, message = "hang", f"more than {timeout_s} s of wall time"
+        outcome, message = "hang", f"more than {timeout_s} s of wall time ({_progress()})"
+    except CaseHeavy as e:
+        outcome, message = "heavy", f"stopped after more than {_CheckedSimulation.max_events} events: {e}"
     except InvariantViolation as e:
         outcome, message = "invariant", str(e)
     except BaseException as e:  # noqa: BLE001 - every escape is a finding
@@ -918,6 +1063,7 @@ def _worker(args: argparse.Namespace) -> int:
     os.dup2(2, 1)  # anything else printed goes to the log, not the protocol
     sys.stdout = sys.stderr
     _install_checked_simulation()
+    _CheckedSimulation.max_events = args.max_events
     gen = Generator(args.seed, Path(args.scenarios) if args.scenarios else None, args.run_fraction)
     with tempfile.TemporaryDirectory(prefix="xrc-fuzz-") as tmp:
         proto.write(json.dumps({"ready": True}) + "\n")
@@ -1042,7 +1188,7 @@ def write_reproducer(case: Case, result: dict[str, Any], out: Path) -> Path:
 
 def campaign(cases: int, seed: int, out: str | Path, *, jobs: int | None = None, start: int = 0,
              scenarios: Path | None = None, run_fraction: float = 0.15, case_timeout: float = 20.0,
-             max_rss_mb: float = 4096.0, only: list[int] | None = None, sabotage: dict[int, str] | None = None,
+             max_rss_mb: float = 4096.0, max_events: int = 5_000_000, only: list[int] | None = None, sabotage: dict[int, str] | None = None,
              progress: bool = False) -> Report:
     """Runs cases ``start .. start+cases`` (or `only`) on `jobs` worker
     processes; writes ``OUT/report.json`` and a reproducer per failure."""
@@ -1056,7 +1202,7 @@ def campaign(cases: int, seed: int, out: str | Path, *, jobs: int | None = None,
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     scenarios = scenarios if scenarios is not None else default_scenarios()
     argv = [sys.executable, "-m", "xrc.fuzz", "--worker", "--seed", str(seed), "--run-fraction", str(run_fraction),
-            "--case-timeout", str(case_timeout)] + (["--scenarios", str(scenarios)] if scenarios else [])
+            "--case-timeout", str(case_timeout), "--max-events", str(max_events)] + (["--scenarios", str(scenarios)] if scenarios else [])
     gen = Generator(seed, scenarios, run_fraction)
     report = Report(seed=seed, cases=len(todo), jobs=jobs)
     sabotage = sabotage or {}
@@ -1077,7 +1223,7 @@ def campaign(cases: int, seed: int, out: str | Path, *, jobs: int | None = None,
         report.counts[o] = report.counts.get(o, 0) + 1
         kind = report.by_kind.setdefault(res["kind"], {})
         kind[o] = kind.get(o, 0) + 1
-        report.runs += int(o in ("ran", "stopped", "absurd", "nondeterministic", "invariant") or
+        report.runs += int(o in ("ran", "heavy", "stopped", "absurd", "nondeterministic", "invariant") or
                            (res.get("ran", False) and o in ("hang", "memory", "crash", "panic")))
         if only is not None:
             report.results.append(res)
@@ -1177,6 +1323,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-fraction", type=float, default=0.15, help="fraction of cases also run (default 0.15)")
     ap.add_argument("--case-timeout", type=float, default=20.0, help="wall-time bound per case, s (default 20)")
     ap.add_argument("--max-rss-mb", type=float, default=4096.0, help="memory bound per worker, MB (default 4096)")
+    ap.add_argument("--max-events", type=int, default=5_000_000,
+                    help="events a run may take before it counts as heavy and stops (default 5000000)")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -1188,6 +1336,7 @@ def main(argv: list[str] | None = None) -> int:
     scen = Path(args.scenarios) if args.scenarios else None
     rep = campaign(args.cases, args.seed, args.out, jobs=args.jobs, start=args.start, scenarios=scen,
                    run_fraction=args.run_fraction, case_timeout=args.case_timeout, max_rss_mb=args.max_rss_mb,
+                   max_events=args.max_events,
                    only=args.case, progress=not args.quiet)
     print(rep.describe())
     print(f"  report: {Path(args.out) / 'report.json'}")
