@@ -102,3 +102,19 @@ def test_a_non_finite_number_or_an_integer_beyond_64_bits_is_refused_naming_the_
     err = capsys.readouterr().err
     assert err.startswith(f"xrc: error: {field}: ") and shown in err, err
     assert "expected value" not in err and "floating point" not in err, err
+
+
+def test_xrc_fuzz_into_a_closed_pipe_is_not_a_traceback(tmp_path):
+    # Found running the campaign: `xrc fuzz ... | head -3` ended in a
+    # BrokenPipeError traceback (the command bypassed the CLI's handlers).
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "xrc.cli", "fuzz", "--cases", "3", "--out", str(tmp_path / "f"),
+                             "--scenarios", str(SCENARIOS), "--quiet", "--jobs", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert proc.returncode == 2 and "broken pipe" in err, (proc.returncode, err)

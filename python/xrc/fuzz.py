@@ -1334,12 +1334,24 @@ def main(argv: list[str] | None = None) -> int:
         print("xrc: error: --cases must be >= 0, --run-fraction in [0, 1], --case-timeout > 0", file=sys.stderr)
         return 2
     scen = Path(args.scenarios) if args.scenarios else None
-    rep = campaign(args.cases, args.seed, args.out, jobs=args.jobs, start=args.start, scenarios=scen,
-                   run_fraction=args.run_fraction, case_timeout=args.case_timeout, max_rss_mb=args.max_rss_mb,
-                   max_events=args.max_events,
-                   only=args.case, progress=not args.quiet)
-    print(rep.describe())
-    print(f"  report: {Path(args.out) / 'report.json'}")
+    try:
+        rep = campaign(args.cases, args.seed, args.out, jobs=args.jobs, start=args.start, scenarios=scen,
+                       run_fraction=args.run_fraction, case_timeout=args.case_timeout, max_rss_mb=args.max_rss_mb,
+                       max_events=args.max_events, only=args.case, progress=not args.quiet)
+        print(rep.describe())
+        print(f"  report: {Path(args.out) / 'report.json'}")
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        print("xrc: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`xrc fuzz ... | head`), as `xrc validate`.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("xrc: error: output closed by the reader (broken pipe)", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"xrc: error: --out {args.out!r}: {e.strerror or e}", file=sys.stderr)
+        return 2
     return 1 if rep.failed else 0
 
 
