@@ -8,7 +8,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup setup-linux-ref demo test test-rust test-python bench clean
+.PHONY: setup setup-linux-ref demo test test-rust test-rust-debug test-python bench clean
 
 # maturin develop shows cargo's progress (the first build takes minutes) and
 # installs the package editable with its test extras.
@@ -38,10 +38,16 @@ demo: setup
 	$(BIN)/xrc run scenarios/paper/fig1-time-varying.toml --out runs/fig1 --force
 
 ## Install everything and run the whole test suite (Rust and Python).
-test: setup test-rust test-python
+test: setup test-rust test-rust-debug test-python
 
 test-rust:
 	cargo test --release --workspace --exclude xrc-py --features xrc-core/schema
+
+## The Rust tests once more in the debug profile: with debug_assertions every
+## run checks World::check_invariants every 64 events and at its end, and
+## arithmetic overflow panics (about 1.5 min from scratch on 2 cores).
+test-rust-debug:
+	cargo test --workspace --exclude xrc-py
 
 test-python: setup
 	$(BIN)/python -m pytest -q tests

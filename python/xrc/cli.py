@@ -11,6 +11,7 @@
     xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
     xrc schema [--out FILE]        the JSON Schema of scenario files
     xrc plot RUN... --out DIR      comparison figures of runs or a sweep's runs
+    xrc fuzz --cases N --seed S --out DIR [--jobs J]   (see xrc.fuzz)
 
 SCENARIO may also name a scenario bundled with xrc when no such file
 exists here: ``paper/fig1-time-varying`` or
@@ -111,6 +112,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
     b.add_argument("--ns3-seconds", type=float, default=11.0,
                    help="ns-3.44 LTE wall time for the same scenario, for the speed-up line (default 11 s)")
+    # Parsed by xrc.fuzz itself (listed here for --help).
+    sub.add_parser("fuzz", help="fuzz scenario validation and the core; reproducers for every failure",
+                   add_help=False)
     return ap
 
 
@@ -222,6 +226,10 @@ def _validate_linux(args, argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["fuzz"]:
+        from .fuzz import main as fuzz_main
+
+        return fuzz_main(argv[1:])
     ap = _parser()
     args = ap.parse_args(argv)
     if args.version:

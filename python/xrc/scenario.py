@@ -5,7 +5,8 @@ A scenario is a TOML file (or the JSON a run directory records as
 ran there). Loading it:
 
 1. parses the TOML (``tomllib``; a UTF-8 byte order mark is skipped; dates
-   and times are refused, no field takes one);
+   and times, NaN, infinities and integers beyond 64 bits are refused, no
+   field takes one);
 2. applies ``--set PATH=VALUE`` overrides (``flows.0.cc=cubic``);
 3. moves per-scheme parameter tables into the flow's ``cc_params``: a flow
    may carry ``[flows.xrc]``-style tables for any scheme, and top-level
@@ -24,6 +25,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,16 +113,29 @@ def apply_override(doc: dict[str, Any], assignment: str) -> None:
         walked.append(key)
 
 
-def _no_dates(node: Any, path: str = "") -> None:
-    """TOML has date and time values; no scenario field takes one."""
+#: Integers the core's fields can hold: i64 and u64 together.
+_INT_RANGE = (-(2**63), 2**64 - 1)
+
+
+def _representable(node: Any, path: str = "") -> None:
+    """Refuses values no scenario field takes and JSON cannot carry to the
+    core: TOML dates and times, NaN and infinities (JSON has no form for
+    them, so the core would only say "expected value"), and integers beyond
+    64 bits (which would reach it as a float: "floating point `1e+23`")."""
+    where = path or "(top)"
     if isinstance(node, (datetime.date, datetime.time)):
-        raise ScenarioError(f"{path or '(top)'}: TOML dates and times are not accepted here, got {node.isoformat()}")
+        raise ScenarioError(f"{where}: TOML dates and times are not accepted here, got {node.isoformat()}")
+    if isinstance(node, float) and not math.isfinite(node):
+        raise ScenarioError(f"{where}: must be a finite number, got {node}")
+    if isinstance(node, int) and not isinstance(node, bool) and not _INT_RANGE[0] <= node <= _INT_RANGE[1]:
+        raise ScenarioError(f"{where}: {node} is out of range for any field (integers are within "
+                            f"[{_INT_RANGE[0]}, {_INT_RANGE[1]}])")
     if isinstance(node, dict):
         for k, v in node.items():
-            _no_dates(v, f"{path}.{k}" if path else str(k))
+            _representable(v, f"{path}.{k}" if path else str(k))
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            _no_dates(v, f"{path}.{i}" if path else str(i))
+            _representable(v, f"{path}.{i}" if path else str(i))
 
 
 def read_input(field: str, given: str, path: str) -> str:
@@ -229,7 +244,7 @@ def load_text(text: str, *, base: Path, overrides: list[str] | None = None, seed
             raise ScenarioError(f"not valid TOML: {e}") from None
     for o in overrides:
         apply_override(doc, o)
-    _no_dates(doc)
+    _representable(doc)
     if seed is not None:
         doc["seed"] = seed
     if "seed" not in doc:
@@ -267,7 +282,7 @@ def load(path: str | Path, *, overrides: list[str] | None = None, seed: int | No
 def from_dict(doc: dict[str, Any], *, base: Path | None = None) -> Scenario:
     """Resolves a scenario given as a Python dict (for sweeps and tests)."""
     doc = copy.deepcopy(doc)
-    _no_dates(doc)
+    _representable(doc)
     if "seed" not in doc:
         raise ScenarioError("seed: missing; every run needs a master seed")
     inputs = _normalize(doc, base or Path.cwd())

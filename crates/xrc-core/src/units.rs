@@ -43,6 +43,12 @@ pub fn check_range(name: &str, v: f64, lo: f64, hi: f64) -> Result<(), String> {
     }
 }
 
+/// A duration parameter in milliseconds: from 1 µs (or 0 when `zero_ok`)
+/// to the longest run, so it converts to nanoseconds exactly as given.
+pub fn check_duration_ms(name: &str, v: f64, zero_ok: bool) -> Result<(), String> {
+    check_range(name, v, if zero_ok { 0.0 } else { 1e-3 }, MAX_SPAN_MS)
+}
+
 /// [`check_range`] for integers.
 pub fn check_range_u64(name: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if (lo..=hi).contains(&v) {

@@ -195,6 +195,8 @@ fn every_byte_arrives_once_in_order_and_every_queue_conserves_packets() {
             w.run_until(SimTime::ZERO + SimDuration::try_from_secs_f64(t).unwrap());
             w.queues_conserve_packets()
                 .unwrap_or_else(|e| panic!("case {case} at {t} s: {e}"));
+            w.check_invariants()
+                .unwrap_or_else(|e| panic!("case {case} at {t} s: {e}"));
             assert!(w.scoreboards_consistent(), "case {case} at {t} s: scoreboard counters");
             for (k, (acked, delivered, rcv_nxt)) in w.flow_progress().into_iter().enumerate() {
                 // The application got exactly the in-order prefix, once.

@@ -247,3 +247,36 @@ fn acks_cross_the_uplink_trace_and_its_queue() {
         );
     }
 }
+
+fn at(s: f64) -> xrc_core::units::SimTime {
+    xrc_core::units::SimTime::ZERO + xrc_core::units::SimDuration::try_from_secs_f64(s).unwrap()
+}
+
+#[test]
+fn a_run_keeps_every_invariant_and_a_miscount_breaks_one() {
+    for cfg in [common::dumbbell("cubic", 2.0), common::lte("bbr", 9, 2.0)] {
+        let mut w = World::new(cfg, None).unwrap();
+        for k in 1..=8 {
+            w.run_until(at(k as f64 * 0.25));
+            w.check_invariants()
+                .unwrap_or_else(|e| panic!("at {} s: {e}", k as f64 * 0.25));
+        }
+    }
+    let mut w = World::new(common::dumbbell("cubic", 2.0), None).unwrap();
+    w.run_until(at(0.5));
+    w.miscount_in_flight();
+    let e = w.check_invariants().unwrap_err();
+    assert!(e.contains("segments in flight"), "{e}");
+}
+
+/// Debug builds check the invariants while every run runs (CI runs the
+/// tests once in the debug profile).
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "invariant violated")]
+fn a_debug_build_stops_a_run_whose_invariants_break() {
+    let mut w = World::new(common::dumbbell("cubic", 2.0), None).unwrap();
+    w.run_until(at(0.5));
+    w.miscount_in_flight();
+    w.run_until(at(2.0));
+}

@@ -100,6 +100,10 @@ impl Link {
     pub fn queue_bytes(&self) -> u64 {
         self.queue.bytes()
     }
+    /// Byte conservation of the link's queue (see [`DropTail::bytes_conserved`]).
+    pub fn bytes_conserved(&self) -> Result<(), String> {
+        self.queue.bytes_conserved()
+    }
     /// Counters of the queue including the packet on the wire and the pipe:
     /// arrived = departed (out of the far end) + dropped + held (queued,
     /// serializing or propagating).

@@ -127,6 +127,20 @@ impl<T: ByteSize> DropTail<T> {
             held: self.items.len() as u64,
         }
     }
+    /// Byte conservation: the bytes counted as held are the held items'
+    /// sizes (an invariant check; walks the queue).
+    pub fn bytes_conserved(&self) -> Result<(), String> {
+        let sum: u64 = self.items.iter().map(|(_, i)| i.byte_size()).sum();
+        if sum == self.bytes {
+            Ok(())
+        } else {
+            Err(format!(
+                "holds {} items of {sum} bytes but counts {} bytes",
+                self.items.len(),
+                self.bytes
+            ))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -375,8 +375,12 @@ impl ScenarioConfig {
     /// read, scheme parameters), and validates. Errors name the field by
     /// its dotted path and quote the value.
     pub fn resolve(json: &str) -> Result<ScenarioConfig, String> {
-        let de = &mut serde_json::Deserializer::from_str(json);
-        let mut cfg: ScenarioConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+        // Parsed to a value first: deserializing from text, serde_json
+        // reports an enum given as a number, boolean or array as only
+        // "expected value"; from a value it quotes what it got.
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| format!("the scenario is not valid JSON (NaN and infinities have no JSON form): {e}"))?;
+        let mut cfg: ScenarioConfig = serde_path_to_error::deserialize(value).map_err(|e| {
             let path = dotted(&e.path().to_string());
             let inner = e.into_inner().to_string();
             let inner = inner.split(" at line ").next().unwrap_or(&inner).to_string();
@@ -606,6 +610,27 @@ mod tests {
             Ok(_) => panic!("{path} = {v} was accepted"),
             Err(e) => e,
         }
+    }
+
+    #[test]
+    fn a_name_given_as_another_type_is_refused_quoting_the_value() {
+        // Found by the fuzzer: serde_json reading text says only "expected
+        // value" for an enum given as a number, a boolean or an array.
+        for (path, v, shown) in [
+            ("topology", json!(1), "integer `1`"),
+            ("cell.scheduler", json!(true), "boolean `true`"),
+            ("flows.0.tcp.rto_rule", json!(1e300), "floating point `1e+300`"),
+            ("flows.0.tcp.loss_detection", json!([[]]), "sequence"),
+        ] {
+            let e = rejected(&cellular(), path, v);
+            assert!(e.starts_with(&format!("{path}: ")) && e.contains(shown), "{path}: {e}");
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_refused_as_such() {
+        let e = ScenarioConfig::resolve(r#"{"seed": 1, "duration_s": NaN}"#).unwrap_err();
+        assert!(e.contains("not valid JSON") && e.contains("NaN"), "{e}");
     }
 
     #[test]

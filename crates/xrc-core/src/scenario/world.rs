@@ -228,6 +228,10 @@ pub const MAX_SEGMENTS_IN_FLIGHT: u64 = 1 << 22;
 pub const MAX_EVENT_ROWS: usize = 100_000_000;
 /// Events between two checks of the recorded rows.
 const ROWS_CHECK_EVERY: u64 = 1 << 16;
+/// Debug builds check [`World::check_invariants`] every this many events
+/// and at the end of every run.
+#[cfg(debug_assertions)]
+const INVARIANTS_EVERY: u64 = 64;
 
 /// What the caller gets at the end.
 pub struct RunResult {
@@ -484,6 +488,10 @@ impl World {
             n += 1;
             if self.q.events_processed().is_multiple_of(ROWS_CHECK_EVERY) {
                 self.check_rows();
+            }
+            #[cfg(debug_assertions)]
+            if self.q.events_processed().is_multiple_of(INVARIANTS_EVERY) {
+                self.assert_invariants();
             }
             if self.failure.is_some() {
                 self.finish();
@@ -1438,6 +1446,8 @@ impl World {
         if self.finished {
             return;
         }
+        #[cfg(debug_assertions)]
+        self.assert_invariants();
         self.finished = true;
         let now = self.q.now();
         self.close_bin(now);
@@ -1499,6 +1509,63 @@ impl World {
     }
 
     // ----- inspection (tests) -----
+
+    /// Everything that must hold between two events: every queue and link
+    /// conserves packets ([`World::queues_conserve_packets`]) and the
+    /// Internet links' queues their bytes; the world's count of segments in
+    /// flight is the flows' sum; each sender keeps its own invariants
+    /// ([`TcpSender::check_invariants`]: scoreboard, sequence numbers,
+    /// window); and each receiving application got exactly the in-order
+    /// prefix of what was sent, with nothing acknowledged that was not
+    /// received. Debug builds check this every [`INVARIANTS_EVERY`] events
+    /// and at the end of every run, and panic on a violation.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.queues_conserve_packets()?;
+        self.inet_fwd
+            .bytes_conserved()
+            .map_err(|e| format!("internet forward queue: {e}"))?;
+        self.inet_rev
+            .bytes_conserved()
+            .map_err(|e| format!("internet reverse queue: {e}"))?;
+        let total: u64 = self.flows.iter().map(|f| f.in_flight as u64).sum();
+        if total != self.in_flight_total {
+            return Err(format!(
+                "the flows have {total} segments in flight, the world counts {}",
+                self.in_flight_total
+            ));
+        }
+        for (k, f) in self.flows.iter().enumerate() {
+            f.sender
+                .check_invariants()
+                .map_err(|e| format!("flow {k} sender: {e}"))?;
+            let (una, nxt) = (f.sender.snd_una(), f.sender.snd_nxt());
+            let (delivered, rcv_nxt) = (f.receiver.delivered_total(), f.receiver.rcv_nxt());
+            if delivered != rcv_nxt {
+                return Err(format!(
+                    "flow {k}: the application got {delivered} bytes, the receiver's in-order prefix is {rcv_nxt}"
+                ));
+            }
+            if !(una <= rcv_nxt && rcv_nxt <= nxt) {
+                return Err(format!(
+                    "flow {k}: snd_una {una} <= rcv_nxt {rcv_nxt} <= snd_nxt {nxt} does not hold"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(debug_assertions)]
+    fn assert_invariants(&self) {
+        if let Err(e) = self.check_invariants() {
+            panic!("invariant violated at {}: {e}", self.q.now());
+        }
+    }
+
+    /// Miscounts the segments in flight (a test of the debug checks).
+    #[doc(hidden)]
+    pub fn miscount_in_flight(&mut self) {
+        self.in_flight_total += 1;
+    }
 
     /// Queue conservation of every queue in the world.
     pub fn queues_conserve_packets(&self) -> Result<(), String> {

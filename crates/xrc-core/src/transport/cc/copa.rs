@@ -240,7 +240,7 @@ impl CcConfig for Config {
             }
         };
         positive("delta", self.delta)?;
-        positive("min_rtt_window_ms", self.min_rtt_window_ms)?;
+        crate::units::check_duration_ms("min_rtt_window_ms", self.min_rtt_window_ms, false)?;
         positive("standing_rtt_srtt_fraction", self.standing_rtt_srtt_fraction)?;
         positive("empty_queue_window_rtts", self.empty_queue_window_rtts)?;
         positive("max_rtt_window_rtts", self.max_rtt_window_rtts)?;

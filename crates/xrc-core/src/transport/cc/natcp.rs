@@ -144,11 +144,7 @@ pub(crate) fn validate_common(alpha: f64, timeout_ms: f64, min_cwnd: u32) -> Res
     if !(alpha.is_finite() && alpha > 0.0) {
         return Err(format!("alpha must be a positive number, got {alpha}"));
     }
-    if !(timeout_ms.is_finite() && timeout_ms > 0.0) {
-        return Err(format!(
-            "feedback_timeout_ms must be a positive number, got {timeout_ms}"
-        ));
-    }
+    crate::units::check_duration_ms("feedback_timeout_ms", timeout_ms, false)?;
     crate::transport::check_window_segments("min_cwnd", min_cwnd)?;
     Ok(())
 }

@@ -84,9 +84,7 @@ impl Default for Config {
 
 impl CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
-        if !(self.allowance_ms.is_finite() && self.allowance_ms >= 0.0) {
-            return Err(format!("allowance_ms must be a number >= 0, got {}", self.allowance_ms));
-        }
+        crate::units::check_duration_ms("allowance_ms", self.allowance_ms, true)?;
         crate::transport::check_window_segments("min_cwnd", self.min_cwnd)?;
         Ok(())
     }

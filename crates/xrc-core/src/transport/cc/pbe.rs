@@ -146,26 +146,20 @@ impl Default for Config {
 
 impl CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
-        for (n, v) in [
-            ("headroom_ms", self.headroom_ms),
-            ("internet_delay_ms", self.internet_delay_ms),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{n} must be a number >= 0, got {v}"));
-            }
-        }
+        crate::units::check_duration_ms("headroom_ms", self.headroom_ms, true)?;
+        crate::units::check_range(
+            "internet_delay_ms",
+            self.internet_delay_ms,
+            0.0,
+            crate::units::MAX_ONE_WAY_DELAY_MS,
+        )?;
         if !(self.rate_margin.is_finite() && (0.0..1.0).contains(&self.rate_margin)) {
             return Err(format!("rate_margin must be in [0, 1), got {}", self.rate_margin));
         }
         if self.internet_rounds == 0 {
             return Err("internet_rounds must be at least 1".into());
         }
-        if !(self.feedback_timeout_ms.is_finite() && self.feedback_timeout_ms > 0.0) {
-            return Err(format!(
-                "feedback_timeout_ms must be a positive number, got {}",
-                self.feedback_timeout_ms
-            ));
-        }
+        crate::units::check_duration_ms("feedback_timeout_ms", self.feedback_timeout_ms, false)?;
         crate::transport::check_window_segments("min_cwnd", self.min_cwnd)?;
         Ok(())
     }

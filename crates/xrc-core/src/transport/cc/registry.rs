@@ -111,7 +111,16 @@ fn parse<T: CcConfig>(params: &serde_json::Value) -> Result<T, String> {
     let cfg: T = if params.is_null() {
         T::default()
     } else {
-        serde_json::from_value(params.clone()).map_err(|e| e.to_string())?
+        // The path names the parameter ("probe_rtt_mode_ms: invalid type").
+        serde_path_to_error::deserialize(params.clone()).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            if path.is_empty() || path == "." {
+                inner
+            } else {
+                format!("{path}: {inner}")
+            }
+        })?
     };
     cfg.validate()?;
     Ok(cfg)

@@ -112,7 +112,7 @@ impl CcConfig for Config {
                 Err(format!("{n} must be a positive number, got {v}"))
             }
         };
-        pos("budget_ms", self.budget_ms)?;
+        crate::units::check_duration_ms("budget_ms", self.budget_ms, false)?;
         pos("ramp_rtts", self.ramp_rtts)?;
         pos("probe_segments", self.probe_segments)?;
         crate::units::check_range(
@@ -122,7 +122,7 @@ impl CcConfig for Config {
             crate::transport::MAX_WINDOW_SEGMENTS as f64,
         )?;
         pos("unfair_gain", self.unfair_gain)?;
-        pos("feedback_timeout_ms", self.feedback_timeout_ms)?;
+        crate::units::check_duration_ms("feedback_timeout_ms", self.feedback_timeout_ms, false)?;
         Ok(())
     }
 }

@@ -120,6 +120,7 @@
 mod ack;
 pub mod clock;
 pub mod config;
+mod invariants;
 pub mod output;
 mod pacer;
 mod rack;
