@@ -8,7 +8,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup setup-linux-ref demo test test-rust test-rust-debug test-python bench clean
+.PHONY: setup setup-linux-ref demo test test-rust test-rust-debug test-python bench golden golden-check clean
 
 # maturin develop shows cargo's progress (the first build takes minutes) and
 # installs the package editable with its test extras.
@@ -58,6 +58,16 @@ bench: setup
 	$(BIN)/xrc bench
 	cargo bench --bench engine
 	$(BIN)/python -m xrc.emulation.bench
+
+## Rewrite the golden digests of the simulator's outputs (tests/golden/).
+## Only on purpose: when a change is meant to alter results; say so in the
+## commit. `make test` checks them (tests/test_golden.py).
+golden: setup
+	$(BIN)/python scripts/golden.py --update
+
+## Check the golden digests alone (what tests/test_golden.py does), case by case.
+golden-check: setup
+	$(BIN)/python scripts/golden.py
 
 clean:
 	rm -rf $(VENV) target runs
