@@ -8,7 +8,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup demo test test-rust test-python bench clean
+.PHONY: setup demo test test-rust test-python bench golden golden-check clean
 
 $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml) $(shell find python -name '*.py')
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -35,6 +35,16 @@ test-python: setup
 bench: setup
 	$(BIN)/xrc bench scenarios/bench/lte-1ue-20s.toml
 	cargo bench --bench engine
+
+## Rewrite the golden digests of the simulator's outputs (tests/golden/).
+## Only on purpose: when a change is meant to alter results; say so in the
+## commit. `make test` checks them (tests/test_golden.py).
+golden: setup
+	$(BIN)/python scripts/golden.py --update
+
+## Check the golden digests alone (what tests/test_golden.py does), case by case.
+golden-check: setup
+	$(BIN)/python scripts/golden.py
 
 clean:
 	rm -rf $(VENV) target runs
