@@ -4,6 +4,13 @@
 //! Every table is a struct of equal-length vectors; [`Table`] lists its
 //! columns by name with their data for the bindings. Times are simulated
 //! seconds (f64, converted once from integer nanoseconds when recorded).
+//!
+//! [`run::RunRecorder`] fills the tables: it observes the network's
+//! components and is told what the hosts' flows do.
+
+pub mod run;
+
+pub use run::{FlowEnd, RecordOptions, RunRecorder, UeLinkCounters};
 
 use crate::units::SimTime;
 

@@ -29,12 +29,15 @@
 //! after a bounded number of events, so a caller can stop a long run.
 
 use crate::engine::{EventQueue, RngStreams};
-use crate::metrics::Recorder;
-use crate::net::{Enqueued, Link, LinkConfig, Packet, PacketKind, Pipe, QueueLimit};
+use crate::metrics::{FlowEnd, RecordOptions, Recorder, RunRecorder, UeLinkCounters};
+use crate::net::{
+    Component, Cx, Dir, DropSite, Effect, InternetPath, InternetTimer, LinkConfig, Observer, Packet, PacketKind, Pipe,
+    QueueLimit,
+};
 use crate::ran::cell::{Cell, CellOutput};
 use crate::ran::trace_link::{Trace, TraceLink};
-use crate::transport::cc::{self, CaState, Feedback};
-use crate::transport::{RetxKind, SenderOutput, TcpReceiver, TcpSender};
+use crate::transport::cc::{self, Feedback};
+use crate::transport::{SenderOutput, TcpReceiver, TcpSender};
 use crate::units::{BitRate, SimDuration, SimTime};
 
 use super::config::{ScenarioConfig, Topology, Traffic};
@@ -45,12 +48,7 @@ enum Ev {
     FlowStop(u32),
     SenderTimer(u32),
     ReceiverTimer(u32),
-    FwdAccess(u32),
-    RevAccess(u32),
-    InetFwdTxDone,
-    InetFwdArrive,
-    InetRevTxDone,
-    InetRevArrive,
+    Internet(InternetTimer),
     Tti,
     AirArrive(u32),
     Reorder(u32),
@@ -80,15 +78,11 @@ struct Flow {
     in_flight: u32,
     sender: TcpSender,
     receiver: TcpReceiver,
-    fwd: Pipe,
-    rev: Pipe,
     state: FlowState,
     start: SimTime,
     end: Option<SimTime>,
     sender_timer: Option<SimTime>,
     receiver_timer: Option<SimTime>,
-    bin_bytes: u64,
-    last_cwnd: Option<(u32, u32, CaState, &'static str)>,
     /// A finite transfer was cut short by its stop time.
     truncated: bool,
     /// NetAssist reports in flight to this flow's sender (constant delay, FIFO).
@@ -123,6 +117,8 @@ struct TraceRt {
     agent_enabled: bool,
     activity: crate::ran::pdcp::FlowActivity,
     inactivity: SimDuration,
+    /// Bits that left the queue toward the UE.
+    departed_bits: f64,
 }
 
 impl TraceRt {
@@ -169,39 +165,21 @@ fn load_trace(field: &str, path: &str, text: Option<&str>) -> Result<Trace, Stri
     Trace::parse(text).map_err(|e| format!("{field} ({path}): {e}"))
 }
 
-/// Per-UE accumulators for the summary and the rate series.
-#[derive(Clone, Debug, Default)]
-struct UeAcc {
-    live_flows: u32,
-    available_bits_active: f64,
-    delivered_bits_active: f64,
-    active_ns: u64,
-    bin_available_bits: f64,
-    bin_delivered_bits: f64,
-    /// Over the whole run, active or not.
-    delivered_bits: f64,
-    /// Trace link: bits that left the queue toward this UE.
-    departed_bits: f64,
-    bin_agent_sum: f64,
-    bin_samples: u64,
-    rlc_drops: u64,
-}
-
 pub struct World {
     cfg: ScenarioConfig,
     q: EventQueue<Ev>,
     end: SimTime,
     flows: Vec<Flow>,
-    inet_fwd: Link,
-    inet_rev: Link,
+    inet: InternetPath,
     access: Access,
-    ues: Vec<UeAcc>,
-    rec: Recorder,
+    /// Live flows of each UE.
+    live: Vec<u32>,
+    rec: RunRecorder,
     bin: SimDuration,
-    bin_index: u64,
     tick: SimDuration,
-    tti_index: u64,
     out: SenderOutput,
+    /// Effect lists for the components' calls, reused (calls nest).
+    inet_fx: Vec<Vec<Effect<InternetTimer>>>,
     cell_out: CellOutput,
     scratch: Vec<Packet>,
     finished: bool,
@@ -268,16 +246,20 @@ impl World {
             bytes: cfg.internet.buffer_bytes,
         };
         let delay = ms(cfg.internet.delay_ms);
-        let inet_fwd = Link::new(&LinkConfig {
-            rate: rate(cfg.internet.rate_mbps),
-            delay,
-            limit,
-        });
-        let inet_rev = Link::new(&LinkConfig {
-            rate: rate(cfg.internet.reverse_rate_mbps),
-            delay,
-            limit,
-        });
+        let access_delays: Vec<SimDuration> = cfg.flows.iter().map(|f| ms(f.extra_rtt_ms / 2.0)).collect();
+        let inet = InternetPath::new(
+            &LinkConfig {
+                rate: rate(cfg.internet.rate_mbps),
+                delay,
+                limit,
+            },
+            &LinkConfig {
+                rate: rate(cfg.internet.reverse_rate_mbps),
+                delay,
+                limit,
+            },
+            &access_delays,
+        );
 
         let (access, n_ues, tick) = match cfg.topology {
             Topology::Cellular => {
@@ -326,6 +308,7 @@ impl World {
                     agent_enabled: t.agent.enabled,
                     activity,
                     inactivity: t.agent.inactivity(),
+                    departed_bits: 0.0,
                 };
                 (Access::Trace(Box::new(rt)), 1, SimDuration::from_millis(1))
             }
@@ -338,7 +321,6 @@ impl World {
             let stream = streams.stream(&format!("flow/{k}/cc")).next_u64();
             let controller = cc::registry::build_seeded(&f.cc, &f.cc_params, stream)
                 .map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
-            let half = ms(f.extra_rtt_ms / 2.0);
             // No receiver advertises more than TCP's largest window.
             let mut tcp = f.tcp.clone();
             tcp.rwnd_bytes = Some(tcp.rwnd_bytes.unwrap_or(crate::transport::MAX_WINDOW_BYTES));
@@ -347,15 +329,11 @@ impl World {
                 in_flight: 0,
                 sender: TcpSender::new(id, tcp, controller),
                 receiver: TcpReceiver::new(id, f.receiver.clone()),
-                fwd: Pipe::new(half),
-                rev: Pipe::new(half),
                 state: FlowState::Waiting,
                 start: secs(f.start_s),
                 end: None,
                 sender_timer: None,
                 receiver_timer: None,
-                bin_bytes: 0,
-                last_cwnd: None,
                 truncated: false,
                 oob: std::collections::VecDeque::new(),
                 base_rtt: SimDuration::ZERO,
@@ -372,20 +350,29 @@ impl World {
         }
         let end = secs(cfg.duration_s);
         let bin = ms(cfg.output.bin_ms);
+        let rec = RunRecorder::new(
+            RecordOptions {
+                bin,
+                rlc_sample_ttis: cfg.output.rlc_sample_ttis,
+                cwnd_trace: cfg.output.cwnd_trace,
+                rtt_trace: cfg.output.rtt_trace,
+                queue_delay_trace: cfg.output.queue_delay_trace,
+            },
+            n_ues,
+            flows.len(),
+        );
         let mut w = World {
             q: EventQueue::new(),
             end,
             flows,
-            inet_fwd,
-            inet_rev,
+            inet,
             access,
-            ues: vec![UeAcc::default(); n_ues],
-            rec: Recorder::default(),
+            live: vec![0; n_ues],
+            rec,
             bin,
-            bin_index: 0,
             tick,
-            tti_index: 0,
             out: SenderOutput::default(),
+            inet_fx: Vec::new(),
             cell_out: CellOutput::default(),
             scratch: Vec::new(),
             finished: false,
@@ -502,9 +489,9 @@ impl World {
     }
 
     fn check_rows(&mut self) {
-        let rows = self.rec.event_rows();
+        let rows = self.rec.tables().event_rows();
         if rows > self.rows_limit {
-            let r = &self.rec;
+            let r = self.rec.tables();
             self.failure = Some(format!(
                 "output: at {} the run recorded {rows} rows of per-event series (rtt {}, cwnd {}, \
                  queue_delay {}, drops {}, retransmits {}), more than the {} it can hold in memory; \
@@ -534,7 +521,7 @@ impl World {
         RunResult {
             events: self.q.events_processed(),
             sim_time: self.q.now(),
-            recorder: self.rec,
+            recorder: self.rec.into_tables(),
             failure: self.failure,
         }
     }
@@ -568,59 +555,7 @@ impl World {
                 }
                 self.arm_receiver_timer(f as usize);
             }
-            Ev::FwdAccess(f) => {
-                while let Some(p) = self.flows[f as usize].fwd.pop_arrived(now) {
-                    self.inet_fwd_enqueue(now, p);
-                }
-                if let Some(t) = self.flows[f as usize].fwd.next_arrival() {
-                    self.q.schedule(t, Ev::FwdAccess(f));
-                }
-            }
-            Ev::RevAccess(f) => {
-                while let Some(p) = self.flows[f as usize].rev.pop_arrived(now) {
-                    self.sender_receive(now, f as usize, p);
-                }
-                if let Some(t) = self.flows[f as usize].rev.next_arrival() {
-                    self.q.schedule(t, Ev::RevAccess(f));
-                }
-            }
-            Ev::InetFwdTxDone => {
-                let d = self.inet_fwd.tx_done(now);
-                if let Some(t) = d.arrival {
-                    self.q.schedule(t, Ev::InetFwdArrive);
-                }
-                if let Some(t) = d.next_tx_done {
-                    self.q.schedule(t, Ev::InetFwdTxDone);
-                }
-            }
-            Ev::InetFwdArrive => {
-                while let Some(p) = self.inet_fwd.pop_arrived(now) {
-                    self.downlink_arrive(now, p);
-                }
-                if let Some(t) = self.inet_fwd.next_arrival() {
-                    self.q.schedule(t, Ev::InetFwdArrive);
-                }
-            }
-            Ev::InetRevTxDone => {
-                let d = self.inet_rev.tx_done(now);
-                if let Some(t) = d.arrival {
-                    self.q.schedule(t, Ev::InetRevArrive);
-                }
-                if let Some(t) = d.next_tx_done {
-                    self.q.schedule(t, Ev::InetRevTxDone);
-                }
-            }
-            Ev::InetRevArrive => {
-                while let Some(p) = self.inet_rev.pop_arrived(now) {
-                    let f = p.flow.0 as usize;
-                    if let Some(t) = self.flows[f].rev.push(now, p) {
-                        self.q.schedule(t, Ev::RevAccess(f as u32));
-                    }
-                }
-                if let Some(t) = self.inet_rev.next_arrival() {
-                    self.q.schedule(t, Ev::InetRevArrive);
-                }
-            }
+            Ev::Internet(t) => self.inet_call(now, |c, cx| c.fire(now, t, cx)),
             Ev::Tti => self.on_tti(now),
             Ev::AirArrive(u) => {
                 let mut out = std::mem::take(&mut self.cell_out);
@@ -659,7 +594,7 @@ impl World {
                     next = cell.on_uplink_arrival(now, u as usize, &mut pkts);
                 }
                 for p in pkts.drain(..) {
-                    self.inet_rev_enqueue(now, p);
+                    self.inet_up(now, p);
                 }
                 self.scratch = pkts;
                 if let Some(t) = next {
@@ -734,9 +669,10 @@ impl World {
             return;
         }
         fl.state = FlowState::Running;
+        self.rec.flow_started(f, fl.ue);
         if let Some(u) = fl.ue {
-            self.ues[u].live_flows += 1;
-            let n = self.ues[u].live_flows;
+            self.live[u] += 1;
+            let n = self.live[u];
             if let Access::Cellular(cell) = &mut self.access {
                 cell.set_live_flows(u, n);
             }
@@ -798,9 +734,10 @@ impl World {
         if matches!(fl.state, FlowState::Running | FlowState::Closing) && fl.sender.finished() {
             fl.state = FlowState::Done;
             fl.end = Some(now);
+            self.rec.flow_ended(f, fl.ue);
             if let Some(u) = fl.ue {
-                self.ues[u].live_flows -= 1;
-                let n = self.ues[u].live_flows;
+                self.live[u] -= 1;
+                let n = self.live[u];
                 if let Access::Cellular(cell) = &mut self.access {
                     cell.set_live_flows(u, n);
                 }
@@ -810,63 +747,12 @@ impl World {
 
     /// Routes what the sender produced and records its state.
     fn after_sender(&mut self, now: SimTime, f: usize) {
-        let t = now.as_secs_f64();
-        let fl = &mut self.flows[f];
         let mut pkts = std::mem::take(&mut self.out.packets);
         for p in pkts.drain(..) {
-            if let Some(at) = fl.fwd.push(now, p) {
-                self.q.schedule(at, Ev::FwdAccess(f as u32));
-            }
+            self.inet_call(now, |c, cx| c.receive(now, Dir::Down, p, cx));
         }
         self.out.packets = pkts;
-        if self.cfg.output.rtt_trace {
-            for r in self.out.rtt_samples.drain(..) {
-                self.rec.rtt.t.push(t);
-                self.rec.rtt.flow.push(f as u32);
-                self.rec.rtt.rtt_ms.push(r.as_millis_f64());
-            }
-        }
-        for (seq, kind) in self.out.retransmits.drain(..) {
-            self.rec.retransmits.t.push(t);
-            self.rec.retransmits.flow.push(f as u32);
-            self.rec.retransmits.seq.push(seq);
-            self.rec.retransmits.kind.push(match kind {
-                RetxKind::Fast => 0,
-                RetxKind::Timeout => 1,
-                RetxKind::Probe => 2,
-            });
-        }
-        let fl = &mut self.flows[f];
-        let state = (
-            fl.sender.cwnd(),
-            fl.sender.ssthresh(),
-            fl.sender.ca_state(),
-            fl.sender.cc().mode(),
-        );
-        if self.cfg.output.cwnd_trace && fl.last_cwnd != Some(state) {
-            fl.last_cwnd = Some(state);
-            let mode = self.rec.mode_code(state.3);
-            let c = &mut self.rec.cwnd;
-            c.mode.push(mode);
-            c.target.push(fl.sender.cc().target_window().unwrap_or(f64::NAN));
-            c.qdelay_ms
-                .push(fl.sender.cc().queuing_delay().map_or(f64::NAN, |d| d.as_millis_f64()));
-            c.t.push(t);
-            c.flow.push(f as u32);
-            c.cwnd.push(state.0);
-            c.ssthresh.push(state.1);
-            c.in_flight.push(fl.sender.in_flight());
-            c.srtt_ms.push(fl.sender.srtt().map_or(f64::NAN, |d| d.as_millis_f64()));
-            c.pacing_mbps
-                .push(fl.sender.pacing_rate().map_or(f64::NAN, |r| r.mbps()));
-            c.ca_state.push(match state.2 {
-                CaState::Open => 0,
-                CaState::Disorder => 1,
-                CaState::Cwr => 2,
-                CaState::Recovery => 3,
-                CaState::Loss => 4,
-            });
-        }
+        self.rec.sender(now, f, &mut self.out, &self.flows[f].sender);
         let fl = &mut self.flows[f];
         let in_flight = fl.sender.in_flight();
         self.in_flight_total = self.in_flight_total - fl.in_flight as u64 + in_flight as u64;
@@ -908,12 +794,8 @@ impl World {
         if self.flows[f].state == FlowState::Waiting || self.flows[f].state == FlowState::Done {
             return;
         }
-        if let Some(x) = ack.xrc {
-            let fb = &mut self.rec.feedback;
-            fb.t.push(now.as_secs_f64());
-            fb.flow.push(f as u32);
-            fb.rate_mbps.push(x.rate_bps as f64 * 1e-6);
-            fb.hol_ms.push(x.hol.as_millis_f64());
+        if let Some(x) = &ack.xrc {
+            self.rec.feedback(now, f, x);
         }
         self.out.clear();
         self.flows[f].sender.on_ack(now, ack, &mut self.out);
@@ -922,32 +804,31 @@ impl World {
 
     // ----- forward path -----
 
-    fn inet_fwd_enqueue(&mut self, now: SimTime, p: Packet) {
-        match self.inet_fwd.enqueue(now, p) {
-            Enqueued::Dropped(p) => self.record_drop(now, 0, &p),
-            Enqueued::Queued => {}
-            Enqueued::TxStarted(t) => self.q.schedule(t, Ev::InetFwdTxDone),
-            Enqueued::InPipe(Some(t)) => self.q.schedule(t, Ev::InetFwdArrive),
-            Enqueued::InPipe(None) => {}
+    /// Calls the Internet path and carries out its effects in order.
+    fn inet_call(&mut self, now: SimTime, call: impl FnOnce(&mut InternetPath, &mut Cx<'_, InternetTimer>)) {
+        let mut fx = self.inet_fx.pop().unwrap_or_default();
+        call(&mut self.inet, &mut Cx::new(&mut fx, &mut self.rec));
+        for e in fx.drain(..) {
+            match e {
+                Effect::Wake(t, timer) => self.q.schedule(t, Ev::Internet(timer)),
+                Effect::Out(Dir::Down, p) => self.downlink_arrive(now, p),
+                Effect::Out(Dir::Up, p) => {
+                    let f = p.flow.0 as usize;
+                    self.sender_receive(now, f, p);
+                }
+                Effect::Tick | Effect::Rearm => {}
+            }
         }
+        self.inet_fx.push(fx);
     }
 
-    fn inet_rev_enqueue(&mut self, now: SimTime, p: Packet) {
-        match self.inet_rev.enqueue(now, p) {
-            Enqueued::Dropped(p) => self.record_drop(now, 3, &p),
-            Enqueued::Queued => {}
-            Enqueued::TxStarted(t) => self.q.schedule(t, Ev::InetRevTxDone),
-            Enqueued::InPipe(Some(t)) => self.q.schedule(t, Ev::InetRevArrive),
-            Enqueued::InPipe(None) => {}
-        }
+    /// An ACK leaves the access network for the Internet path.
+    fn inet_up(&mut self, now: SimTime, p: Packet) {
+        self.inet_call(now, |c, cx| c.receive(now, Dir::Up, p, cx));
     }
 
-    fn record_drop(&mut self, now: SimTime, location: u8, p: &Packet) {
-        let seq = match &p.kind {
-            PacketKind::Data(d) => d.seq,
-            PacketKind::Ack(a) => a.ack,
-        };
-        self.rec.drop(now, location, p.flow.0, seq);
+    fn record_drop(&mut self, now: SimTime, site: DropSite, ue: Option<usize>, p: &Packet) {
+        self.rec.dropped(now, site, ue, p);
     }
 
     /// A packet leaves the Internet segment toward its receiver.
@@ -958,8 +839,7 @@ impl World {
             Access::Cellular(cell) => {
                 let ue = self.flows[f].ue.expect("validated");
                 if let Err(p) = cell.enqueue_downlink(now, ue, p) {
-                    self.ues[ue].rlc_drops += 1;
-                    self.record_drop(now, 1, &p);
+                    self.record_drop(now, DropSite::Rlc, Some(ue), &p);
                 }
             }
             Access::Trace(tr) => {
@@ -967,8 +847,7 @@ impl World {
                 let mut out = std::mem::take(&mut self.scratch);
                 out.clear();
                 if let Err(p) = tr.link.enqueue(now, p, &mut out) {
-                    self.ues[0].rlc_drops += 1;
-                    self.record_drop(now, 2, &p);
+                    self.record_drop(now, DropSite::TraceDownlink, Some(0), &p);
                 }
                 self.trace_delivered(now, &mut out);
                 self.scratch = out;
@@ -983,16 +862,9 @@ impl World {
         if let Access::Trace(tr) = &mut self.access {
             // The link's queuing delay of each packet, in departure order.
             debug_assert_eq!(pkts.len(), tr.link.last_sojourns().len());
-            let t = now.as_secs_f64();
             for (p, d) in pkts.iter().zip(tr.link.last_sojourns()) {
-                self.ues[0].departed_bits += p.size as f64 * 8.0;
-                if self.cfg.output.queue_delay_trace {
-                    let q = &mut self.rec.queue_delay;
-                    q.t.push(t);
-                    q.ue.push(0);
-                    q.flow.push(p.flow.0);
-                    q.delay_ms.push(d.as_millis_f64());
-                }
+                tr.departed_bits += p.size as f64 * 8.0;
+                self.rec.sojourn(now, 0, p.flow, *d);
             }
             let link = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
             let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
@@ -1033,7 +905,7 @@ impl World {
             }
         }
         for p in pkts.drain(..) {
-            self.inet_rev_enqueue(now, p);
+            self.inet_up(now, p);
         }
     }
 
@@ -1059,13 +931,7 @@ impl World {
 
     /// A packet reaches its UE (after the radio link).
     fn ue_delivered(&mut self, now: SimTime, ue: usize, p: Packet) {
-        let acc = &mut self.ues[ue];
-        let bits = p.size as f64 * 8.0;
-        acc.bin_delivered_bits += bits;
-        acc.delivered_bits += bits;
-        if acc.live_flows > 0 {
-            acc.delivered_bits_active += bits;
-        }
+        self.rec.ue_delivered(ue, p.size as f64 * 8.0);
         let f = p.flow.0 as usize;
         self.receiver_receive(now, f, p);
     }
@@ -1074,7 +940,7 @@ impl World {
         let PacketKind::Data(d) = &p.kind else { return };
         let fl = &mut self.flows[f];
         let r = fl.receiver.on_data(now, d);
-        fl.bin_bytes += r.delivered;
+        self.rec.app_delivered(f, r.delivered);
         if r.delivered > 0 {
             let total = fl.receiver.delivered_total();
             if let Traffic::Transfer { size_bytes } = self.cfg.flows[f].traffic {
@@ -1097,7 +963,7 @@ impl World {
     fn send_ack(&mut self, now: SimTime, f: usize, mut ack: Packet) {
         let pbe = self.flows[f].sender.signals().pbe;
         match &mut self.access {
-            Access::Wired => self.inet_rev_enqueue(now, ack),
+            Access::Wired => self.inet_up(now, ack),
             Access::Cellular(cell) => {
                 let ue = self.flows[f].ue.expect("validated");
                 if pbe {
@@ -1125,7 +991,7 @@ impl World {
                         let mut out = std::mem::take(&mut self.scratch);
                         out.clear();
                         if let Err(p) = link.enqueue(now, ack, &mut out) {
-                            self.record_drop(now, 5, &p);
+                            self.record_drop(now, DropSite::TraceUplink, None, &p);
                         }
                         self.trace_acks_at_agent(now, &mut out);
                         self.scratch = out;
@@ -1141,35 +1007,22 @@ impl World {
     fn on_tti(&mut self, now: SimTime) {
         let mut out = std::mem::take(&mut self.cell_out);
         out.clear();
-        let sample = self.tti_index.is_multiple_of(self.cfg.output.rlc_sample_ttis as u64);
-        self.tti_index += 1;
         let tti = self.tick;
         if let Access::Cellular(cell) = &mut self.access {
             cell.on_tti(now, &mut out);
-            let t = now.as_secs_f64();
+            self.rec.instant(now, tti);
             for u in 0..cell.num_ues() {
-                let s = *cell.ue_tti(u);
-                let acc = &mut self.ues[u];
-                let active = acc.live_flows > 0;
-                if active {
-                    acc.available_bits_active += s.available_bits;
-                    acc.active_ns += tti.as_nanos();
-                }
-                acc.bin_available_bits += s.available_bits;
-                acc.bin_agent_sum += s.agent_bps as f64;
-                acc.bin_samples += 1;
-                if sample {
-                    let r = &mut self.rec.rlc;
-                    r.t.push(t);
-                    r.ue.push(u as u32);
-                    r.hol_ms.push(s.hol.as_millis_f64());
-                    r.sdus.push(s.rlc_sdus);
-                    r.bytes.push(s.rlc_bytes);
-                    r.cqi.push(s.cqi);
-                    r.available_mbps.push(s.available_bits / tti.as_secs_f64() * 1e-6);
-                    r.agent_mbps.push(s.agent_bps as f64 * 1e-6);
-                    r.active.push(active as u8);
-                }
+                let s = cell.ue_tti(u);
+                let sample = crate::net::UeSample {
+                    cqi: s.cqi,
+                    hol: s.hol,
+                    sdus: s.rlc_sdus,
+                    bytes: s.rlc_bytes,
+                    available_bits: s.available_bits,
+                    available_mbps: s.available_bits / tti.as_secs_f64() * 1e-6,
+                    agent_bps: s.agent_bps,
+                };
+                self.rec.ue_sample(now, u, &sample);
             }
         }
         self.after_cell(now, &mut out);
@@ -1202,10 +1055,7 @@ impl World {
                     // opportunities are too bursty to size a window on.
                     let from = now.since_start() + fwd;
                     let span = fl.base_rtt.max(SimDuration::from_millis(10));
-                    (
-                        tr.link.trace().capacity_between(from, from + span) as f64,
-                        self.ues[0].live_flows,
-                    )
+                    (tr.link.trace().capacity_between(from, from + span) as f64, self.live[0])
                 }
                 Access::Wired => continue,
             };
@@ -1256,7 +1106,7 @@ impl World {
             _ => (None, 0.0),
         };
         let delay = SimDuration::try_from_millis_f64(delay.unwrap_or(self.cfg.internet.delay_ms)).expect("validated");
-        let n_ues = self.ues.len();
+        let n_ues = self.live.len();
         for ue in 0..n_ues {
             let subscribed = self
                 .flows
@@ -1320,22 +1170,13 @@ impl World {
         for &(u, t) in &out.reorder_timers {
             self.q.schedule(t, Ev::Reorder(u as u32));
         }
-        if self.cfg.output.queue_delay_trace {
-            let t = now.as_secs_f64();
-            for &(u, flow, d) in &out.sojourns {
-                let q = &mut self.rec.queue_delay;
-                q.t.push(t);
-                q.ue.push(u as u32);
-                q.flow.push(flow.0);
-                q.delay_ms.push(d.as_millis_f64());
-            }
+        for &(u, flow, d) in &out.sojourns {
+            self.rec.sojourn(now, u, flow, d);
         }
         if out.discarded > 0 {
             // Packets lost by HARQ give-ups are discovered at reassembly;
             // their identity is gone with the transport block.
-            for _ in 0..out.discarded {
-                self.rec.drop(now, 4, u32::MAX, 0);
-            }
+            self.rec.lost(now, DropSite::Reassembly, out.discarded);
         }
         for (u, p) in out.delivered.drain(..) {
             self.ue_delivered(now, u, p);
@@ -1353,35 +1194,19 @@ impl World {
             tr.na_ms += 1;
         }
         if let Access::Trace(tr) = &self.access {
-            let t = now.as_secs_f64();
-            let hol = tr.link.hol_delay(now);
             let from = now.since_start();
             let avail_bps = tr.link.trace().capacity_between(from, from + tick) as f64;
-            let agent = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
-            let acc = &mut self.ues[0];
-            let active = acc.live_flows > 0;
-            let bits = avail_bps * tick.as_secs_f64();
-            if active {
-                acc.available_bits_active += bits;
-                acc.active_ns += tick.as_nanos();
-            }
-            acc.bin_available_bits += bits;
-            acc.bin_agent_sum += agent;
-            acc.bin_samples += 1;
-            let sample = self.tti_index.is_multiple_of(self.cfg.output.rlc_sample_ttis as u64);
-            self.tti_index += 1;
-            if sample {
-                let r = &mut self.rec.rlc;
-                r.t.push(t);
-                r.ue.push(0);
-                r.hol_ms.push(hol.as_millis_f64());
-                r.sdus.push(tr.link.queued_packets() as u32);
-                r.bytes.push(tr.link.queued_bytes());
-                r.cqi.push(0);
-                r.available_mbps.push(avail_bps * 1e-6);
-                r.agent_mbps.push(agent * 1e-6);
-                r.active.push(active as u8);
-            }
+            let sample = crate::net::UeSample {
+                cqi: 0,
+                hol: tr.link.hol_delay(now),
+                sdus: tr.link.queued_packets() as u32,
+                bytes: tr.link.queued_bytes(),
+                available_bits: avail_bps * tick.as_secs_f64(),
+                available_mbps: avail_bps * 1e-6,
+                agent_bps: tr.link.trace().recent_capacity_bps(now, tr.window),
+            };
+            self.rec.instant(now, tick);
+            self.rec.ue_sample(now, 0, &sample);
         }
         self.feed_oracles(now);
         let next = now + tick;
@@ -1404,43 +1229,7 @@ impl World {
 
     /// Closes the bin that ends at `now`.
     fn close_bin(&mut self, now: SimTime) {
-        let start = SimTime::ZERO + self.bin * self.bin_index;
-        if now <= start {
-            return;
-        }
-        let width = now.saturating_since(start);
-        let t = start.as_secs_f64();
-        for (k, fl) in self.flows.iter_mut().enumerate() {
-            if fl.state == FlowState::Waiting && fl.bin_bytes == 0 {
-                continue;
-            }
-            let r = &mut self.rec.flow_tput;
-            r.t.push(t);
-            r.flow.push(k as u32);
-            r.bytes.push(fl.bin_bytes);
-            r.goodput_mbps
-                .push(fl.bin_bytes as f64 * 8.0 / width.as_secs_f64() * 1e-6);
-            fl.bin_bytes = 0;
-        }
-        for (u, acc) in self.ues.iter_mut().enumerate() {
-            let r = &mut self.rec.ue_rate;
-            r.t.push(t);
-            r.ue.push(u as u32);
-            r.available_mbps
-                .push(acc.bin_available_bits / width.as_secs_f64() * 1e-6);
-            r.delivered_mbps
-                .push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
-            r.agent_mbps.push(if acc.bin_samples > 0 {
-                acc.bin_agent_sum / acc.bin_samples as f64 * 1e-6
-            } else {
-                0.0
-            });
-            acc.bin_available_bits = 0.0;
-            acc.bin_delivered_bits = 0.0;
-            acc.bin_agent_sum = 0.0;
-            acc.bin_samples = 0;
-        }
-        self.bin_index += 1;
+        self.rec.close_bin(now);
     }
 
     fn finish(&mut self) {
@@ -1451,59 +1240,38 @@ impl World {
         let now = self.q.now();
         self.close_bin(now);
         for (k, fl) in self.flows.iter().enumerate() {
-            let s = fl.sender.stats();
-            let r = &mut self.rec.flows;
-            r.flow.push(k as u32);
-            r.ue.push(fl.ue.map_or(u32::MAX, |u| u as u32));
-            r.start_s.push(fl.start.as_secs_f64());
-            r.end_s.push(fl.end.unwrap_or(now).as_secs_f64());
-            r.bytes_delivered.push(fl.receiver.delivered_total());
-            r.segments_sent.push(s.segments_sent);
-            r.retransmits.push(s.retransmits());
-            r.timeouts.push(s.timeouts);
-            r.loss_undos.push(s.loss_undos);
-            r.recovery_undos.push(s.undos() - s.loss_undos);
-            r.spurious_rtos.push(s.spurious_rtos);
-            r.probes.push(s.probes);
-            r.completed.push((fl.state == FlowState::Done && !fl.truncated) as u8);
-            r.fct_s.push(
-                fl.completed_at
-                    .map_or(f64::NAN, |t| t.saturating_since(fl.start).as_secs_f64()),
+            self.rec.flow_end(
+                k,
+                &FlowEnd {
+                    ue: fl.ue,
+                    start: fl.start,
+                    end: fl.end.unwrap_or(now),
+                    sender: &fl.sender,
+                    delivered_bytes: fl.receiver.delivered_total(),
+                    completed: fl.state == FlowState::Done && !fl.truncated,
+                    completed_at: fl.completed_at,
+                    video: fl.video.as_ref(),
+                },
             );
-            if let Some(v) = fl.video.as_ref() {
-                for c in v.chunks() {
-                    let ch = &mut self.rec.chunks;
-                    ch.flow.push(k as u32);
-                    ch.chunk.push(c.index);
-                    ch.start_s.push(c.start.as_secs_f64());
-                    ch.written_s.push(c.written.map_or(f64::NAN, |t| t.as_secs_f64()));
-                    ch.delivered_s.push(c.delivered.map_or(f64::NAN, |t| t.as_secs_f64()));
-                    ch.delivery_time_s.push(
-                        c.delivered
-                            .map_or(f64::NAN, |t| t.saturating_since(c.start).as_secs_f64()),
-                    );
-                }
-            }
         }
-        for (u, acc) in self.ues.iter().enumerate() {
-            let r = &mut self.rec.ues;
-            r.ue.push(u as u32);
-            r.available_bits_active.push(acc.available_bits_active);
-            r.delivered_bits_active.push(acc.delivered_bits_active);
-            r.delivered_bits.push(acc.delivered_bits);
-            r.active_s.push(acc.active_ns as f64 * 1e-9);
-            let (n, x, l, carried) = match &self.access {
+        for u in 0..self.live.len() {
+            let link = match &self.access {
                 Access::Cellular(cell) => {
                     let s = cell.radio_stats(u);
-                    (s.tbs_new, s.tbs_retx, s.tbs_lost, s.bits_decoded as f64)
+                    UeLinkCounters {
+                        tbs_new: s.tbs_new,
+                        tbs_retx: s.tbs_retx,
+                        tbs_lost: s.tbs_lost,
+                        carried_bits: s.bits_decoded as f64,
+                    }
                 }
-                _ => (0, 0, 0, acc.departed_bits),
+                Access::Trace(tr) => UeLinkCounters {
+                    carried_bits: tr.departed_bits,
+                    ..UeLinkCounters::default()
+                },
+                Access::Wired => UeLinkCounters::default(),
             };
-            r.carried_bits.push(carried);
-            r.tbs_new.push(n);
-            r.tbs_retx.push(x);
-            r.tbs_lost.push(l);
-            r.rlc_drops.push(acc.rlc_drops);
+            self.rec.ue_end(u, &link);
         }
     }
 
@@ -1518,30 +1286,7 @@ impl World {
                 Err(format!("{name}: {c:?}"))
             }
         };
-        check("internet forward", self.inet_fwd.counters())?;
-        check("internet reverse", self.inet_rev.counters())?;
-        for (k, f) in self.flows.iter().enumerate() {
-            let (a, b, c) = f.fwd.counters();
-            check(
-                &format!("flow {k} forward access"),
-                crate::net::QueueCounters {
-                    arrived: a,
-                    departed: b,
-                    dropped: 0,
-                    held: c,
-                },
-            )?;
-            let (a, b, c) = f.rev.counters();
-            check(
-                &format!("flow {k} reverse access"),
-                crate::net::QueueCounters {
-                    arrived: a,
-                    departed: b,
-                    dropped: 0,
-                    held: c,
-                },
-            )?;
-        }
+        self.inet.check_conservation()?;
         match &self.access {
             Access::Cellular(cell) => {
                 for u in 0..cell.num_ues() {
