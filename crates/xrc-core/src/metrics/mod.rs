@@ -10,7 +10,8 @@
 
 pub mod run;
 
-pub use run::{FlowEnd, RecordOptions, RunRecorder, UeLinkCounters};
+pub use crate::net::UeLinkCounters;
+pub use run::{FlowEnd, RecordOptions, RunRecorder};
 
 use crate::units::SimTime;
 

@@ -5,7 +5,7 @@
 //! flows are alive, bytes per bin) live here, not in the components.
 
 use super::Recorder;
-use crate::net::{DropSite, FlowId, Observer, Packet, PacketKind, UeSample, XrcOption};
+use crate::net::{DropSite, FlowId, Observer, Packet, PacketKind, UeLinkCounters, UeSample, XrcOption};
 use crate::transport::cc::CaState;
 use crate::transport::{RetxKind, SenderOutput, TcpSender};
 use crate::units::{SimDuration, SimTime};
@@ -43,16 +43,6 @@ struct FlowAcc {
     started: bool,
     bin_bytes: u64,
     last_cwnd: Option<(u32, u32, CaState, &'static str)>,
-}
-
-/// A UE's link counters at the end of a run.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct UeLinkCounters {
-    pub tbs_new: u64,
-    pub tbs_retx: u64,
-    pub tbs_lost: u64,
-    /// Bits the link carried to the UE, headers and padding included.
-    pub carried_bits: f64,
 }
 
 /// One flow at the end of a run.

@@ -114,6 +114,27 @@ pub trait Component {
     fn rearm(&mut self, _now: SimTime, _cx: &mut Cx<'_, Self::Timer>) {}
 }
 
+/// One call of a component, as a value (for a driver that dispatches calls).
+#[derive(Debug)]
+pub enum Call<T> {
+    Start,
+    Receive(Dir, Packet),
+    Fire(T),
+    Rearm,
+}
+
+impl<T: Copy + std::fmt::Debug> Call<T> {
+    /// Makes this call on `c` at `now`.
+    pub fn apply<C: Component<Timer = T> + ?Sized>(self, c: &mut C, now: SimTime, cx: &mut Cx<'_, T>) {
+        match self {
+            Call::Start => c.start(now, cx),
+            Call::Receive(dir, pkt) => c.receive(now, dir, pkt, cx),
+            Call::Fire(t) => c.fire(now, t, cx),
+            Call::Rearm => c.rearm(now, cx),
+        }
+    }
+}
+
 /// A packet a [`Standalone`] component let out, with its model time.
 #[derive(Debug)]
 pub struct Released {

@@ -4,6 +4,7 @@
 //! packets out, timers ([`component`]), with what it observes pushed to an
 //! [`observe::Observer`].
 
+pub mod access;
 pub mod component;
 pub mod internet;
 pub mod link;
@@ -12,10 +13,11 @@ pub mod packet;
 pub mod pipe;
 pub mod queue;
 
-pub use component::{Component, Cx, Dir, Effect, Released, Standalone};
+pub use access::{Access, NetAssistReport, NoTimer, WiredAccess};
+pub use component::{Call, Component, Cx, Dir, Effect, Released, Standalone};
 pub use internet::{InternetPath, InternetTimer};
 pub use link::{Enqueued, Link, LinkConfig};
-pub use observe::{DropSite, NullObserver, Observer, UeSample};
+pub use observe::{DropSite, NullObserver, Observer, UeLinkCounters, UeSample};
 pub use packet::{AbcMark, AckHeader, DataHeader, FlowId, Packet, PacketKind, SackBlock, UeId, XrcOption};
 pub use pipe::Pipe;
 pub use queue::{DropTail, QueueCounters, QueueLimit};

@@ -49,6 +49,17 @@ pub struct UeSample {
     pub agent_bps: u64,
 }
 
+/// A UE's link counters at the end of a run.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct UeLinkCounters {
+    /// Transport blocks sent with new data, sent again, and lost (HARQ).
+    pub tbs_new: u64,
+    pub tbs_retx: u64,
+    pub tbs_lost: u64,
+    /// Bits the link carried to the UE, headers and padding included.
+    pub carried_bits: f64,
+}
+
 /// Receives what components observe. Every method has an empty default.
 pub trait Observer {
     /// `pkt` was dropped at `site` (`ue`: the UE whose queue dropped it).

@@ -2,6 +2,9 @@
 //! AMC tables, MAC scheduler, HARQ, RLC, PDCP), the UE receive side and
 //! uplink grant model, the XRC agent, and a trace-driven link; and the 5G NR
 //! numerology, MCS, CQI and TBS tables (`nr`, not yet used by the cell).
+//!
+//! The access networks as components (`crate::net::Access`):
+//! [`trace_access::TraceAccess`] (the trace topology).
 
 pub mod abc;
 pub mod agent;
@@ -14,5 +17,6 @@ pub mod pbe;
 pub mod pdcp;
 pub mod rlc;
 pub mod scheduler;
+pub mod trace_access;
 pub mod trace_link;
 pub mod uplink;

@@ -31,11 +31,12 @@
 use crate::engine::{EventQueue, RngStreams};
 use crate::metrics::{FlowEnd, RecordOptions, Recorder, RunRecorder, UeLinkCounters};
 use crate::net::{
-    Component, Cx, Dir, DropSite, Effect, InternetPath, InternetTimer, LinkConfig, Observer, Packet, PacketKind, Pipe,
-    QueueLimit,
+    Access as _, Call, Cx, Dir, DropSite, Effect, InternetPath, InternetTimer, LinkConfig, Observer, Packet,
+    PacketKind, QueueLimit,
 };
 use crate::ran::cell::{Cell, CellOutput};
-use crate::ran::trace_link::{Trace, TraceLink};
+use crate::ran::trace_access::{TraceAccess, TraceAccessConfig, TraceTimer, TraceUplink};
+use crate::ran::trace_link::Trace;
 use crate::transport::cc::{self, Feedback};
 use crate::transport::{SenderOutput, TcpReceiver, TcpSender};
 use crate::units::{BitRate, SimDuration, SimTime};
@@ -54,9 +55,7 @@ enum Ev {
     Reorder(u32),
     Pusch(u32),
     UplinkArrive(u32),
-    TraceOpportunity,
-    TraceUplink,
-    Tick,
+    Trace(TraceTimer),
     Bin,
     NetAssist,
     OutOfBand(u32),
@@ -96,52 +95,8 @@ struct Flow {
 
 enum Access {
     Cellular(Box<Cell>),
-    Trace(Box<TraceRt>),
+    Trace(Box<TraceAccess>),
     Wired,
-}
-
-struct TraceRt {
-    /// The downlink (data) trace link.
-    link: TraceLink,
-    /// The pending `TraceOpportunity` event, if any.
-    link_wake: Option<SimTime>,
-    /// The agent's capacity window.
-    window: SimDuration,
-    abc: crate::ran::abc::AbcMarker,
-    /// Bits leaving the queue per millisecond, over the agent's window.
-    departures: crate::ran::agent::CapacityWindow,
-    departed_this_ms: u64,
-    na_capacity_bits: f64,
-    na_ms: u64,
-    uplink: AckPath,
-    agent_enabled: bool,
-    activity: crate::ran::pdcp::FlowActivity,
-    inactivity: SimDuration,
-    /// Bits that left the queue toward the UE.
-    departed_bits: f64,
-}
-
-impl TraceRt {
-    /// The least time an ACK spends between the receiver and the agent: the
-    /// fixed delay, or on an uplink trace 1 ms. The receiver answers data
-    /// as the downlink trace delivers it, at a whole millisecond, and an
-    /// ACK never leaves a trace link in the millisecond it arrived (rule 6
-    /// of `trace_link`), while opportunities fall on whole milliseconds.
-    fn uplink_min_delay(&self) -> SimDuration {
-        match &self.uplink {
-            AckPath::Delay(pipe) => pipe.delay(),
-            AckPath::Trace(..) => SimDuration::from_millis(1),
-        }
-    }
-}
-
-/// How ACKs cross the trace topology's uplink to the agent.
-enum AckPath {
-    /// A fixed delay (`trace.uplink_delay_ms`).
-    Delay(Pipe),
-    /// Mahimahi's uplink queue on an uplink trace (`trace.uplink`), and its
-    /// pending `TraceUplink` event.
-    Trace(Box<TraceLink>, Option<SimTime>),
 }
 
 /// Trace contents handed in by the caller instead of read from the paths
@@ -181,6 +136,7 @@ pub struct World {
     /// Effect lists for the components' calls, reused (calls nest).
     inet_fx: Vec<Vec<Effect<InternetTimer>>>,
     cell_out: CellOutput,
+    trace_fx: Vec<Vec<Effect<TraceTimer>>>,
     scratch: Vec<Packet>,
     finished: bool,
     /// Losses of NetAssist reports.
@@ -282,35 +238,25 @@ impl World {
                             packets: t.uplink_buffer_packets,
                             bytes: t.uplink_buffer_bytes,
                         };
-                        AckPath::Trace(Box::new(TraceLink::new(up, limit)), None)
+                        TraceUplink::Trace(up, limit)
                     }
-                    None => AckPath::Delay(Pipe::new(ms(t.uplink_delay_ms))),
+                    None => TraceUplink::Delay(ms(t.uplink_delay_ms)),
                 };
-                let limit = QueueLimit {
-                    packets: t.buffer_packets,
-                    bytes: t.buffer_bytes,
-                };
-                let window = SimDuration::from_millis(t.agent.window_ttis as u64);
-                let mut activity = crate::ran::pdcp::FlowActivity::default();
-                for k in 0..cfg.flows.len() {
-                    activity.register(crate::net::FlowId(k as u32), crate::net::UeId(0));
-                }
-                let rt = TraceRt {
-                    abc: crate::ran::abc::AbcMarker::new(&t.abc),
-                    departures: crate::ran::agent::CapacityWindow::new(t.agent.window_ttis),
-                    departed_this_ms: 0,
-                    na_capacity_bits: 0.0,
-                    na_ms: 0,
-                    link: TraceLink::new(trace, limit),
-                    link_wake: None,
-                    window,
-                    uplink,
-                    agent_enabled: t.agent.enabled,
-                    activity,
-                    inactivity: t.agent.inactivity(),
-                    departed_bits: 0.0,
-                };
-                (Access::Trace(Box::new(rt)), 1, SimDuration::from_millis(1))
+                let access = TraceAccess::new(
+                    TraceAccessConfig {
+                        downlink: trace,
+                        downlink_limit: QueueLimit {
+                            packets: t.buffer_packets,
+                            bytes: t.buffer_bytes,
+                        },
+                        uplink,
+                        agent: t.agent.clone(),
+                        abc: t.abc.clone(),
+                    },
+                    cfg.flows.len(),
+                    secs(cfg.duration_s),
+                );
+                (Access::Trace(Box::new(access)), 1, SimDuration::from_millis(1))
             }
             Topology::Wired => (Access::Wired, 0, SimDuration::from_millis(1)),
         };
@@ -374,6 +320,7 @@ impl World {
             out: SenderOutput::default(),
             inet_fx: Vec::new(),
             cell_out: CellOutput::default(),
+            trace_fx: Vec::new(),
             scratch: Vec::new(),
             finished: false,
             na_rng: streams.stream("netassist/loss"),
@@ -392,7 +339,7 @@ impl World {
         }
         match w.access {
             Access::Cellular(_) => w.q.schedule(SimTime::ZERO, Ev::Tti),
-            Access::Trace(_) => w.q.schedule(SimTime::ZERO, Ev::Tick),
+            Access::Trace(_) => w.trace_call(SimTime::ZERO, Call::Start),
             Access::Wired => {}
         }
         // The last bin is closed by `finish`, after every event at the end.
@@ -555,7 +502,7 @@ impl World {
                 }
                 self.arm_receiver_timer(f as usize);
             }
-            Ev::Internet(t) => self.inet_call(now, |c, cx| c.fire(now, t, cx)),
+            Ev::Internet(t) => self.inet_call(now, Call::Fire(t)),
             Ev::Tti => self.on_tti(now),
             Ev::AirArrive(u) => {
                 let mut out = std::mem::take(&mut self.cell_out);
@@ -601,45 +548,7 @@ impl World {
                     self.q.schedule(t, Ev::UplinkArrive(u));
                 }
             }
-            Ev::TraceOpportunity => {
-                let mut pkts = std::mem::take(&mut self.scratch);
-                pkts.clear();
-                if let Access::Trace(tr) = &mut self.access {
-                    if tr.link_wake == Some(now) {
-                        tr.link_wake = None;
-                    }
-                    tr.link.advance(now, &mut pkts);
-                }
-                self.trace_delivered(now, &mut pkts);
-                self.scratch = pkts;
-                self.arm_trace_wakeups();
-            }
-            Ev::TraceUplink => {
-                let mut pkts = std::mem::take(&mut self.scratch);
-                pkts.clear();
-                if let Access::Trace(tr) = &mut self.access {
-                    match &mut tr.uplink {
-                        AckPath::Delay(pipe) => {
-                            while let Some(p) = pipe.pop_arrived(now) {
-                                pkts.push(p);
-                            }
-                            if let Some(t) = pipe.next_arrival() {
-                                self.q.schedule(t, Ev::TraceUplink);
-                            }
-                        }
-                        AckPath::Trace(link, wake) => {
-                            if *wake == Some(now) {
-                                *wake = None;
-                            }
-                            link.advance(now, &mut pkts);
-                        }
-                    }
-                }
-                self.trace_acks_at_agent(now, &mut pkts);
-                self.scratch = pkts;
-                self.arm_trace_wakeups();
-            }
-            Ev::Tick => self.on_trace_tick(now),
+            Ev::Trace(t) => self.trace_call(now, Call::Fire(t)),
             Ev::Bin => self.on_bin(now),
             Ev::NetAssist => self.on_net_assist(now),
             Ev::AppTick(f) => self.on_app_tick(now, f as usize),
@@ -749,7 +658,7 @@ impl World {
     fn after_sender(&mut self, now: SimTime, f: usize) {
         let mut pkts = std::mem::take(&mut self.out.packets);
         for p in pkts.drain(..) {
-            self.inet_call(now, |c, cx| c.receive(now, Dir::Down, p, cx));
+            self.inet_call(now, Call::Receive(Dir::Down, p));
         }
         self.out.packets = pkts;
         self.rec.sender(now, f, &mut self.out, &self.flows[f].sender);
@@ -805,9 +714,9 @@ impl World {
     // ----- forward path -----
 
     /// Calls the Internet path and carries out its effects in order.
-    fn inet_call(&mut self, now: SimTime, call: impl FnOnce(&mut InternetPath, &mut Cx<'_, InternetTimer>)) {
+    fn inet_call(&mut self, now: SimTime, call: Call<InternetTimer>) {
         let mut fx = self.inet_fx.pop().unwrap_or_default();
-        call(&mut self.inet, &mut Cx::new(&mut fx, &mut self.rec));
+        call.apply(&mut self.inet, now, &mut Cx::new(&mut fx, &mut self.rec));
         for e in fx.drain(..) {
             match e {
                 Effect::Wake(t, timer) => self.q.schedule(t, Ev::Internet(timer)),
@@ -824,7 +733,7 @@ impl World {
 
     /// An ACK leaves the access network for the Internet path.
     fn inet_up(&mut self, now: SimTime, p: Packet) {
-        self.inet_call(now, |c, cx| c.receive(now, Dir::Up, p, cx));
+        self.inet_call(now, Call::Receive(Dir::Up, p));
     }
 
     fn record_drop(&mut self, now: SimTime, site: DropSite, ue: Option<usize>, p: &Packet) {
@@ -842,91 +751,25 @@ impl World {
                     self.record_drop(now, DropSite::Rlc, Some(ue), &p);
                 }
             }
-            Access::Trace(tr) => {
-                tr.activity.on_packet(p.flow, now);
-                let mut out = std::mem::take(&mut self.scratch);
-                out.clear();
-                if let Err(p) = tr.link.enqueue(now, p, &mut out) {
-                    self.record_drop(now, DropSite::TraceDownlink, Some(0), &p);
-                }
-                self.trace_delivered(now, &mut out);
-                self.scratch = out;
-                self.arm_trace_wakeups();
-            }
+            Access::Trace(_) => self.trace_call(now, Call::Receive(Dir::Down, p)),
         }
     }
 
-    /// Packets leave the downlink trace's queue: ABC marks the ABC-capable
-    /// ones, and they reach the UE.
-    fn trace_delivered(&mut self, now: SimTime, pkts: &mut Vec<Packet>) {
-        if let Access::Trace(tr) = &mut self.access {
-            // The link's queuing delay of each packet, in departure order.
-            debug_assert_eq!(pkts.len(), tr.link.last_sojourns().len());
-            for (p, d) in pkts.iter().zip(tr.link.last_sojourns()) {
-                tr.departed_bits += p.size as f64 * 8.0;
-                self.rec.sojourn(now, 0, p.flow, *d);
-            }
-            let link = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
-            let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
-            for p in pkts.iter_mut() {
-                tr.departed_this_ms += p.size as u64 * 8;
-                if let PacketKind::Data(d) = &mut p.kind {
-                    if d.abc == crate::net::AbcMark::Capable {
-                        // Queuing delay is not tracked per packet on the
-                        // trace link; the head-of-line delay stands in.
-                        let accel = tr.abc.mark(link, dequeue, tr.link.hol_delay(now));
-                        d.abc = if accel {
-                            crate::net::AbcMark::Accelerate
-                        } else {
-                            crate::net::AbcMark::Brake
-                        };
-                    }
-                }
-            }
-        }
-        for p in pkts.drain(..) {
-            self.ue_delivered(now, 0, p);
-        }
-    }
-
-    /// ACKs leave the trace topology's uplink at the base station: the agent
-    /// writes its option, and they enter the Internet's reverse link.
-    fn trace_acks_at_agent(&mut self, now: SimTime, pkts: &mut Vec<Packet>) {
-        if let Access::Trace(tr) = &mut self.access {
-            if tr.agent_enabled && !pkts.is_empty() {
-                let rate = tr.link.trace().recent_capacity_bps(now, tr.window);
-                let hol = tr.link.hol_delay(now);
-                let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
-                for p in pkts.iter_mut() {
-                    if matches!(p.kind, PacketKind::Ack(_)) {
-                        p.set_xrc_option(crate::ran::agent::feedback(rate, af, hol));
-                    }
-                }
-            }
-        }
-        for p in pkts.drain(..) {
-            self.inet_up(now, p);
-        }
-    }
-
-    /// Schedules the trace links' next wake-ups unless an event at or
-    /// before them is already pending (a stale one finds nothing to do).
-    fn arm_trace_wakeups(&mut self) {
+    /// Calls the trace access and carries out its effects in order.
+    fn trace_call(&mut self, now: SimTime, call: Call<TraceTimer>) {
         let Access::Trace(tr) = &mut self.access else { return };
-        if let Some(t) = tr.link.next_wakeup() {
-            if tr.link_wake.is_none_or(|p| t < p) {
-                tr.link_wake = Some(t);
-                self.q.schedule(t, Ev::TraceOpportunity);
+        let mut fx = self.trace_fx.pop().unwrap_or_default();
+        call.apply(&mut **tr, now, &mut Cx::new(&mut fx, &mut self.rec));
+        for e in fx.drain(..) {
+            match e {
+                Effect::Wake(t, timer) => self.q.schedule(t, Ev::Trace(timer)),
+                Effect::Out(Dir::Down, p) => self.ue_delivered(now, 0, p),
+                Effect::Out(Dir::Up, p) => self.inet_up(now, p),
+                Effect::Tick => self.feed_oracles(now),
+                Effect::Rearm => self.trace_call(now, Call::Rearm),
             }
         }
-        if let AckPath::Trace(link, wake) = &mut tr.uplink {
-            if let Some(t) = link.next_wakeup() {
-                if wake.is_none_or(|p| t < p) {
-                    *wake = Some(t);
-                    self.q.schedule(t, Ev::TraceUplink);
-                }
-            }
-        }
+        self.trace_fx.push(fx);
     }
 
     /// A packet reaches its UE (after the radio link).
@@ -975,29 +818,9 @@ impl World {
             }
             Access::Trace(tr) => {
                 if pbe {
-                    // The UE sees only its own link: the trace's recent
-                    // capacity, less PBE's header overhead, per active flow.
-                    let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity).max(1);
-                    let r = tr.link.trace().recent_capacity_bps(now, tr.window) as f64 * 0.932 / af as f64;
-                    ack.set_pbe_option(r as u64);
+                    ack.set_pbe_option(tr.pbe_rate_bps(0, now).expect("a trace link has PBE's view"));
                 }
-                match &mut tr.uplink {
-                    AckPath::Delay(pipe) => {
-                        if let Some(t) = pipe.push(now, ack) {
-                            self.q.schedule(t, Ev::TraceUplink);
-                        }
-                    }
-                    AckPath::Trace(link, _) => {
-                        let mut out = std::mem::take(&mut self.scratch);
-                        out.clear();
-                        if let Err(p) = link.enqueue(now, ack, &mut out) {
-                            self.record_drop(now, DropSite::TraceUplink, None, &p);
-                        }
-                        self.trace_acks_at_agent(now, &mut out);
-                        self.scratch = out;
-                        self.arm_trace_wakeups();
-                    }
-                }
+                self.trace_call(now, Call::Receive(Dir::Up, ack));
             }
         }
     }
@@ -1053,9 +876,11 @@ impl World {
                         .expect("validated");
                     // Over one base RTT: the trace's per-millisecond
                     // opportunities are too bursty to size a window on.
-                    let from = now.since_start() + fwd;
                     let span = fl.base_rtt.max(SimDuration::from_millis(10));
-                    (tr.link.trace().capacity_between(from, from + span) as f64, self.live[0])
+                    let cap = tr
+                        .oracle_capacity_bps(ue, now, fwd, span)
+                        .expect("a trace link is known ahead");
+                    (cap, self.live[0])
                 }
                 Access::Wired => continue,
             };
@@ -1084,7 +909,7 @@ impl World {
         rtt += ser(self.cfg.internet.reverse_rate_mbps, 52);
         match &self.access {
             Access::Cellular(cell) => rtt += cell.min_air_rtt(),
-            Access::Trace(tr) => rtt += tr.uplink_min_delay(),
+            Access::Trace(tr) => rtt += tr.min_rtt(),
             Access::Wired => {}
         }
         rtt
@@ -1115,20 +940,8 @@ impl World {
             let report = match &mut self.access {
                 Access::Cellular(cell) => cell.net_assist_report(ue, now, wired),
                 Access::Trace(tr) => {
-                    let bw = if tr.na_ms > 0 {
-                        tr.na_capacity_bits / (tr.na_ms as f64 * 1e-3)
-                    } else {
-                        0.0
-                    };
-                    tr.na_capacity_bits = 0.0;
-                    tr.na_ms = 0;
-                    let extra = tr.uplink_min_delay().as_secs_f64() + if bw > 0.0 { 12_000.0 / bw } else { 0.0 };
-                    let flows = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
-                    (
-                        bw as u64,
-                        wired + SimDuration::try_from_secs_f64(extra).unwrap_or(SimDuration::ZERO),
-                        flows,
-                    )
+                    let r = tr.net_assist_report(ue, now, wired).expect("a trace link reports");
+                    (r.bw_bps, r.min_rtt, r.flows)
                 }
                 Access::Wired => continue,
             };
@@ -1183,38 +996,6 @@ impl World {
         }
     }
 
-    /// Trace topology: sample the queue every millisecond.
-    fn on_trace_tick(&mut self, now: SimTime) {
-        let tick = self.tick;
-        if let Access::Trace(tr) = &mut self.access {
-            let d = std::mem::take(&mut tr.departed_this_ms);
-            tr.departures.push(d);
-            let from = now.since_start();
-            tr.na_capacity_bits += tr.link.trace().capacity_between(from, from + tick) as f64 * tick.as_secs_f64();
-            tr.na_ms += 1;
-        }
-        if let Access::Trace(tr) = &self.access {
-            let from = now.since_start();
-            let avail_bps = tr.link.trace().capacity_between(from, from + tick) as f64;
-            let sample = crate::net::UeSample {
-                cqi: 0,
-                hol: tr.link.hol_delay(now),
-                sdus: tr.link.queued_packets() as u32,
-                bytes: tr.link.queued_bytes(),
-                available_bits: avail_bps * tick.as_secs_f64(),
-                available_mbps: avail_bps * 1e-6,
-                agent_bps: tr.link.trace().recent_capacity_bps(now, tr.window),
-            };
-            self.rec.instant(now, tick);
-            self.rec.ue_sample(now, 0, &sample);
-        }
-        self.feed_oracles(now);
-        let next = now + tick;
-        if next < self.end {
-            self.q.schedule(next, Ev::Tick);
-        }
-    }
-
     // ----- bins and the end -----
 
     fn on_bin(&mut self, now: SimTime) {
@@ -1265,10 +1046,7 @@ impl World {
                         carried_bits: s.bits_decoded as f64,
                     }
                 }
-                Access::Trace(tr) => UeLinkCounters {
-                    carried_bits: tr.departed_bits,
-                    ..UeLinkCounters::default()
-                },
+                Access::Trace(tr) => tr.link_counters(u),
                 Access::Wired => UeLinkCounters::default(),
             };
             self.rec.ue_end(u, &link);
@@ -1293,12 +1071,7 @@ impl World {
                     check(&format!("RLC of UE {u}"), cell.rlc_counters(u))?;
                 }
             }
-            Access::Trace(tr) => {
-                check("trace queue", tr.link.counters())?;
-                if let AckPath::Trace(link, _) = &tr.uplink {
-                    check("trace uplink queue", link.counters())?;
-                }
-            }
+            Access::Trace(tr) => tr.check_conservation()?,
             Access::Wired => {}
         }
         Ok(())
