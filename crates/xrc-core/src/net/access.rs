@@ -77,11 +77,11 @@ pub struct WiredAccess;
 
 impl Component for WiredAccess {
     type Timer = NoTimer;
-    fn start(&mut self, _now: SimTime, _cx: &mut Cx<'_, NoTimer>) {}
-    fn receive(&mut self, _now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, NoTimer>) {
+    fn start<U: From<Self::Timer>>(&mut self, _now: SimTime, _cx: &mut Cx<'_, NoTimer, U>) {}
+    fn receive<U: From<Self::Timer>>(&mut self, _now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, NoTimer, U>) {
         cx.out(dir, pkt);
     }
-    fn fire(&mut self, _now: SimTime, timer: NoTimer, _cx: &mut Cx<'_, NoTimer>) {
+    fn fire<U: From<Self::Timer>>(&mut self, _now: SimTime, timer: NoTimer, _cx: &mut Cx<'_, NoTimer, U>) {
         match timer {}
     }
 }

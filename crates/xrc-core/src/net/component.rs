@@ -34,6 +34,8 @@
 //! no longer needs, and must treat a timer that finds nothing to do as a
 //! no-op.
 
+use std::marker::PhantomData;
+
 use super::observe::Observer;
 use super::Packet;
 use crate::engine::EventQueue;
@@ -67,19 +69,28 @@ pub enum Effect<T> {
 
 /// What a component's call gets besides `now`: where its effects go and
 /// who observes it.
-pub struct Cx<'a, T> {
-    fx: &'a mut Vec<Effect<T>>,
+///
+/// `T` is the component's timer type; `U` the driver's, which wraps it
+/// (`U: From<T>`), so a driver of several kinds of components keeps one
+/// list of effects and one event type.
+pub struct Cx<'a, T, U = T> {
+    fx: &'a mut Vec<Effect<U>>,
     /// Observations go here as they happen.
     pub obs: &'a mut dyn Observer,
+    timer: PhantomData<fn(T)>,
 }
 
-impl<'a, T> Cx<'a, T> {
-    pub fn new(fx: &'a mut Vec<Effect<T>>, obs: &'a mut dyn Observer) -> Self {
-        Cx { fx, obs }
+impl<'a, T, U: From<T>> Cx<'a, T, U> {
+    pub fn new(fx: &'a mut Vec<Effect<U>>, obs: &'a mut dyn Observer) -> Self {
+        Cx {
+            fx,
+            obs,
+            timer: PhantomData,
+        }
     }
     /// Asks for `timer` at `at` (not before the current call's `now`).
     pub fn wake(&mut self, at: SimTime, timer: T) {
-        self.fx.push(Effect::Wake(at, timer));
+        self.fx.push(Effect::Wake(at, U::from(timer)));
     }
     /// Lets `pkt` out travelling `dir`.
     pub fn out(&mut self, dir: Dir, pkt: Packet) {
@@ -101,17 +112,17 @@ pub trait Component {
     type Timer: Copy + std::fmt::Debug;
 
     /// Asks for the component's first timers (a periodic TTI, say).
-    fn start(&mut self, now: SimTime, cx: &mut Cx<'_, Self::Timer>);
+    fn start<U: From<Self::Timer>>(&mut self, now: SimTime, cx: &mut Cx<'_, Self::Timer, U>);
 
     /// `pkt` enters at `now` travelling `dir`.
-    fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, Self::Timer>);
+    fn receive<U: From<Self::Timer>>(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, Self::Timer, U>);
 
     /// `timer`, asked for at `now`, is due.
-    fn fire(&mut self, now: SimTime, timer: Self::Timer, cx: &mut Cx<'_, Self::Timer>);
+    fn fire<U: From<Self::Timer>>(&mut self, now: SimTime, timer: Self::Timer, cx: &mut Cx<'_, Self::Timer, U>);
 
     /// Answers an [`Effect::Rearm`]; components that never emit one keep
     /// the default.
-    fn rearm(&mut self, _now: SimTime, _cx: &mut Cx<'_, Self::Timer>) {}
+    fn rearm<U: From<Self::Timer>>(&mut self, _now: SimTime, _cx: &mut Cx<'_, Self::Timer, U>) {}
 }
 
 /// One call of a component, as a value (for a driver that dispatches calls).
@@ -125,13 +136,24 @@ pub enum Call<T> {
 
 impl<T: Copy + std::fmt::Debug> Call<T> {
     /// Makes this call on `c` at `now`.
-    pub fn apply<C: Component<Timer = T> + ?Sized>(self, c: &mut C, now: SimTime, cx: &mut Cx<'_, T>) {
+    pub fn apply<C: Component<Timer = T>, U: From<T>>(self, c: &mut C, now: SimTime, cx: &mut Cx<'_, T, U>) {
         match self {
             Call::Start => c.start(now, cx),
             Call::Receive(dir, pkt) => c.receive(now, dir, pkt, cx),
             Call::Fire(t) => c.fire(now, t, cx),
             Call::Rearm => c.rearm(now, cx),
         }
+    }
+
+    /// The same call with the timer unwrapped (`f` answers `None` for a
+    /// timer that is not this component's).
+    pub fn narrow<V>(self, f: impl FnOnce(T) -> Option<V>) -> Option<Call<V>> {
+        Some(match self {
+            Call::Start => Call::Start,
+            Call::Receive(dir, pkt) => Call::Receive(dir, pkt),
+            Call::Fire(t) => Call::Fire(f(t)?),
+            Call::Rearm => Call::Rearm,
+        })
     }
 }
 

@@ -54,14 +54,14 @@ impl InternetPath {
         }
     }
 
-    fn enqueue(
+    fn enqueue<U: From<InternetTimer>>(
         link: &mut Link,
         now: SimTime,
         p: Packet,
         site: DropSite,
         tx_done: InternetTimer,
         arrive: InternetTimer,
-        cx: &mut Cx<'_, InternetTimer>,
+        cx: &mut Cx<'_, InternetTimer, U>,
     ) {
         match link.enqueue(now, p) {
             Enqueued::Dropped(p) => cx.obs.dropped(now, site, None, &p),
@@ -102,9 +102,15 @@ impl InternetPath {
 impl Component for InternetPath {
     type Timer = InternetTimer;
 
-    fn start(&mut self, _now: SimTime, _cx: &mut Cx<'_, InternetTimer>) {}
+    fn start<U: From<Self::Timer>>(&mut self, _now: SimTime, _cx: &mut Cx<'_, InternetTimer, U>) {}
 
-    fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, InternetTimer>) {
+    fn receive<U: From<Self::Timer>>(
+        &mut self,
+        now: SimTime,
+        dir: Dir,
+        pkt: Packet,
+        cx: &mut Cx<'_, InternetTimer, U>,
+    ) {
         match dir {
             Dir::Down => {
                 let k = pkt.flow.0;
@@ -124,7 +130,7 @@ impl Component for InternetPath {
         }
     }
 
-    fn fire(&mut self, now: SimTime, timer: InternetTimer, cx: &mut Cx<'_, InternetTimer>) {
+    fn fire<U: From<Self::Timer>>(&mut self, now: SimTime, timer: InternetTimer, cx: &mut Cx<'_, InternetTimer, U>) {
         match timer {
             InternetTimer::FwdAccess(k) => {
                 while let Some(p) = self.fwd_access[k as usize].pop_arrived(now) {

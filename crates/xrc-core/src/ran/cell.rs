@@ -396,6 +396,10 @@ impl Cell {
     pub fn register_flow(&mut self, flow: FlowId, ue: usize) {
         self.activity.register(flow, UeId(ue as u32));
     }
+    /// The UE `flow` was registered to.
+    pub fn ue_of(&self, flow: FlowId) -> Option<usize> {
+        self.activity.ue_of(flow).map(|u| u.0 as usize)
+    }
     /// The world tells the cell how many of a UE's flows are alive (for the
     /// ground-truth available capacity).
     pub fn set_live_flows(&mut self, ue: usize, n: u32) {

@@ -4,12 +4,14 @@
 //! numerology, MCS, CQI and TBS tables (`nr`, not yet used by the cell).
 //!
 //! The access networks as components (`crate::net::Access`):
+//! [`cell_access::CellAccess`] (the cellular topology) and
 //! [`trace_access::TraceAccess`] (the trace topology).
 
 pub mod abc;
 pub mod agent;
 pub mod amc;
 pub mod cell;
+pub mod cell_access;
 pub mod channel;
 pub mod netassist;
 pub mod nr;

@@ -155,7 +155,7 @@ impl TraceAccess {
 
     /// Packets leave the downlink queue: the observer gets their queuing
     /// delays, ABC marks the ABC-capable ones, and they go to the UE.
-    fn delivered(&mut self, now: SimTime, pkts: &mut Vec<Packet>, cx: &mut Cx<'_, TraceTimer>) {
+    fn delivered<U: From<TraceTimer>>(&mut self, now: SimTime, pkts: &mut Vec<Packet>, cx: &mut Cx<'_, TraceTimer, U>) {
         // The link's queuing delay of each packet, in departure order.
         debug_assert_eq!(pkts.len(), self.link.last_sojourns().len());
         for (p, d) in pkts.iter().zip(self.link.last_sojourns()) {
@@ -182,7 +182,12 @@ impl TraceAccess {
 
     /// ACKs leave the uplink at the base station: the agent writes its
     /// option, and they go on toward the Internet.
-    fn acks_at_agent(&mut self, now: SimTime, pkts: &mut Vec<Packet>, cx: &mut Cx<'_, TraceTimer>) {
+    fn acks_at_agent<U: From<TraceTimer>>(
+        &mut self,
+        now: SimTime,
+        pkts: &mut Vec<Packet>,
+        cx: &mut Cx<'_, TraceTimer, U>,
+    ) {
         if self.agent_enabled && !pkts.is_empty() {
             let rate = self.link.trace().recent_capacity_bps(now, self.window);
             let hol = self.link.hol_delay(now);
@@ -200,7 +205,7 @@ impl TraceAccess {
 
     /// The millisecond's sampling instant: the agent's and NetAssist's
     /// windows move on, and the observer gets the queue's state.
-    fn on_tick(&mut self, now: SimTime, cx: &mut Cx<'_, TraceTimer>) {
+    fn on_tick<U: From<TraceTimer>>(&mut self, now: SimTime, cx: &mut Cx<'_, TraceTimer, U>) {
         let tick = self.tick;
         let d = std::mem::take(&mut self.departed_this_ms);
         self.departures.push(d);
@@ -230,11 +235,11 @@ impl TraceAccess {
 impl Component for TraceAccess {
     type Timer = TraceTimer;
 
-    fn start(&mut self, now: SimTime, cx: &mut Cx<'_, TraceTimer>) {
+    fn start<U: From<Self::Timer>>(&mut self, now: SimTime, cx: &mut Cx<'_, TraceTimer, U>) {
         cx.wake(now, TraceTimer::Tick);
     }
 
-    fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, TraceTimer>) {
+    fn receive<U: From<Self::Timer>>(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, TraceTimer, U>) {
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         match dir {
@@ -264,7 +269,7 @@ impl Component for TraceAccess {
         self.scratch = out;
     }
 
-    fn fire(&mut self, now: SimTime, timer: TraceTimer, cx: &mut Cx<'_, TraceTimer>) {
+    fn fire<U: From<Self::Timer>>(&mut self, now: SimTime, timer: TraceTimer, cx: &mut Cx<'_, TraceTimer, U>) {
         let mut pkts = std::mem::take(&mut self.scratch);
         pkts.clear();
         match timer {
@@ -303,7 +308,7 @@ impl Component for TraceAccess {
 
     /// Sets the queues' next wake-ups unless a timer at or before them is
     /// already pending (a stale one finds nothing to do).
-    fn rearm(&mut self, _now: SimTime, cx: &mut Cx<'_, TraceTimer>) {
+    fn rearm<U: From<Self::Timer>>(&mut self, _now: SimTime, cx: &mut Cx<'_, TraceTimer, U>) {
         if let Some(t) = self.link.next_wakeup() {
             if self.link_wake.is_none_or(|p| t < p) {
                 self.link_wake = Some(t);
