@@ -1,25 +1,43 @@
-//! The world: builds the components a scenario describes, routes packets
-//! between them and runs the events.
+//! The world: builds the hosts and components a scenario describes, routes
+//! packets between them, and runs the events.
 //!
-//! Forward path of a flow: sender → its own access pipe (half its extra
-//! RTT) → the shared Internet link (rate, delay, drop-tail) → then
-//! - cellular: the base station's PDCP/RLC → MAC/HARQ → the UE's RLC → receiver;
-//! - trace: the Mahimahi link's queue → receiver;
-//! - wired: the receiver directly.
+//! ```text
+//!             Down ─────────────────────────────────────────────────►
+//!  sender ──► Internet path ──────────► access network ──────────► receiver
+//!  (flow k)   (pipe k, forward link)    (cell | trace | wired)       (UE)
+//!  sender ◄── Internet path ◄────────── access network ◄────────── receiver
+//!             (reverse link, pipe k)    (agent writes XRC option)
+//!             ◄────────────────────────────────────────────────── Up
+//! ```
 //!
-//! Reverse path: receiver → (cellular: the UE's uplink grants, then the
-//! agent at PDCP writes the XRC option; trace: the Mahimahi uplink trace's
-//! queue, or a fixed uplink delay, then the agent) → the Internet reverse
-//! link → the flow's access pipe → sender.
+//! The world is a router. The network between the hosts is two
+//! components ([`crate::net::Component`]): the Internet path
+//! ([`InternetPath`]) and the access network ([`AccessNet`]). The world
+//! keeps their timers in its one event queue beside the hosts' timers (TCP
+//! retransmission and delayed-ACK timers, application ticks, flow start and
+//! stop), calls them, and carries out their effects in the order given:
+//! a packet a component lets out goes to the next component or host at
+//! once, which is what makes every event's (time, sequence) order, and so
+//! every output, reproducible. What components observe goes to the run's
+//! recorder ([`RunRecorder`]) as an [`crate::net::Observer`]; what the hosts
+//! do, the world tells it.
+//!
+//! Side channels are ports of the access network ([`crate::net::Access`]):
+//! the world reads PBE-CC's estimate when a UE sends an ACK (the UE writes
+//! it in), the oracle's capacity at each [`Effect::Tick`] (zero delay), and
+//! NetAssist's report every period (delivered out of band after a delay,
+//! with losses); the agent's XRC option and ABC's marks are written inside
+//! the access network.
 //!
 //! With the Internet delay D and both traces, the trace topology is
 //! Mahimahi's `mm-delay D mm-link UP DOWN` with the sender outside and the
 //! receiver inside: data crosses the delay, then the downlink trace's queue;
 //! ACKs the uplink trace's queue, then the delay.
 //!
-//! Timers use lazy cancellation: a component keeps its deadline, the world
-//! keeps at most one pending event per timer at or before that deadline, and
-//! a timer event that finds its deadline moved simply re-arms.
+//! Timers use lazy cancellation: a host or component keeps its deadline,
+//! the world keeps at most one pending event per timer at or before that
+//! deadline, and a timer event that finds its deadline moved simply
+//! re-arms.
 //!
 //! Bounds: a flow without `rwnd_bytes` has TCP's largest window (2^30
 //! bytes, RFC 7323), which is also all a real receiver can advertise; the
@@ -29,19 +47,15 @@
 //! after a bounded number of events, so a caller can stop a long run.
 
 use crate::engine::{EventQueue, RngStreams};
-use crate::metrics::{FlowEnd, RecordOptions, Recorder, RunRecorder, UeLinkCounters};
-use crate::net::{
-    Access as _, Call, Cx, Dir, DropSite, Effect, InternetPath, InternetTimer, LinkConfig, Observer, Packet,
-    PacketKind, QueueLimit,
-};
-use crate::ran::cell::{Cell, CellOutput};
-use crate::ran::trace_access::{TraceAccess, TraceAccessConfig, TraceTimer, TraceUplink};
-use crate::ran::trace_link::Trace;
-use crate::transport::cc::{self, Feedback};
-use crate::transport::{SenderOutput, TcpReceiver, TcpSender};
+use crate::metrics::{FlowEnd, RecordOptions, Recorder, RunRecorder};
+use crate::net::{Call, Cx, Dir, Effect, InternetPath, InternetTimer, LinkConfig, Packet, PacketKind, QueueLimit};
+use crate::transport::cc::Feedback;
+use crate::transport::SenderOutput;
 use crate::units::{BitRate, SimDuration, SimTime};
 
+use super::access::{AccessNet, AccessTimer, TraceTexts};
 use super::config::{ScenarioConfig, Topology, Traffic};
+use super::flow::{Flow, FlowState};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Ev {
@@ -49,75 +63,13 @@ enum Ev {
     FlowStop(u32),
     SenderTimer(u32),
     ReceiverTimer(u32),
+    AppTick(u32),
+    /// An out-of-band report reaches flow `k`'s sender.
+    OutOfBand(u32),
     Internet(InternetTimer),
-    Tti,
-    AirArrive(u32),
-    Reorder(u32),
-    Pusch(u32),
-    UplinkArrive(u32),
-    Trace(TraceTimer),
+    Access(AccessTimer),
     Bin,
     NetAssist,
-    OutOfBand(u32),
-    AppTick(u32),
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum FlowState {
-    Waiting,
-    Running,
-    /// The application stopped; data in flight is still delivered.
-    Closing,
-    Done,
-}
-
-struct Flow {
-    ue: Option<usize>,
-    /// Segments in flight after the sender's last call.
-    in_flight: u32,
-    sender: TcpSender,
-    receiver: TcpReceiver,
-    state: FlowState,
-    start: SimTime,
-    end: Option<SimTime>,
-    sender_timer: Option<SimTime>,
-    receiver_timer: Option<SimTime>,
-    /// A finite transfer was cut short by its stop time.
-    truncated: bool,
-    /// NetAssist reports in flight to this flow's sender (constant delay, FIFO).
-    oob: std::collections::VecDeque<(SimTime, Feedback)>,
-    /// The path's true base RTT (for the oracle).
-    base_rtt: SimDuration,
-    video: Option<crate::traffic::VideoSource>,
-    /// A finite transfer's last byte reached the receiving application.
-    completed_at: Option<SimTime>,
-}
-
-enum Access {
-    Cellular(Box<Cell>),
-    Trace(Box<TraceAccess>),
-    Wired,
-}
-
-/// Trace contents handed in by the caller instead of read from the paths
-/// the scenario names.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TraceTexts<'a> {
-    pub downlink: Option<&'a str>,
-    pub uplink: Option<&'a str>,
-}
-
-/// Reads and parses one of the scenario's traces; errors name the field.
-fn load_trace(field: &str, path: &str, text: Option<&str>) -> Result<Trace, String> {
-    let owned;
-    let text = match text {
-        Some(t) => t,
-        None => {
-            owned = std::fs::read_to_string(path).map_err(|e| format!("{field}: cannot read {path:?}: {e}"))?;
-            owned.as_str()
-        }
-    };
-    Trace::parse(text).map_err(|e| format!("{field} ({path}): {e}"))
 }
 
 pub struct World {
@@ -126,18 +78,16 @@ pub struct World {
     end: SimTime,
     flows: Vec<Flow>,
     inet: InternetPath,
-    access: Access,
+    access: AccessNet,
     /// Live flows of each UE.
     live: Vec<u32>,
     rec: RunRecorder,
     bin: SimDuration,
-    tick: SimDuration,
     out: SenderOutput,
-    /// Effect lists for the components' calls, reused (calls nest).
+    /// Effect lists for the components' calls, reused (calls nest: a packet
+    /// carried on may call a component again before the list is done).
     inet_fx: Vec<Vec<Effect<InternetTimer>>>,
-    cell_out: CellOutput,
-    trace_fx: Vec<Vec<Effect<TraceTimer>>>,
-    scratch: Vec<Packet>,
+    access_fx: Vec<Vec<Effect<AccessTimer>>>,
     finished: bool,
     /// Losses of NetAssist reports.
     na_rng: crate::engine::Rng,
@@ -216,84 +166,11 @@ impl World {
             },
             &access_delays,
         );
-
-        let (access, n_ues, tick) = match cfg.topology {
-            Topology::Cellular => {
-                let cell_cfg = cfg.cell.as_ref().expect("validated");
-                let channels: Vec<_> = cfg.ues.iter().map(|u| u.channel.clone()).collect();
-                let mut cell = Cell::new(cell_cfg, &channels, &streams);
-                for (k, f) in cfg.flows.iter().enumerate() {
-                    cell.register_flow(crate::net::FlowId(k as u32), f.ue.expect("validated") as usize);
-                }
-                let tick = cell.tti();
-                (Access::Cellular(Box::new(cell)), cfg.ues.len(), tick)
-            }
-            Topology::Trace => {
-                let t = cfg.trace.as_ref().expect("validated");
-                let trace = load_trace("trace.downlink", &t.downlink, texts.downlink)?;
-                let uplink = match &t.uplink {
-                    Some(path) => {
-                        let up = load_trace("trace.uplink", path, texts.uplink)?;
-                        let limit = QueueLimit {
-                            packets: t.uplink_buffer_packets,
-                            bytes: t.uplink_buffer_bytes,
-                        };
-                        TraceUplink::Trace(up, limit)
-                    }
-                    None => TraceUplink::Delay(ms(t.uplink_delay_ms)),
-                };
-                let access = TraceAccess::new(
-                    TraceAccessConfig {
-                        downlink: trace,
-                        downlink_limit: QueueLimit {
-                            packets: t.buffer_packets,
-                            bytes: t.buffer_bytes,
-                        },
-                        uplink,
-                        agent: t.agent.clone(),
-                        abc: t.abc.clone(),
-                    },
-                    cfg.flows.len(),
-                    secs(cfg.duration_s),
-                );
-                (Access::Trace(Box::new(access)), 1, SimDuration::from_millis(1))
-            }
-            Topology::Wired => (Access::Wired, 0, SimDuration::from_millis(1)),
-        };
-
-        let mut flows = Vec::with_capacity(cfg.flows.len());
-        for (k, f) in cfg.flows.iter().enumerate() {
-            let id = crate::net::FlowId(k as u32);
-            let stream = streams.stream(&format!("flow/{k}/cc")).next_u64();
-            let controller = cc::registry::build_seeded(&f.cc, &f.cc_params, stream)
-                .map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
-            // No receiver advertises more than TCP's largest window.
-            let mut tcp = f.tcp.clone();
-            tcp.rwnd_bytes = Some(tcp.rwnd_bytes.unwrap_or(crate::transport::MAX_WINDOW_BYTES));
-            flows.push(Flow {
-                ue: f.ue.map(|u| u as usize),
-                in_flight: 0,
-                sender: TcpSender::new(id, tcp, controller),
-                receiver: TcpReceiver::new(id, f.receiver.clone()),
-                state: FlowState::Waiting,
-                start: secs(f.start_s),
-                end: None,
-                sender_timer: None,
-                receiver_timer: None,
-                truncated: false,
-                oob: std::collections::VecDeque::new(),
-                base_rtt: SimDuration::ZERO,
-                video: match &f.traffic {
-                    Traffic::Video {
-                        period_s,
-                        on_s,
-                        rate_mbps,
-                    } => Some(crate::traffic::VideoSource::new(*period_s, *on_s, *rate_mbps)),
-                    _ => None,
-                },
-                completed_at: None,
-            });
-        }
+        let access = AccessNet::build(&cfg, texts, &streams)?;
+        let n_ues = access.num_ues();
+        let flows = (0..cfg.flows.len())
+            .map(|k| Flow::new(k, &cfg.flows[k], &streams))
+            .collect::<Result<Vec<_>, _>>()?;
         let end = secs(cfg.duration_s);
         let bin = ms(cfg.output.bin_ms);
         let rec = RunRecorder::new(
@@ -316,12 +193,9 @@ impl World {
             live: vec![0; n_ues],
             rec,
             bin,
-            tick,
             out: SenderOutput::default(),
             inet_fx: Vec::new(),
-            cell_out: CellOutput::default(),
-            trace_fx: Vec::new(),
-            scratch: Vec::new(),
+            access_fx: Vec::new(),
             finished: false,
             na_rng: streams.stream("netassist/loss"),
             failure: None,
@@ -337,11 +211,7 @@ impl World {
                 w.q.schedule(secs(s), Ev::FlowStop(k as u32));
             }
         }
-        match w.access {
-            Access::Cellular(_) => w.q.schedule(SimTime::ZERO, Ev::Tti),
-            Access::Trace(_) => w.trace_call(SimTime::ZERO, Call::Start),
-            Access::Wired => {}
-        }
+        w.access_call(SimTime::ZERO, Call::Start);
         // The last bin is closed by `finish`, after every event at the end.
         if SimTime::ZERO + bin < end {
             w.q.schedule(SimTime::ZERO + bin, Ev::Bin);
@@ -350,9 +220,7 @@ impl World {
             w.flows[k].base_rtt = w.base_rtt(k);
         }
         if w.flows.iter().any(|f| f.sender.signals().pbe) {
-            if let Access::Cellular(cell) = &mut w.access {
-                cell.enable_pbe();
-            }
+            w.access.enable_pbe();
         }
         if w.flows.iter().any(|f| f.sender.signals().net_assist) {
             let period = w.net_assist_period();
@@ -478,98 +346,83 @@ impl World {
             Ev::FlowStart(f) => self.flow_start(now, f as usize),
             Ev::FlowStop(f) => self.flow_stop(now, f as usize),
             Ev::SenderTimer(f) => {
-                let fl = &mut self.flows[f as usize];
-                if fl.sender_timer.is_some_and(|t| t <= now) {
-                    fl.sender_timer = None;
-                }
+                let f = f as usize;
+                let fl = &mut self.flows[f];
+                fl.sender_timer_fired(now);
                 if fl.state != FlowState::Waiting && fl.state != FlowState::Done {
                     if fl.sender.next_timer().is_some_and(|t| t <= now) {
                         self.out.clear();
                         fl.sender.on_timer(now, &mut self.out);
-                        self.after_sender(now, f as usize);
+                        self.after_sender(now, f);
                     } else {
-                        self.arm_sender_timer(f as usize);
+                        self.arm_sender_timer(f);
                     }
                 }
             }
             Ev::ReceiverTimer(f) => {
-                let fl = &mut self.flows[f as usize];
-                if fl.receiver_timer.is_some_and(|t| t <= now) {
-                    fl.receiver_timer = None;
-                }
+                let f = f as usize;
+                let fl = &mut self.flows[f];
+                fl.receiver_timer_fired(now);
                 if let Some(ack) = fl.receiver.on_timer(now) {
-                    self.send_ack(now, f as usize, ack);
+                    self.send_ack(now, f, ack);
                 }
-                self.arm_receiver_timer(f as usize);
+                self.arm_receiver_timer(f);
             }
+            Ev::AppTick(f) => self.on_app_tick(now, f as usize),
+            Ev::OutOfBand(f) => self.on_out_of_band(now, f as usize),
             Ev::Internet(t) => self.inet_call(now, Call::Fire(t)),
-            Ev::Tti => self.on_tti(now),
-            Ev::AirArrive(u) => {
-                let mut out = std::mem::take(&mut self.cell_out);
-                out.clear();
-                if let Access::Cellular(cell) = &mut self.access {
-                    cell.on_air_arrival(now, u as usize, &mut out);
-                }
-                self.after_cell(now, &mut out);
-                self.cell_out = out;
-            }
-            Ev::Reorder(u) => {
-                let mut out = std::mem::take(&mut self.cell_out);
-                out.clear();
-                if let Access::Cellular(cell) = &mut self.access {
-                    cell.on_reorder_timer(now, u as usize, &mut out);
-                }
-                self.after_cell(now, &mut out);
-                self.cell_out = out;
-            }
-            Ev::Pusch(u) => {
-                if let Access::Cellular(cell) = &mut self.access {
-                    let (head, next) = cell.on_pusch(now, u as usize, &mut self.scratch);
-                    if let Some(t) = head {
-                        self.q.schedule(t, Ev::UplinkArrive(u));
-                    }
-                    if let Some(t) = next {
-                        self.q.schedule(t, Ev::Pusch(u));
-                    }
-                }
-            }
-            Ev::UplinkArrive(u) => {
-                let mut pkts = std::mem::take(&mut self.scratch);
-                pkts.clear();
-                let mut next = None;
-                if let Access::Cellular(cell) = &mut self.access {
-                    next = cell.on_uplink_arrival(now, u as usize, &mut pkts);
-                }
-                for p in pkts.drain(..) {
-                    self.inet_up(now, p);
-                }
-                self.scratch = pkts;
-                if let Some(t) = next {
-                    self.q.schedule(t, Ev::UplinkArrive(u));
-                }
-            }
-            Ev::Trace(t) => self.trace_call(now, Call::Fire(t)),
+            Ev::Access(t) => self.access_call(now, Call::Fire(t)),
             Ev::Bin => self.on_bin(now),
             Ev::NetAssist => self.on_net_assist(now),
-            Ev::AppTick(f) => self.on_app_tick(now, f as usize),
-            Ev::OutOfBand(f) => {
-                let f = f as usize;
-                while self.flows[f].oob.front().is_some_and(|(t, _)| *t <= now) {
-                    let (_, fb) = self.flows[f].oob.pop_front().expect("front exists");
-                    if matches!(self.flows[f].state, FlowState::Running | FlowState::Closing) {
-                        self.out.clear();
-                        self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
-                        self.after_sender(now, f);
-                    }
-                }
-                if let Some((t, _)) = self.flows[f].oob.front() {
-                    self.q.schedule(*t, Ev::OutOfBand(f as u32));
-                }
-            }
         }
     }
 
-    // ----- flows -----
+    // ----- routing between the components and the hosts -----
+
+    /// Calls the Internet path and carries out its effects in order: data
+    /// leaving it enters the access network, ACKs reach their senders.
+    fn inet_call(&mut self, now: SimTime, call: Call<InternetTimer>) {
+        let mut fx = self.inet_fx.pop().unwrap_or_default();
+        call.apply(&mut self.inet, now, &mut Cx::new(&mut fx, &mut self.rec));
+        for e in fx.drain(..) {
+            match e {
+                Effect::Wake(t, timer) => self.q.schedule(t, Ev::Internet(timer)),
+                Effect::Out(Dir::Down, p) => self.access_call(now, Call::Receive(Dir::Down, p)),
+                Effect::Out(Dir::Up, p) => {
+                    let f = p.flow.0 as usize;
+                    self.sender_receive(now, f, p);
+                }
+                Effect::Tick | Effect::Rearm => {}
+            }
+        }
+        self.inet_fx.push(fx);
+    }
+
+    /// Calls the access network and carries out its effects in order: data
+    /// leaving it reaches its receiver (through its UE), ACKs enter the
+    /// Internet path, a sampling instant feeds the oracles.
+    fn access_call(&mut self, now: SimTime, call: Call<AccessTimer>) {
+        let mut fx = self.access_fx.pop().unwrap_or_default();
+        self.access.call(now, call, &mut fx, &mut self.rec);
+        for e in fx.drain(..) {
+            match e {
+                Effect::Wake(t, timer) => self.q.schedule(t, Ev::Access(timer)),
+                Effect::Out(Dir::Down, p) => {
+                    let f = p.flow.0 as usize;
+                    if let Some(ue) = self.access.ue_of(p.flow) {
+                        self.rec.ue_delivered(ue, p.size as f64 * 8.0);
+                    }
+                    self.receiver_receive(now, f, p);
+                }
+                Effect::Out(Dir::Up, p) => self.inet_call(now, Call::Receive(Dir::Up, p)),
+                Effect::Tick => self.feed_oracles(now),
+                Effect::Rearm => self.access_call(now, Call::Rearm),
+            }
+        }
+        self.access_fx.push(fx);
+    }
+
+    // ----- the hosts -----
 
     fn flow_start(&mut self, now: SimTime, f: usize) {
         let traffic = self.cfg.flows[f].traffic.clone();
@@ -581,10 +434,7 @@ impl World {
         self.rec.flow_started(f, fl.ue);
         if let Some(u) = fl.ue {
             self.live[u] += 1;
-            let n = self.live[u];
-            if let Access::Cellular(cell) = &mut self.access {
-                cell.set_live_flows(u, n);
-            }
+            self.access.set_live_flows(u, self.live[u]);
         }
         self.out.clear();
         let fl = &mut self.flows[f];
@@ -640,16 +490,13 @@ impl World {
 
     fn check_flow_done(&mut self, now: SimTime, f: usize) {
         let fl = &mut self.flows[f];
-        if matches!(fl.state, FlowState::Running | FlowState::Closing) && fl.sender.finished() {
+        if fl.is_live() && fl.sender.finished() {
             fl.state = FlowState::Done;
             fl.end = Some(now);
             self.rec.flow_ended(f, fl.ue);
             if let Some(u) = fl.ue {
                 self.live[u] -= 1;
-                let n = self.live[u];
-                if let Access::Cellular(cell) = &mut self.access {
-                    cell.set_live_flows(u, n);
-                }
+                self.access.set_live_flows(u, self.live[u]);
             }
         }
     }
@@ -679,22 +526,14 @@ impl World {
     }
 
     fn arm_sender_timer(&mut self, f: usize) {
-        let fl = &mut self.flows[f];
-        if let Some(t) = fl.sender.next_timer() {
-            if fl.sender_timer.is_none_or(|s| t < s) {
-                fl.sender_timer = Some(t);
-                self.q.schedule(t, Ev::SenderTimer(f as u32));
-            }
+        if let Some(t) = self.flows[f].arm_sender() {
+            self.q.schedule(t, Ev::SenderTimer(f as u32));
         }
     }
 
     fn arm_receiver_timer(&mut self, f: usize) {
-        let fl = &mut self.flows[f];
-        if let Some(t) = fl.receiver.next_timer() {
-            if fl.receiver_timer.is_none_or(|s| t < s) {
-                fl.receiver_timer = Some(t);
-                self.q.schedule(t, Ev::ReceiverTimer(f as u32));
-            }
+        if let Some(t) = self.flows[f].arm_receiver() {
+            self.q.schedule(t, Ev::ReceiverTimer(f as u32));
         }
     }
 
@@ -709,74 +548,6 @@ impl World {
         self.out.clear();
         self.flows[f].sender.on_ack(now, ack, &mut self.out);
         self.after_sender(now, f);
-    }
-
-    // ----- forward path -----
-
-    /// Calls the Internet path and carries out its effects in order.
-    fn inet_call(&mut self, now: SimTime, call: Call<InternetTimer>) {
-        let mut fx = self.inet_fx.pop().unwrap_or_default();
-        call.apply(&mut self.inet, now, &mut Cx::new(&mut fx, &mut self.rec));
-        for e in fx.drain(..) {
-            match e {
-                Effect::Wake(t, timer) => self.q.schedule(t, Ev::Internet(timer)),
-                Effect::Out(Dir::Down, p) => self.downlink_arrive(now, p),
-                Effect::Out(Dir::Up, p) => {
-                    let f = p.flow.0 as usize;
-                    self.sender_receive(now, f, p);
-                }
-                Effect::Tick | Effect::Rearm => {}
-            }
-        }
-        self.inet_fx.push(fx);
-    }
-
-    /// An ACK leaves the access network for the Internet path.
-    fn inet_up(&mut self, now: SimTime, p: Packet) {
-        self.inet_call(now, Call::Receive(Dir::Up, p));
-    }
-
-    fn record_drop(&mut self, now: SimTime, site: DropSite, ue: Option<usize>, p: &Packet) {
-        self.rec.dropped(now, site, ue, p);
-    }
-
-    /// A packet leaves the Internet segment toward its receiver.
-    fn downlink_arrive(&mut self, now: SimTime, p: Packet) {
-        let f = p.flow.0 as usize;
-        match &mut self.access {
-            Access::Wired => self.receiver_receive(now, f, p),
-            Access::Cellular(cell) => {
-                let ue = self.flows[f].ue.expect("validated");
-                if let Err(p) = cell.enqueue_downlink(now, ue, p) {
-                    self.record_drop(now, DropSite::Rlc, Some(ue), &p);
-                }
-            }
-            Access::Trace(_) => self.trace_call(now, Call::Receive(Dir::Down, p)),
-        }
-    }
-
-    /// Calls the trace access and carries out its effects in order.
-    fn trace_call(&mut self, now: SimTime, call: Call<TraceTimer>) {
-        let Access::Trace(tr) = &mut self.access else { return };
-        let mut fx = self.trace_fx.pop().unwrap_or_default();
-        call.apply(&mut **tr, now, &mut Cx::new(&mut fx, &mut self.rec));
-        for e in fx.drain(..) {
-            match e {
-                Effect::Wake(t, timer) => self.q.schedule(t, Ev::Trace(timer)),
-                Effect::Out(Dir::Down, p) => self.ue_delivered(now, 0, p),
-                Effect::Out(Dir::Up, p) => self.inet_up(now, p),
-                Effect::Tick => self.feed_oracles(now),
-                Effect::Rearm => self.trace_call(now, Call::Rearm),
-            }
-        }
-        self.trace_fx.push(fx);
-    }
-
-    /// A packet reaches its UE (after the radio link).
-    fn ue_delivered(&mut self, now: SimTime, ue: usize, p: Packet) {
-        self.rec.ue_delivered(ue, p.size as f64 * 8.0);
-        let f = p.flow.0 as usize;
-        self.receiver_receive(now, f, p);
     }
 
     fn receiver_receive(&mut self, now: SimTime, f: usize, p: Packet) {
@@ -803,89 +574,43 @@ impl World {
         self.arm_receiver_timer(f);
     }
 
+    /// The receiver's ACK leaves the UE: a PBE-CC flow's UE writes its own
+    /// capacity estimate into it first.
     fn send_ack(&mut self, now: SimTime, f: usize, mut ack: Packet) {
-        let pbe = self.flows[f].sender.signals().pbe;
-        match &mut self.access {
-            Access::Wired => self.inet_up(now, ack),
-            Access::Cellular(cell) => {
-                let ue = self.flows[f].ue.expect("validated");
-                if pbe {
-                    ack.set_pbe_option(cell.pbe_rate_bps(ue, now));
-                }
-                if let Some(t) = cell.uplink_push(now, ue, ack) {
-                    self.q.schedule(t, Ev::Pusch(ue as u32));
-                }
-            }
-            Access::Trace(tr) => {
-                if pbe {
-                    ack.set_pbe_option(tr.pbe_rate_bps(0, now).expect("a trace link has PBE's view"));
-                }
-                self.trace_call(now, Call::Receive(Dir::Up, ack));
+        if self.flows[f].sender.signals().pbe {
+            if let Some(r) = self
+                .access
+                .ue_of(ack.flow)
+                .and_then(|ue| self.access.pbe_rate_bps(ue, now))
+            {
+                ack.set_pbe_option(r);
             }
         }
+        self.access_call(now, Call::Receive(Dir::Up, ack));
     }
 
-    // ----- cell -----
+    // ----- side channels -----
 
-    fn on_tti(&mut self, now: SimTime) {
-        let mut out = std::mem::take(&mut self.cell_out);
-        out.clear();
-        let tti = self.tick;
-        if let Access::Cellular(cell) = &mut self.access {
-            cell.on_tti(now, &mut out);
-            self.rec.instant(now, tti);
-            for u in 0..cell.num_ues() {
-                let s = cell.ue_tti(u);
-                let sample = crate::net::UeSample {
-                    cqi: s.cqi,
-                    hol: s.hol,
-                    sdus: s.rlc_sdus,
-                    bytes: s.rlc_bytes,
-                    available_bits: s.available_bits,
-                    available_mbps: s.available_bits / tti.as_secs_f64() * 1e-6,
-                    agent_bps: s.agent_bps,
-                };
-                self.rec.ue_sample(now, u, &sample);
-            }
-        }
-        self.after_cell(now, &mut out);
-        self.cell_out = out;
-        self.feed_oracles(now);
-        let next = now + tti;
-        if next < self.end {
-            self.q.schedule(next, Ev::Tti);
-        }
-    }
-
-    /// Gives every oracle flow its UE's instantaneous fair share and its
-    /// path's base RTT, with zero delay.
+    /// Gives every oracle flow its UE's fair share of the capacity it will
+    /// meet and its path's base RTT, with zero delay.
     fn feed_oracles(&mut self, now: SimTime) {
         for f in 0..self.flows.len() {
             let fl = &self.flows[f];
-            if !fl.sender.signals().oracle || !matches!(fl.state, FlowState::Running | FlowState::Closing) {
+            if !fl.sender.signals().oracle || !fl.is_live() {
                 continue;
             }
             let Some(ue) = fl.ue else { continue };
-            let (cap, live) = match &self.access {
-                Access::Cellular(cell) => (cell.available_bps(ue), cell.live_flows(ue)),
-                Access::Trace(tr) => {
-                    // The trace is known in advance: the capacity the flow's
-                    // packets will meet when they reach the queue.
-                    let fc = &self.cfg.flows[f];
-                    let fwd = SimDuration::try_from_millis_f64(fc.extra_rtt_ms / 2.0 + self.cfg.internet.delay_ms)
-                        .expect("validated");
-                    // Over one base RTT: the trace's per-millisecond
-                    // opportunities are too bursty to size a window on.
-                    let span = fl.base_rtt.max(SimDuration::from_millis(10));
-                    let cap = tr
-                        .oracle_capacity_bps(ue, now, fwd, span)
-                        .expect("a trace link is known ahead");
-                    (cap, self.live[0])
-                }
-                Access::Wired => continue,
+            // When the flow's packets sent now reach the access network,
+            // and over one base RTT: a trace's per-millisecond
+            // opportunities are too bursty to size a window on.
+            let fc = &self.cfg.flows[f];
+            let ahead = ms(fc.extra_rtt_ms / 2.0 + self.cfg.internet.delay_ms);
+            let span = fl.base_rtt.max(SimDuration::from_millis(10));
+            let Some(cap) = self.access.oracle_capacity_bps(ue, now, ahead, span) else {
+                continue;
             };
             let fb = Feedback::Oracle {
-                capacity_bps: (cap / live.max(1) as f64) as u64,
+                capacity_bps: (cap / self.live[ue].max(1) as f64) as u64,
                 base_rtt: fl.base_rtt,
             };
             self.out.clear();
@@ -898,7 +623,6 @@ impl World {
     /// an RTT sample would read with empty queues and perfect alignment.
     fn base_rtt(&self, f: usize) -> SimDuration {
         let fc = &self.cfg.flows[f];
-        let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
         let mut rtt = ms(fc.extra_rtt_ms) + ms(self.cfg.internet.delay_ms) * 2;
         let ser = |r: Option<f64>, bytes: u64| {
             r.and_then(BitRate::try_from_mbps)
@@ -907,43 +631,32 @@ impl World {
         };
         rtt += ser(self.cfg.internet.rate_mbps, (fc.tcp.mss + 52) as u64);
         rtt += ser(self.cfg.internet.reverse_rate_mbps, 52);
-        match &self.access {
-            Access::Cellular(cell) => rtt += cell.min_air_rtt(),
-            Access::Trace(tr) => rtt += tr.min_rtt(),
-            Access::Wired => {}
-        }
-        rtt
+        rtt + self.access.min_rtt()
     }
 
     fn net_assist_period(&self) -> SimDuration {
-        let ms = match (&self.cfg.cell, self.cfg.topology) {
-            (Some(c), Topology::Cellular) => c.net_assist.period_ms,
-            _ => 50.0,
-        };
-        SimDuration::try_from_millis_f64(ms).expect("validated")
+        match (&self.cfg.cell, self.cfg.topology) {
+            (Some(c), Topology::Cellular) => ms(c.net_assist.period_ms),
+            _ => ms(50.0),
+        }
     }
 
     /// NATCP's NetAssist: a report per UE to every subscribed flow, out of band.
     fn on_net_assist(&mut self, now: SimTime) {
-        let wired = SimDuration::try_from_millis_f64(self.cfg.internet.delay_ms).expect("validated") * 2;
+        let wired = ms(self.cfg.internet.delay_ms) * 2;
         let (delay, loss) = match (&self.cfg.cell, self.cfg.topology) {
             (Some(c), Topology::Cellular) => (c.net_assist.delay_ms, c.net_assist.loss),
             _ => (None, 0.0),
         };
-        let delay = SimDuration::try_from_millis_f64(delay.unwrap_or(self.cfg.internet.delay_ms)).expect("validated");
-        let n_ues = self.live.len();
-        for ue in 0..n_ues {
+        let delay = ms(delay.unwrap_or(self.cfg.internet.delay_ms));
+        for ue in 0..self.live.len() {
             let subscribed = self
                 .flows
                 .iter()
                 .any(|f| f.ue == Some(ue) && f.sender.signals().net_assist);
-            let report = match &mut self.access {
-                Access::Cellular(cell) => cell.net_assist_report(ue, now, wired),
-                Access::Trace(tr) => {
-                    let r = tr.net_assist_report(ue, now, wired).expect("a trace link reports");
-                    (r.bw_bps, r.min_rtt, r.flows)
-                }
-                Access::Wired => continue,
+            // Every UE's period closes, subscribed or not.
+            let Some(report) = self.access.net_assist_report(ue, now, wired) else {
+                continue;
             };
             if !subscribed {
                 continue;
@@ -957,11 +670,10 @@ impl World {
                 }
                 // The server's own propagation delay is part of its path's
                 // minimum RTT (NATCP's server.cc adds it too).
-                let extra = SimDuration::try_from_millis_f64(self.cfg.flows[f].extra_rtt_ms).expect("validated");
                 let fb = Feedback::NetAssist {
-                    bw_bps: report.0,
-                    min_rtt: report.1 + extra,
-                    flows: report.2,
+                    bw_bps: report.bw_bps,
+                    min_rtt: report.min_rtt + ms(self.cfg.flows[f].extra_rtt_ms),
+                    flows: report.flows,
                 };
                 let at = now + delay;
                 if self.flows[f].oob.is_empty() {
@@ -976,30 +688,25 @@ impl World {
         }
     }
 
-    fn after_cell(&mut self, now: SimTime, out: &mut CellOutput) {
-        for &(u, t) in &out.air_heads {
-            self.q.schedule(t, Ev::AirArrive(u as u32));
+    /// Out-of-band reports due at flow `f`'s sender.
+    fn on_out_of_band(&mut self, now: SimTime, f: usize) {
+        while self.flows[f].oob.front().is_some_and(|(t, _)| *t <= now) {
+            let (_, fb) = self.flows[f].oob.pop_front().expect("front exists");
+            if self.flows[f].is_live() {
+                self.out.clear();
+                self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
+                self.after_sender(now, f);
+            }
         }
-        for &(u, t) in &out.reorder_timers {
-            self.q.schedule(t, Ev::Reorder(u as u32));
-        }
-        for &(u, flow, d) in &out.sojourns {
-            self.rec.sojourn(now, u, flow, d);
-        }
-        if out.discarded > 0 {
-            // Packets lost by HARQ give-ups are discovered at reassembly;
-            // their identity is gone with the transport block.
-            self.rec.lost(now, DropSite::Reassembly, out.discarded);
-        }
-        for (u, p) in out.delivered.drain(..) {
-            self.ue_delivered(now, u, p);
+        if let Some((t, _)) = self.flows[f].oob.front() {
+            self.q.schedule(*t, Ev::OutOfBand(f as u32));
         }
     }
 
     // ----- bins and the end -----
 
     fn on_bin(&mut self, now: SimTime) {
-        self.close_bin(now);
+        self.rec.close_bin(now);
         // A bin ending at the end is closed by `finish`, after every event
         // at that instant (a delivery at the last nanosecond counts).
         let next = now + self.bin;
@@ -1008,18 +715,13 @@ impl World {
         }
     }
 
-    /// Closes the bin that ends at `now`.
-    fn close_bin(&mut self, now: SimTime) {
-        self.rec.close_bin(now);
-    }
-
     fn finish(&mut self) {
         if self.finished {
             return;
         }
         self.finished = true;
         let now = self.q.now();
-        self.close_bin(now);
+        self.rec.close_bin(now);
         for (k, fl) in self.flows.iter().enumerate() {
             self.rec.flow_end(
                 k,
@@ -1036,20 +738,7 @@ impl World {
             );
         }
         for u in 0..self.live.len() {
-            let link = match &self.access {
-                Access::Cellular(cell) => {
-                    let s = cell.radio_stats(u);
-                    UeLinkCounters {
-                        tbs_new: s.tbs_new,
-                        tbs_retx: s.tbs_retx,
-                        tbs_lost: s.tbs_lost,
-                        carried_bits: s.bits_decoded as f64,
-                    }
-                }
-                Access::Trace(tr) => tr.link_counters(u),
-                Access::Wired => UeLinkCounters::default(),
-            };
-            self.rec.ue_end(u, &link);
+            self.rec.ue_end(u, &self.access.link_counters(u));
         }
     }
 
@@ -1057,24 +746,8 @@ impl World {
 
     /// Queue conservation of every queue in the world.
     pub fn queues_conserve_packets(&self) -> Result<(), String> {
-        let check = |name: &str, c: crate::net::QueueCounters| {
-            if c.conserved() {
-                Ok(())
-            } else {
-                Err(format!("{name}: {c:?}"))
-            }
-        };
         self.inet.check_conservation()?;
-        match &self.access {
-            Access::Cellular(cell) => {
-                for u in 0..cell.num_ues() {
-                    check(&format!("RLC of UE {u}"), cell.rlc_counters(u))?;
-                }
-            }
-            Access::Trace(tr) => tr.check_conservation()?,
-            Access::Wired => {}
-        }
-        Ok(())
+        self.access.check_conservation()
     }
 
     /// For each flow: (bytes the sender has had acknowledged, bytes its
