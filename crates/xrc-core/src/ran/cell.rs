@@ -313,10 +313,15 @@ pub struct Cell {
     rr_start: usize,
     candidates: Vec<Candidate>,
     grants: Vec<Grant>,
+    sched_scratch: scheduler::Scratch,
     free_prbs_last: u16,
     rx_scratch: RxOutput,
     /// Some flow uses PBE-CC: run the UEs' estimators.
     pbe_enabled: bool,
+    /// Scratch of `on_tti`: which UEs got a retransmission, new-data bits
+    /// served to each.
+    tti_has_tb: Vec<bool>,
+    tti_served: Vec<u64>,
 }
 
 impl Cell {
@@ -375,9 +380,12 @@ impl Cell {
             rr_start: 0,
             candidates: Vec::new(),
             grants: Vec::new(),
+            sched_scratch: scheduler::Scratch::default(),
             free_prbs_last: 0,
             rx_scratch: RxOutput::default(),
             pbe_enabled: false,
+            tti_has_tb: Vec::new(),
+            tti_served: Vec::new(),
         }
     }
 
@@ -448,7 +456,10 @@ impl Cell {
             u.tti_tb_ok = None;
         }
         // 2. HARQ retransmissions due.
-        let mut has_tb = vec![false; self.ues.len()];
+        // Per-UE scratch of this TTI, kept between TTIs (no allocation).
+        let mut has_tb = std::mem::take(&mut self.tti_has_tb);
+        has_tb.clear();
+        has_tb.resize(self.ues.len(), false);
         for (i, u) in self.ues.iter_mut().enumerate() {
             let due = u.retx.front().is_some_and(|tb| tb.due <= now);
             if !due || u.itbs.is_none() {
@@ -493,21 +504,25 @@ impl Cell {
                 });
             }
         }
-        scheduler::allocate(
+        scheduler::allocate_with(
             self.cfg.scheduler,
             &self.layout,
             total - used,
             &self.candidates,
             self.rr_start,
             &mut self.grants,
+            &mut self.sched_scratch,
         );
         self.rr_start = self.rr_start.wrapping_add(1);
-        let mut served = vec![0u64; self.ues.len()];
-        for g in std::mem::take(&mut self.grants) {
+        let mut served = std::mem::take(&mut self.tti_served);
+        served.clear();
+        served.resize(self.ues.len(), 0);
+        let grants = std::mem::take(&mut self.grants);
+        for g in grants.iter().cloned() {
             let u = &mut self.ues[g.index];
             let itbs = u.itbs.expect("candidates have an MCS");
             let bits = amc::tbs(itbs, Prbs::new(g.prbs).expect("1..=110")).get();
-            let Some(mut pdu) = u.rlc.build_pdu(bits / 8) else {
+            let Some(mut pdu) = u.rlc.build_pdu_from(bits / 8, &mut self.rx_scratch.spare) else {
                 continue;
             };
             used += g.prbs;
@@ -554,8 +569,8 @@ impl Cell {
                 out,
             );
             u.tti_tb_ok = Some(ok);
-            self.grants.push(g);
         }
+        self.grants = grants;
         let free = total.saturating_sub(used);
         self.free_prbs_last = free;
         // 4. PF averages, agent, per-TTI view.
@@ -609,6 +624,8 @@ impl Cell {
                 _ => 0.0,
             };
         }
+        self.tti_has_tb = has_tb;
+        self.tti_served = served;
     }
 
     #[allow(clippy::too_many_arguments)]
