@@ -57,7 +57,7 @@ impl LagReport {
         if let SyncStatus::Late(d) = s {
             self.late += 1;
             self.max = self.max.max(d);
-            self.total = self.total + d;
+            self.total += d;
         }
     }
 }

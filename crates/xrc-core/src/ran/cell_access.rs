@@ -234,3 +234,68 @@ impl Access for CellAccess {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{NullObserver, PacketKind, Standalone};
+    use crate::ran::cell::HarqConfig;
+
+    fn ms(v: u64) -> SimTime {
+        SimTime::from_nanos(v * 1_000_000)
+    }
+
+    #[test]
+    fn a_packet_reaches_its_ue_after_one_tti_and_decoding_and_its_ack_returns_with_the_agents_option() {
+        let cfg = CellConfig {
+            harq: HarqConfig {
+                bler: 0.0,
+                ..HarqConfig::default()
+            },
+            ..CellConfig::default()
+        };
+        cfg.validate().unwrap();
+        let access = CellAccess::new(
+            &cfg,
+            &[ChannelConfig::FixedCqi { cqi: 15 }],
+            &RngStreams::new(1),
+            &[0],
+            SimTime::MAX,
+        );
+        let mut obs = NullObserver;
+        let mut s = Standalone::new(access, SimTime::ZERO, &mut obs);
+        let mut out = Vec::new();
+        // Timers due by 0 ms run first, so the TTI at 0 ms has passed and
+        // the TTI at 1 ms carries the packet.
+        s.push(
+            SimTime::ZERO,
+            Dir::Down,
+            Packet::data(FlowId(0), 0, 1448, SimTime::ZERO, false),
+            &mut obs,
+            &mut out,
+        );
+        s.advance(ms(20), &mut obs, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(
+            (out[0].at, out[0].dir),
+            (ms(3), Dir::Down),
+            "the TTI at 1 ms, then 1 ms decoding"
+        );
+        s.push(
+            ms(20),
+            Dir::Up,
+            Packet::ack(FlowId(0), 1448, &[], SimTime::ZERO),
+            &mut obs,
+            &mut out,
+        );
+        s.advance(ms(100), &mut obs, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].dir, Dir::Up);
+        assert!(out[1].at > ms(20));
+        let PacketKind::Ack(a) = &out[1].pkt.kind else {
+            panic!("an ACK")
+        };
+        assert!(a.xrc.expect("the agent writes its option").rate_bps > 0);
+        assert!(s.component().check_conservation().is_ok());
+    }
+}

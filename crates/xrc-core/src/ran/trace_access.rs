@@ -381,3 +381,70 @@ impl Access for TraceAccess {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{NullObserver, Standalone};
+
+    fn ms(v: u64) -> SimTime {
+        SimTime::from_nanos(v * 1_000_000)
+    }
+
+    fn access(uplink: TraceUplink) -> TraceAccess {
+        TraceAccess::new(
+            TraceAccessConfig {
+                downlink: Trace::parse("1\n").unwrap(),
+                downlink_limit: QueueLimit::UNLIMITED,
+                uplink,
+                agent: AgentConfig::default(),
+                abc: AbcConfig::default(),
+            },
+            1,
+            SimTime::MAX,
+        )
+    }
+
+    #[test]
+    fn data_leaves_at_the_traces_opportunities_and_acks_leave_with_the_agents_option() {
+        // One 1504-byte opportunity per millisecond; a packet arriving in
+        // millisecond 0 is first carried at 1 ms (trace_link rule 6).
+        let mut obs = NullObserver;
+        let mut s = Standalone::new(
+            access(TraceUplink::Delay(SimDuration::from_millis(2))),
+            SimTime::ZERO,
+            &mut obs,
+        );
+        let mut out = Vec::new();
+        for i in 0..3 {
+            s.push(
+                SimTime::from_nanos(500_000),
+                Dir::Down,
+                Packet::data(FlowId(0), i * 1448, 1448, SimTime::ZERO, false),
+                &mut obs,
+                &mut out,
+            );
+        }
+        s.advance(ms(10), &mut obs, &mut out);
+        let down: Vec<_> = out.iter().map(|r| (r.at, r.dir)).collect();
+        assert_eq!(down, vec![(ms(1), Dir::Down), (ms(2), Dir::Down), (ms(3), Dir::Down)]);
+        s.push(
+            ms(10),
+            Dir::Up,
+            Packet::ack(FlowId(0), 1448, &[], SimTime::ZERO),
+            &mut obs,
+            &mut out,
+        );
+        s.advance(ms(20), &mut obs, &mut out);
+        let up = out.last().unwrap();
+        assert_eq!((up.at, up.dir), (ms(12), Dir::Up));
+        let PacketKind::Ack(a) = &up.pkt.kind else {
+            panic!("an ACK")
+        };
+        let x = a.xrc.expect("the agent writes its option");
+        // 1500 IP bytes per millisecond: 12 Mbit/s, for the one active flow.
+        assert_eq!(x.rate_bps, 12_000_000);
+        assert_eq!(s.ticks(), 21, "one sampling instant per millisecond, 0 to 20 ms");
+        assert!(s.component().check_conservation().is_ok());
+    }
+}

@@ -4,7 +4,8 @@
 
 use crate::engine::RngStreams;
 use crate::net::{
-    Access, Call, Cx, Effect, FlowId, NetAssistReport, NoTimer, Observer, QueueLimit, UeLinkCounters, WiredAccess,
+    Access, Component, Cx, Dir, Effect, FlowId, NetAssistReport, NoTimer, Observer, Packet, QueueLimit, UeLinkCounters,
+    WakeSink, WiredAccess,
 };
 use crate::ran::cell_access::{CellAccess, CellTimer};
 use crate::ran::trace_access::{TraceAccess, TraceAccessConfig, TraceTimer, TraceUplink};
@@ -106,39 +107,54 @@ impl AccessNet {
         })
     }
 
-    /// Makes `call` at `now`; its effects are appended to `fx` in order.
-    pub fn call(
+    /// Asks for the first timers; the effects are appended to `fx`.
+    pub fn start(&mut self, now: SimTime, fx: &mut Vec<Effect<AccessTimer>>, obs: &mut dyn Observer) {
+        each!(self, a => a.start(now, &mut Cx::new(fx, obs)))
+    }
+
+    // Each call's leading timers go to `sink` at once, the rest of its
+    // effects to `fx` (empty), in order.
+
+    /// `pkt` enters at `now` travelling `dir`; the effects are appended to `fx`.
+    #[inline]
+    pub fn receive(
         &mut self,
         now: SimTime,
-        call: Call<AccessTimer>,
+        dir: Dir,
+        pkt: Packet,
         fx: &mut Vec<Effect<AccessTimer>>,
+        sink: &mut dyn WakeSink<AccessTimer>,
         obs: &mut dyn Observer,
     ) {
-        match self {
-            AccessNet::Cellular(c) => {
-                let call = call.narrow(|t| match t {
-                    AccessTimer::Cell(k) => Some(k),
-                    AccessTimer::Trace(_) => None,
-                });
-                if let Some(call) = call {
-                    call.apply(&mut **c, now, &mut Cx::new(fx, obs));
-                }
-            }
-            AccessNet::Trace(c) => {
-                let call = call.narrow(|t| match t {
-                    AccessTimer::Trace(k) => Some(k),
-                    AccessTimer::Cell(_) => None,
-                });
-                if let Some(call) = call {
-                    call.apply(&mut **c, now, &mut Cx::new(fx, obs));
-                }
-            }
-            AccessNet::Wired(c) => {
-                if let Some(call) = call.narrow(|_| None::<NoTimer>) {
-                    call.apply(c, now, &mut Cx::new(fx, obs));
-                }
-            }
+        each!(self, a => a.receive(now, dir, pkt, &mut Cx::with_sink(fx, sink, obs)))
+    }
+
+    /// `timer` is due; the effects are appended to `fx`.
+    #[inline]
+    pub fn fire(
+        &mut self,
+        now: SimTime,
+        timer: AccessTimer,
+        fx: &mut Vec<Effect<AccessTimer>>,
+        sink: &mut dyn WakeSink<AccessTimer>,
+        obs: &mut dyn Observer,
+    ) {
+        match (self, timer) {
+            (AccessNet::Cellular(a), AccessTimer::Cell(t)) => a.fire(now, t, &mut Cx::with_sink(fx, sink, obs)),
+            (AccessNet::Trace(a), AccessTimer::Trace(t)) => a.fire(now, t, &mut Cx::with_sink(fx, sink, obs)),
+            (_, t) => unreachable!("{t:?} is not this access network's timer"),
         }
+    }
+
+    /// Answers an `Effect::Rearm`.
+    pub fn rearm(
+        &mut self,
+        now: SimTime,
+        fx: &mut Vec<Effect<AccessTimer>>,
+        sink: &mut dyn WakeSink<AccessTimer>,
+        obs: &mut dyn Observer,
+    ) {
+        each!(self, a => a.rearm(now, &mut Cx::with_sink(fx, sink, obs)))
     }
 
     // ----- the ports of net::Access -----

@@ -48,7 +48,9 @@
 
 use crate::engine::{EventQueue, RngStreams};
 use crate::metrics::{FlowEnd, RecordOptions, Recorder, RunRecorder};
-use crate::net::{Call, Cx, Dir, Effect, InternetPath, InternetTimer, LinkConfig, Packet, PacketKind, QueueLimit};
+use crate::net::{
+    Component, Cx, Dir, Effect, InternetPath, InternetTimer, LinkConfig, Packet, PacketKind, QueueLimit, WakeSink,
+};
 use crate::transport::cc::Feedback;
 use crate::transport::SenderOutput;
 use crate::units::{BitRate, SimDuration, SimTime};
@@ -97,6 +99,18 @@ pub struct World {
     in_flight_total: u64,
     in_flight_limit: u64,
     rows_limit: usize,
+}
+
+impl WakeSink<InternetTimer> for EventQueue<Ev> {
+    fn wake(&mut self, at: SimTime, timer: InternetTimer) {
+        self.schedule(at, Ev::Internet(timer));
+    }
+}
+
+impl WakeSink<AccessTimer> for EventQueue<Ev> {
+    fn wake(&mut self, at: SimTime, timer: AccessTimer) {
+        self.schedule(at, Ev::Access(timer));
+    }
 }
 
 /// The most segments the world keeps in flight over all its flows: about
@@ -211,7 +225,9 @@ impl World {
                 w.q.schedule(secs(s), Ev::FlowStop(k as u32));
             }
         }
-        w.access_call(SimTime::ZERO, Call::Start);
+        let mut fx = Vec::new();
+        w.access.start(SimTime::ZERO, &mut fx, &mut w.rec);
+        w.access_carry_out(SimTime::ZERO, &mut fx);
         // The last bin is closed by `finish`, after every event at the end.
         if SimTime::ZERO + bin < end {
             w.q.schedule(SimTime::ZERO + bin, Ev::Bin);
@@ -370,8 +386,8 @@ impl World {
             }
             Ev::AppTick(f) => self.on_app_tick(now, f as usize),
             Ev::OutOfBand(f) => self.on_out_of_band(now, f as usize),
-            Ev::Internet(t) => self.inet_call(now, Call::Fire(t)),
-            Ev::Access(t) => self.access_call(now, Call::Fire(t)),
+            Ev::Internet(t) => self.inet_fire(now, t),
+            Ev::Access(t) => self.access_fire(now, t),
             Ev::Bin => self.on_bin(now),
             Ev::NetAssist => self.on_net_assist(now),
         }
@@ -379,15 +395,33 @@ impl World {
 
     // ----- routing between the components and the hosts -----
 
-    /// Calls the Internet path and carries out its effects in order: data
-    /// leaving it enters the access network, ACKs reach their senders.
-    fn inet_call(&mut self, now: SimTime, call: Call<InternetTimer>) {
+    /// A packet enters the Internet path.
+    fn inet_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
         let mut fx = self.inet_fx.pop().unwrap_or_default();
-        call.apply(&mut self.inet, now, &mut Cx::new(&mut fx, &mut self.rec));
+        self.inet
+            .receive(now, dir, p, &mut Cx::with_sink(&mut fx, &mut self.q, &mut self.rec));
+        self.inet_carry_out(now, &mut fx);
+        self.inet_fx.push(fx);
+    }
+
+    fn inet_fire(&mut self, now: SimTime, t: InternetTimer) {
+        let mut fx = self.inet_fx.pop().unwrap_or_default();
+        self.inet
+            .fire(now, t, &mut Cx::with_sink(&mut fx, &mut self.q, &mut self.rec));
+        self.inet_carry_out(now, &mut fx);
+        self.inet_fx.push(fx);
+    }
+
+    /// Carries out the Internet path's effects in order: data leaving it
+    /// enters the access network, ACKs reach their senders.
+    fn inet_carry_out(&mut self, now: SimTime, fx: &mut Vec<Effect<InternetTimer>>) {
+        if fx.is_empty() {
+            return;
+        }
         for e in fx.drain(..) {
             match e {
                 Effect::Wake(t, timer) => self.q.schedule(t, Ev::Internet(timer)),
-                Effect::Out(Dir::Down, p) => self.access_call(now, Call::Receive(Dir::Down, p)),
+                Effect::Out(Dir::Down, p) => self.access_receive(now, Dir::Down, p),
                 Effect::Out(Dir::Up, p) => {
                     let f = p.flow.0 as usize;
                     self.sender_receive(now, f, p);
@@ -395,15 +429,30 @@ impl World {
                 Effect::Tick | Effect::Rearm => {}
             }
         }
-        self.inet_fx.push(fx);
     }
 
-    /// Calls the access network and carries out its effects in order: data
-    /// leaving it reaches its receiver (through its UE), ACKs enter the
-    /// Internet path, a sampling instant feeds the oracles.
-    fn access_call(&mut self, now: SimTime, call: Call<AccessTimer>) {
+    /// A packet enters the access network.
+    fn access_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
         let mut fx = self.access_fx.pop().unwrap_or_default();
-        self.access.call(now, call, &mut fx, &mut self.rec);
+        self.access.receive(now, dir, p, &mut fx, &mut self.q, &mut self.rec);
+        self.access_carry_out(now, &mut fx);
+        self.access_fx.push(fx);
+    }
+
+    fn access_fire(&mut self, now: SimTime, t: AccessTimer) {
+        let mut fx = self.access_fx.pop().unwrap_or_default();
+        self.access.fire(now, t, &mut fx, &mut self.q, &mut self.rec);
+        self.access_carry_out(now, &mut fx);
+        self.access_fx.push(fx);
+    }
+
+    /// Carries out the access network's effects in order: data leaving it
+    /// reaches its receiver (through its UE), ACKs enter the Internet path,
+    /// a sampling instant feeds the oracles.
+    fn access_carry_out(&mut self, now: SimTime, fx: &mut Vec<Effect<AccessTimer>>) {
+        if fx.is_empty() {
+            return;
+        }
         for e in fx.drain(..) {
             match e {
                 Effect::Wake(t, timer) => self.q.schedule(t, Ev::Access(timer)),
@@ -414,12 +463,16 @@ impl World {
                     }
                     self.receiver_receive(now, f, p);
                 }
-                Effect::Out(Dir::Up, p) => self.inet_call(now, Call::Receive(Dir::Up, p)),
+                Effect::Out(Dir::Up, p) => self.inet_receive(now, Dir::Up, p),
                 Effect::Tick => self.feed_oracles(now),
-                Effect::Rearm => self.access_call(now, Call::Rearm),
+                Effect::Rearm => {
+                    let mut more = self.access_fx.pop().unwrap_or_default();
+                    self.access.rearm(now, &mut more, &mut self.q, &mut self.rec);
+                    self.access_carry_out(now, &mut more);
+                    self.access_fx.push(more);
+                }
             }
         }
-        self.access_fx.push(fx);
     }
 
     // ----- the hosts -----
@@ -505,7 +558,7 @@ impl World {
     fn after_sender(&mut self, now: SimTime, f: usize) {
         let mut pkts = std::mem::take(&mut self.out.packets);
         for p in pkts.drain(..) {
-            self.inet_call(now, Call::Receive(Dir::Down, p));
+            self.inet_receive(now, Dir::Down, p);
         }
         self.out.packets = pkts;
         self.rec.sender(now, f, &mut self.out, &self.flows[f].sender);
@@ -586,7 +639,7 @@ impl World {
                 ack.set_pbe_option(r);
             }
         }
-        self.access_call(now, Call::Receive(Dir::Up, ack));
+        self.access_receive(now, Dir::Up, ack);
     }
 
     // ----- side channels -----
