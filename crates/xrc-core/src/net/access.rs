@@ -15,7 +15,7 @@
 //! | NetAssist | NATCP senders | [`Access::net_assist_report`]: a periodic report sent out of band |
 //! | oracle | oracle senders | [`Access::oracle_capacity_bps`]: the capacity ahead, read at every [`super::Effect::Tick`] |
 
-use super::component::{Component, Cx, Dir};
+use super::component::{Component, Dir, Io};
 use super::observe::UeLinkCounters;
 use super::{FlowId, Packet};
 use crate::units::{SimDuration, SimTime};
@@ -77,11 +77,11 @@ pub struct WiredAccess;
 
 impl Component for WiredAccess {
     type Timer = NoTimer;
-    fn start<U: From<Self::Timer>>(&mut self, _now: SimTime, _cx: &mut Cx<'_, NoTimer, U>) {}
-    fn receive<U: From<Self::Timer>>(&mut self, _now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, NoTimer, U>) {
+    fn start(&mut self, _now: SimTime, _cx: &mut impl Io<NoTimer>) {}
+    fn receive(&mut self, _now: SimTime, dir: Dir, pkt: Packet, cx: &mut impl Io<NoTimer>) {
         cx.out(dir, pkt);
     }
-    fn fire<U: From<Self::Timer>>(&mut self, _now: SimTime, timer: NoTimer, _cx: &mut Cx<'_, NoTimer, U>) {
+    fn fire(&mut self, _now: SimTime, timer: NoTimer, _cx: &mut impl Io<NoTimer>) {
         match timer {}
     }
 }

@@ -34,8 +34,6 @@
 //! no longer needs, and must treat a timer that finds nothing to do as a
 //! no-op.
 
-use std::marker::PhantomData;
-
 use super::observe::Observer;
 use super::Packet;
 use crate::engine::{Clock, EventQueue};
@@ -67,80 +65,84 @@ pub enum Effect<T> {
     Rearm,
 }
 
+/// What a component's call may do besides change its own state: set
+/// timers, let packets out, mark an instant, ask to be re-armed, and tell
+/// an observer what it saw. The driver implements it ([`Cx`] serves both
+/// drivers of this crate), so a component never knows who runs it.
+pub trait Io<T> {
+    type Obs: Observer + ?Sized;
+    /// Asks for `timer` at `at` (not before the current call's `now`).
+    fn wake(&mut self, at: SimTime, timer: T);
+    /// Lets `pkt` out travelling `dir` ([`Effect::Out`]).
+    fn out(&mut self, dir: Dir, pkt: Packet);
+    /// Marks the end of a sampling instant ([`Effect::Tick`]).
+    fn tick(&mut self);
+    /// Asks for [`Component::rearm`] after the effects so far ([`Effect::Rearm`]).
+    fn rearm_after(&mut self);
+    /// Where observations go, as they happen.
+    fn obs(&mut self) -> &mut Self::Obs;
+}
+
 /// Where a driver sets timers at once.
 pub trait WakeSink<U> {
     fn wake(&mut self, at: SimTime, timer: U);
 }
 
-impl<U> WakeSink<U> for EventQueue<U> {
+impl<U: Copy> WakeSink<U> for EventQueue<U> {
+    #[inline]
     fn wake(&mut self, at: SimTime, timer: U) {
         self.schedule(at, timer);
     }
 }
 
-/// What a component's call gets besides `now`: where its effects go and
-/// who observes it.
+/// The drivers' [`Io`]: effects listed in order in `fx` (empty when the
+/// call starts) for the driver to carry out, except the timers a call asks
+/// for before its first other effect, which go to `sink` at once: nothing
+/// comes between them and the call either way, so the order is the same,
+/// and most calls (a pipe's next head, a link's next transmission) list
+/// nothing.
 ///
-/// `T` is the component's timer type; `U` the driver's, which wraps it
+/// `U` is the driver's timer type, which wraps every component's
 /// (`U: From<T>`), so a driver of several kinds of components keeps one
 /// list of effects and one event type.
-///
-/// With a [`WakeSink`], the timers a call asks for before its first other
-/// effect are set at once instead of listed: nothing comes between them
-/// and the call in either case, so the order is the same, and most calls
-/// (a pipe's next head, a link's next transmission) list nothing.
-pub struct Cx<'a, T, U = T> {
-    /// The effects not yet carried out; empty when the call starts.
+pub struct Cx<'a, U, S: ?Sized, O: ?Sized> {
     fx: &'a mut Vec<Effect<U>>,
-    sink: Option<&'a mut dyn WakeSink<U>>,
-    /// Observations go here as they happen.
-    pub obs: &'a mut dyn Observer,
-    timer: PhantomData<fn(T)>,
+    sink: &'a mut S,
+    obs: &'a mut O,
 }
 
-impl<'a, T, U: From<T>> Cx<'a, T, U> {
-    /// Every effect is listed in `fx` (empty) for the caller to carry out.
-    pub fn new(fx: &'a mut Vec<Effect<U>>, obs: &'a mut dyn Observer) -> Self {
+impl<'a, U, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Cx<'a, U, S, O> {
+    pub fn new(fx: &'a mut Vec<Effect<U>>, sink: &'a mut S, obs: &'a mut O) -> Self {
         debug_assert!(fx.is_empty());
-        Cx {
-            fx,
-            sink: None,
-            obs,
-            timer: PhantomData,
-        }
+        Cx { fx, sink, obs }
     }
-    /// Leading timers go to `sink` at once; the rest is listed in `fx` (empty).
-    pub fn with_sink(fx: &'a mut Vec<Effect<U>>, sink: &'a mut dyn WakeSink<U>, obs: &'a mut dyn Observer) -> Self {
-        debug_assert!(fx.is_empty());
-        Cx {
-            fx,
-            sink: Some(sink),
-            obs,
-            timer: PhantomData,
-        }
-    }
-    /// Asks for `timer` at `at` (not before the current call's `now`).
+}
+
+impl<T, U: From<T>, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Io<T> for Cx<'_, U, S, O> {
+    type Obs = O;
     #[inline]
-    pub fn wake(&mut self, at: SimTime, timer: T) {
+    fn wake(&mut self, at: SimTime, timer: T) {
         if self.fx.is_empty() {
-            if let Some(s) = self.sink.as_mut() {
-                s.wake(at, U::from(timer));
-                return;
-            }
+            self.sink.wake(at, U::from(timer));
+        } else {
+            self.fx.push(Effect::Wake(at, U::from(timer)));
         }
-        self.fx.push(Effect::Wake(at, U::from(timer)));
     }
-    /// Lets `pkt` out travelling `dir`.
-    pub fn out(&mut self, dir: Dir, pkt: Packet) {
+    #[inline]
+    fn out(&mut self, dir: Dir, pkt: Packet) {
         self.fx.push(Effect::Out(dir, pkt));
     }
-    /// Marks the end of a sampling instant ([`Effect::Tick`]).
-    pub fn tick(&mut self) {
+    #[inline]
+    fn tick(&mut self) {
         self.fx.push(Effect::Tick);
     }
-    /// Asks for [`Component::rearm`] after the effects so far.
-    pub fn rearm_after(&mut self) {
+    #[inline]
+    fn rearm_after(&mut self) {
         self.fx.push(Effect::Rearm);
+    }
+    #[inline]
+    fn obs(&mut self) -> &mut O {
+        self.obs
     }
 }
 
@@ -150,17 +152,17 @@ pub trait Component {
     type Timer: Copy + std::fmt::Debug;
 
     /// Asks for the component's first timers (a periodic TTI, say).
-    fn start<U: From<Self::Timer>>(&mut self, now: SimTime, cx: &mut Cx<'_, Self::Timer, U>);
+    fn start(&mut self, now: SimTime, cx: &mut impl Io<Self::Timer>);
 
     /// `pkt` enters at `now` travelling `dir`.
-    fn receive<U: From<Self::Timer>>(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, Self::Timer, U>);
+    fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut impl Io<Self::Timer>);
 
     /// `timer`, asked for at `now`, is due.
-    fn fire<U: From<Self::Timer>>(&mut self, now: SimTime, timer: Self::Timer, cx: &mut Cx<'_, Self::Timer, U>);
+    fn fire(&mut self, now: SimTime, timer: Self::Timer, cx: &mut impl Io<Self::Timer>);
 
     /// Answers an [`Effect::Rearm`]; components that never emit one keep
     /// the default.
-    fn rearm<U: From<Self::Timer>>(&mut self, _now: SimTime, _cx: &mut Cx<'_, Self::Timer, U>) {}
+    fn rearm(&mut self, _now: SimTime, _cx: &mut impl Io<Self::Timer>) {}
 }
 
 /// A packet a [`Standalone`] component let out, with its model time.
@@ -201,7 +203,7 @@ impl<C: Component> Standalone<C> {
         };
         s.timers.advance_to(now);
         let mut fx = s.take_fx();
-        s.component.start(now, &mut Cx::new(&mut fx, obs));
+        s.component.start(now, &mut Cx::new(&mut fx, &mut s.timers, obs));
         let mut sink = Vec::new();
         s.carry_out(now, fx, obs, &mut sink);
         debug_assert!(sink.is_empty(), "a component lets nothing out when it starts");
@@ -232,7 +234,7 @@ impl<C: Component> Standalone<C> {
         let now = self.timers.now();
         let mut fx = self.take_fx();
         self.component
-            .receive(now, dir, pkt, &mut Cx::with_sink(&mut fx, &mut self.timers, obs));
+            .receive(now, dir, pkt, &mut Cx::new(&mut fx, &mut self.timers, obs));
         self.carry_out(now, fx, obs, out);
     }
 
@@ -242,7 +244,7 @@ impl<C: Component> Standalone<C> {
         while let Some((t, timer)) = self.timers.pop_until(now) {
             let mut fx = self.take_fx();
             self.component
-                .fire(t, timer, &mut Cx::with_sink(&mut fx, &mut self.timers, obs));
+                .fire(t, timer, &mut Cx::new(&mut fx, &mut self.timers, obs));
             self.carry_out(t, fx, obs, out);
         }
         if now > self.timers.now() {
@@ -286,7 +288,8 @@ impl<C: Component> Standalone<C> {
                 Effect::Tick => self.ticks += 1,
                 Effect::Rearm => {
                     let mut more = self.take_fx();
-                    self.component.rearm(now, &mut Cx::new(&mut more, obs));
+                    self.component
+                        .rearm(now, &mut Cx::new(&mut more, &mut self.timers, obs));
                     self.carry_out(now, more, obs, out);
                 }
             }

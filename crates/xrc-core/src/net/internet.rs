@@ -16,8 +16,9 @@
 //!  sender j ◄─pipe j──┘
 //! ```
 
-use super::component::{Component, Cx, Dir};
+use super::component::{Component, Dir, Io};
 use super::observe::DropSite;
+use super::observe::Observer as _;
 use super::{Enqueued, Link, LinkConfig, Packet, Pipe, QueueCounters};
 use crate::units::{SimDuration, SimTime};
 
@@ -54,17 +55,17 @@ impl InternetPath {
         }
     }
 
-    fn enqueue<U: From<InternetTimer>>(
+    fn enqueue(
         link: &mut Link,
         now: SimTime,
         p: Packet,
         site: DropSite,
         tx_done: InternetTimer,
         arrive: InternetTimer,
-        cx: &mut Cx<'_, InternetTimer, U>,
+        cx: &mut impl Io<InternetTimer>,
     ) {
         match link.enqueue(now, p) {
-            Enqueued::Dropped(p) => cx.obs.dropped(now, site, None, &p),
+            Enqueued::Dropped(p) => cx.obs().dropped(now, site, None, &p),
             Enqueued::Queued | Enqueued::InPipe(None) => {}
             Enqueued::TxStarted(t) => cx.wake(t, tx_done),
             Enqueued::InPipe(Some(t)) => cx.wake(t, arrive),
@@ -102,15 +103,9 @@ impl InternetPath {
 impl Component for InternetPath {
     type Timer = InternetTimer;
 
-    fn start<U: From<Self::Timer>>(&mut self, _now: SimTime, _cx: &mut Cx<'_, InternetTimer, U>) {}
+    fn start(&mut self, _now: SimTime, _cx: &mut impl Io<InternetTimer>) {}
 
-    fn receive<U: From<Self::Timer>>(
-        &mut self,
-        now: SimTime,
-        dir: Dir,
-        pkt: Packet,
-        cx: &mut Cx<'_, InternetTimer, U>,
-    ) {
+    fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut impl Io<InternetTimer>) {
         match dir {
             Dir::Down => {
                 let k = pkt.flow.0;
@@ -130,7 +125,7 @@ impl Component for InternetPath {
         }
     }
 
-    fn fire<U: From<Self::Timer>>(&mut self, now: SimTime, timer: InternetTimer, cx: &mut Cx<'_, InternetTimer, U>) {
+    fn fire(&mut self, now: SimTime, timer: InternetTimer, cx: &mut impl Io<InternetTimer>) {
         match timer {
             InternetTimer::FwdAccess(k) => {
                 while let Some(p) = self.fwd_access[k as usize].pop_arrived(now) {

@@ -14,7 +14,7 @@ pub mod pipe;
 pub mod queue;
 
 pub use access::{Access, NetAssistReport, NoTimer, WiredAccess};
-pub use component::{Component, Cx, Dir, Effect, Released, Standalone, WakeSink};
+pub use component::{Component, Cx, Dir, Effect, Io, Released, Standalone, WakeSink};
 pub use internet::{InternetPath, InternetTimer};
 pub use link::{Enqueued, Link, LinkConfig};
 pub use observe::{DropSite, NullObserver, Observer, UeLinkCounters, UeSample};

@@ -322,6 +322,9 @@ pub struct Cell {
     /// served to each.
     tti_has_tb: Vec<bool>,
     tti_served: Vec<u64>,
+    /// CQI -> MCS -> I_TBS, worked out once (`amc::mcs_for_cqi`,
+    /// `amc::itbs_for_mcs`).
+    itbs_for_cqi: [Option<Itbs>; 16],
 }
 
 impl Cell {
@@ -386,6 +389,9 @@ impl Cell {
             pbe_enabled: false,
             tti_has_tb: Vec::new(),
             tti_served: Vec::new(),
+            itbs_for_cqi: std::array::from_fn(|c| {
+                amc::Cqi::new(c as u8).map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)))
+            }),
         }
     }
 
@@ -449,7 +455,7 @@ impl Cell {
         for u in self.ues.iter_mut() {
             let cqi = u.channel.cqi(now);
             u.cqi = cqi.map_or(0, |c| c.get());
-            u.itbs = cqi.map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)));
+            u.itbs = cqi.and_then(|c| self.itbs_for_cqi[c.get() as usize]);
             u.tti.new_bits = 0;
             u.tti.retx_bits = 0;
             u.tti_prbs = 0;

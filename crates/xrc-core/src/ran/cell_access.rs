@@ -22,8 +22,9 @@
 use super::cell::{Cell, CellConfig, CellOutput};
 use super::channel::ChannelConfig;
 use crate::engine::RngStreams;
+use crate::net::Observer as _;
 use crate::net::{
-    Access, Component, Cx, Dir, DropSite, FlowId, NetAssistReport, Packet, QueueCounters, UeLinkCounters, UeSample,
+    Access, Component, Dir, DropSite, FlowId, Io, NetAssistReport, Packet, QueueCounters, UeLinkCounters, UeSample,
 };
 use crate::units::{SimDuration, SimTime};
 
@@ -80,7 +81,7 @@ impl CellAccess {
 
     /// Carries out what a cell call produced: timers, observations, and
     /// the packets RLC delivered in order to the UEs.
-    fn after_cell<U: From<CellTimer>>(now: SimTime, out: &mut CellOutput, cx: &mut Cx<'_, CellTimer, U>) {
+    fn after_cell(now: SimTime, out: &mut CellOutput, cx: &mut impl Io<CellTimer>) {
         for &(u, t) in &out.air_heads {
             cx.wake(t, CellTimer::Air(u as u32));
         }
@@ -88,22 +89,22 @@ impl CellAccess {
             cx.wake(t, CellTimer::Reorder(u as u32));
         }
         for &(u, flow, d) in &out.sojourns {
-            cx.obs.sojourn(now, u, flow, d);
+            cx.obs().sojourn(now, u, flow, d);
         }
         if out.discarded > 0 {
             // Packets lost by HARQ give-ups are discovered at reassembly;
             // their identity is gone with the transport block.
-            cx.obs.lost(now, DropSite::Reassembly, out.discarded);
+            cx.obs().lost(now, DropSite::Reassembly, out.discarded);
         }
         for (_, p) in out.delivered.drain(..) {
             cx.out(Dir::Down, p);
         }
     }
 
-    fn on_tti<U: From<CellTimer>>(&mut self, now: SimTime, out: &mut CellOutput, cx: &mut Cx<'_, CellTimer, U>) {
+    fn on_tti(&mut self, now: SimTime, out: &mut CellOutput, cx: &mut impl Io<CellTimer>) {
         let tti = self.tti;
         self.cell.on_tti(now, out);
-        cx.obs.instant(now, tti);
+        cx.obs().instant(now, tti);
         for u in 0..self.cell.num_ues() {
             let s = self.cell.ue_tti(u);
             let sample = UeSample {
@@ -115,7 +116,7 @@ impl CellAccess {
                 available_mbps: s.available_bits / tti.as_secs_f64() * 1e-6,
                 agent_bps: s.agent_bps,
             };
-            cx.obs.ue_sample(now, u, &sample);
+            cx.obs().ue_sample(now, u, &sample);
         }
         Self::after_cell(now, out, cx);
         cx.tick();
@@ -129,16 +130,16 @@ impl CellAccess {
 impl Component for CellAccess {
     type Timer = CellTimer;
 
-    fn start<U: From<Self::Timer>>(&mut self, now: SimTime, cx: &mut Cx<'_, CellTimer, U>) {
+    fn start(&mut self, now: SimTime, cx: &mut impl Io<CellTimer>) {
         cx.wake(now, CellTimer::Tti);
     }
 
-    fn receive<U: From<Self::Timer>>(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, CellTimer, U>) {
+    fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut impl Io<CellTimer>) {
         let ue = self.cell.ue_of(pkt.flow).expect("every flow of a cell has a UE");
         match dir {
             Dir::Down => {
                 if let Err(p) = self.cell.enqueue_downlink(now, ue, pkt) {
-                    cx.obs.dropped(now, DropSite::Rlc, Some(ue), &p);
+                    cx.obs().dropped(now, DropSite::Rlc, Some(ue), &p);
                 }
             }
             Dir::Up => {
@@ -149,7 +150,7 @@ impl Component for CellAccess {
         }
     }
 
-    fn fire<U: From<Self::Timer>>(&mut self, now: SimTime, timer: CellTimer, cx: &mut Cx<'_, CellTimer, U>) {
+    fn fire(&mut self, now: SimTime, timer: CellTimer, cx: &mut impl Io<CellTimer>) {
         let mut out = std::mem::take(&mut self.out);
         out.clear();
         match timer {

@@ -91,7 +91,10 @@ pub fn allocate(
 /// allocates nothing.
 #[derive(Debug, Default)]
 pub struct Scratch {
+    /// The free groups of the last call, and the free PRBs and layout they
+    /// were cut for (usually the whole band, TTI after TTI).
     groups: Vec<u16>,
+    groups_for: Option<(u16, Vec<u16>)>,
     order: Vec<(f64, usize)>,
     want: Vec<usize>,
     got: Vec<usize>,
@@ -113,15 +116,22 @@ pub fn allocate_with(
     }
     // Free groups: whole groups covering `free_prbs` PRBs, in layout order.
     let groups = &mut scratch.groups;
-    groups.clear();
-    let mut left = free_prbs;
-    for &s in &layout.sizes {
-        if left == 0 {
-            break;
+    if scratch
+        .groups_for
+        .as_ref()
+        .is_none_or(|(f, sizes)| *f != free_prbs || *sizes != layout.sizes)
+    {
+        groups.clear();
+        let mut left = free_prbs;
+        for &s in &layout.sizes {
+            if left == 0 {
+                break;
+            }
+            let g = s.min(left);
+            groups.push(g);
+            left -= g;
         }
-        let g = s.min(left);
-        groups.push(g);
-        left -= g;
+        scratch.groups_for = Some((free_prbs, layout.sizes.clone()));
     }
     let needed_groups = |c: &Candidate, groups: &[u16], from: usize| -> usize {
         // Smallest number of groups (from `from`) whose PRBs carry the demand.

@@ -38,8 +38,9 @@ use super::abc::{AbcConfig, AbcMarker};
 use super::agent::{self, AgentConfig, CapacityWindow};
 use super::pdcp::FlowActivity;
 use super::trace_link::{Trace, TraceLink};
+use crate::net::Observer as _;
 use crate::net::{
-    AbcMark, Access, Component, Cx, Dir, DropSite, FlowId, NetAssistReport, Packet, PacketKind, Pipe, QueueCounters,
+    AbcMark, Access, Component, Dir, DropSite, FlowId, Io, NetAssistReport, Packet, PacketKind, Pipe, QueueCounters,
     QueueLimit, UeId, UeLinkCounters, UeSample,
 };
 use crate::units::{SimDuration, SimTime};
@@ -155,12 +156,12 @@ impl TraceAccess {
 
     /// Packets leave the downlink queue: the observer gets their queuing
     /// delays, ABC marks the ABC-capable ones, and they go to the UE.
-    fn delivered<U: From<TraceTimer>>(&mut self, now: SimTime, pkts: &mut Vec<Packet>, cx: &mut Cx<'_, TraceTimer, U>) {
+    fn delivered(&mut self, now: SimTime, pkts: &mut Vec<Packet>, cx: &mut impl Io<TraceTimer>) {
         // The link's queuing delay of each packet, in departure order.
         debug_assert_eq!(pkts.len(), self.link.last_sojourns().len());
         for (p, d) in pkts.iter().zip(self.link.last_sojourns()) {
             self.departed_bits += p.size as f64 * 8.0;
-            cx.obs.sojourn(now, 0, p.flow, *d);
+            cx.obs().sojourn(now, 0, p.flow, *d);
         }
         let link = self.link.trace().recent_capacity_bps(now, self.window) as f64;
         let dequeue = self.departures.rate_bps(SimDuration::from_millis(1)) as f64;
@@ -182,12 +183,7 @@ impl TraceAccess {
 
     /// ACKs leave the uplink at the base station: the agent writes its
     /// option, and they go on toward the Internet.
-    fn acks_at_agent<U: From<TraceTimer>>(
-        &mut self,
-        now: SimTime,
-        pkts: &mut Vec<Packet>,
-        cx: &mut Cx<'_, TraceTimer, U>,
-    ) {
+    fn acks_at_agent(&mut self, now: SimTime, pkts: &mut Vec<Packet>, cx: &mut impl Io<TraceTimer>) {
         if self.agent_enabled && !pkts.is_empty() {
             let rate = self.link.trace().recent_capacity_bps(now, self.window);
             let hol = self.link.hol_delay(now);
@@ -205,7 +201,7 @@ impl TraceAccess {
 
     /// The millisecond's sampling instant: the agent's and NetAssist's
     /// windows move on, and the observer gets the queue's state.
-    fn on_tick<U: From<TraceTimer>>(&mut self, now: SimTime, cx: &mut Cx<'_, TraceTimer, U>) {
+    fn on_tick(&mut self, now: SimTime, cx: &mut impl Io<TraceTimer>) {
         let tick = self.tick;
         let d = std::mem::take(&mut self.departed_this_ms);
         self.departures.push(d);
@@ -222,8 +218,8 @@ impl TraceAccess {
             available_mbps: avail_bps * 1e-6,
             agent_bps: self.link.trace().recent_capacity_bps(now, self.window),
         };
-        cx.obs.instant(now, tick);
-        cx.obs.ue_sample(now, 0, &sample);
+        cx.obs().instant(now, tick);
+        cx.obs().ue_sample(now, 0, &sample);
         cx.tick();
         let next = now + tick;
         if next < self.until {
@@ -235,18 +231,18 @@ impl TraceAccess {
 impl Component for TraceAccess {
     type Timer = TraceTimer;
 
-    fn start<U: From<Self::Timer>>(&mut self, now: SimTime, cx: &mut Cx<'_, TraceTimer, U>) {
+    fn start(&mut self, now: SimTime, cx: &mut impl Io<TraceTimer>) {
         cx.wake(now, TraceTimer::Tick);
     }
 
-    fn receive<U: From<Self::Timer>>(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut Cx<'_, TraceTimer, U>) {
+    fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut impl Io<TraceTimer>) {
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
         match dir {
             Dir::Down => {
                 self.activity.on_packet(pkt.flow, now);
                 if let Err(p) = self.link.enqueue(now, pkt, &mut out) {
-                    cx.obs.dropped(now, DropSite::TraceDownlink, Some(0), &p);
+                    cx.obs().dropped(now, DropSite::TraceDownlink, Some(0), &p);
                 }
                 self.delivered(now, &mut out, cx);
                 cx.rearm_after();
@@ -259,7 +255,7 @@ impl Component for TraceAccess {
                 }
                 AckPath::Trace(link, _) => {
                     if let Err(p) = link.enqueue(now, pkt, &mut out) {
-                        cx.obs.dropped(now, DropSite::TraceUplink, None, &p);
+                        cx.obs().dropped(now, DropSite::TraceUplink, None, &p);
                     }
                     self.acks_at_agent(now, &mut out, cx);
                     cx.rearm_after();
@@ -269,7 +265,7 @@ impl Component for TraceAccess {
         self.scratch = out;
     }
 
-    fn fire<U: From<Self::Timer>>(&mut self, now: SimTime, timer: TraceTimer, cx: &mut Cx<'_, TraceTimer, U>) {
+    fn fire(&mut self, now: SimTime, timer: TraceTimer, cx: &mut impl Io<TraceTimer>) {
         let mut pkts = std::mem::take(&mut self.scratch);
         pkts.clear();
         match timer {
@@ -308,7 +304,7 @@ impl Component for TraceAccess {
 
     /// Sets the queues' next wake-ups unless a timer at or before them is
     /// already pending (a stale one finds nothing to do).
-    fn rearm<U: From<Self::Timer>>(&mut self, _now: SimTime, cx: &mut Cx<'_, TraceTimer, U>) {
+    fn rearm(&mut self, _now: SimTime, cx: &mut impl Io<TraceTimer>) {
         if let Some(t) = self.link.next_wakeup() {
             if self.link_wake.is_none_or(|p| t < p) {
                 self.link_wake = Some(t);

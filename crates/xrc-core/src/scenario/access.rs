@@ -107,54 +107,58 @@ impl AccessNet {
         })
     }
 
-    /// Asks for the first timers; the effects are appended to `fx`.
-    pub fn start(&mut self, now: SimTime, fx: &mut Vec<Effect<AccessTimer>>, obs: &mut dyn Observer) {
-        each!(self, a => a.start(now, &mut Cx::new(fx, obs)))
+    /// Asks for the first timers; the effects are appended to `fx` (empty),
+    /// the leading timers go to `sink` at once.
+    pub fn start<Q: WakeSink<AccessTimer>, O: Observer>(
+        &mut self,
+        now: SimTime,
+        fx: &mut Vec<Effect<AccessTimer>>,
+        sink: &mut Q,
+        obs: &mut O,
+    ) {
+        each!(self, a => a.start(now, &mut Cx::new(fx, sink, obs)))
     }
 
-    // Each call's leading timers go to `sink` at once, the rest of its
-    // effects to `fx` (empty), in order.
-
-    /// `pkt` enters at `now` travelling `dir`; the effects are appended to `fx`.
+    /// `pkt` enters at `now` travelling `dir`.
     #[inline]
-    pub fn receive(
+    pub fn receive<Q: WakeSink<AccessTimer>, O: Observer>(
         &mut self,
         now: SimTime,
         dir: Dir,
         pkt: Packet,
         fx: &mut Vec<Effect<AccessTimer>>,
-        sink: &mut dyn WakeSink<AccessTimer>,
-        obs: &mut dyn Observer,
+        sink: &mut Q,
+        obs: &mut O,
     ) {
-        each!(self, a => a.receive(now, dir, pkt, &mut Cx::with_sink(fx, sink, obs)))
+        each!(self, a => a.receive(now, dir, pkt, &mut Cx::new(fx, sink, obs)))
     }
 
-    /// `timer` is due; the effects are appended to `fx`.
+    /// `timer` is due.
     #[inline]
-    pub fn fire(
+    pub fn fire<Q: WakeSink<AccessTimer>, O: Observer>(
         &mut self,
         now: SimTime,
         timer: AccessTimer,
         fx: &mut Vec<Effect<AccessTimer>>,
-        sink: &mut dyn WakeSink<AccessTimer>,
-        obs: &mut dyn Observer,
+        sink: &mut Q,
+        obs: &mut O,
     ) {
         match (self, timer) {
-            (AccessNet::Cellular(a), AccessTimer::Cell(t)) => a.fire(now, t, &mut Cx::with_sink(fx, sink, obs)),
-            (AccessNet::Trace(a), AccessTimer::Trace(t)) => a.fire(now, t, &mut Cx::with_sink(fx, sink, obs)),
+            (AccessNet::Cellular(a), AccessTimer::Cell(t)) => a.fire(now, t, &mut Cx::new(fx, sink, obs)),
+            (AccessNet::Trace(a), AccessTimer::Trace(t)) => a.fire(now, t, &mut Cx::new(fx, sink, obs)),
             (_, t) => unreachable!("{t:?} is not this access network's timer"),
         }
     }
 
     /// Answers an `Effect::Rearm`.
-    pub fn rearm(
+    pub fn rearm<Q: WakeSink<AccessTimer>, O: Observer>(
         &mut self,
         now: SimTime,
         fx: &mut Vec<Effect<AccessTimer>>,
-        sink: &mut dyn WakeSink<AccessTimer>,
-        obs: &mut dyn Observer,
+        sink: &mut Q,
+        obs: &mut O,
     ) {
-        each!(self, a => a.rearm(now, &mut Cx::with_sink(fx, sink, obs)))
+        each!(self, a => a.rearm(now, &mut Cx::new(fx, sink, obs)))
     }
 
     // ----- the ports of net::Access -----

@@ -226,7 +226,7 @@ impl World {
             }
         }
         let mut fx = Vec::new();
-        w.access.start(SimTime::ZERO, &mut fx, &mut w.rec);
+        w.access.start(SimTime::ZERO, &mut fx, &mut w.q, &mut w.rec);
         w.access_carry_out(SimTime::ZERO, &mut fx);
         // The last bin is closed by `finish`, after every event at the end.
         if SimTime::ZERO + bin < end {
@@ -399,7 +399,7 @@ impl World {
     fn inet_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
         let mut fx = self.inet_fx.pop().unwrap_or_default();
         self.inet
-            .receive(now, dir, p, &mut Cx::with_sink(&mut fx, &mut self.q, &mut self.rec));
+            .receive(now, dir, p, &mut Cx::new(&mut fx, &mut self.q, &mut self.rec));
         self.inet_carry_out(now, &mut fx);
         self.inet_fx.push(fx);
     }
@@ -407,7 +407,7 @@ impl World {
     fn inet_fire(&mut self, now: SimTime, t: InternetTimer) {
         let mut fx = self.inet_fx.pop().unwrap_or_default();
         self.inet
-            .fire(now, t, &mut Cx::with_sink(&mut fx, &mut self.q, &mut self.rec));
+            .fire(now, t, &mut Cx::new(&mut fx, &mut self.q, &mut self.rec));
         self.inet_carry_out(now, &mut fx);
         self.inet_fx.push(fx);
     }
