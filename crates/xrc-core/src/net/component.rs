@@ -11,10 +11,11 @@
 //! - [`Component::rearm`]: the packets it let out have been carried on (see
 //!   [`Effect::Rearm`]).
 //!
-//! It answers with an ordered list of [`Effect`]s: packets leaving (on the
-//! far side of their direction), timers to set, and two markers. What it
-//! observes (drops, queuing delays, per-TTI samples) goes to an
-//! [`Observer`] as it happens. The caller carries the effects out in order;
+//! It answers through [`Io`] with an ordered list of [`Effect`]s: packets
+//! leaving (on the far side of their direction), timers to set, and two
+//! markers. What it observes (drops, queuing delays, per-TTI samples) goes
+//! to an [`Observer`] as it happens. The caller carries the effects out in
+//! order ([`Cx`] is the caller's side of `Io`);
 //! a packet carried on may enter another component, or this one again,
 //! before the next effect: that is the order in which a real network would
 //! see them, and in the simulator it fixes the (time, sequence) order of
