@@ -96,26 +96,55 @@ impl<U: Copy> WakeSink<U> for EventQueue<U> {
     }
 }
 
-/// The drivers' [`Io`]: effects listed in order in `fx` (empty when the
-/// call starts) for the driver to carry out, except the timers a call asks
-/// for before its first other effect, which go to `sink` at once: nothing
-/// comes between them and the call either way, so the order is the same,
-/// and most calls (a pipe's next head, a link's next transmission) list
-/// nothing.
+/// The drivers' [`Io`]: effects listed in order for the driver to carry
+/// out ([`Cx::finish`]), except the timers a call asks for before its first
+/// other effect, which go to `sink` at once: nothing comes between them
+/// and the call either way, so the order is the same, and most calls (a
+/// pipe's next head, a link's next transmission) list nothing. A list is
+/// taken from `pool` only when needed (calls nest, so the driver keeps a
+/// pool of them).
 ///
 /// `U` is the driver's timer type, which wraps every component's
 /// (`U: From<T>`), so a driver of several kinds of components keeps one
 /// list of effects and one event type.
 pub struct Cx<'a, U, S: ?Sized, O: ?Sized> {
-    fx: &'a mut Vec<Effect<U>>,
+    pool: &'a mut Vec<Vec<Effect<U>>>,
+    fx: Option<Vec<Effect<U>>>,
     sink: &'a mut S,
     obs: &'a mut O,
+    /// Someone reads the side channels at each [`Effect::Tick`].
+    ticks: bool,
 }
 
 impl<'a, U, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Cx<'a, U, S, O> {
-    pub fn new(fx: &'a mut Vec<Effect<U>>, sink: &'a mut S, obs: &'a mut O) -> Self {
-        debug_assert!(fx.is_empty());
-        Cx { fx, sink, obs }
+    pub fn new(pool: &'a mut Vec<Vec<Effect<U>>>, sink: &'a mut S, obs: &'a mut O) -> Self {
+        Cx {
+            pool,
+            fx: None,
+            sink,
+            obs,
+            ticks: true,
+        }
+    }
+
+    /// Whether to list [`Effect::Tick`]s: a driver with no reader of the
+    /// side channels drops them, as they would be no-ops (the order of
+    /// everything else is the same without them).
+    pub fn with_ticks(mut self, ticks: bool) -> Self {
+        self.ticks = ticks;
+        self
+    }
+
+    /// The effects left for the driver to carry out, in order, if any. Give
+    /// the list back to the pool (empty) once carried out.
+    pub fn finish(self) -> Option<Vec<Effect<U>>> {
+        self.fx
+    }
+
+    #[inline]
+    fn defer(&mut self, e: Effect<U>) {
+        let pool = &mut *self.pool;
+        self.fx.get_or_insert_with(|| pool.pop().unwrap_or_default()).push(e);
     }
 }
 
@@ -123,23 +152,25 @@ impl<T, U: From<T>, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Io<T> for Cx<
     type Obs = O;
     #[inline]
     fn wake(&mut self, at: SimTime, timer: T) {
-        if self.fx.is_empty() {
+        if self.fx.is_none() {
             self.sink.wake(at, U::from(timer));
         } else {
-            self.fx.push(Effect::Wake(at, U::from(timer)));
+            self.defer(Effect::Wake(at, U::from(timer)));
         }
     }
     #[inline]
     fn out(&mut self, dir: Dir, pkt: Packet) {
-        self.fx.push(Effect::Out(dir, pkt));
+        self.defer(Effect::Out(dir, pkt));
     }
     #[inline]
     fn tick(&mut self) {
-        self.fx.push(Effect::Tick);
+        if self.ticks {
+            self.defer(Effect::Tick);
+        }
     }
     #[inline]
     fn rearm_after(&mut self) {
-        self.fx.push(Effect::Rearm);
+        self.defer(Effect::Rearm);
     }
     #[inline]
     fn obs(&mut self) -> &mut O {
@@ -189,7 +220,7 @@ pub struct Released {
 pub struct Standalone<C: Component> {
     component: C,
     timers: EventQueue<C::Timer>,
-    fx: Vec<Vec<Effect<C::Timer>>>,
+    pool: Vec<Vec<Effect<C::Timer>>>,
     ticks: u64,
 }
 
@@ -199,14 +230,15 @@ impl<C: Component> Standalone<C> {
         let mut s = Standalone {
             component,
             timers: EventQueue::new(),
-            fx: Vec::new(),
+            pool: Vec::new(),
             ticks: 0,
         };
         s.timers.advance_to(now);
-        let mut fx = s.take_fx();
-        s.component.start(now, &mut Cx::new(&mut fx, &mut s.timers, obs));
+        let mut cx = Cx::new(&mut s.pool, &mut s.timers, obs);
+        s.component.start(now, &mut cx);
+        let left = cx.finish();
         let mut sink = Vec::new();
-        s.carry_out(now, fx, obs, &mut sink);
+        s.carry_out(now, left, obs, &mut sink);
         debug_assert!(sink.is_empty(), "a component lets nothing out when it starts");
         s
     }
@@ -233,20 +265,20 @@ impl<C: Component> Standalone<C> {
     pub fn push(&mut self, now: SimTime, dir: Dir, pkt: Packet, obs: &mut dyn Observer, out: &mut Vec<Released>) {
         self.advance(now, obs, out);
         let now = self.timers.now();
-        let mut fx = self.take_fx();
-        self.component
-            .receive(now, dir, pkt, &mut Cx::new(&mut fx, &mut self.timers, obs));
-        self.carry_out(now, fx, obs, out);
+        let mut cx = Cx::new(&mut self.pool, &mut self.timers, obs);
+        self.component.receive(now, dir, pkt, &mut cx);
+        let left = cx.finish();
+        self.carry_out(now, left, obs, out);
     }
 
     /// Runs every timer due by `now`, each at its own model time, in
     /// (time, request order); what leaves is appended to `out`.
     pub fn advance(&mut self, now: SimTime, obs: &mut dyn Observer, out: &mut Vec<Released>) {
         while let Some((t, timer)) = self.timers.pop_until(now) {
-            let mut fx = self.take_fx();
-            self.component
-                .fire(t, timer, &mut Cx::new(&mut fx, &mut self.timers, obs));
-            self.carry_out(t, fx, obs, out);
+            let mut cx = Cx::new(&mut self.pool, &mut self.timers, obs);
+            self.component.fire(t, timer, &mut cx);
+            let left = cx.finish();
+            self.carry_out(t, left, obs, out);
         }
         if now > self.timers.now() {
             self.timers.advance_to(now);
@@ -271,31 +303,28 @@ impl<C: Component> Standalone<C> {
         }
     }
 
-    fn take_fx(&mut self) -> Vec<Effect<C::Timer>> {
-        self.fx.pop().unwrap_or_default()
-    }
-
     fn carry_out(
         &mut self,
         now: SimTime,
-        mut fx: Vec<Effect<C::Timer>>,
+        fx: Option<Vec<Effect<C::Timer>>>,
         obs: &mut dyn Observer,
         out: &mut Vec<Released>,
     ) {
+        let Some(mut fx) = fx else { return };
         for e in fx.drain(..) {
             match e {
                 Effect::Wake(at, timer) => self.timers.schedule(at, timer),
                 Effect::Out(dir, pkt) => out.push(Released { at: now, dir, pkt }),
                 Effect::Tick => self.ticks += 1,
                 Effect::Rearm => {
-                    let mut more = self.take_fx();
-                    self.component
-                        .rearm(now, &mut Cx::new(&mut more, &mut self.timers, obs));
-                    self.carry_out(now, more, obs, out);
+                    let mut cx = Cx::new(&mut self.pool, &mut self.timers, obs);
+                    self.component.rearm(now, &mut cx);
+                    let left = cx.finish();
+                    self.carry_out(now, left, obs, out);
                 }
             }
         }
-        self.fx.push(fx);
+        self.pool.push(fx);
     }
 }
 

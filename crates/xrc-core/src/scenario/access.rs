@@ -4,8 +4,7 @@
 
 use crate::engine::RngStreams;
 use crate::net::{
-    Access, Component, Cx, Dir, Effect, FlowId, NetAssistReport, NoTimer, Observer, Packet, QueueLimit, UeLinkCounters,
-    WakeSink, WiredAccess,
+    Access, Component, Dir, FlowId, Io, NetAssistReport, NoTimer, Packet, QueueLimit, UeLinkCounters, WiredAccess,
 };
 use crate::ran::cell_access::{CellAccess, CellTimer};
 use crate::ran::trace_access::{TraceAccess, TraceAccessConfig, TraceTimer, TraceUplink};
@@ -34,6 +33,10 @@ fn load_trace(field: &str, path: &str, text: Option<&str>) -> Result<Trace, Stri
     };
     Trace::parse(text).map_err(|e| format!("{field} ({path}): {e}"))
 }
+
+/// An [`Io`] that serves every kind of access network.
+pub trait AccessIo: Io<CellTimer> + Io<TraceTimer> + Io<NoTimer> {}
+impl<X: Io<CellTimer> + Io<TraceTimer> + Io<NoTimer>> AccessIo for X {}
 
 /// Calls one method of whichever access network it is.
 macro_rules! each {
@@ -107,58 +110,28 @@ impl AccessNet {
         })
     }
 
-    /// Asks for the first timers; the effects are appended to `fx` (empty),
-    /// the leading timers go to `sink` at once.
-    pub fn start<Q: WakeSink<AccessTimer>, O: Observer>(
-        &mut self,
-        now: SimTime,
-        fx: &mut Vec<Effect<AccessTimer>>,
-        sink: &mut Q,
-        obs: &mut O,
-    ) {
-        each!(self, a => a.start(now, &mut Cx::new(fx, sink, obs)))
+    // The component calls, on whichever access network it is.
+
+    pub fn start<X: AccessIo>(&mut self, now: SimTime, cx: &mut X) {
+        each!(self, a => a.start(now, cx))
     }
 
-    /// `pkt` enters at `now` travelling `dir`.
     #[inline]
-    pub fn receive<Q: WakeSink<AccessTimer>, O: Observer>(
-        &mut self,
-        now: SimTime,
-        dir: Dir,
-        pkt: Packet,
-        fx: &mut Vec<Effect<AccessTimer>>,
-        sink: &mut Q,
-        obs: &mut O,
-    ) {
-        each!(self, a => a.receive(now, dir, pkt, &mut Cx::new(fx, sink, obs)))
+    pub fn receive<X: AccessIo>(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut X) {
+        each!(self, a => a.receive(now, dir, pkt, cx))
     }
 
-    /// `timer` is due.
     #[inline]
-    pub fn fire<Q: WakeSink<AccessTimer>, O: Observer>(
-        &mut self,
-        now: SimTime,
-        timer: AccessTimer,
-        fx: &mut Vec<Effect<AccessTimer>>,
-        sink: &mut Q,
-        obs: &mut O,
-    ) {
+    pub fn fire<X: AccessIo>(&mut self, now: SimTime, timer: AccessTimer, cx: &mut X) {
         match (self, timer) {
-            (AccessNet::Cellular(a), AccessTimer::Cell(t)) => a.fire(now, t, &mut Cx::new(fx, sink, obs)),
-            (AccessNet::Trace(a), AccessTimer::Trace(t)) => a.fire(now, t, &mut Cx::new(fx, sink, obs)),
+            (AccessNet::Cellular(a), AccessTimer::Cell(t)) => a.fire(now, t, cx),
+            (AccessNet::Trace(a), AccessTimer::Trace(t)) => a.fire(now, t, cx),
             (_, t) => unreachable!("{t:?} is not this access network's timer"),
         }
     }
 
-    /// Answers an `Effect::Rearm`.
-    pub fn rearm<Q: WakeSink<AccessTimer>, O: Observer>(
-        &mut self,
-        now: SimTime,
-        fx: &mut Vec<Effect<AccessTimer>>,
-        sink: &mut Q,
-        obs: &mut O,
-    ) {
-        each!(self, a => a.rearm(now, &mut Cx::new(fx, sink, obs)))
+    pub fn rearm<X: AccessIo>(&mut self, now: SimTime, cx: &mut X) {
+        each!(self, a => a.rearm(now, cx))
     }
 
     // ----- the ports of net::Access -----

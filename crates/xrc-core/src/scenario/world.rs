@@ -86,11 +86,14 @@ pub struct World {
     rec: RunRecorder,
     bin: SimDuration,
     out: SenderOutput,
-    /// Effect lists for the components' calls, reused (calls nest: a packet
-    /// carried on may call a component again before the list is done).
+    /// Pools of effect lists for the components' calls (calls nest: a
+    /// packet carried on may call a component again before its list is done).
     inet_fx: Vec<Vec<Effect<InternetTimer>>>,
     access_fx: Vec<Vec<Effect<AccessTimer>>>,
     finished: bool,
+    /// Some flow is an oracle: the access network's sampling instants
+    /// ([`Effect::Tick`]) are listed for it (otherwise they are no-ops).
+    oracles: bool,
     /// Losses of NetAssist reports.
     na_rng: crate::engine::Rng,
     /// Why the run stopped before its end, if it did.
@@ -211,6 +214,7 @@ impl World {
             inet_fx: Vec::new(),
             access_fx: Vec::new(),
             finished: false,
+            oracles: false,
             na_rng: streams.stream("netassist/loss"),
             failure: None,
             in_flight_total: 0,
@@ -225,9 +229,12 @@ impl World {
                 w.q.schedule(secs(s), Ev::FlowStop(k as u32));
             }
         }
-        let mut fx = Vec::new();
-        w.access.start(SimTime::ZERO, &mut fx, &mut w.q, &mut w.rec);
-        w.access_carry_out(SimTime::ZERO, &mut fx);
+        w.oracles = w.flows.iter().any(|f| f.sender.signals().oracle);
+        let mut cx = Cx::new(&mut w.access_fx, &mut w.q, &mut w.rec).with_ticks(w.oracles);
+        w.access.start(SimTime::ZERO, &mut cx);
+        if let Some(fx) = cx.finish() {
+            w.access_carry_out(SimTime::ZERO, fx);
+        }
         // The last bin is closed by `finish`, after every event at the end.
         if SimTime::ZERO + bin < end {
             w.q.schedule(SimTime::ZERO + bin, Ev::Bin);
@@ -397,27 +404,24 @@ impl World {
 
     /// A packet enters the Internet path.
     fn inet_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
-        let mut fx = self.inet_fx.pop().unwrap_or_default();
-        self.inet
-            .receive(now, dir, p, &mut Cx::new(&mut fx, &mut self.q, &mut self.rec));
-        self.inet_carry_out(now, &mut fx);
-        self.inet_fx.push(fx);
+        let mut cx = Cx::new(&mut self.inet_fx, &mut self.q, &mut self.rec);
+        self.inet.receive(now, dir, p, &mut cx);
+        if let Some(fx) = cx.finish() {
+            self.inet_carry_out(now, fx);
+        }
     }
 
     fn inet_fire(&mut self, now: SimTime, t: InternetTimer) {
-        let mut fx = self.inet_fx.pop().unwrap_or_default();
-        self.inet
-            .fire(now, t, &mut Cx::new(&mut fx, &mut self.q, &mut self.rec));
-        self.inet_carry_out(now, &mut fx);
-        self.inet_fx.push(fx);
+        let mut cx = Cx::new(&mut self.inet_fx, &mut self.q, &mut self.rec);
+        self.inet.fire(now, t, &mut cx);
+        if let Some(fx) = cx.finish() {
+            self.inet_carry_out(now, fx);
+        }
     }
 
     /// Carries out the Internet path's effects in order: data leaving it
     /// enters the access network, ACKs reach their senders.
-    fn inet_carry_out(&mut self, now: SimTime, fx: &mut Vec<Effect<InternetTimer>>) {
-        if fx.is_empty() {
-            return;
-        }
+    fn inet_carry_out(&mut self, now: SimTime, mut fx: Vec<Effect<InternetTimer>>) {
         for e in fx.drain(..) {
             match e {
                 Effect::Wake(t, timer) => self.q.schedule(t, Ev::Internet(timer)),
@@ -429,30 +433,30 @@ impl World {
                 Effect::Tick | Effect::Rearm => {}
             }
         }
+        self.inet_fx.push(fx);
     }
 
     /// A packet enters the access network.
     fn access_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
-        let mut fx = self.access_fx.pop().unwrap_or_default();
-        self.access.receive(now, dir, p, &mut fx, &mut self.q, &mut self.rec);
-        self.access_carry_out(now, &mut fx);
-        self.access_fx.push(fx);
+        let mut cx = Cx::new(&mut self.access_fx, &mut self.q, &mut self.rec).with_ticks(self.oracles);
+        self.access.receive(now, dir, p, &mut cx);
+        if let Some(fx) = cx.finish() {
+            self.access_carry_out(now, fx);
+        }
     }
 
     fn access_fire(&mut self, now: SimTime, t: AccessTimer) {
-        let mut fx = self.access_fx.pop().unwrap_or_default();
-        self.access.fire(now, t, &mut fx, &mut self.q, &mut self.rec);
-        self.access_carry_out(now, &mut fx);
-        self.access_fx.push(fx);
+        let mut cx = Cx::new(&mut self.access_fx, &mut self.q, &mut self.rec).with_ticks(self.oracles);
+        self.access.fire(now, t, &mut cx);
+        if let Some(fx) = cx.finish() {
+            self.access_carry_out(now, fx);
+        }
     }
 
     /// Carries out the access network's effects in order: data leaving it
     /// reaches its receiver (through its UE), ACKs enter the Internet path,
     /// a sampling instant feeds the oracles.
-    fn access_carry_out(&mut self, now: SimTime, fx: &mut Vec<Effect<AccessTimer>>) {
-        if fx.is_empty() {
-            return;
-        }
+    fn access_carry_out(&mut self, now: SimTime, mut fx: Vec<Effect<AccessTimer>>) {
         for e in fx.drain(..) {
             match e {
                 Effect::Wake(t, timer) => self.q.schedule(t, Ev::Access(timer)),
@@ -466,13 +470,15 @@ impl World {
                 Effect::Out(Dir::Up, p) => self.inet_receive(now, Dir::Up, p),
                 Effect::Tick => self.feed_oracles(now),
                 Effect::Rearm => {
-                    let mut more = self.access_fx.pop().unwrap_or_default();
-                    self.access.rearm(now, &mut more, &mut self.q, &mut self.rec);
-                    self.access_carry_out(now, &mut more);
-                    self.access_fx.push(more);
+                    let mut cx = Cx::new(&mut self.access_fx, &mut self.q, &mut self.rec).with_ticks(self.oracles);
+                    self.access.rearm(now, &mut cx);
+                    if let Some(more) = cx.finish() {
+                        self.access_carry_out(now, more);
+                    }
                 }
             }
         }
+        self.access_fx.push(fx);
     }
 
     // ----- the hosts -----
