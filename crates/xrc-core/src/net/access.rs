@@ -39,6 +39,11 @@ pub trait Access: Component {
     fn ue_of(&self, flow: FlowId) -> Option<usize>;
     /// The least time it adds to a round trip, both ways.
     fn min_rtt(&self) -> SimDuration;
+    /// It lets every packet through at once, untouched, without timers or
+    /// observations: a driver may route around it.
+    fn is_pass_through(&self) -> bool {
+        false
+    }
     /// The hosts tell it how many of a UE's flows are alive (started, not
     /// finished): the ground-truth fair share divides by it.
     fn set_live_flows(&mut self, _ue: usize, _n: u32) {}
@@ -95,6 +100,9 @@ impl Access for WiredAccess {
     }
     fn min_rtt(&self) -> SimDuration {
         SimDuration::ZERO
+    }
+    fn is_pass_through(&self) -> bool {
+        true
     }
     fn link_counters(&self, _ue: usize) -> UeLinkCounters {
         UeLinkCounters::default()

@@ -80,6 +80,10 @@ pub trait Io<T> {
     fn tick(&mut self);
     /// Asks for [`Component::rearm`] after the effects so far ([`Effect::Rearm`]).
     fn rearm_after(&mut self);
+    /// Some effect is listed and not carried out yet (a packet let out, a
+    /// timer behind it): a re-arm must wait for it. When none is, a
+    /// component may re-arm at once instead of asking.
+    fn is_listing(&self) -> bool;
     /// Where observations go, as they happen.
     fn obs(&mut self) -> &mut Self::Obs;
 }
@@ -171,6 +175,10 @@ impl<T, U: From<T>, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Io<T> for Cx<
     #[inline]
     fn rearm_after(&mut self) {
         self.defer(Effect::Rearm);
+    }
+    #[inline]
+    fn is_listing(&self) -> bool {
+        self.fx.is_some()
     }
     #[inline]
     fn obs(&mut self) -> &mut O {

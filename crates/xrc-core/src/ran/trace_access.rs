@@ -199,6 +199,16 @@ impl TraceAccess {
         }
     }
 
+    /// Re-arms the queues' wake-ups once the packets this call let out are
+    /// carried on (they may come back in), or at once when it let none out.
+    fn rearm_when_settled(&mut self, now: SimTime, cx: &mut impl Io<TraceTimer>) {
+        if cx.is_listing() {
+            cx.rearm_after();
+        } else {
+            Component::rearm(self, now, cx);
+        }
+    }
+
     /// The millisecond's sampling instant: the agent's and NetAssist's
     /// windows move on, and the observer gets the queue's state.
     fn on_tick(&mut self, now: SimTime, cx: &mut impl Io<TraceTimer>) {
@@ -245,7 +255,7 @@ impl Component for TraceAccess {
                     cx.obs().dropped(now, DropSite::TraceDownlink, Some(0), &p);
                 }
                 self.delivered(now, &mut out, cx);
-                cx.rearm_after();
+                self.rearm_when_settled(now, cx);
             }
             Dir::Up => match &mut self.uplink {
                 AckPath::Delay(pipe) => {
@@ -258,7 +268,7 @@ impl Component for TraceAccess {
                         cx.obs().dropped(now, DropSite::TraceUplink, None, &p);
                     }
                     self.acks_at_agent(now, &mut out, cx);
-                    cx.rearm_after();
+                    self.rearm_when_settled(now, cx);
                 }
             },
         }
@@ -276,7 +286,7 @@ impl Component for TraceAccess {
                 }
                 self.link.advance(now, &mut pkts);
                 self.delivered(now, &mut pkts, cx);
-                cx.rearm_after();
+                self.rearm_when_settled(now, cx);
             }
             TraceTimer::Uplink => {
                 match &mut self.uplink {
@@ -296,7 +306,7 @@ impl Component for TraceAccess {
                     }
                 }
                 self.acks_at_agent(now, &mut pkts, cx);
-                cx.rearm_after();
+                self.rearm_when_settled(now, cx);
             }
         }
         self.scratch = pkts;

@@ -145,6 +145,9 @@ impl AccessNet {
     pub fn min_rtt(&self) -> SimDuration {
         each!(self, a => a.min_rtt())
     }
+    pub fn is_pass_through(&self) -> bool {
+        each!(self, a => a.is_pass_through())
+    }
     pub fn set_live_flows(&mut self, ue: usize, n: u32) {
         each!(self, a => a.set_live_flows(ue, n))
     }

@@ -94,6 +94,8 @@ pub struct World {
     /// Some flow is an oracle: the access network's sampling instants
     /// ([`Effect::Tick`]) are listed for it (otherwise they are no-ops).
     oracles: bool,
+    /// The access network lets every packet through ([`crate::net::Access::is_pass_through`]).
+    access_pass_through: bool,
     /// Losses of NetAssist reports.
     na_rng: crate::engine::Rng,
     /// Why the run stopped before its end, if it did.
@@ -215,6 +217,7 @@ impl World {
             access_fx: Vec::new(),
             finished: false,
             oracles: false,
+            access_pass_through: false,
             na_rng: streams.stream("netassist/loss"),
             failure: None,
             in_flight_total: 0,
@@ -230,6 +233,7 @@ impl World {
             }
         }
         w.oracles = w.flows.iter().any(|f| f.sender.signals().oracle);
+        w.access_pass_through = w.access.is_pass_through();
         let mut cx = Cx::new(&mut w.access_fx, &mut w.q, &mut w.rec).with_ticks(w.oracles);
         w.access.start(SimTime::ZERO, &mut cx);
         if let Some(fx) = cx.finish() {
@@ -436,8 +440,19 @@ impl World {
         self.inet_fx.push(fx);
     }
 
-    /// A packet enters the access network.
+    /// A packet enters the access network (one that lets every packet
+    /// through at once, as the wired topology's, is routed around).
     fn access_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
+        if self.access_pass_through {
+            match dir {
+                Dir::Down => {
+                    let f = p.flow.0 as usize;
+                    self.receiver_receive(now, f, p);
+                }
+                Dir::Up => self.inet_receive(now, Dir::Up, p),
+            }
+            return;
+        }
         let mut cx = Cx::new(&mut self.access_fx, &mut self.q, &mut self.rec).with_ticks(self.oracles);
         self.access.receive(now, dir, p, &mut cx);
         if let Some(fx) = cx.finish() {
