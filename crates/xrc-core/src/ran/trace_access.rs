@@ -103,6 +103,8 @@ pub struct TraceAccess {
     /// No sampling instant at or after this time.
     until: SimTime,
     scratch: Vec<Packet>,
+    /// The last [`TraceAccess::recent_capacity_bps`] and its instant.
+    recent_capacity: std::cell::Cell<Option<(SimTime, u64)>>,
 }
 
 impl TraceAccess {
@@ -134,12 +136,27 @@ impl TraceAccess {
             tick: SimDuration::from_millis(1),
             until,
             scratch: Vec::new(),
+            recent_capacity: std::cell::Cell::new(None),
         }
     }
 
     /// The downlink trace link.
     pub fn link(&self) -> &TraceLink {
         &self.link
+    }
+
+    /// The trace's capacity over the agent's window ending at `now` (what
+    /// the agent reports, ABC's link rate, PBE's view), worked out once per
+    /// instant: it is asked for at every departure, ACK and millisecond.
+    fn recent_capacity_bps(&self, now: SimTime) -> u64 {
+        if let Some((t, v)) = self.recent_capacity.get() {
+            if t == now {
+                return v;
+            }
+        }
+        let v = self.link.trace().recent_capacity_bps(now, self.window);
+        self.recent_capacity.set(Some((now, v)));
+        v
     }
 
     /// The least time an ACK spends between the receiver and the agent: the
@@ -163,7 +180,7 @@ impl TraceAccess {
             self.departed_bits += p.size as f64 * 8.0;
             cx.obs().sojourn(now, 0, p.flow, *d);
         }
-        let link = self.link.trace().recent_capacity_bps(now, self.window) as f64;
+        let link = self.recent_capacity_bps(now) as f64;
         let dequeue = self.departures.rate_bps(SimDuration::from_millis(1)) as f64;
         for p in pkts.iter_mut() {
             self.departed_this_ms += p.size as u64 * 8;
@@ -185,7 +202,7 @@ impl TraceAccess {
     /// option, and they go on toward the Internet.
     fn acks_at_agent(&mut self, now: SimTime, pkts: &mut Vec<Packet>, cx: &mut impl Io<TraceTimer>) {
         if self.agent_enabled && !pkts.is_empty() {
-            let rate = self.link.trace().recent_capacity_bps(now, self.window);
+            let rate = self.recent_capacity_bps(now);
             let hol = self.link.hol_delay(now);
             let af = self.activity.active_flows(UeId(0), now, self.inactivity);
             for p in pkts.iter_mut() {
@@ -216,9 +233,12 @@ impl TraceAccess {
         let d = std::mem::take(&mut self.departed_this_ms);
         self.departures.push(d);
         let from = now.since_start();
-        self.na_capacity_bits += self.link.trace().capacity_between(from, from + tick) as f64 * tick.as_secs_f64();
+        // The trace's capacity in this millisecond (NetAssist's period and
+        // the ground truth).
+        let this_ms = self.link.trace().capacity_between(from, from + tick);
+        self.na_capacity_bits += this_ms as f64 * tick.as_secs_f64();
         self.na_ms += 1;
-        let avail_bps = self.link.trace().capacity_between(from, from + tick) as f64;
+        let avail_bps = this_ms as f64;
         let sample = UeSample {
             cqi: 0,
             hol: self.link.hol_delay(now),
@@ -226,7 +246,7 @@ impl TraceAccess {
             bytes: self.link.queued_bytes(),
             available_bits: avail_bps * tick.as_secs_f64(),
             available_mbps: avail_bps * 1e-6,
-            agent_bps: self.link.trace().recent_capacity_bps(now, self.window),
+            agent_bps: self.recent_capacity_bps(now),
         };
         cx.obs().instant(now, tick);
         cx.obs().ue_sample(now, 0, &sample);
@@ -344,7 +364,7 @@ impl Access for TraceAccess {
     }
     fn pbe_rate_bps(&self, _ue: usize, now: SimTime) -> Option<u64> {
         let af = self.activity.active_flows(UeId(0), now, self.inactivity).max(1);
-        let r = self.link.trace().recent_capacity_bps(now, self.window) as f64 * 0.932 / af as f64;
+        let r = self.recent_capacity_bps(now) as f64 * 0.932 / af as f64;
         Some(r as u64)
     }
     fn oracle_capacity_bps(&self, _ue: usize, now: SimTime, ahead: SimDuration, span: SimDuration) -> Option<f64> {
