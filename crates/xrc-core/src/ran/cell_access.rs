@@ -101,8 +101,10 @@ impl CellAccess {
         }
     }
 
-    fn on_tti(&mut self, now: SimTime, out: &mut CellOutput, cx: &mut impl Io<CellTimer>) {
+    fn on_tti(&mut self, now: SimTime, cx: &mut impl Io<CellTimer>) {
         let tti = self.tti;
+        let out = &mut self.out;
+        out.clear();
         self.cell.on_tti(now, out);
         cx.obs().instant(now, tti);
         for u in 0..self.cell.num_ues() {
@@ -151,17 +153,17 @@ impl Component for CellAccess {
     }
 
     fn fire(&mut self, now: SimTime, timer: CellTimer, cx: &mut impl Io<CellTimer>) {
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
         match timer {
-            CellTimer::Tti => self.on_tti(now, &mut out, cx),
+            CellTimer::Tti => self.on_tti(now, cx),
             CellTimer::Air(u) => {
-                self.cell.on_air_arrival(now, u as usize, &mut out);
-                Self::after_cell(now, &mut out, cx);
+                self.out.clear();
+                self.cell.on_air_arrival(now, u as usize, &mut self.out);
+                Self::after_cell(now, &mut self.out, cx);
             }
             CellTimer::Reorder(u) => {
-                self.cell.on_reorder_timer(now, u as usize, &mut out);
-                Self::after_cell(now, &mut out, cx);
+                self.out.clear();
+                self.cell.on_reorder_timer(now, u as usize, &mut self.out);
+                Self::after_cell(now, &mut self.out, cx);
             }
             CellTimer::Pusch(u) => {
                 let (head, next) = self.cell.on_pusch(now, u as usize, &mut self.scratch);
@@ -173,19 +175,16 @@ impl Component for CellAccess {
                 }
             }
             CellTimer::UplinkArrive(u) => {
-                let mut pkts = std::mem::take(&mut self.scratch);
-                pkts.clear();
-                let next = self.cell.on_uplink_arrival(now, u as usize, &mut pkts);
-                for p in pkts.drain(..) {
+                self.scratch.clear();
+                let next = self.cell.on_uplink_arrival(now, u as usize, &mut self.scratch);
+                for p in self.scratch.drain(..) {
                     cx.out(Dir::Up, p);
                 }
-                self.scratch = pkts;
                 if let Some(t) = next {
                     cx.wake(t, CellTimer::UplinkArrive(u));
                 }
             }
         }
-        self.out = out;
     }
 }
 
