@@ -290,6 +290,11 @@ impl BitRate {
         if self.0 == 0 {
             return None;
         }
+        // A packet's bits in nanoseconds fit a u64 (up to 2.3 GB): the
+        // same quotient without a 128-bit division on every transmission.
+        if let Some(num) = bytes.checked_mul(8_000_000_000) {
+            return Some(SimDuration(num.div_ceil(self.0)));
+        }
         let ns = (bytes as u128 * 8 * 1_000_000_000).div_ceil(self.0 as u128);
         Some(SimDuration(ns.min(u64::MAX as u128) as u64))
     }

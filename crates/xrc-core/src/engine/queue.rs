@@ -47,6 +47,7 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at `at`. Scheduling in the past is a logic error;
     /// such an event is clamped to the current time so time never runs back.
+    #[inline]
     pub fn schedule(&mut self, at: SimTime, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at:?} < {:?}", self.now);
         let at = at.max(self.now);
@@ -62,6 +63,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Pops the next event if it is due at or before `limit`, advancing `now`.
+    #[inline]
     pub fn pop_until(&mut self, limit: SimTime) -> Option<(SimTime, E)> {
         let top = self.heap.first()?;
         let at = SimTime::from_nanos((top.key >> 64) as u64);

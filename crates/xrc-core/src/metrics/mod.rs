@@ -4,6 +4,14 @@
 //! Every table is a struct of equal-length vectors; [`Table`] lists its
 //! columns by name with their data for the bindings. Times are simulated
 //! seconds (f64, converted once from integer nanoseconds when recorded).
+//!
+//! [`run::RunRecorder`] fills the tables: it observes the network's
+//! components and is told what the hosts' flows do.
+
+pub mod run;
+
+pub use crate::net::UeLinkCounters;
+pub use run::{FlowEnd, RecordOptions, RunRecorder};
 
 use crate::units::SimTime;
 
@@ -364,17 +372,9 @@ pub mod codes {
     use crate::transport::cc::CaState;
     use crate::transport::RetxKind;
 
-    /// Where a packet was dropped (`drops.location`).
-    #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-    #[repr(u8)]
-    pub enum DropLocation {
-        InternetForward = 0,
-        Rlc = 1,
-        TraceDownlink = 2,
-        InternetReverse = 3,
-        Reassembly = 4,
-        TraceUplink = 5,
-    }
+    /// Where a packet was dropped (`drops.location`): the network layer's
+    /// drop sites, whose discriminants are the codes.
+    pub use crate::net::DropSite as DropLocation;
 
     /// `drops.location`.
     pub const DROP_LOCATIONS: &[(&str, &str)] = &[

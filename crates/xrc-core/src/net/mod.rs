@@ -1,12 +1,23 @@
-//! Packets and the wired plumbing they cross: fixed-delay pipes and
-//! rate-limited links with drop-tail queues.
+//! Packets and the wired plumbing they cross (fixed-delay pipes,
+//! rate-limited links with drop-tail queues, the Internet path), and the
+//! interface every network component offers its driver: packets in,
+//! packets out, timers ([`component`]), with what it observes pushed to an
+//! [`observe::Observer`].
 
+pub mod access;
+pub mod component;
+pub mod internet;
 pub mod link;
+pub mod observe;
 pub mod packet;
 pub mod pipe;
 pub mod queue;
 
+pub use access::{Access, NetAssistReport, NoTimer, WiredAccess};
+pub use component::{Component, Cx, Dir, Effect, Io, Released, Standalone, WakeSink};
+pub use internet::{InternetPath, InternetTimer};
 pub use link::{Enqueued, Link, LinkConfig};
+pub use observe::{DropSite, NullObserver, Observer, UeLinkCounters, UeSample};
 pub use packet::{AbcMark, AckHeader, DataHeader, FlowId, Packet, PacketKind, SackBlock, UeId, XrcOption};
 pub use pipe::Pipe;
 pub use queue::{DropTail, QueueCounters, QueueLimit};

@@ -316,10 +316,18 @@ pub struct Cell {
     rr_start: usize,
     candidates: Vec<Candidate>,
     grants: Vec<Grant>,
+    sched_scratch: scheduler::Scratch,
     free_prbs_last: u16,
     rx_scratch: RxOutput,
     /// Some flow uses PBE-CC: run the UEs' estimators.
     pbe_enabled: bool,
+    /// Scratch of `on_tti`: which UEs got a retransmission, new-data bits
+    /// served to each.
+    tti_has_tb: Vec<bool>,
+    tti_served: Vec<u64>,
+    /// CQI -> MCS -> I_TBS, worked out once (`amc::mcs_for_cqi`,
+    /// `amc::itbs_for_mcs`).
+    itbs_for_cqi: [Option<Itbs>; 16],
 }
 
 impl Cell {
@@ -378,9 +386,15 @@ impl Cell {
             rr_start: 0,
             candidates: Vec::new(),
             grants: Vec::new(),
+            sched_scratch: scheduler::Scratch::default(),
             free_prbs_last: 0,
             rx_scratch: RxOutput::default(),
             pbe_enabled: false,
+            tti_has_tb: Vec::new(),
+            tti_served: Vec::new(),
+            itbs_for_cqi: std::array::from_fn(|c| {
+                amc::Cqi::new(c as u8).map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)))
+            }),
         }
     }
 
@@ -398,6 +412,10 @@ impl Cell {
 
     pub fn register_flow(&mut self, flow: FlowId, ue: usize) {
         self.activity.register(flow, UeId(ue as u32));
+    }
+    /// The UE `flow` was registered to.
+    pub fn ue_of(&self, flow: FlowId) -> Option<usize> {
+        self.activity.ue_of(flow).map(|u| u.0 as usize)
     }
     /// The world tells the cell how many of a UE's flows are alive (for the
     /// ground-truth available capacity).
@@ -440,14 +458,17 @@ impl Cell {
         for u in self.ues.iter_mut() {
             let cqi = u.channel.cqi(now);
             u.cqi = cqi.map_or(0, |c| c.get());
-            u.itbs = cqi.map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)));
+            u.itbs = cqi.and_then(|c| self.itbs_for_cqi[c.get() as usize]);
             u.tti.new_bits = 0;
             u.tti.retx_bits = 0;
             u.tti_prbs = 0;
             u.tti_tb_ok = None;
         }
         // 2. HARQ retransmissions due.
-        let mut has_tb = vec![false; self.ues.len()];
+        // Per-UE scratch of this TTI, kept between TTIs (no allocation).
+        let mut has_tb = std::mem::take(&mut self.tti_has_tb);
+        has_tb.clear();
+        has_tb.resize(self.ues.len(), false);
         for (i, u) in self.ues.iter_mut().enumerate() {
             let due = u.retx.front().is_some_and(|tb| tb.due <= now);
             if !due || u.itbs.is_none() {
@@ -492,21 +513,25 @@ impl Cell {
                 });
             }
         }
-        scheduler::allocate(
+        scheduler::allocate_with(
             self.cfg.scheduler,
             &self.layout,
             total - used,
             &self.candidates,
             self.rr_start,
             &mut self.grants,
+            &mut self.sched_scratch,
         );
         self.rr_start = self.rr_start.wrapping_add(1);
-        let mut served = vec![0u64; self.ues.len()];
-        for g in std::mem::take(&mut self.grants) {
+        let mut served = std::mem::take(&mut self.tti_served);
+        served.clear();
+        served.resize(self.ues.len(), 0);
+        let grants = std::mem::take(&mut self.grants);
+        for g in grants.iter().cloned() {
             let u = &mut self.ues[g.index];
             let itbs = u.itbs.expect("candidates have an MCS");
             let bits = amc::tbs(itbs, Prbs::new(g.prbs).expect("1..=110")).get();
-            let Some(mut pdu) = u.rlc.build_pdu(bits / 8) else {
+            let Some(mut pdu) = u.rlc.build_pdu_from(bits / 8, &mut self.rx_scratch.spare) else {
                 continue;
             };
             used += g.prbs;
@@ -553,8 +578,8 @@ impl Cell {
                 out,
             );
             u.tti_tb_ok = Some(ok);
-            self.grants.push(g);
         }
+        self.grants = grants;
         let free = total.saturating_sub(used);
         self.free_prbs_last = free;
         // 4. PF averages, agent, per-TTI view.
@@ -608,6 +633,8 @@ impl Cell {
                 _ => 0.0,
             };
         }
+        self.tti_has_tb = has_tb;
+        self.tti_served = served;
     }
 
     #[allow(clippy::too_many_arguments)]

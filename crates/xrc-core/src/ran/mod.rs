@@ -2,11 +2,16 @@
 //! AMC tables, MAC scheduler, HARQ, RLC, PDCP), the UE receive side and
 //! uplink grant model, the XRC agent, and a trace-driven link; and the 5G NR
 //! numerology, MCS, CQI and TBS tables (`nr`, not yet used by the cell).
+//!
+//! The access networks as components (`crate::net::Access`):
+//! [`cell_access::CellAccess`] (the cellular topology) and
+//! [`trace_access::TraceAccess`] (the trace topology).
 
 pub mod abc;
 pub mod agent;
 pub mod amc;
 pub mod cell;
+pub mod cell_access;
 pub mod channel;
 pub mod netassist;
 pub mod nr;
@@ -14,5 +19,6 @@ pub mod pbe;
 pub mod pdcp;
 pub mod rlc;
 pub mod scheduler;
+pub mod trace_access;
 pub mod trace_link;
 pub mod uplink;

@@ -32,6 +32,11 @@ impl FlowActivity {
         self.flows[i] = Some(Activity { ue, last_packet: None });
     }
 
+    /// The UE `flow` goes to, if registered.
+    pub fn ue_of(&self, flow: FlowId) -> Option<UeId> {
+        self.flows.get(flow.0 as usize)?.as_ref().map(|a| a.ue)
+    }
+
     /// A downlink packet of `flow` crossed PDCP at `now`.
     pub fn on_packet(&mut self, flow: FlowId, now: SimTime) {
         if let Some(Some(a)) = self.flows.get_mut(flow.0 as usize) {

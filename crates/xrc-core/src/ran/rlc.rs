@@ -150,12 +150,20 @@ impl RlcTx {
     /// Fills a PDU for a transport block of `tb_bytes`. Returns `None` when
     /// nothing fits.
     pub fn build_pdu(&mut self, tb_bytes: u32) -> Option<Pdu> {
+        self.build_pdu_from(tb_bytes, &mut Vec::new())
+    }
+
+    /// [`RlcTx::build_pdu`] with the segment list taken from `spare`
+    /// (emptied lists a receiver handed back, [`RxOutput::spare`]), so a
+    /// transport block allocates nothing.
+    pub fn build_pdu_from(&mut self, tb_bytes: u32, spare: &mut Vec<Vec<Segment>>) -> Option<Pdu> {
         let overhead = MAC_HEADER_BYTES + RLC_HEADER_BYTES;
         if tb_bytes <= overhead || self.sdus.is_empty() {
             return None;
         }
         let mut room = tb_bytes - overhead;
-        let mut segments = Vec::new();
+        let mut segments = spare.pop().unwrap_or_default();
+        debug_assert!(segments.is_empty());
         while let Some(head) = self.sdus.front_mut() {
             if !segments.is_empty() {
                 if room <= RLC_LI_BYTES {
@@ -198,6 +206,7 @@ impl RlcTx {
             }
         }
         if segments.is_empty() {
+            spare.push(segments);
             return None;
         }
         let sn = self.next_pdu_sn;
@@ -226,6 +235,9 @@ pub struct RxOutput {
     pub delivered: Vec<Packet>,
     /// SDUs discarded because a segment was lost.
     pub discarded: u64,
+    /// The segment lists of reassembled PDUs, emptied, for
+    /// [`RlcTx::build_pdu_from`] to fill again.
+    pub spare: Vec<Vec<Segment>>,
 }
 
 /// The UE's RLC UM receiver: reordering and reassembly.
@@ -270,8 +282,15 @@ impl RlcRx {
         if pdu.sn < self.next_sn || self.pending.contains_key(&pdu.sn) {
             return; // duplicate or too late
         }
-        self.pending.insert(pdu.sn, pdu);
-        self.deliver_in_order(out);
+        if pdu.sn == self.next_sn && self.pending.is_empty() {
+            // In order with nothing waiting (the usual case): what
+            // `deliver_in_order` would do, without the map.
+            self.next_sn += 1;
+            self.reassemble(pdu, out);
+        } else {
+            self.pending.insert(pdu.sn, pdu);
+            self.deliver_in_order(out);
+        }
         // Start the reordering timer when a gap exists and none is running.
         if self.timer.is_none() && !self.pending.is_empty() {
             let highest = *self.pending.keys().next_back().expect("non-empty");
@@ -322,7 +341,8 @@ impl RlcRx {
     }
 
     fn reassemble(&mut self, pdu: Pdu, out: &mut RxOutput) {
-        for seg in pdu.segments {
+        let mut segments = pdu.segments;
+        for seg in segments.drain(..) {
             if seg.first {
                 if self.partial.is_some() {
                     out.discarded += 1; // the previous SDU never completed
@@ -344,6 +364,7 @@ impl RlcRx {
                 }
             }
         }
+        out.spare.push(segments);
     }
 }
 

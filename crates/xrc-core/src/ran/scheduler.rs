@@ -77,20 +77,62 @@ pub fn allocate(
     rr_start: usize,
     out: &mut Vec<Grant>,
 ) {
+    allocate_with(
+        kind,
+        layout,
+        free_prbs,
+        candidates,
+        rr_start,
+        out,
+        &mut Scratch::default(),
+    );
+}
+
+/// Working space of [`allocate_with`], kept between TTIs so that a TTI
+/// allocates nothing.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// The free groups of the last call, and the free PRBs and layout they
+    /// were cut for (usually the whole band, TTI after TTI).
+    groups: Vec<u16>,
+    groups_for: Option<(u16, Vec<u16>)>,
+    order: Vec<(f64, usize)>,
+    want: Vec<usize>,
+    got: Vec<usize>,
+}
+
+/// [`allocate`] with its working space in `scratch`.
+pub fn allocate_with(
+    kind: SchedulerKind,
+    layout: &RbgLayout,
+    free_prbs: u16,
+    candidates: &[Candidate],
+    rr_start: usize,
+    out: &mut Vec<Grant>,
+    scratch: &mut Scratch,
+) {
     out.clear();
     if candidates.is_empty() || free_prbs == 0 {
         return;
     }
     // Free groups: whole groups covering `free_prbs` PRBs, in layout order.
-    let mut groups: Vec<u16> = Vec::with_capacity(layout.sizes.len());
-    let mut left = free_prbs;
-    for &s in &layout.sizes {
-        if left == 0 {
-            break;
+    let groups = &mut scratch.groups;
+    if scratch
+        .groups_for
+        .as_ref()
+        .is_none_or(|(f, sizes)| *f != free_prbs || *sizes != layout.sizes)
+    {
+        groups.clear();
+        let mut left = free_prbs;
+        for &s in &layout.sizes {
+            if left == 0 {
+                break;
+            }
+            let g = s.min(left);
+            groups.push(g);
+            left -= g;
         }
-        let g = s.min(left);
-        groups.push(g);
-        left -= g;
+        scratch.groups_for = Some((free_prbs, layout.sizes.clone()));
     }
     let needed_groups = |c: &Candidate, groups: &[u16], from: usize| -> usize {
         // Smallest number of groups (from `from`) whose PRBs carry the demand.
@@ -110,22 +152,20 @@ pub fn allocate(
     };
     match kind {
         SchedulerKind::Pf => {
-            let mut order: Vec<(f64, usize)> = candidates
-                .iter()
-                .enumerate()
-                .map(|(k, c)| {
-                    let full = amc::tbs(c.itbs, Prbs::new(layout.total_prbs).expect("valid")).get() as f64;
-                    (full / c.avg_bits.max(1.0), k)
-                })
-                .collect();
+            let order = &mut scratch.order;
+            order.clear();
+            order.extend(candidates.iter().enumerate().map(|(k, c)| {
+                let full = amc::tbs(c.itbs, Prbs::new(layout.total_prbs).expect("valid")).get() as f64;
+                (full / c.avg_bits.max(1.0), k)
+            }));
             // Highest metric first; ties broken by UE order (deterministic).
             order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
             let mut next = 0;
-            for (_, k) in order {
+            for &(_, k) in order.iter() {
                 if next >= groups.len() {
                     break;
                 }
-                let n = needed_groups(&candidates[k], &groups, next).max(1);
+                let n = needed_groups(&candidates[k], groups, next).max(1);
                 let take = n.min(groups.len() - next);
                 let prbs: u16 = groups[next..next + take].iter().sum();
                 next += take;
@@ -137,8 +177,12 @@ pub fn allocate(
         }
         SchedulerKind::Rr => {
             let k = candidates.len();
-            let mut want: Vec<usize> = candidates.iter().map(|c| needed_groups(c, &groups, 0).max(1)).collect();
-            let mut got = vec![0usize; k];
+            let want = &mut scratch.want;
+            want.clear();
+            want.extend(candidates.iter().map(|c| needed_groups(c, groups, 0).max(1)));
+            let got = &mut scratch.got;
+            got.clear();
+            got.resize(k, 0);
             let mut avail = groups.len();
             // Hand out one group at a time in rotating order until nobody
             // wants more or none are left (water filling).

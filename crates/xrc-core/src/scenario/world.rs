@@ -1,25 +1,43 @@
-//! The world: builds the components a scenario describes, routes packets
-//! between them and runs the events.
+//! The world: builds the hosts and components a scenario describes, routes
+//! packets between them, and runs the events.
 //!
-//! Forward path of a flow: sender → its own access pipe (half its extra
-//! RTT) → the shared Internet link (rate, delay, drop-tail) → then
-//! - cellular: the base station's PDCP/RLC → MAC/HARQ → the UE's RLC → receiver;
-//! - trace: the Mahimahi link's queue → receiver;
-//! - wired: the receiver directly.
+//! ```text
+//!             Down ─────────────────────────────────────────────────►
+//!  sender ──► Internet path ──────────► access network ──────────► receiver
+//!  (flow k)   (pipe k, forward link)    (cell | trace | wired)       (UE)
+//!  sender ◄── Internet path ◄────────── access network ◄────────── receiver
+//!             (reverse link, pipe k)    (agent writes XRC option)
+//!             ◄────────────────────────────────────────────────── Up
+//! ```
 //!
-//! Reverse path: receiver → (cellular: the UE's uplink grants, then the
-//! agent at PDCP writes the XRC option; trace: the Mahimahi uplink trace's
-//! queue, or a fixed uplink delay, then the agent) → the Internet reverse
-//! link → the flow's access pipe → sender.
+//! The world is a router. The network between the hosts is two
+//! components ([`crate::net::Component`]): the Internet path
+//! ([`InternetPath`]) and the access network ([`AccessNet`]). The world
+//! keeps their timers in its one event queue beside the hosts' timers (TCP
+//! retransmission and delayed-ACK timers, application ticks, flow start and
+//! stop), calls them, and carries out their effects in the order given:
+//! a packet a component lets out goes to the next component or host at
+//! once, which is what makes every event's (time, sequence) order, and so
+//! every output, reproducible. What components observe goes to the run's
+//! recorder ([`RunRecorder`]) as an [`crate::net::Observer`]; what the hosts
+//! do, the world tells it.
+//!
+//! Side channels are ports of the access network ([`crate::net::Access`]):
+//! the world reads PBE-CC's estimate when a UE sends an ACK (the UE writes
+//! it in), the oracle's capacity at each [`Effect::Tick`] (zero delay), and
+//! NetAssist's report every period (delivered out of band after a delay,
+//! with losses); the agent's XRC option and ABC's marks are written inside
+//! the access network.
 //!
 //! With the Internet delay D and both traces, the trace topology is
 //! Mahimahi's `mm-delay D mm-link UP DOWN` with the sender outside and the
 //! receiver inside: data crosses the delay, then the downlink trace's queue;
 //! ACKs the uplink trace's queue, then the delay.
 //!
-//! Timers use lazy cancellation: a component keeps its deadline, the world
-//! keeps at most one pending event per timer at or before that deadline, and
-//! a timer event that finds its deadline moved simply re-arms.
+//! Timers use lazy cancellation: a host or component keeps its deadline,
+//! the world keeps at most one pending event per timer at or before that
+//! deadline, and a timer event that finds its deadline moved simply
+//! re-arms.
 //!
 //! Bounds: a flow without `rwnd_bytes` has TCP's largest window (2^30
 //! bytes, RFC 7323), which is also all a real receiver can advertise; the
@@ -29,16 +47,17 @@
 //! after a bounded number of events, so a caller can stop a long run.
 
 use crate::engine::{EventQueue, RngStreams};
-use crate::metrics::codes::{self, DropLocation};
-use crate::metrics::Recorder;
-use crate::net::{Enqueued, Link, LinkConfig, Packet, PacketKind, Pipe, QueueLimit};
-use crate::ran::cell::{Cell, CellOutput};
-use crate::ran::trace_link::{Trace, TraceLink};
-use crate::transport::cc::{self, CaState, Feedback};
-use crate::transport::{SenderOutput, TcpReceiver, TcpSender};
+use crate::metrics::{FlowEnd, RecordOptions, Recorder, RunRecorder};
+use crate::net::{
+    Component, Cx, Dir, Effect, InternetPath, InternetTimer, LinkConfig, Packet, PacketKind, QueueLimit, WakeSink,
+};
+use crate::transport::cc::Feedback;
+use crate::transport::SenderOutput;
 use crate::units::{BitRate, SimDuration, SimTime};
 
+use super::access::{AccessNet, AccessTimer, TraceTexts};
 use super::config::{ScenarioConfig, Topology, Traffic};
+use super::flow::{Flow, FlowState};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Ev {
@@ -46,146 +65,13 @@ enum Ev {
     FlowStop(u32),
     SenderTimer(u32),
     ReceiverTimer(u32),
-    FwdAccess(u32),
-    RevAccess(u32),
-    InetFwdTxDone,
-    InetFwdArrive,
-    InetRevTxDone,
-    InetRevArrive,
-    Tti,
-    AirArrive(u32),
-    Reorder(u32),
-    Pusch(u32),
-    UplinkArrive(u32),
-    TraceOpportunity,
-    TraceUplink,
-    Tick,
+    AppTick(u32),
+    /// An out-of-band report reaches flow `k`'s sender.
+    OutOfBand(u32),
+    Internet(InternetTimer),
+    Access(AccessTimer),
     Bin,
     NetAssist,
-    OutOfBand(u32),
-    AppTick(u32),
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum FlowState {
-    Waiting,
-    Running,
-    /// The application stopped; data in flight is still delivered.
-    Closing,
-    Done,
-}
-
-struct Flow {
-    ue: Option<usize>,
-    /// Segments in flight after the sender's last call.
-    in_flight: u32,
-    sender: TcpSender,
-    receiver: TcpReceiver,
-    fwd: Pipe,
-    rev: Pipe,
-    state: FlowState,
-    start: SimTime,
-    end: Option<SimTime>,
-    sender_timer: Option<SimTime>,
-    receiver_timer: Option<SimTime>,
-    bin_bytes: u64,
-    last_cwnd: Option<(u32, u32, CaState, &'static str)>,
-    /// A finite transfer was cut short by its stop time.
-    truncated: bool,
-    /// NetAssist reports in flight to this flow's sender (constant delay, FIFO).
-    oob: std::collections::VecDeque<(SimTime, Feedback)>,
-    /// The path's true base RTT (for the oracle).
-    base_rtt: SimDuration,
-    video: Option<crate::traffic::VideoSource>,
-    /// A finite transfer's last byte reached the receiving application.
-    completed_at: Option<SimTime>,
-}
-
-enum Access {
-    Cellular(Box<Cell>),
-    Trace(Box<TraceRt>),
-    Wired,
-}
-
-struct TraceRt {
-    /// The downlink (data) trace link.
-    link: TraceLink,
-    /// The pending `TraceOpportunity` event, if any.
-    link_wake: Option<SimTime>,
-    /// The agent's capacity window.
-    window: SimDuration,
-    abc: crate::ran::abc::AbcMarker,
-    /// Bits leaving the queue per millisecond, over the agent's window.
-    departures: crate::ran::agent::CapacityWindow,
-    departed_this_ms: u64,
-    na_capacity_bits: f64,
-    na_ms: u64,
-    uplink: AckPath,
-    agent_enabled: bool,
-    activity: crate::ran::pdcp::FlowActivity,
-    inactivity: SimDuration,
-}
-
-impl TraceRt {
-    /// The least time an ACK spends between the receiver and the agent: the
-    /// fixed delay, or on an uplink trace 1 ms. The receiver answers data
-    /// as the downlink trace delivers it, at a whole millisecond, and an
-    /// ACK never leaves a trace link in the millisecond it arrived (rule 6
-    /// of `trace_link`), while opportunities fall on whole milliseconds.
-    fn uplink_min_delay(&self) -> SimDuration {
-        match &self.uplink {
-            AckPath::Delay(pipe) => pipe.delay(),
-            AckPath::Trace(..) => SimDuration::from_millis(1),
-        }
-    }
-}
-
-/// How ACKs cross the trace topology's uplink to the agent.
-enum AckPath {
-    /// A fixed delay (`trace.uplink_delay_ms`).
-    Delay(Pipe),
-    /// Mahimahi's uplink queue on an uplink trace (`trace.uplink`), and its
-    /// pending `TraceUplink` event.
-    Trace(Box<TraceLink>, Option<SimTime>),
-}
-
-/// Trace contents handed in by the caller instead of read from the paths
-/// the scenario names.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TraceTexts<'a> {
-    pub downlink: Option<&'a str>,
-    pub uplink: Option<&'a str>,
-}
-
-/// Reads and parses one of the scenario's traces; errors name the field.
-fn load_trace(field: &str, path: &str, text: Option<&str>) -> Result<Trace, String> {
-    let owned;
-    let text = match text {
-        Some(t) => t,
-        None => {
-            owned = std::fs::read_to_string(path).map_err(|e| format!("{field}: cannot read {path:?}: {e}"))?;
-            owned.as_str()
-        }
-    };
-    Trace::parse(text).map_err(|e| format!("{field} ({path}): {e}"))
-}
-
-/// Per-UE accumulators for the summary and the rate series.
-#[derive(Clone, Debug, Default)]
-struct UeAcc {
-    live_flows: u32,
-    available_bits_active: f64,
-    delivered_bits_active: f64,
-    active_ns: u64,
-    bin_available_bits: f64,
-    bin_delivered_bits: f64,
-    /// Over the whole run, active or not.
-    delivered_bits: f64,
-    /// Trace link: bits that left the queue toward this UE.
-    departed_bits: f64,
-    bin_agent_sum: f64,
-    bin_samples: u64,
-    rlc_drops: u64,
 }
 
 pub struct World {
@@ -193,19 +79,23 @@ pub struct World {
     q: EventQueue<Ev>,
     end: SimTime,
     flows: Vec<Flow>,
-    inet_fwd: Link,
-    inet_rev: Link,
-    access: Access,
-    ues: Vec<UeAcc>,
-    rec: Recorder,
+    inet: InternetPath,
+    access: AccessNet,
+    /// Live flows of each UE.
+    live: Vec<u32>,
+    rec: RunRecorder,
     bin: SimDuration,
-    bin_index: u64,
-    tick: SimDuration,
-    tti_index: u64,
     out: SenderOutput,
-    cell_out: CellOutput,
-    scratch: Vec<Packet>,
+    /// Pools of effect lists for the components' calls (calls nest: a
+    /// packet carried on may call a component again before its list is done).
+    inet_fx: Vec<Vec<Effect<InternetTimer>>>,
+    access_fx: Vec<Vec<Effect<AccessTimer>>>,
     finished: bool,
+    /// Some flow is an oracle: the access network's sampling instants
+    /// ([`Effect::Tick`]) are listed for it (otherwise they are no-ops).
+    oracles: bool,
+    /// The access network lets every packet through ([`crate::net::Access::is_pass_through`]).
+    access_pass_through: bool,
     /// Losses of NetAssist reports.
     na_rng: crate::engine::Rng,
     /// Why the run stopped before its end, if it did.
@@ -214,6 +104,18 @@ pub struct World {
     in_flight_total: u64,
     in_flight_limit: u64,
     rows_limit: usize,
+}
+
+impl WakeSink<InternetTimer> for EventQueue<Ev> {
+    fn wake(&mut self, at: SimTime, timer: InternetTimer) {
+        self.schedule(at, Ev::Internet(timer));
+    }
+}
+
+impl WakeSink<AccessTimer> for EventQueue<Ev> {
+    fn wake(&mut self, at: SimTime, timer: AccessTimer) {
+        self.schedule(at, Ev::Access(timer));
+    }
 }
 
 /// The most segments the world keeps in flight over all its flows: about
@@ -273,127 +175,53 @@ impl World {
             bytes: cfg.internet.buffer_bytes,
         };
         let delay = ms(cfg.internet.delay_ms);
-        let inet_fwd = Link::new(&LinkConfig {
-            rate: rate(cfg.internet.rate_mbps),
-            delay,
-            limit,
-        });
-        let inet_rev = Link::new(&LinkConfig {
-            rate: rate(cfg.internet.reverse_rate_mbps),
-            delay,
-            limit,
-        });
-
-        let (access, n_ues, tick) = match cfg.topology {
-            Topology::Cellular => {
-                let cell_cfg = cfg.cell.as_ref().expect("validated");
-                let channels: Vec<_> = cfg.ues.iter().map(|u| u.channel.clone()).collect();
-                let mut cell = Cell::new(cell_cfg, &channels, &streams);
-                for (k, f) in cfg.flows.iter().enumerate() {
-                    cell.register_flow(crate::net::FlowId(k as u32), f.ue.expect("validated") as usize);
-                }
-                let tick = cell.tti();
-                (Access::Cellular(Box::new(cell)), cfg.ues.len(), tick)
-            }
-            Topology::Trace => {
-                let t = cfg.trace.as_ref().expect("validated");
-                let trace = load_trace("trace.downlink", &t.downlink, texts.downlink)?;
-                let uplink = match &t.uplink {
-                    Some(path) => {
-                        let up = load_trace("trace.uplink", path, texts.uplink)?;
-                        let limit = QueueLimit {
-                            packets: t.uplink_buffer_packets,
-                            bytes: t.uplink_buffer_bytes,
-                        };
-                        AckPath::Trace(Box::new(TraceLink::new(up, limit)), None)
-                    }
-                    None => AckPath::Delay(Pipe::new(ms(t.uplink_delay_ms))),
-                };
-                let limit = QueueLimit {
-                    packets: t.buffer_packets,
-                    bytes: t.buffer_bytes,
-                };
-                let window = SimDuration::from_millis(t.agent.window_ttis as u64);
-                let mut activity = crate::ran::pdcp::FlowActivity::default();
-                for k in 0..cfg.flows.len() {
-                    activity.register(crate::net::FlowId(k as u32), crate::net::UeId(0));
-                }
-                let rt = TraceRt {
-                    abc: crate::ran::abc::AbcMarker::new(&t.abc),
-                    departures: crate::ran::agent::CapacityWindow::new(t.agent.window_ttis),
-                    departed_this_ms: 0,
-                    na_capacity_bits: 0.0,
-                    na_ms: 0,
-                    link: TraceLink::new(trace, limit),
-                    link_wake: None,
-                    window,
-                    uplink,
-                    agent_enabled: t.agent.enabled,
-                    activity,
-                    inactivity: t.agent.inactivity(),
-                };
-                (Access::Trace(Box::new(rt)), 1, SimDuration::from_millis(1))
-            }
-            Topology::Wired => (Access::Wired, 0, SimDuration::from_millis(1)),
-        };
-
-        let mut flows = Vec::with_capacity(cfg.flows.len());
-        for (k, f) in cfg.flows.iter().enumerate() {
-            let id = crate::net::FlowId(k as u32);
-            let stream = streams.stream(&format!("flow/{k}/cc")).next_u64();
-            let controller = cc::registry::build_seeded(&f.cc, &f.cc_params, stream)
-                .map_err(|e| format!("flows.{k}.{}: {e}", f.cc))?;
-            let half = ms(f.extra_rtt_ms / 2.0);
-            // No receiver advertises more than TCP's largest window.
-            let mut tcp = f.tcp.clone();
-            tcp.rwnd_bytes = Some(tcp.rwnd_bytes.unwrap_or(crate::transport::MAX_WINDOW_BYTES));
-            flows.push(Flow {
-                ue: f.ue.map(|u| u as usize),
-                in_flight: 0,
-                sender: TcpSender::new(id, tcp, controller),
-                receiver: TcpReceiver::new(id, f.receiver.clone()),
-                fwd: Pipe::new(half),
-                rev: Pipe::new(half),
-                state: FlowState::Waiting,
-                start: secs(f.start_s),
-                end: None,
-                sender_timer: None,
-                receiver_timer: None,
-                bin_bytes: 0,
-                last_cwnd: None,
-                truncated: false,
-                oob: std::collections::VecDeque::new(),
-                base_rtt: SimDuration::ZERO,
-                video: match &f.traffic {
-                    Traffic::Video {
-                        period_s,
-                        on_s,
-                        rate_mbps,
-                    } => Some(crate::traffic::VideoSource::new(*period_s, *on_s, *rate_mbps)),
-                    _ => None,
-                },
-                completed_at: None,
-            });
-        }
+        let access_delays: Vec<SimDuration> = cfg.flows.iter().map(|f| ms(f.extra_rtt_ms / 2.0)).collect();
+        let inet = InternetPath::new(
+            &LinkConfig {
+                rate: rate(cfg.internet.rate_mbps),
+                delay,
+                limit,
+            },
+            &LinkConfig {
+                rate: rate(cfg.internet.reverse_rate_mbps),
+                delay,
+                limit,
+            },
+            &access_delays,
+        );
+        let access = AccessNet::build(&cfg, texts, &streams)?;
+        let n_ues = access.num_ues();
+        let flows = (0..cfg.flows.len())
+            .map(|k| Flow::new(k, &cfg.flows[k], &streams))
+            .collect::<Result<Vec<_>, _>>()?;
         let end = secs(cfg.duration_s);
         let bin = ms(cfg.output.bin_ms);
+        let rec = RunRecorder::new(
+            RecordOptions {
+                bin,
+                rlc_sample_ttis: cfg.output.rlc_sample_ttis,
+                cwnd_trace: cfg.output.cwnd_trace,
+                rtt_trace: cfg.output.rtt_trace,
+                queue_delay_trace: cfg.output.queue_delay_trace,
+            },
+            n_ues,
+            flows.len(),
+        );
         let mut w = World {
             q: EventQueue::new(),
             end,
             flows,
-            inet_fwd,
-            inet_rev,
+            inet,
             access,
-            ues: vec![UeAcc::default(); n_ues],
-            rec: Recorder::default(),
+            live: vec![0; n_ues],
+            rec,
             bin,
-            bin_index: 0,
-            tick,
-            tti_index: 0,
             out: SenderOutput::default(),
-            cell_out: CellOutput::default(),
-            scratch: Vec::new(),
+            inet_fx: Vec::new(),
+            access_fx: Vec::new(),
             finished: false,
+            oracles: false,
+            access_pass_through: false,
             na_rng: streams.stream("netassist/loss"),
             failure: None,
             in_flight_total: 0,
@@ -408,10 +236,12 @@ impl World {
                 w.q.schedule(secs(s), Ev::FlowStop(k as u32));
             }
         }
-        match w.access {
-            Access::Cellular(_) => w.q.schedule(SimTime::ZERO, Ev::Tti),
-            Access::Trace(_) => w.q.schedule(SimTime::ZERO, Ev::Tick),
-            Access::Wired => {}
+        w.oracles = w.flows.iter().any(|f| f.sender.signals().oracle);
+        w.access_pass_through = w.access.is_pass_through();
+        let mut cx = Cx::new(&mut w.access_fx, &mut w.q, &mut w.rec).with_ticks(w.oracles);
+        w.access.start(SimTime::ZERO, &mut cx);
+        if let Some(fx) = cx.finish() {
+            w.access_carry_out(SimTime::ZERO, fx);
         }
         // The last bin is closed by `finish`, after every event at the end.
         if SimTime::ZERO + bin < end {
@@ -421,9 +251,7 @@ impl World {
             w.flows[k].base_rtt = w.base_rtt(k);
         }
         if w.flows.iter().any(|f| f.sender.signals().pbe) {
-            if let Access::Cellular(cell) = &mut w.access {
-                cell.enable_pbe();
-            }
+            w.access.enable_pbe();
         }
         if w.flows.iter().any(|f| f.sender.signals().net_assist) {
             let period = w.net_assist_period();
@@ -511,9 +339,9 @@ impl World {
     }
 
     fn check_rows(&mut self) {
-        let rows = self.rec.event_rows();
+        let rows = self.rec.tables().event_rows();
         if rows > self.rows_limit {
-            let r = &self.rec;
+            let r = self.rec.tables();
             self.failure = Some(format!(
                 "output: at {} the run recorded {rows} rows of per-event series (rtt {}, cwnd {}, \
                  queue_delay {}, drops {}, retransmits {}), more than the {} it can hold in memory; \
@@ -543,7 +371,7 @@ impl World {
         RunResult {
             events: self.q.events_processed(),
             sim_time: self.q.now(),
-            recorder: self.rec,
+            recorder: self.rec.into_tables(),
             failure: self.failure,
         }
     }
@@ -553,188 +381,130 @@ impl World {
             Ev::FlowStart(f) => self.flow_start(now, f as usize),
             Ev::FlowStop(f) => self.flow_stop(now, f as usize),
             Ev::SenderTimer(f) => {
-                let fl = &mut self.flows[f as usize];
-                if fl.sender_timer.is_some_and(|t| t <= now) {
-                    fl.sender_timer = None;
-                }
+                let f = f as usize;
+                let fl = &mut self.flows[f];
+                fl.sender_timer_fired(now);
                 if fl.state != FlowState::Waiting && fl.state != FlowState::Done {
                     if fl.sender.next_timer().is_some_and(|t| t <= now) {
                         self.out.clear();
                         fl.sender.on_timer(now, &mut self.out);
-                        self.after_sender(now, f as usize);
+                        self.after_sender(now, f);
                     } else {
-                        self.arm_sender_timer(f as usize);
+                        self.arm_sender_timer(f);
                     }
                 }
             }
             Ev::ReceiverTimer(f) => {
-                let fl = &mut self.flows[f as usize];
-                if fl.receiver_timer.is_some_and(|t| t <= now) {
-                    fl.receiver_timer = None;
-                }
+                let f = f as usize;
+                let fl = &mut self.flows[f];
+                fl.receiver_timer_fired(now);
                 if let Some(ack) = fl.receiver.on_timer(now) {
-                    self.send_ack(now, f as usize, ack);
+                    self.send_ack(now, f, ack);
                 }
-                self.arm_receiver_timer(f as usize);
+                self.arm_receiver_timer(f);
             }
-            Ev::FwdAccess(f) => {
-                while let Some(p) = self.flows[f as usize].fwd.pop_arrived(now) {
-                    self.inet_fwd_enqueue(now, p);
-                }
-                if let Some(t) = self.flows[f as usize].fwd.next_arrival() {
-                    self.q.schedule(t, Ev::FwdAccess(f));
-                }
-            }
-            Ev::RevAccess(f) => {
-                while let Some(p) = self.flows[f as usize].rev.pop_arrived(now) {
-                    self.sender_receive(now, f as usize, p);
-                }
-                if let Some(t) = self.flows[f as usize].rev.next_arrival() {
-                    self.q.schedule(t, Ev::RevAccess(f));
-                }
-            }
-            Ev::InetFwdTxDone => {
-                let d = self.inet_fwd.tx_done(now);
-                if let Some(t) = d.arrival {
-                    self.q.schedule(t, Ev::InetFwdArrive);
-                }
-                if let Some(t) = d.next_tx_done {
-                    self.q.schedule(t, Ev::InetFwdTxDone);
-                }
-            }
-            Ev::InetFwdArrive => {
-                while let Some(p) = self.inet_fwd.pop_arrived(now) {
-                    self.downlink_arrive(now, p);
-                }
-                if let Some(t) = self.inet_fwd.next_arrival() {
-                    self.q.schedule(t, Ev::InetFwdArrive);
-                }
-            }
-            Ev::InetRevTxDone => {
-                let d = self.inet_rev.tx_done(now);
-                if let Some(t) = d.arrival {
-                    self.q.schedule(t, Ev::InetRevArrive);
-                }
-                if let Some(t) = d.next_tx_done {
-                    self.q.schedule(t, Ev::InetRevTxDone);
-                }
-            }
-            Ev::InetRevArrive => {
-                while let Some(p) = self.inet_rev.pop_arrived(now) {
-                    let f = p.flow.0 as usize;
-                    if let Some(t) = self.flows[f].rev.push(now, p) {
-                        self.q.schedule(t, Ev::RevAccess(f as u32));
-                    }
-                }
-                if let Some(t) = self.inet_rev.next_arrival() {
-                    self.q.schedule(t, Ev::InetRevArrive);
-                }
-            }
-            Ev::Tti => self.on_tti(now),
-            Ev::AirArrive(u) => {
-                let mut out = std::mem::take(&mut self.cell_out);
-                out.clear();
-                if let Access::Cellular(cell) = &mut self.access {
-                    cell.on_air_arrival(now, u as usize, &mut out);
-                }
-                self.after_cell(now, &mut out);
-                self.cell_out = out;
-            }
-            Ev::Reorder(u) => {
-                let mut out = std::mem::take(&mut self.cell_out);
-                out.clear();
-                if let Access::Cellular(cell) = &mut self.access {
-                    cell.on_reorder_timer(now, u as usize, &mut out);
-                }
-                self.after_cell(now, &mut out);
-                self.cell_out = out;
-            }
-            Ev::Pusch(u) => {
-                if let Access::Cellular(cell) = &mut self.access {
-                    let (head, next) = cell.on_pusch(now, u as usize, &mut self.scratch);
-                    if let Some(t) = head {
-                        self.q.schedule(t, Ev::UplinkArrive(u));
-                    }
-                    if let Some(t) = next {
-                        self.q.schedule(t, Ev::Pusch(u));
-                    }
-                }
-            }
-            Ev::UplinkArrive(u) => {
-                let mut pkts = std::mem::take(&mut self.scratch);
-                pkts.clear();
-                let mut next = None;
-                if let Access::Cellular(cell) = &mut self.access {
-                    next = cell.on_uplink_arrival(now, u as usize, &mut pkts);
-                }
-                for p in pkts.drain(..) {
-                    self.inet_rev_enqueue(now, p);
-                }
-                self.scratch = pkts;
-                if let Some(t) = next {
-                    self.q.schedule(t, Ev::UplinkArrive(u));
-                }
-            }
-            Ev::TraceOpportunity => {
-                let mut pkts = std::mem::take(&mut self.scratch);
-                pkts.clear();
-                if let Access::Trace(tr) = &mut self.access {
-                    if tr.link_wake == Some(now) {
-                        tr.link_wake = None;
-                    }
-                    tr.link.advance(now, &mut pkts);
-                }
-                self.trace_delivered(now, &mut pkts);
-                self.scratch = pkts;
-                self.arm_trace_wakeups();
-            }
-            Ev::TraceUplink => {
-                let mut pkts = std::mem::take(&mut self.scratch);
-                pkts.clear();
-                if let Access::Trace(tr) = &mut self.access {
-                    match &mut tr.uplink {
-                        AckPath::Delay(pipe) => {
-                            while let Some(p) = pipe.pop_arrived(now) {
-                                pkts.push(p);
-                            }
-                            if let Some(t) = pipe.next_arrival() {
-                                self.q.schedule(t, Ev::TraceUplink);
-                            }
-                        }
-                        AckPath::Trace(link, wake) => {
-                            if *wake == Some(now) {
-                                *wake = None;
-                            }
-                            link.advance(now, &mut pkts);
-                        }
-                    }
-                }
-                self.trace_acks_at_agent(now, &mut pkts);
-                self.scratch = pkts;
-                self.arm_trace_wakeups();
-            }
-            Ev::Tick => self.on_trace_tick(now),
+            Ev::AppTick(f) => self.on_app_tick(now, f as usize),
+            Ev::OutOfBand(f) => self.on_out_of_band(now, f as usize),
+            Ev::Internet(t) => self.inet_fire(now, t),
+            Ev::Access(t) => self.access_fire(now, t),
             Ev::Bin => self.on_bin(now),
             Ev::NetAssist => self.on_net_assist(now),
-            Ev::AppTick(f) => self.on_app_tick(now, f as usize),
-            Ev::OutOfBand(f) => {
-                let f = f as usize;
-                while self.flows[f].oob.front().is_some_and(|(t, _)| *t <= now) {
-                    let (_, fb) = self.flows[f].oob.pop_front().expect("front exists");
-                    if matches!(self.flows[f].state, FlowState::Running | FlowState::Closing) {
-                        self.out.clear();
-                        self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
-                        self.after_sender(now, f);
-                    }
-                }
-                if let Some((t, _)) = self.flows[f].oob.front() {
-                    self.q.schedule(*t, Ev::OutOfBand(f as u32));
-                }
-            }
         }
     }
 
-    // ----- flows -----
+    // ----- routing between the components and the hosts -----
+
+    /// A packet enters the Internet path.
+    fn inet_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
+        let mut cx = Cx::new(&mut self.inet_fx, &mut self.q, &mut self.rec);
+        self.inet.receive(now, dir, p, &mut cx);
+        if let Some(fx) = cx.finish() {
+            self.inet_carry_out(now, fx);
+        }
+    }
+
+    fn inet_fire(&mut self, now: SimTime, t: InternetTimer) {
+        let mut cx = Cx::new(&mut self.inet_fx, &mut self.q, &mut self.rec);
+        self.inet.fire(now, t, &mut cx);
+        if let Some(fx) = cx.finish() {
+            self.inet_carry_out(now, fx);
+        }
+    }
+
+    /// Carries out the Internet path's effects in order: data leaving it
+    /// enters the access network, ACKs reach their senders.
+    fn inet_carry_out(&mut self, now: SimTime, mut fx: Vec<Effect<InternetTimer>>) {
+        for e in fx.drain(..) {
+            match e {
+                Effect::Wake(t, timer) => self.q.schedule(t, Ev::Internet(timer)),
+                Effect::Out(Dir::Down, p) => self.access_receive(now, Dir::Down, p),
+                Effect::Out(Dir::Up, p) => {
+                    let f = p.flow.0 as usize;
+                    self.sender_receive(now, f, p);
+                }
+                Effect::Tick | Effect::Rearm => {}
+            }
+        }
+        self.inet_fx.push(fx);
+    }
+
+    /// A packet enters the access network (one that lets every packet
+    /// through at once, as the wired topology's, is routed around).
+    fn access_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
+        if self.access_pass_through {
+            match dir {
+                Dir::Down => {
+                    let f = p.flow.0 as usize;
+                    self.receiver_receive(now, f, p);
+                }
+                Dir::Up => self.inet_receive(now, Dir::Up, p),
+            }
+            return;
+        }
+        let mut cx = Cx::new(&mut self.access_fx, &mut self.q, &mut self.rec).with_ticks(self.oracles);
+        self.access.receive(now, dir, p, &mut cx);
+        if let Some(fx) = cx.finish() {
+            self.access_carry_out(now, fx);
+        }
+    }
+
+    fn access_fire(&mut self, now: SimTime, t: AccessTimer) {
+        let mut cx = Cx::new(&mut self.access_fx, &mut self.q, &mut self.rec).with_ticks(self.oracles);
+        self.access.fire(now, t, &mut cx);
+        if let Some(fx) = cx.finish() {
+            self.access_carry_out(now, fx);
+        }
+    }
+
+    /// Carries out the access network's effects in order: data leaving it
+    /// reaches its receiver (through its UE), ACKs enter the Internet path,
+    /// a sampling instant feeds the oracles.
+    fn access_carry_out(&mut self, now: SimTime, mut fx: Vec<Effect<AccessTimer>>) {
+        for e in fx.drain(..) {
+            match e {
+                Effect::Wake(t, timer) => self.q.schedule(t, Ev::Access(timer)),
+                Effect::Out(Dir::Down, p) => {
+                    let f = p.flow.0 as usize;
+                    if let Some(ue) = self.access.ue_of(p.flow) {
+                        self.rec.ue_delivered(ue, p.size as f64 * 8.0);
+                    }
+                    self.receiver_receive(now, f, p);
+                }
+                Effect::Out(Dir::Up, p) => self.inet_receive(now, Dir::Up, p),
+                Effect::Tick => self.feed_oracles(now),
+                Effect::Rearm => {
+                    let mut cx = Cx::new(&mut self.access_fx, &mut self.q, &mut self.rec).with_ticks(self.oracles);
+                    self.access.rearm(now, &mut cx);
+                    if let Some(more) = cx.finish() {
+                        self.access_carry_out(now, more);
+                    }
+                }
+            }
+        }
+        self.access_fx.push(fx);
+    }
+
+    // ----- the hosts -----
 
     fn flow_start(&mut self, now: SimTime, f: usize) {
         let traffic = self.cfg.flows[f].traffic.clone();
@@ -743,12 +513,10 @@ impl World {
             return;
         }
         fl.state = FlowState::Running;
+        self.rec.flow_started(f, fl.ue);
         if let Some(u) = fl.ue {
-            self.ues[u].live_flows += 1;
-            let n = self.ues[u].live_flows;
-            if let Access::Cellular(cell) = &mut self.access {
-                cell.set_live_flows(u, n);
-            }
+            self.live[u] += 1;
+            self.access.set_live_flows(u, self.live[u]);
         }
         self.out.clear();
         let fl = &mut self.flows[f];
@@ -804,68 +572,25 @@ impl World {
 
     fn check_flow_done(&mut self, now: SimTime, f: usize) {
         let fl = &mut self.flows[f];
-        if matches!(fl.state, FlowState::Running | FlowState::Closing) && fl.sender.finished() {
+        if fl.is_live() && fl.sender.finished() {
             fl.state = FlowState::Done;
             fl.end = Some(now);
+            self.rec.flow_ended(f, fl.ue);
             if let Some(u) = fl.ue {
-                self.ues[u].live_flows -= 1;
-                let n = self.ues[u].live_flows;
-                if let Access::Cellular(cell) = &mut self.access {
-                    cell.set_live_flows(u, n);
-                }
+                self.live[u] -= 1;
+                self.access.set_live_flows(u, self.live[u]);
             }
         }
     }
 
     /// Routes what the sender produced and records its state.
     fn after_sender(&mut self, now: SimTime, f: usize) {
-        let t = now.as_secs_f64();
-        let fl = &mut self.flows[f];
         let mut pkts = std::mem::take(&mut self.out.packets);
         for p in pkts.drain(..) {
-            if let Some(at) = fl.fwd.push(now, p) {
-                self.q.schedule(at, Ev::FwdAccess(f as u32));
-            }
+            self.inet_receive(now, Dir::Down, p);
         }
         self.out.packets = pkts;
-        if self.cfg.output.rtt_trace {
-            for r in self.out.rtt_samples.drain(..) {
-                self.rec.rtt.t.push(t);
-                self.rec.rtt.flow.push(f as u32);
-                self.rec.rtt.rtt_ms.push(r.as_millis_f64());
-            }
-        }
-        for (seq, kind) in self.out.retransmits.drain(..) {
-            self.rec.retransmits.t.push(t);
-            self.rec.retransmits.flow.push(f as u32);
-            self.rec.retransmits.seq.push(seq);
-            self.rec.retransmits.kind.push(codes::retransmit_kind(kind));
-        }
-        let fl = &mut self.flows[f];
-        let state = (
-            fl.sender.cwnd(),
-            fl.sender.ssthresh(),
-            fl.sender.ca_state(),
-            fl.sender.cc().mode(),
-        );
-        if self.cfg.output.cwnd_trace && fl.last_cwnd != Some(state) {
-            fl.last_cwnd = Some(state);
-            let mode = self.rec.mode_code(state.3);
-            let c = &mut self.rec.cwnd;
-            c.mode.push(mode);
-            c.target.push(fl.sender.cc().target_window().unwrap_or(f64::NAN));
-            c.qdelay_ms
-                .push(fl.sender.cc().queuing_delay().map_or(f64::NAN, |d| d.as_millis_f64()));
-            c.t.push(t);
-            c.flow.push(f as u32);
-            c.cwnd.push(state.0);
-            c.ssthresh.push(state.1);
-            c.in_flight.push(fl.sender.in_flight());
-            c.srtt_ms.push(fl.sender.srtt().map_or(f64::NAN, |d| d.as_millis_f64()));
-            c.pacing_mbps
-                .push(fl.sender.pacing_rate().map_or(f64::NAN, |r| r.mbps()));
-            c.ca_state.push(codes::ca_state(state.2));
-        }
+        self.rec.sender(now, f, &mut self.out, &self.flows[f].sender);
         let fl = &mut self.flows[f];
         let in_flight = fl.sender.in_flight();
         self.in_flight_total = self.in_flight_total - fl.in_flight as u64 + in_flight as u64;
@@ -883,22 +608,14 @@ impl World {
     }
 
     fn arm_sender_timer(&mut self, f: usize) {
-        let fl = &mut self.flows[f];
-        if let Some(t) = fl.sender.next_timer() {
-            if fl.sender_timer.is_none_or(|s| t < s) {
-                fl.sender_timer = Some(t);
-                self.q.schedule(t, Ev::SenderTimer(f as u32));
-            }
+        if let Some(t) = self.flows[f].arm_sender() {
+            self.q.schedule(t, Ev::SenderTimer(f as u32));
         }
     }
 
     fn arm_receiver_timer(&mut self, f: usize) {
-        let fl = &mut self.flows[f];
-        if let Some(t) = fl.receiver.next_timer() {
-            if fl.receiver_timer.is_none_or(|s| t < s) {
-                fl.receiver_timer = Some(t);
-                self.q.schedule(t, Ev::ReceiverTimer(f as u32));
-            }
+        if let Some(t) = self.flows[f].arm_receiver() {
+            self.q.schedule(t, Ev::ReceiverTimer(f as u32));
         }
     }
 
@@ -907,173 +624,19 @@ impl World {
         if self.flows[f].state == FlowState::Waiting || self.flows[f].state == FlowState::Done {
             return;
         }
-        if let Some(x) = ack.xrc {
-            let fb = &mut self.rec.feedback;
-            fb.t.push(now.as_secs_f64());
-            fb.flow.push(f as u32);
-            fb.rate_mbps.push(x.rate_bps as f64 * 1e-6);
-            fb.hol_ms.push(x.hol.as_millis_f64());
+        if let Some(x) = &ack.xrc {
+            self.rec.feedback(now, f, x);
         }
         self.out.clear();
         self.flows[f].sender.on_ack(now, ack, &mut self.out);
         self.after_sender(now, f);
     }
 
-    // ----- forward path -----
-
-    fn inet_fwd_enqueue(&mut self, now: SimTime, p: Packet) {
-        match self.inet_fwd.enqueue(now, p) {
-            Enqueued::Dropped(p) => self.record_drop(now, DropLocation::InternetForward, &p),
-            Enqueued::Queued => {}
-            Enqueued::TxStarted(t) => self.q.schedule(t, Ev::InetFwdTxDone),
-            Enqueued::InPipe(Some(t)) => self.q.schedule(t, Ev::InetFwdArrive),
-            Enqueued::InPipe(None) => {}
-        }
-    }
-
-    fn inet_rev_enqueue(&mut self, now: SimTime, p: Packet) {
-        match self.inet_rev.enqueue(now, p) {
-            Enqueued::Dropped(p) => self.record_drop(now, DropLocation::InternetReverse, &p),
-            Enqueued::Queued => {}
-            Enqueued::TxStarted(t) => self.q.schedule(t, Ev::InetRevTxDone),
-            Enqueued::InPipe(Some(t)) => self.q.schedule(t, Ev::InetRevArrive),
-            Enqueued::InPipe(None) => {}
-        }
-    }
-
-    fn record_drop(&mut self, now: SimTime, location: DropLocation, p: &Packet) {
-        let seq = match &p.kind {
-            PacketKind::Data(d) => d.seq,
-            PacketKind::Ack(a) => a.ack,
-        };
-        self.rec.drop(now, location, p.flow.0, seq);
-    }
-
-    /// A packet leaves the Internet segment toward its receiver.
-    fn downlink_arrive(&mut self, now: SimTime, p: Packet) {
-        let f = p.flow.0 as usize;
-        match &mut self.access {
-            Access::Wired => self.receiver_receive(now, f, p),
-            Access::Cellular(cell) => {
-                let ue = self.flows[f].ue.expect("validated");
-                if let Err(p) = cell.enqueue_downlink(now, ue, p) {
-                    self.ues[ue].rlc_drops += 1;
-                    self.record_drop(now, DropLocation::Rlc, &p);
-                }
-            }
-            Access::Trace(tr) => {
-                tr.activity.on_packet(p.flow, now);
-                let mut out = std::mem::take(&mut self.scratch);
-                out.clear();
-                if let Err(p) = tr.link.enqueue(now, p, &mut out) {
-                    self.ues[0].rlc_drops += 1;
-                    self.record_drop(now, DropLocation::TraceDownlink, &p);
-                }
-                self.trace_delivered(now, &mut out);
-                self.scratch = out;
-                self.arm_trace_wakeups();
-            }
-        }
-    }
-
-    /// Packets leave the downlink trace's queue: ABC marks the ABC-capable
-    /// ones, and they reach the UE.
-    fn trace_delivered(&mut self, now: SimTime, pkts: &mut Vec<Packet>) {
-        if let Access::Trace(tr) = &mut self.access {
-            // The link's queuing delay of each packet, in departure order.
-            debug_assert_eq!(pkts.len(), tr.link.last_sojourns().len());
-            let t = now.as_secs_f64();
-            for (p, d) in pkts.iter().zip(tr.link.last_sojourns()) {
-                self.ues[0].departed_bits += p.size as f64 * 8.0;
-                if self.cfg.output.queue_delay_trace {
-                    let q = &mut self.rec.queue_delay;
-                    q.t.push(t);
-                    q.ue.push(0);
-                    q.flow.push(p.flow.0);
-                    q.delay_ms.push(d.as_millis_f64());
-                }
-            }
-            let link = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
-            let dequeue = tr.departures.rate_bps(SimDuration::from_millis(1)) as f64;
-            for p in pkts.iter_mut() {
-                tr.departed_this_ms += p.size as u64 * 8;
-                if let PacketKind::Data(d) = &mut p.kind {
-                    if d.abc == crate::net::AbcMark::Capable {
-                        // Queuing delay is not tracked per packet on the
-                        // trace link; the head-of-line delay stands in.
-                        let accel = tr.abc.mark(link, dequeue, tr.link.hol_delay(now));
-                        d.abc = if accel {
-                            crate::net::AbcMark::Accelerate
-                        } else {
-                            crate::net::AbcMark::Brake
-                        };
-                    }
-                }
-            }
-        }
-        for p in pkts.drain(..) {
-            self.ue_delivered(now, 0, p);
-        }
-    }
-
-    /// ACKs leave the trace topology's uplink at the base station: the agent
-    /// writes its option, and they enter the Internet's reverse link.
-    fn trace_acks_at_agent(&mut self, now: SimTime, pkts: &mut Vec<Packet>) {
-        if let Access::Trace(tr) = &mut self.access {
-            if tr.agent_enabled && !pkts.is_empty() {
-                let rate = tr.link.trace().recent_capacity_bps(now, tr.window);
-                let hol = tr.link.hol_delay(now);
-                let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
-                for p in pkts.iter_mut() {
-                    if matches!(p.kind, PacketKind::Ack(_)) {
-                        p.set_xrc_option(crate::ran::agent::feedback(rate, af, hol));
-                    }
-                }
-            }
-        }
-        for p in pkts.drain(..) {
-            self.inet_rev_enqueue(now, p);
-        }
-    }
-
-    /// Schedules the trace links' next wake-ups unless an event at or
-    /// before them is already pending (a stale one finds nothing to do).
-    fn arm_trace_wakeups(&mut self) {
-        let Access::Trace(tr) = &mut self.access else { return };
-        if let Some(t) = tr.link.next_wakeup() {
-            if tr.link_wake.is_none_or(|p| t < p) {
-                tr.link_wake = Some(t);
-                self.q.schedule(t, Ev::TraceOpportunity);
-            }
-        }
-        if let AckPath::Trace(link, wake) = &mut tr.uplink {
-            if let Some(t) = link.next_wakeup() {
-                if wake.is_none_or(|p| t < p) {
-                    *wake = Some(t);
-                    self.q.schedule(t, Ev::TraceUplink);
-                }
-            }
-        }
-    }
-
-    /// A packet reaches its UE (after the radio link).
-    fn ue_delivered(&mut self, now: SimTime, ue: usize, p: Packet) {
-        let acc = &mut self.ues[ue];
-        let bits = p.size as f64 * 8.0;
-        acc.bin_delivered_bits += bits;
-        acc.delivered_bits += bits;
-        if acc.live_flows > 0 {
-            acc.delivered_bits_active += bits;
-        }
-        let f = p.flow.0 as usize;
-        self.receiver_receive(now, f, p);
-    }
-
     fn receiver_receive(&mut self, now: SimTime, f: usize, p: Packet) {
         let PacketKind::Data(d) = &p.kind else { return };
         let fl = &mut self.flows[f];
         let r = fl.receiver.on_data(now, d);
-        fl.bin_bytes += r.delivered;
+        self.rec.app_delivered(f, r.delivered);
         if r.delivered > 0 {
             let total = fl.receiver.delivered_total();
             if let Traffic::Transfer { size_bytes } = self.cfg.flows[f].traffic {
@@ -1093,123 +656,43 @@ impl World {
         self.arm_receiver_timer(f);
     }
 
+    /// The receiver's ACK leaves the UE: a PBE-CC flow's UE writes its own
+    /// capacity estimate into it first.
     fn send_ack(&mut self, now: SimTime, f: usize, mut ack: Packet) {
-        let pbe = self.flows[f].sender.signals().pbe;
-        match &mut self.access {
-            Access::Wired => self.inet_rev_enqueue(now, ack),
-            Access::Cellular(cell) => {
-                let ue = self.flows[f].ue.expect("validated");
-                if pbe {
-                    ack.set_pbe_option(cell.pbe_rate_bps(ue, now));
-                }
-                if let Some(t) = cell.uplink_push(now, ue, ack) {
-                    self.q.schedule(t, Ev::Pusch(ue as u32));
-                }
-            }
-            Access::Trace(tr) => {
-                if pbe {
-                    // The UE sees only its own link: the trace's recent
-                    // capacity, less PBE's header overhead, per active flow.
-                    let af = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity).max(1);
-                    let r = tr.link.trace().recent_capacity_bps(now, tr.window) as f64 * 0.932 / af as f64;
-                    ack.set_pbe_option(r as u64);
-                }
-                match &mut tr.uplink {
-                    AckPath::Delay(pipe) => {
-                        if let Some(t) = pipe.push(now, ack) {
-                            self.q.schedule(t, Ev::TraceUplink);
-                        }
-                    }
-                    AckPath::Trace(link, _) => {
-                        let mut out = std::mem::take(&mut self.scratch);
-                        out.clear();
-                        if let Err(p) = link.enqueue(now, ack, &mut out) {
-                            self.record_drop(now, DropLocation::TraceUplink, &p);
-                        }
-                        self.trace_acks_at_agent(now, &mut out);
-                        self.scratch = out;
-                        self.arm_trace_wakeups();
-                    }
-                }
+        if self.flows[f].sender.signals().pbe {
+            if let Some(r) = self
+                .access
+                .ue_of(ack.flow)
+                .and_then(|ue| self.access.pbe_rate_bps(ue, now))
+            {
+                ack.set_pbe_option(r);
             }
         }
+        self.access_receive(now, Dir::Up, ack);
     }
 
-    // ----- cell -----
+    // ----- side channels -----
 
-    fn on_tti(&mut self, now: SimTime) {
-        let mut out = std::mem::take(&mut self.cell_out);
-        out.clear();
-        let sample = self.tti_index.is_multiple_of(self.cfg.output.rlc_sample_ttis as u64);
-        self.tti_index += 1;
-        let tti = self.tick;
-        if let Access::Cellular(cell) = &mut self.access {
-            cell.on_tti(now, &mut out);
-            let t = now.as_secs_f64();
-            for u in 0..cell.num_ues() {
-                let s = *cell.ue_tti(u);
-                let acc = &mut self.ues[u];
-                let active = acc.live_flows > 0;
-                if active {
-                    acc.available_bits_active += s.available_bits;
-                    acc.active_ns += tti.as_nanos();
-                }
-                acc.bin_available_bits += s.available_bits;
-                acc.bin_agent_sum += s.agent_bps as f64;
-                acc.bin_samples += 1;
-                if sample {
-                    let r = &mut self.rec.rlc;
-                    r.t.push(t);
-                    r.ue.push(u as u32);
-                    r.hol_ms.push(s.hol.as_millis_f64());
-                    r.sdus.push(s.rlc_sdus);
-                    r.bytes.push(s.rlc_bytes);
-                    r.cqi.push(s.cqi);
-                    r.available_mbps.push(s.available_bits / tti.as_secs_f64() * 1e-6);
-                    r.agent_mbps.push(s.agent_bps as f64 * 1e-6);
-                    r.active.push(active as u8);
-                }
-            }
-        }
-        self.after_cell(now, &mut out);
-        self.cell_out = out;
-        self.feed_oracles(now);
-        let next = now + tti;
-        if next < self.end {
-            self.q.schedule(next, Ev::Tti);
-        }
-    }
-
-    /// Gives every oracle flow its UE's instantaneous fair share and its
-    /// path's base RTT, with zero delay.
+    /// Gives every oracle flow its UE's fair share of the capacity it will
+    /// meet and its path's base RTT, with zero delay.
     fn feed_oracles(&mut self, now: SimTime) {
         for f in 0..self.flows.len() {
             let fl = &self.flows[f];
-            if !fl.sender.signals().oracle || !matches!(fl.state, FlowState::Running | FlowState::Closing) {
+            if !fl.sender.signals().oracle || !fl.is_live() {
                 continue;
             }
             let Some(ue) = fl.ue else { continue };
-            let (cap, live) = match &self.access {
-                Access::Cellular(cell) => (cell.available_bps(ue), cell.live_flows(ue)),
-                Access::Trace(tr) => {
-                    // The trace is known in advance: the capacity the flow's
-                    // packets will meet when they reach the queue.
-                    let fc = &self.cfg.flows[f];
-                    let fwd = SimDuration::try_from_millis_f64(fc.extra_rtt_ms / 2.0 + self.cfg.internet.delay_ms)
-                        .expect("validated");
-                    // Over one base RTT: the trace's per-millisecond
-                    // opportunities are too bursty to size a window on.
-                    let from = now.since_start() + fwd;
-                    let span = fl.base_rtt.max(SimDuration::from_millis(10));
-                    (
-                        tr.link.trace().capacity_between(from, from + span) as f64,
-                        self.ues[0].live_flows,
-                    )
-                }
-                Access::Wired => continue,
+            // When the flow's packets sent now reach the access network,
+            // and over one base RTT: a trace's per-millisecond
+            // opportunities are too bursty to size a window on.
+            let fc = &self.cfg.flows[f];
+            let ahead = ms(fc.extra_rtt_ms / 2.0 + self.cfg.internet.delay_ms);
+            let span = fl.base_rtt.max(SimDuration::from_millis(10));
+            let Some(cap) = self.access.oracle_capacity_bps(ue, now, ahead, span) else {
+                continue;
             };
             let fb = Feedback::Oracle {
-                capacity_bps: (cap / live.max(1) as f64) as u64,
+                capacity_bps: (cap / self.live[ue].max(1) as f64) as u64,
                 base_rtt: fl.base_rtt,
             };
             self.out.clear();
@@ -1222,7 +705,6 @@ impl World {
     /// an RTT sample would read with empty queues and perfect alignment.
     fn base_rtt(&self, f: usize) -> SimDuration {
         let fc = &self.cfg.flows[f];
-        let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
         let mut rtt = ms(fc.extra_rtt_ms) + ms(self.cfg.internet.delay_ms) * 2;
         let ser = |r: Option<f64>, bytes: u64| {
             r.and_then(BitRate::try_from_mbps)
@@ -1231,55 +713,32 @@ impl World {
         };
         rtt += ser(self.cfg.internet.rate_mbps, (fc.tcp.mss + 52) as u64);
         rtt += ser(self.cfg.internet.reverse_rate_mbps, 52);
-        match &self.access {
-            Access::Cellular(cell) => rtt += cell.min_air_rtt(),
-            Access::Trace(tr) => rtt += tr.uplink_min_delay(),
-            Access::Wired => {}
-        }
-        rtt
+        rtt + self.access.min_rtt()
     }
 
     fn net_assist_period(&self) -> SimDuration {
-        let ms = match (&self.cfg.cell, self.cfg.topology) {
-            (Some(c), Topology::Cellular) => c.net_assist.period_ms,
-            _ => 50.0,
-        };
-        SimDuration::try_from_millis_f64(ms).expect("validated")
+        match (&self.cfg.cell, self.cfg.topology) {
+            (Some(c), Topology::Cellular) => ms(c.net_assist.period_ms),
+            _ => ms(50.0),
+        }
     }
 
     /// NATCP's NetAssist: a report per UE to every subscribed flow, out of band.
     fn on_net_assist(&mut self, now: SimTime) {
-        let wired = SimDuration::try_from_millis_f64(self.cfg.internet.delay_ms).expect("validated") * 2;
+        let wired = ms(self.cfg.internet.delay_ms) * 2;
         let (delay, loss) = match (&self.cfg.cell, self.cfg.topology) {
             (Some(c), Topology::Cellular) => (c.net_assist.delay_ms, c.net_assist.loss),
             _ => (None, 0.0),
         };
-        let delay = SimDuration::try_from_millis_f64(delay.unwrap_or(self.cfg.internet.delay_ms)).expect("validated");
-        let n_ues = self.ues.len();
-        for ue in 0..n_ues {
+        let delay = ms(delay.unwrap_or(self.cfg.internet.delay_ms));
+        for ue in 0..self.live.len() {
             let subscribed = self
                 .flows
                 .iter()
                 .any(|f| f.ue == Some(ue) && f.sender.signals().net_assist);
-            let report = match &mut self.access {
-                Access::Cellular(cell) => cell.net_assist_report(ue, now, wired),
-                Access::Trace(tr) => {
-                    let bw = if tr.na_ms > 0 {
-                        tr.na_capacity_bits / (tr.na_ms as f64 * 1e-3)
-                    } else {
-                        0.0
-                    };
-                    tr.na_capacity_bits = 0.0;
-                    tr.na_ms = 0;
-                    let extra = tr.uplink_min_delay().as_secs_f64() + if bw > 0.0 { 12_000.0 / bw } else { 0.0 };
-                    let flows = tr.activity.active_flows(crate::net::UeId(0), now, tr.inactivity);
-                    (
-                        bw as u64,
-                        wired + SimDuration::try_from_secs_f64(extra).unwrap_or(SimDuration::ZERO),
-                        flows,
-                    )
-                }
-                Access::Wired => continue,
+            // Every UE's period closes, subscribed or not.
+            let Some(report) = self.access.net_assist_report(ue, now, wired) else {
+                continue;
             };
             if !subscribed {
                 continue;
@@ -1293,11 +752,10 @@ impl World {
                 }
                 // The server's own propagation delay is part of its path's
                 // minimum RTT (NATCP's server.cc adds it too).
-                let extra = SimDuration::try_from_millis_f64(self.cfg.flows[f].extra_rtt_ms).expect("validated");
                 let fb = Feedback::NetAssist {
-                    bw_bps: report.0,
-                    min_rtt: report.1 + extra,
-                    flows: report.2,
+                    bw_bps: report.bw_bps,
+                    min_rtt: report.min_rtt + ms(self.cfg.flows[f].extra_rtt_ms),
+                    flows: report.flows,
                 };
                 let at = now + delay;
                 if self.flows[f].oob.is_empty() {
@@ -1312,134 +770,31 @@ impl World {
         }
     }
 
-    fn after_cell(&mut self, now: SimTime, out: &mut CellOutput) {
-        for &(u, t) in &out.air_heads {
-            self.q.schedule(t, Ev::AirArrive(u as u32));
-        }
-        for &(u, t) in &out.reorder_timers {
-            self.q.schedule(t, Ev::Reorder(u as u32));
-        }
-        if self.cfg.output.queue_delay_trace {
-            let t = now.as_secs_f64();
-            for &(u, flow, d) in &out.sojourns {
-                let q = &mut self.rec.queue_delay;
-                q.t.push(t);
-                q.ue.push(u as u32);
-                q.flow.push(flow.0);
-                q.delay_ms.push(d.as_millis_f64());
+    /// Out-of-band reports due at flow `f`'s sender.
+    fn on_out_of_band(&mut self, now: SimTime, f: usize) {
+        while self.flows[f].oob.front().is_some_and(|(t, _)| *t <= now) {
+            let (_, fb) = self.flows[f].oob.pop_front().expect("front exists");
+            if self.flows[f].is_live() {
+                self.out.clear();
+                self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
+                self.after_sender(now, f);
             }
         }
-        if out.discarded > 0 {
-            // Packets lost by HARQ give-ups are discovered at reassembly;
-            // their identity is gone with the transport block.
-            for _ in 0..out.discarded {
-                self.rec.drop(now, DropLocation::Reassembly, u32::MAX, 0);
-            }
-        }
-        for (u, p) in out.delivered.drain(..) {
-            self.ue_delivered(now, u, p);
-        }
-    }
-
-    /// Trace topology: sample the queue every millisecond.
-    fn on_trace_tick(&mut self, now: SimTime) {
-        let tick = self.tick;
-        if let Access::Trace(tr) = &mut self.access {
-            let d = std::mem::take(&mut tr.departed_this_ms);
-            tr.departures.push(d);
-            let from = now.since_start();
-            tr.na_capacity_bits += tr.link.trace().capacity_between(from, from + tick) as f64 * tick.as_secs_f64();
-            tr.na_ms += 1;
-        }
-        if let Access::Trace(tr) = &self.access {
-            let t = now.as_secs_f64();
-            let hol = tr.link.hol_delay(now);
-            let from = now.since_start();
-            let avail_bps = tr.link.trace().capacity_between(from, from + tick) as f64;
-            let agent = tr.link.trace().recent_capacity_bps(now, tr.window) as f64;
-            let acc = &mut self.ues[0];
-            let active = acc.live_flows > 0;
-            let bits = avail_bps * tick.as_secs_f64();
-            if active {
-                acc.available_bits_active += bits;
-                acc.active_ns += tick.as_nanos();
-            }
-            acc.bin_available_bits += bits;
-            acc.bin_agent_sum += agent;
-            acc.bin_samples += 1;
-            let sample = self.tti_index.is_multiple_of(self.cfg.output.rlc_sample_ttis as u64);
-            self.tti_index += 1;
-            if sample {
-                let r = &mut self.rec.rlc;
-                r.t.push(t);
-                r.ue.push(0);
-                r.hol_ms.push(hol.as_millis_f64());
-                r.sdus.push(tr.link.queued_packets() as u32);
-                r.bytes.push(tr.link.queued_bytes());
-                r.cqi.push(0);
-                r.available_mbps.push(avail_bps * 1e-6);
-                r.agent_mbps.push(agent * 1e-6);
-                r.active.push(active as u8);
-            }
-        }
-        self.feed_oracles(now);
-        let next = now + tick;
-        if next < self.end {
-            self.q.schedule(next, Ev::Tick);
+        if let Some((t, _)) = self.flows[f].oob.front() {
+            self.q.schedule(*t, Ev::OutOfBand(f as u32));
         }
     }
 
     // ----- bins and the end -----
 
     fn on_bin(&mut self, now: SimTime) {
-        self.close_bin(now);
+        self.rec.close_bin(now);
         // A bin ending at the end is closed by `finish`, after every event
         // at that instant (a delivery at the last nanosecond counts).
         let next = now + self.bin;
         if next < self.end {
             self.q.schedule(next, Ev::Bin);
         }
-    }
-
-    /// Closes the bin that ends at `now`.
-    fn close_bin(&mut self, now: SimTime) {
-        let start = SimTime::ZERO + self.bin * self.bin_index;
-        if now <= start {
-            return;
-        }
-        let width = now.saturating_since(start);
-        let t = start.as_secs_f64();
-        for (k, fl) in self.flows.iter_mut().enumerate() {
-            if fl.state == FlowState::Waiting && fl.bin_bytes == 0 {
-                continue;
-            }
-            let r = &mut self.rec.flow_tput;
-            r.t.push(t);
-            r.flow.push(k as u32);
-            r.bytes.push(fl.bin_bytes);
-            r.goodput_mbps
-                .push(fl.bin_bytes as f64 * 8.0 / width.as_secs_f64() * 1e-6);
-            fl.bin_bytes = 0;
-        }
-        for (u, acc) in self.ues.iter_mut().enumerate() {
-            let r = &mut self.rec.ue_rate;
-            r.t.push(t);
-            r.ue.push(u as u32);
-            r.available_mbps
-                .push(acc.bin_available_bits / width.as_secs_f64() * 1e-6);
-            r.delivered_mbps
-                .push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
-            r.agent_mbps.push(if acc.bin_samples > 0 {
-                acc.bin_agent_sum / acc.bin_samples as f64 * 1e-6
-            } else {
-                0.0
-            });
-            acc.bin_available_bits = 0.0;
-            acc.bin_delivered_bits = 0.0;
-            acc.bin_agent_sum = 0.0;
-            acc.bin_samples = 0;
-        }
-        self.bin_index += 1;
     }
 
     fn finish(&mut self) {
@@ -1450,61 +805,24 @@ impl World {
         self.assert_invariants();
         self.finished = true;
         let now = self.q.now();
-        self.close_bin(now);
+        self.rec.close_bin(now);
         for (k, fl) in self.flows.iter().enumerate() {
-            let s = fl.sender.stats();
-            let r = &mut self.rec.flows;
-            r.flow.push(k as u32);
-            r.ue.push(fl.ue.map_or(u32::MAX, |u| u as u32));
-            r.start_s.push(fl.start.as_secs_f64());
-            r.end_s.push(fl.end.unwrap_or(now).as_secs_f64());
-            r.bytes_delivered.push(fl.receiver.delivered_total());
-            r.segments_sent.push(s.segments_sent);
-            r.retransmits.push(s.retransmits());
-            r.timeouts.push(s.timeouts);
-            r.loss_undos.push(s.loss_undos);
-            r.recovery_undos.push(s.undos() - s.loss_undos);
-            r.spurious_rtos.push(s.spurious_rtos);
-            r.probes.push(s.probes);
-            r.completed.push((fl.state == FlowState::Done && !fl.truncated) as u8);
-            r.fct_s.push(
-                fl.completed_at
-                    .map_or(f64::NAN, |t| t.saturating_since(fl.start).as_secs_f64()),
+            self.rec.flow_end(
+                k,
+                &FlowEnd {
+                    ue: fl.ue,
+                    start: fl.start,
+                    end: fl.end.unwrap_or(now),
+                    sender: &fl.sender,
+                    delivered_bytes: fl.receiver.delivered_total(),
+                    completed: fl.state == FlowState::Done && !fl.truncated,
+                    completed_at: fl.completed_at,
+                    video: fl.video.as_ref(),
+                },
             );
-            if let Some(v) = fl.video.as_ref() {
-                for c in v.chunks() {
-                    let ch = &mut self.rec.chunks;
-                    ch.flow.push(k as u32);
-                    ch.chunk.push(c.index);
-                    ch.start_s.push(c.start.as_secs_f64());
-                    ch.written_s.push(c.written.map_or(f64::NAN, |t| t.as_secs_f64()));
-                    ch.delivered_s.push(c.delivered.map_or(f64::NAN, |t| t.as_secs_f64()));
-                    ch.delivery_time_s.push(
-                        c.delivered
-                            .map_or(f64::NAN, |t| t.saturating_since(c.start).as_secs_f64()),
-                    );
-                }
-            }
         }
-        for (u, acc) in self.ues.iter().enumerate() {
-            let r = &mut self.rec.ues;
-            r.ue.push(u as u32);
-            r.available_bits_active.push(acc.available_bits_active);
-            r.delivered_bits_active.push(acc.delivered_bits_active);
-            r.delivered_bits.push(acc.delivered_bits);
-            r.active_s.push(acc.active_ns as f64 * 1e-9);
-            let (n, x, l, carried) = match &self.access {
-                Access::Cellular(cell) => {
-                    let s = cell.radio_stats(u);
-                    (s.tbs_new, s.tbs_retx, s.tbs_lost, s.bits_decoded as f64)
-                }
-                _ => (0, 0, 0, acc.departed_bits),
-            };
-            r.carried_bits.push(carried);
-            r.tbs_new.push(n);
-            r.tbs_retx.push(x);
-            r.tbs_lost.push(l);
-            r.rlc_drops.push(acc.rlc_drops);
+        for u in 0..self.live.len() {
+            self.rec.ue_end(u, &self.access.link_counters(u));
         }
     }
 
@@ -1521,12 +839,7 @@ impl World {
     /// and at the end of every run, and panic on a violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.queues_conserve_packets()?;
-        self.inet_fwd
-            .bytes_conserved()
-            .map_err(|e| format!("internet forward queue: {e}"))?;
-        self.inet_rev
-            .bytes_conserved()
-            .map_err(|e| format!("internet reverse queue: {e}"))?;
+        self.inet.bytes_conserved()?;
         let total: u64 = self.flows.iter().map(|f| f.in_flight as u64).sum();
         if total != self.in_flight_total {
             return Err(format!(
@@ -1569,52 +882,8 @@ impl World {
 
     /// Queue conservation of every queue in the world.
     pub fn queues_conserve_packets(&self) -> Result<(), String> {
-        let check = |name: &str, c: crate::net::QueueCounters| {
-            if c.conserved() {
-                Ok(())
-            } else {
-                Err(format!("{name}: {c:?}"))
-            }
-        };
-        check("internet forward", self.inet_fwd.counters())?;
-        check("internet reverse", self.inet_rev.counters())?;
-        for (k, f) in self.flows.iter().enumerate() {
-            let (a, b, c) = f.fwd.counters();
-            check(
-                &format!("flow {k} forward access"),
-                crate::net::QueueCounters {
-                    arrived: a,
-                    departed: b,
-                    dropped: 0,
-                    held: c,
-                },
-            )?;
-            let (a, b, c) = f.rev.counters();
-            check(
-                &format!("flow {k} reverse access"),
-                crate::net::QueueCounters {
-                    arrived: a,
-                    departed: b,
-                    dropped: 0,
-                    held: c,
-                },
-            )?;
-        }
-        match &self.access {
-            Access::Cellular(cell) => {
-                for u in 0..cell.num_ues() {
-                    check(&format!("RLC of UE {u}"), cell.rlc_counters(u))?;
-                }
-            }
-            Access::Trace(tr) => {
-                check("trace queue", tr.link.counters())?;
-                if let AckPath::Trace(link, _) = &tr.uplink {
-                    check("trace uplink queue", link.counters())?;
-                }
-            }
-            Access::Wired => {}
-        }
-        Ok(())
+        self.inet.check_conservation()?;
+        self.access.check_conservation()
     }
 
     /// For each flow: (bytes the sender has had acknowledged, bytes its

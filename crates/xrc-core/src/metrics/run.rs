@@ -1,0 +1,328 @@
+//! The run's recorder: it observes the network's components (as an
+//! [`Observer`]) and the hosts (the router tells it what their flows do),
+//! and writes the tables of [`Recorder`]. The accumulators behind the
+//! per-bin and per-UE summaries (capacity and delivered bits while a UE's
+//! flows are alive, bytes per bin) live here, not in the components.
+
+use super::Recorder;
+use crate::net::{DropSite, FlowId, Observer, Packet, PacketKind, UeLinkCounters, UeSample, XrcOption};
+use crate::transport::cc::CaState;
+use crate::transport::{SenderOutput, TcpSender};
+use crate::units::{SimDuration, SimTime};
+
+/// What to record, from the scenario's `output` section.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    /// Width of the throughput bins.
+    pub bin: SimDuration,
+    /// Record the per-UE queue series every this many sampling instants.
+    pub rlc_sample_ttis: u32,
+    pub cwnd_trace: bool,
+    pub rtt_trace: bool,
+    pub queue_delay_trace: bool,
+}
+
+/// Per-UE accumulators for the summary and the rate series.
+#[derive(Clone, Debug, Default)]
+struct UeAcc {
+    live_flows: u32,
+    available_bits_active: f64,
+    delivered_bits_active: f64,
+    active_ns: u64,
+    bin_available_bits: f64,
+    bin_delivered_bits: f64,
+    /// Over the whole run, active or not.
+    delivered_bits: f64,
+    bin_agent_sum: f64,
+    bin_samples: u64,
+    rlc_drops: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct FlowAcc {
+    started: bool,
+    bin_bytes: u64,
+    last_cwnd: Option<(u32, u32, CaState, &'static str)>,
+}
+
+/// One flow at the end of a run.
+pub struct FlowEnd<'a> {
+    pub ue: Option<usize>,
+    pub start: SimTime,
+    pub end: SimTime,
+    pub sender: &'a TcpSender,
+    pub delivered_bytes: u64,
+    pub completed: bool,
+    pub completed_at: Option<SimTime>,
+    pub video: Option<&'a crate::traffic::VideoSource>,
+}
+
+pub struct RunRecorder {
+    tables: Recorder,
+    opts: RecordOptions,
+    ues: Vec<UeAcc>,
+    flows: Vec<FlowAcc>,
+    /// Sampling instants so far, and whether the current one is sampled.
+    instants: u64,
+    sample: bool,
+    instant_len: SimDuration,
+    bin_index: u64,
+}
+
+impl RunRecorder {
+    pub fn new(opts: RecordOptions, ues: usize, flows: usize) -> Self {
+        RunRecorder {
+            tables: Recorder::default(),
+            opts,
+            ues: vec![UeAcc::default(); ues],
+            flows: vec![FlowAcc::default(); flows],
+            instants: 0,
+            sample: false,
+            instant_len: SimDuration::ZERO,
+            bin_index: 0,
+        }
+    }
+
+    pub fn tables(&self) -> &Recorder {
+        &self.tables
+    }
+    pub fn into_tables(self) -> Recorder {
+        self.tables
+    }
+
+    // ----- the hosts -----
+
+    /// Flow `f` of `ue` started.
+    pub fn flow_started(&mut self, f: usize, ue: Option<usize>) {
+        self.flows[f].started = true;
+        if let Some(u) = ue {
+            self.ues[u].live_flows += 1;
+        }
+    }
+
+    /// Flow `f` of `ue` ended.
+    pub fn flow_ended(&mut self, _f: usize, ue: Option<usize>) {
+        if let Some(u) = ue {
+            self.ues[u].live_flows -= 1;
+        }
+    }
+
+    /// A packet of `bits` reached UE `ue` over its access network.
+    pub fn ue_delivered(&mut self, ue: usize, bits: f64) {
+        let acc = &mut self.ues[ue];
+        acc.bin_delivered_bits += bits;
+        acc.delivered_bits += bits;
+        if acc.live_flows > 0 {
+            acc.delivered_bits_active += bits;
+        }
+    }
+
+    /// Flow `f`'s receiver delivered `bytes` in order to its application.
+    pub fn app_delivered(&mut self, f: usize, bytes: u64) {
+        self.flows[f].bin_bytes += bytes;
+    }
+
+    /// An ACK carrying the XRC option reached flow `f`'s sender.
+    pub fn feedback(&mut self, now: SimTime, f: usize, x: &XrcOption) {
+        let fb = &mut self.tables.feedback;
+        fb.t.push(now.as_secs_f64());
+        fb.flow.push(f as u32);
+        fb.rate_mbps.push(x.rate_bps as f64 * 1e-6);
+        fb.hol_ms.push(x.hol.as_millis_f64());
+    }
+
+    /// What flow `f`'s sender did in one call: its RTT samples and
+    /// retransmissions (taken out of `out`), and its window when it changed.
+    pub fn sender(&mut self, now: SimTime, f: usize, out: &mut SenderOutput, sender: &TcpSender) {
+        let t = now.as_secs_f64();
+        if self.opts.rtt_trace {
+            for r in out.rtt_samples.drain(..) {
+                self.tables.rtt.t.push(t);
+                self.tables.rtt.flow.push(f as u32);
+                self.tables.rtt.rtt_ms.push(r.as_millis_f64());
+            }
+        }
+        for (seq, kind) in out.retransmits.drain(..) {
+            let r = &mut self.tables.retransmits;
+            r.t.push(t);
+            r.flow.push(f as u32);
+            r.seq.push(seq);
+            r.kind.push(super::codes::retransmit_kind(kind));
+        }
+        let state = (sender.cwnd(), sender.ssthresh(), sender.ca_state(), sender.cc().mode());
+        let fl = &mut self.flows[f];
+        if self.opts.cwnd_trace && fl.last_cwnd != Some(state) {
+            fl.last_cwnd = Some(state);
+            let mode = self.tables.mode_code(state.3);
+            let c = &mut self.tables.cwnd;
+            c.mode.push(mode);
+            c.target.push(sender.cc().target_window().unwrap_or(f64::NAN));
+            c.qdelay_ms
+                .push(sender.cc().queuing_delay().map_or(f64::NAN, |d| d.as_millis_f64()));
+            c.t.push(t);
+            c.flow.push(f as u32);
+            c.cwnd.push(state.0);
+            c.ssthresh.push(state.1);
+            c.in_flight.push(sender.in_flight());
+            c.srtt_ms.push(sender.srtt().map_or(f64::NAN, |d| d.as_millis_f64()));
+            c.pacing_mbps.push(sender.pacing_rate().map_or(f64::NAN, |r| r.mbps()));
+            c.ca_state.push(super::codes::ca_state(state.2));
+        }
+    }
+
+    // ----- bins and the end -----
+
+    /// Closes the bin that ends at `now`.
+    pub fn close_bin(&mut self, now: SimTime) {
+        let start = SimTime::ZERO + self.opts.bin * self.bin_index;
+        if now <= start {
+            return;
+        }
+        let width = now.saturating_since(start);
+        let t = start.as_secs_f64();
+        for (k, fl) in self.flows.iter_mut().enumerate() {
+            if !fl.started && fl.bin_bytes == 0 {
+                continue;
+            }
+            let r = &mut self.tables.flow_tput;
+            r.t.push(t);
+            r.flow.push(k as u32);
+            r.bytes.push(fl.bin_bytes);
+            r.goodput_mbps
+                .push(fl.bin_bytes as f64 * 8.0 / width.as_secs_f64() * 1e-6);
+            fl.bin_bytes = 0;
+        }
+        for (u, acc) in self.ues.iter_mut().enumerate() {
+            let r = &mut self.tables.ue_rate;
+            r.t.push(t);
+            r.ue.push(u as u32);
+            r.available_mbps
+                .push(acc.bin_available_bits / width.as_secs_f64() * 1e-6);
+            r.delivered_mbps
+                .push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
+            r.agent_mbps.push(if acc.bin_samples > 0 {
+                acc.bin_agent_sum / acc.bin_samples as f64 * 1e-6
+            } else {
+                0.0
+            });
+            acc.bin_available_bits = 0.0;
+            acc.bin_delivered_bits = 0.0;
+            acc.bin_agent_sum = 0.0;
+            acc.bin_samples = 0;
+        }
+        self.bin_index += 1;
+    }
+
+    /// Writes the per-flow summary row of flow `k` (in flow order).
+    pub fn flow_end(&mut self, k: usize, e: &FlowEnd<'_>) {
+        let s = e.sender.stats();
+        let r = &mut self.tables.flows;
+        r.flow.push(k as u32);
+        r.ue.push(e.ue.map_or(u32::MAX, |u| u as u32));
+        r.start_s.push(e.start.as_secs_f64());
+        r.end_s.push(e.end.as_secs_f64());
+        r.bytes_delivered.push(e.delivered_bytes);
+        r.segments_sent.push(s.segments_sent);
+        r.retransmits.push(s.retransmits());
+        r.timeouts.push(s.timeouts);
+        r.loss_undos.push(s.loss_undos);
+        r.recovery_undos.push(s.undos() - s.loss_undos);
+        r.spurious_rtos.push(s.spurious_rtos);
+        r.probes.push(s.probes);
+        r.completed.push(e.completed as u8);
+        r.fct_s.push(
+            e.completed_at
+                .map_or(f64::NAN, |t| t.saturating_since(e.start).as_secs_f64()),
+        );
+        if let Some(v) = e.video {
+            for c in v.chunks() {
+                let ch = &mut self.tables.chunks;
+                ch.flow.push(k as u32);
+                ch.chunk.push(c.index);
+                ch.start_s.push(c.start.as_secs_f64());
+                ch.written_s.push(c.written.map_or(f64::NAN, |t| t.as_secs_f64()));
+                ch.delivered_s.push(c.delivered.map_or(f64::NAN, |t| t.as_secs_f64()));
+                ch.delivery_time_s.push(
+                    c.delivered
+                        .map_or(f64::NAN, |t| t.saturating_since(c.start).as_secs_f64()),
+                );
+            }
+        }
+    }
+
+    /// Writes the per-UE summary row of UE `u` (in UE order).
+    pub fn ue_end(&mut self, u: usize, link: &UeLinkCounters) {
+        let acc = &self.ues[u];
+        let r = &mut self.tables.ues;
+        r.ue.push(u as u32);
+        r.available_bits_active.push(acc.available_bits_active);
+        r.delivered_bits_active.push(acc.delivered_bits_active);
+        r.delivered_bits.push(acc.delivered_bits);
+        r.active_s.push(acc.active_ns as f64 * 1e-9);
+        r.carried_bits.push(link.carried_bits);
+        r.tbs_new.push(link.tbs_new);
+        r.tbs_retx.push(link.tbs_retx);
+        r.tbs_lost.push(link.tbs_lost);
+        r.rlc_drops.push(acc.rlc_drops);
+    }
+}
+
+impl Observer for RunRecorder {
+    fn dropped(&mut self, now: SimTime, site: DropSite, ue: Option<usize>, pkt: &Packet) {
+        if let Some(u) = ue {
+            self.ues[u].rlc_drops += 1;
+        }
+        let seq = match &pkt.kind {
+            PacketKind::Data(d) => d.seq,
+            PacketKind::Ack(a) => a.ack,
+        };
+        self.tables.drop(now, site, pkt.flow.0, seq);
+    }
+
+    fn lost(&mut self, now: SimTime, site: DropSite, count: u64) {
+        // Their identity is gone with the transport block.
+        for _ in 0..count {
+            self.tables.drop(now, site, u32::MAX, 0);
+        }
+    }
+
+    fn sojourn(&mut self, now: SimTime, ue: usize, flow: FlowId, delay: SimDuration) {
+        if self.opts.queue_delay_trace {
+            let q = &mut self.tables.queue_delay;
+            q.t.push(now.as_secs_f64());
+            q.ue.push(ue as u32);
+            q.flow.push(flow.0);
+            q.delay_ms.push(delay.as_millis_f64());
+        }
+    }
+
+    fn instant(&mut self, _now: SimTime, len: SimDuration) {
+        self.sample = self.instants.is_multiple_of(self.opts.rlc_sample_ttis as u64);
+        self.instants += 1;
+        self.instant_len = len;
+    }
+
+    fn ue_sample(&mut self, now: SimTime, ue: usize, s: &UeSample) {
+        let acc = &mut self.ues[ue];
+        let active = acc.live_flows > 0;
+        if active {
+            acc.available_bits_active += s.available_bits;
+            acc.active_ns += self.instant_len.as_nanos();
+        }
+        acc.bin_available_bits += s.available_bits;
+        acc.bin_agent_sum += s.agent_bps as f64;
+        acc.bin_samples += 1;
+        if self.sample {
+            let r = &mut self.tables.rlc;
+            r.t.push(now.as_secs_f64());
+            r.ue.push(ue as u32);
+            r.hol_ms.push(s.hol.as_millis_f64());
+            r.sdus.push(s.sdus);
+            r.bytes.push(s.bytes);
+            r.cqi.push(s.cqi);
+            r.available_mbps.push(s.available_mbps);
+            r.agent_mbps.push(s.agent_bps as f64 * 1e-6);
+            r.active.push(active as u8);
+        }
+    }
+}

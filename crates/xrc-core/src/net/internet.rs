@@ -1,0 +1,241 @@
+//! The Internet path between the servers and the access network, as a
+//! [`Component`]:
+//!
+//! - down: each flow's own access pipe (half the flow's extra RTT), then
+//!   the shared forward link (rate, delay, drop-tail queue);
+//! - up: the shared reverse link, then the flow's own return pipe.
+//!
+//! Packets are routed by their flow id: flow `k` has pipes `k`.
+//!
+//! ```text
+//!  sender k ──pipe k──┐                          ┌── access network
+//!                     ├── forward link ─────────►│
+//!  sender j ──pipe j──┘                          │
+//!  sender k ◄─pipe k──┐                          │
+//!                     ├── reverse link ◄─────────┘
+//!  sender j ◄─pipe j──┘
+//! ```
+
+use super::component::{Component, Dir, Io};
+use super::observe::DropSite;
+use super::observe::Observer as _;
+use super::{Enqueued, Link, LinkConfig, Packet, Pipe, QueueCounters};
+use crate::units::{SimDuration, SimTime};
+
+/// The Internet path's timers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InternetTimer {
+    /// The head of flow `k`'s access pipe reaches the forward link.
+    FwdAccess(u32),
+    /// The head of flow `k`'s return pipe reaches its sender.
+    RevAccess(u32),
+    /// The forward link finished serializing a packet.
+    FwdTxDone,
+    /// The head of the forward link's propagation pipe arrives.
+    FwdArrive,
+    RevTxDone,
+    RevArrive,
+}
+
+pub struct InternetPath {
+    fwd_access: Vec<Pipe>,
+    rev_access: Vec<Pipe>,
+    fwd: Link,
+    rev: Link,
+}
+
+impl InternetPath {
+    /// `access_delays[k]`: flow `k`'s one-way extra delay, each way.
+    pub fn new(fwd: &LinkConfig, rev: &LinkConfig, access_delays: &[SimDuration]) -> Self {
+        InternetPath {
+            fwd_access: access_delays.iter().map(|&d| Pipe::new(d)).collect(),
+            rev_access: access_delays.iter().map(|&d| Pipe::new(d)).collect(),
+            fwd: Link::new(fwd),
+            rev: Link::new(rev),
+        }
+    }
+
+    fn enqueue(
+        link: &mut Link,
+        now: SimTime,
+        p: Packet,
+        site: DropSite,
+        tx_done: InternetTimer,
+        arrive: InternetTimer,
+        cx: &mut impl Io<InternetTimer>,
+    ) {
+        match link.enqueue(now, p) {
+            Enqueued::Dropped(p) => cx.obs().dropped(now, site, None, &p),
+            Enqueued::Queued | Enqueued::InPipe(None) => {}
+            Enqueued::TxStarted(t) => cx.wake(t, tx_done),
+            Enqueued::InPipe(Some(t)) => cx.wake(t, arrive),
+        }
+    }
+
+    /// Byte conservation of the two links' queues.
+    pub fn bytes_conserved(&self) -> Result<(), String> {
+        self.fwd
+            .bytes_conserved()
+            .map_err(|e| format!("internet forward queue: {e}"))?;
+        self.rev
+            .bytes_conserved()
+            .map_err(|e| format!("internet reverse queue: {e}"))
+    }
+
+    /// Conservation of every queue and pipe: arrived = departed + dropped + held.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let check = |name: &str, c: QueueCounters| {
+            if c.conserved() {
+                Ok(())
+            } else {
+                Err(format!("{name}: {c:?}"))
+            }
+        };
+        check("internet forward", self.fwd.counters())?;
+        check("internet reverse", self.rev.counters())?;
+        let pipe = |p: &Pipe| {
+            let (arrived, departed, held) = p.counters();
+            QueueCounters {
+                arrived,
+                departed,
+                dropped: 0,
+                held,
+            }
+        };
+        for (k, (f, r)) in self.fwd_access.iter().zip(&self.rev_access).enumerate() {
+            check(&format!("flow {k} forward access"), pipe(f))?;
+            check(&format!("flow {k} reverse access"), pipe(r))?;
+        }
+        Ok(())
+    }
+}
+
+impl Component for InternetPath {
+    type Timer = InternetTimer;
+
+    fn start(&mut self, _now: SimTime, _cx: &mut impl Io<InternetTimer>) {}
+
+    fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut impl Io<InternetTimer>) {
+        match dir {
+            Dir::Down => {
+                let k = pkt.flow.0;
+                if let Some(at) = self.fwd_access[k as usize].push(now, pkt) {
+                    cx.wake(at, InternetTimer::FwdAccess(k));
+                }
+            }
+            Dir::Up => Self::enqueue(
+                &mut self.rev,
+                now,
+                pkt,
+                DropSite::InternetReverse,
+                InternetTimer::RevTxDone,
+                InternetTimer::RevArrive,
+                cx,
+            ),
+        }
+    }
+
+    fn fire(&mut self, now: SimTime, timer: InternetTimer, cx: &mut impl Io<InternetTimer>) {
+        match timer {
+            InternetTimer::FwdAccess(k) => {
+                while let Some(p) = self.fwd_access[k as usize].pop_arrived(now) {
+                    Self::enqueue(
+                        &mut self.fwd,
+                        now,
+                        p,
+                        DropSite::InternetForward,
+                        InternetTimer::FwdTxDone,
+                        InternetTimer::FwdArrive,
+                        cx,
+                    );
+                }
+                if let Some(t) = self.fwd_access[k as usize].next_arrival() {
+                    cx.wake(t, InternetTimer::FwdAccess(k));
+                }
+            }
+            InternetTimer::RevAccess(k) => {
+                while let Some(p) = self.rev_access[k as usize].pop_arrived(now) {
+                    cx.out(Dir::Up, p);
+                }
+                if let Some(t) = self.rev_access[k as usize].next_arrival() {
+                    cx.wake(t, InternetTimer::RevAccess(k));
+                }
+            }
+            InternetTimer::FwdTxDone | InternetTimer::RevTxDone => {
+                let (link, arrive, tx_done) = if timer == InternetTimer::FwdTxDone {
+                    (&mut self.fwd, InternetTimer::FwdArrive, InternetTimer::FwdTxDone)
+                } else {
+                    (&mut self.rev, InternetTimer::RevArrive, InternetTimer::RevTxDone)
+                };
+                let d = link.tx_done(now);
+                if let Some(t) = d.arrival {
+                    cx.wake(t, arrive);
+                }
+                if let Some(t) = d.next_tx_done {
+                    cx.wake(t, tx_done);
+                }
+            }
+            InternetTimer::FwdArrive => {
+                while let Some(p) = self.fwd.pop_arrived(now) {
+                    cx.out(Dir::Down, p);
+                }
+                if let Some(t) = self.fwd.next_arrival() {
+                    cx.wake(t, InternetTimer::FwdArrive);
+                }
+            }
+            InternetTimer::RevArrive => {
+                while let Some(p) = self.rev.pop_arrived(now) {
+                    let k = p.flow.0;
+                    if let Some(t) = self.rev_access[k as usize].push(now, p) {
+                        cx.wake(t, InternetTimer::RevAccess(k));
+                    }
+                }
+                if let Some(t) = self.rev.next_arrival() {
+                    cx.wake(t, InternetTimer::RevArrive);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::component::{Released, Standalone};
+    use crate::net::observe::NullObserver;
+    use crate::net::{FlowId, QueueLimit};
+    use crate::units::BitRate;
+
+    fn ms(v: u64) -> SimTime {
+        SimTime::from_nanos(v * 1_000_000)
+    }
+
+    #[test]
+    fn a_packet_crosses_its_flows_pipe_then_the_shared_link() {
+        // Flow 1 has 4 ms of extra delay each way; the link 12 Mbit/s
+        // (1 ms per 1500-byte packet) and 10 ms.
+        let link = LinkConfig {
+            rate: BitRate::try_from_mbps(12.0),
+            delay: SimDuration::from_millis(10),
+            limit: QueueLimit::packets(10),
+        };
+        let path = InternetPath::new(&link, &link, &[SimDuration::ZERO, SimDuration::from_millis(4)]);
+        let mut obs = NullObserver;
+        let mut s = Standalone::new(path, SimTime::ZERO, &mut obs);
+        let mut out: Vec<Released> = Vec::new();
+        let mut p = Packet::data(FlowId(1), 0, 1448, SimTime::ZERO, false);
+        p.size = 1500;
+        s.push(SimTime::ZERO, Dir::Down, p, &mut obs, &mut out);
+        assert_eq!(s.next_wakeup(), Some(ms(4)));
+        s.advance(ms(100), &mut obs, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].at, out[0].dir), (ms(4 + 1 + 10), Dir::Down));
+        // And back: the reverse link, then the flow's return pipe.
+        let ack = Packet::ack(FlowId(1), 0, &[], SimTime::ZERO);
+        let tx = BitRate::try_from_mbps(12.0).unwrap().tx_time(ack.size as u64).unwrap();
+        s.push(ms(200), Dir::Up, ack, &mut obs, &mut out);
+        s.advance(ms(300), &mut obs, &mut out);
+        assert_eq!((out[1].at, out[1].dir), (ms(200 + 10 + 4) + tx, Dir::Up));
+        assert!(s.component().check_conservation().is_ok());
+    }
+}

@@ -1,0 +1,83 @@
+//! What components tell an observer (the run's recorder, or nothing): the
+//! events and samples the outputs are made of, pushed as they happen, so
+//! that no one reaches into a component to read them.
+
+use super::{FlowId, Packet};
+use crate::units::{SimDuration, SimTime};
+
+/// Where a packet was dropped; the code is the `location` column of the
+/// `drops` table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DropSite {
+    /// The Internet path's forward (data) queue.
+    InternetForward = 0,
+    /// A UE's RLC transmit buffer at the base station.
+    Rlc = 1,
+    /// The trace link's downlink queue.
+    TraceDownlink = 2,
+    /// The Internet path's reverse (ACK) queue.
+    InternetReverse = 3,
+    /// Lost by HARQ giving up, found missing at RLC reassembly.
+    Reassembly = 4,
+    /// The trace link's uplink queue.
+    TraceUplink = 5,
+}
+
+impl DropSite {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+/// One UE's state at the end of one sampling instant (a TTI; a trace
+/// link's millisecond).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct UeSample {
+    /// Wide-band CQI (0 where there is none, as on a trace link).
+    pub cqi: u8,
+    /// Head-of-line delay of the UE's downlink queue.
+    pub hol: SimDuration,
+    /// Packets (SDUs) and bytes in the UE's downlink queue.
+    pub sdus: u32,
+    pub bytes: u64,
+    /// Ground truth: bits the UE's fair share could carry in this instant.
+    pub available_bits: f64,
+    /// The same as a rate, Mbit/s, as the component computes it.
+    pub available_mbps: f64,
+    /// The XRC agent's estimate for the UE, bit/s.
+    pub agent_bps: u64,
+}
+
+/// A UE's link counters at the end of a run.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct UeLinkCounters {
+    /// Transport blocks sent with new data, sent again, and lost (HARQ).
+    pub tbs_new: u64,
+    pub tbs_retx: u64,
+    pub tbs_lost: u64,
+    /// Bits the link carried to the UE, headers and padding included.
+    pub carried_bits: f64,
+}
+
+/// Receives what components observe. Every method has an empty default.
+pub trait Observer {
+    /// `pkt` was dropped at `site` (`ue`: the UE whose queue dropped it).
+    fn dropped(&mut self, _now: SimTime, _site: DropSite, _ue: Option<usize>, _pkt: &Packet) {}
+    /// `count` packets were lost at `site` whose identity is gone (HARQ
+    /// give-ups found at reassembly).
+    fn lost(&mut self, _now: SimTime, _site: DropSite, _count: u64) {}
+    /// A packet of `flow` left `ue`'s bottleneck queue after `delay` there.
+    fn sojourn(&mut self, _now: SimTime, _ue: usize, _flow: FlowId, _delay: SimDuration) {}
+    /// A sampling instant of length `len` ended at `now`; the UEs'
+    /// [`Observer::ue_sample`]s follow.
+    fn instant(&mut self, _now: SimTime, _len: SimDuration) {}
+    /// One UE's state at the end of the instant.
+    fn ue_sample(&mut self, _now: SimTime, _ue: usize, _s: &UeSample) {}
+}
+
+/// Observes nothing.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct NullObserver;
+
+impl Observer for NullObserver {}
