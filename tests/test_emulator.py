@@ -48,6 +48,27 @@ def iperf3(tb, seconds: float) -> dict:
     return json.loads(r.stdout)
 
 
+def steal_s() -> float:
+    """Time the hypervisor took this VM's CPUs away, since boot (/proc/stat)."""
+    with open("/proc/stat") as f:
+        return int(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
+
+
+def skip_unless_quiet(steal0: float, t0: float, release_err_ns: np.ndarray, what: str) -> None:
+    """How accurately real traffic sees the model's timing depends on the
+    host: on a VM whose CPUs the hypervisor takes away (steal), every
+    process is late, the emulator's release of each packet too. The
+    accuracy checks below hold the emulator to its bound only when the host
+    let it: hypervisor steal under 1 % of the test's time and the
+    emulator's own release error p99 under 1 ms; otherwise they skip with
+    the numbers (`make bench` prints them on any host)."""
+    steal, wall = steal_s() - steal0, time.monotonic() - t0
+    p99 = float(np.percentile(release_err_ns, 99)) / 1e6 if release_err_ns.size else 0.0
+    if steal > 0.01 * wall or p99 > 1.0:
+        pytest.skip(f"host too noisy to check {what}: hypervisor steal {steal:.2f} s in {wall:.1f} s, "
+                    f"emulator release error p99 {p99:.2f} ms")
+
+
 @pytest.fixture(autouse=True)
 def nothing_left_behind():
     before = ALLOWED.read_text() if ALLOWED.exists() else None
@@ -58,10 +79,8 @@ def nothing_left_behind():
 
 
 @needs_root
-def test_a_ping_through_a_fixed_delay_path_is_held_that_delay_by_the_model_and_never_returns_early():
-    # How close real pings come to 20 ms depends on the host (CPU steal,
-    # timer slack): `make bench` measures that and prints it. Here: the
-    # model holds each packet exactly its delay, and nothing comes back early.
+def test_a_ping_through_a_fixed_delay_path_measures_that_delay_within_1_ms():
+    steal0, t0 = steal_s(), time.monotonic()
     with tbmod.testbed(wired(1000.0, 10.0), emulator_cpu=CPU) as tb:
         tb.emulator.start(cpu=CPU, fifo_priority=50)
         r = tb.run("inet", ["ping", "-n", "-c", "20", "-i", "0.05", tb.ue_ip], timeout=20)
@@ -75,20 +94,26 @@ def test_a_ping_through_a_fixed_delay_path_is_held_that_delay_by_the_model_and_n
     assert held.size == 40 and held.min() >= 10_000_000 and held.max() <= 10_001_000, held
     assert (c["t_out_ns"] >= c["t_sched_ns"]).all(), "a packet left before the model released it"
     assert min(times) >= 20.0 - 0.05, times  # ping prints to 0.001 ms; allow its own rounding
+    # What the model does holds on any host; how close real pings come to it
+    # is checked where the host kept time.
+    skip_unless_quiet(steal0, t0, c["t_out_ns"].astype(np.int64) - c["t_sched_ns"].astype(np.int64), "ping times")
+    assert abs(float(np.median(times)) - 20.0) <= 1.0, times
 
 
 @needs_root
-def test_a_5_s_iperf3_through_a_20_mbit_s_link_never_gets_more_than_the_link_carries():
+def test_a_5_s_iperf3_through_a_20_mbit_s_link_gets_19_3_mbit_s_within_5_percent():
+    steal0, t0 = steal_s(), time.monotonic()
     with tbmod.testbed(wired(20.0, 5.0), sysctls=CUBIC, emulator_cpu=CPU) as tb:
         tb.emulator.start(cpu=CPU, fifo_priority=50)
         j = iperf3(tb, 5)
         report = tb.emulator.stop()
+        c = columns(tb.emulator)
     got = j["end"]["sum_received"]["bits_per_second"] / 1e6
     # 20 Mbit/s of 1500-byte IP packets carry 20 x 1448 / 1500 = 19.31 Mbit/s of
-    # payload: never more (1 % for iperf3's interval edges). How close it comes
-    # depends on the host and is measured by `make bench`; here only that the
-    # flow ran through the link at all.
-    assert 0.5 * 19.31 <= got <= 1.01 * 19.31, f"{got:.2f} Mbit/s; emulator report {report}"
+    # payload: never more (1 % for iperf3's interval edges), on any host.
+    assert got <= 1.01 * 19.31, f"{got:.2f} Mbit/s; emulator report {report}"
+    skip_unless_quiet(steal0, t0, c["t_out_ns"].astype(np.int64) - c["t_sched_ns"].astype(np.int64), "the rate")
+    assert abs(got - 19.31) <= 0.05 * 19.31, f"{got:.2f} Mbit/s; emulator report {report}"
 
 
 @needs_root
