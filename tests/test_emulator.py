@@ -101,7 +101,7 @@ def test_a_ping_through_a_fixed_delay_path_measures_that_delay_within_1_ms():
 
 
 @needs_root
-def test_a_5_s_iperf3_through_a_20_mbit_s_link_gets_19_3_mbit_s_within_5_percent():
+def test_a_5_s_iperf3_through_a_20_mbit_s_link_gets_19_3_mbit_s_within_3_percent():
     steal0, t0 = steal_s(), time.monotonic()
     with tbmod.testbed(wired(20.0, 5.0), sysctls=CUBIC, emulator_cpu=CPU) as tb:
         tb.emulator.start(cpu=CPU, fifo_priority=50)
@@ -113,7 +113,7 @@ def test_a_5_s_iperf3_through_a_20_mbit_s_link_gets_19_3_mbit_s_within_5_percent
     # payload: never more (1 % for iperf3's interval edges), on any host.
     assert got <= 1.01 * 19.31, f"{got:.2f} Mbit/s; emulator report {report}"
     skip_unless_quiet(steal0, t0, c["t_out_ns"].astype(np.int64) - c["t_sched_ns"].astype(np.int64), "the rate")
-    assert abs(got - 19.31) <= 0.05 * 19.31, f"{got:.2f} Mbit/s; emulator report {report}"
+    assert abs(got - 19.31) <= 0.03 * 19.31, f"{got:.2f} Mbit/s; emulator report {report}"
 
 
 @needs_root

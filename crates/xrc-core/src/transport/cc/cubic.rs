@@ -719,6 +719,12 @@ pub fn cubic_root(a: u64) -> u32 {
 }
 
 impl CongestionControl for Cubic {
+    /// A Linux kernel module: when paced (`tcp.pacing`), its skbs are
+    /// `tcp_tso_autosize`'s size.
+    fn tso_segs(&self, autosize: u32) -> u32 {
+        autosize
+    }
+
     fn name(&self) -> &'static str {
         "cubic"
     }

@@ -375,6 +375,17 @@ pub trait CongestionControl: Send {
         None
     }
 
+    /// Segments per TSO/GSO burst when the sender paces and `tcp.tso` is
+    /// on. An algorithm that runs as a Linux kernel module returns Linux's
+    /// size: its own (`ca_ops->tso_segs` / `min_tso_segs`, as BBR) or
+    /// `autosize`, the sender's `tcp_tso_autosize` with `tcp_min_tso_segs`
+    /// = 2. The default, 1, is for algorithms whose reference is not the
+    /// kernel (user-space or simulator implementations): every segment is
+    /// paced on its own.
+    fn tso_segs(&self, _autosize: u32) -> u32 {
+        1
+    }
+
     /// Explicit feedback from the network, delivered before the ACK that
     /// carried it is processed.
     fn on_feedback(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _fb: &Feedback) {}

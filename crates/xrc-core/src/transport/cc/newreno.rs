@@ -33,6 +33,12 @@ impl NewReno {
 }
 
 impl CongestionControl for NewReno {
+    /// A Linux kernel module: when paced (`tcp.pacing`), its skbs are
+    /// `tcp_tso_autosize`'s size.
+    fn tso_segs(&self, autosize: u32) -> u32 {
+        autosize
+    }
+
     fn name(&self) -> &'static str {
         "newreno"
     }

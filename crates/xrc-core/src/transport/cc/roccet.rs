@@ -589,6 +589,12 @@ impl Roccet {
 }
 
 impl CongestionControl for Roccet {
+    /// A Linux kernel module: when paced (`tcp.pacing`), its skbs are
+    /// `tcp_tso_autosize`'s size.
+    fn tso_segs(&self, autosize: u32) -> u32 {
+        autosize
+    }
+
     fn name(&self) -> &'static str {
         "roccet"
     }

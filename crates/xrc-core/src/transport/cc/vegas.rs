@@ -330,6 +330,12 @@ fn rtt_us(now: SimTime, rtt: SimDuration) -> u32 {
 }
 
 impl CongestionControl for Vegas {
+    /// A Linux kernel module: when paced (`tcp.pacing`), its skbs are
+    /// `tcp_tso_autosize`'s size.
+    fn tso_segs(&self, autosize: u32) -> u32 {
+        autosize
+    }
+
     fn name(&self) -> &'static str {
         "vegas"
     }

@@ -90,6 +90,15 @@ pub struct TcpConfig {
     /// unacknowledged, and writes made meanwhile fill it to full segments
     /// (Linux `tcp_nagle_test`).
     pub nodelay: bool,
+    /// TSO/GSO, on in Linux by default: a paced flow of an algorithm that
+    /// runs in the Linux kernel (BBR, BBRv3; CUBIC, Reno and the others when
+    /// `pacing` is on) sends its segments in bursts of Linux's skb size,
+    /// back to back, the next burst one burst's length later at the pacing
+    /// rate (`tcp_tso_autosize`: `max(pacing_rate >> 10 / mss, 2)`; BBR's
+    /// `bbr_tso_segs_goal`): 2 segments at cellular rates. Algorithms whose
+    /// reference is not the kernel pace every segment on their own either
+    /// way. `false` paces every segment on its own.
+    pub tso: bool,
     /// Receiver's advertised window; `None` = unlimited.
     pub rwnd_bytes: Option<u64>,
     /// Initial slow-start threshold, segments (Linux: a route's `ssthresh`
@@ -118,6 +127,7 @@ impl Default for TcpConfig {
             pacing: false,
             slow_start_after_idle: true,
             nodelay: false,
+            tso: true,
             rwnd_bytes: None,
             initial_ssthresh: None,
         }

@@ -101,7 +101,18 @@
 //!    widen RACK's reordering window (`tcp_rack_update_reo_wnd`).
 //! 3. The receive window is unlimited unless `rwnd_bytes` is set (Linux
 //!    autotunes it; cellular buffers rarely make it the limit).
-//! 4. No TSO/GSO: every segment is one packet of at most one MSS.
+//! 4. TSO/GSO (`tcp.tso`, on by default) shapes only when paced segments
+//!    leave: a kernel algorithm's paced segments go in bursts of Linux's skb
+//!    size (`tcp_tso_autosize`, or the algorithm's own goal, as BBR's), back
+//!    to back, as Linux's GSO splits an skb before the wire; every segment
+//!    is still one packet of at most one MSS (loss, SACK and retransmission
+//!    work per segment, not per skb), unpaced flows send as the window
+//!    opens (as Linux's do when ACKs release two segments at a time), and
+//!    `tcp_tso_should_defer` and the sub-ms-RTT term of `tcp_tso_autosize`
+//!    are left out. Why it matters: on a link that serves packets in
+//!    opportunities (a trace link), the second segment of each pair waits
+//!    behind the first, and BBR's RTT samples, min RTT and window grow by
+//!    the gap (measured against Linux in docs/validation.md).
 //! 5. Sequence numbers are 64-bit and never wrap.
 //! 6. Timestamps are exact: Linux's TSval ticks in milliseconds, so its
 //!    timestamp-based RTT samples (used when Karn's rule leaves no other)

@@ -12,6 +12,8 @@ pub(super) struct Pacer {
     /// Set while transmission waits for `next`: the wake-up the caller must
     /// schedule.
     wait: Option<SimTime>,
+    /// Segments that may still join the burst (TSO skb) being sent.
+    burst_left: u32,
 }
 
 impl Pacer {
@@ -44,13 +46,32 @@ impl Pacer {
     /// length, Linux's earliest-departure-time pacing); if not the wake-up
     /// is set and `false` returned.
     pub(super) fn admit(&mut self, now: SimTime, rate: BitRate, len: u32) -> bool {
+        self.admit_burst(now, rate, len, 1)
+    }
+
+    /// As [`Pacer::admit`], for segments that leave in bursts of up to
+    /// `burst` (a TSO/GSO skb, Linux `tcp_tso_autosize`): a segment may join
+    /// the burst just sent in the same send loop, and the next burst leaves
+    /// once the whole burst's length has passed at `rate`.
+    pub(super) fn admit_burst(&mut self, now: SimTime, rate: BitRate, len: u32, burst: u32) -> bool {
+        let gap = rate.tx_time(len as u64).unwrap_or(SimDuration::from_secs(1));
+        if self.burst_left > 0 {
+            self.burst_left -= 1;
+            self.next += gap;
+            return true;
+        }
         if now < self.next {
             self.wait = Some(self.next);
             return false;
         }
-        let gap = rate.tx_time(len as u64).unwrap_or(SimDuration::from_secs(1));
         self.next = self.next.max(now) + gap;
+        self.burst_left = burst.saturating_sub(1);
         true
+    }
+
+    /// A send loop ended: the next segment starts a new burst.
+    pub(super) fn end_burst(&mut self) {
+        self.burst_left = 0;
     }
 }
 
@@ -82,6 +103,22 @@ mod tests {
         p.on_timer(ms(1));
         assert!(!p.waiting());
         assert!(p.admit(ms(1), rate, 1000));
+    }
+
+    #[test]
+    fn a_tso_burst_of_two_leaves_at_once_and_the_next_burst_two_lengths_later() {
+        let mut p = Pacer::default();
+        let rate = BitRate::from_bps(8_000_000); // 1 byte per µs
+        assert!(p.admit_burst(ms(0), rate, 1000, 2));
+        assert!(p.admit_burst(ms(0), rate, 1000, 2), "the second segment of the skb");
+        assert!(!p.admit_burst(ms(0), rate, 1000, 2));
+        assert_eq!(p.timer(), Some(ms(2)));
+        p.on_timer(ms(2));
+        assert!(p.admit_burst(ms(2), rate, 1000, 2));
+        // A send loop that ends closes the burst: the next segment waits.
+        p.end_burst();
+        assert!(!p.admit_burst(ms(2), rate, 1000, 2));
+        assert_eq!(p.timer(), Some(ms(3)));
     }
 
     #[test]

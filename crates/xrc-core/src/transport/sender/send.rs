@@ -143,6 +143,18 @@ impl TcpSender {
         self.send.snd_nxt < self.send.write_end && self.rwnd_allows(self.send.snd_nxt + 1)
     }
 
+    /// Linux `tcp_tso_segs`: the algorithm's burst size, given
+    /// `tcp_tso_autosize`'s: about a millisecond's worth at the pacing rate
+    /// (`sk_pacing_rate >> sk_pacing_shift`, shift 10), at least
+    /// `tcp_min_tso_segs` = 2, at most 127 (the `gso_max_size >>
+    /// (min_rtt >> tcp_tso_rtt_log)` term, which matters only below a
+    /// 1-ms RTT, is left out: sender deviation 4).
+    fn tso_segs(&self, rate: crate::units::BitRate) -> u32 {
+        let bytes = (rate.bps() / 8) >> 10;
+        let autosize = ((bytes / self.cfg.mss as u64).min(127) as u32).max(2);
+        self.cc.tso_segs(autosize).clamp(1, 127)
+    }
+
     fn transmit_loop(
         &mut self,
         now: SimTime,
@@ -151,6 +163,7 @@ impl TcpSender {
         sent: &mut u32,
         limited: &mut bool,
     ) {
+        self.pacer.end_burst();
         loop {
             if self.pacer.waiting() {
                 return;
@@ -184,7 +197,8 @@ impl TcpSender {
                     Some(i) => self.sb.get(i).len,
                     None => self.next_new_len(),
                 };
-                if !self.pacer.admit(now, rate, len) {
+                let burst = if self.cfg.tso { self.tso_segs(rate) } else { 1 };
+                if !self.pacer.admit_burst(now, rate, len, burst) {
                     return;
                 }
             }

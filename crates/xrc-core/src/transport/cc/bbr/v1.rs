@@ -1205,6 +1205,11 @@ impl CongestionControl for Bbr {
         self.pacing.bitrate()
     }
 
+    /// Linux paces BBR's skbs at its own TSO goal.
+    fn tso_segs(&self, _autosize: u32) -> u32 {
+        self.tso_segs_goal()
+    }
+
     fn mode(&self) -> &'static str {
         self.mode.label()
     }

@@ -1480,6 +1480,11 @@ impl CongestionControl for Bbr3 {
         self.pacing.bitrate()
     }
 
+    /// Linux paces BBR's skbs at its own TSO goal.
+    fn tso_segs(&self, _autosize: u32) -> u32 {
+        self.tso_segs_goal()
+    }
+
     fn mode(&self) -> &'static str {
         match self.mode {
             Mode::Startup => "startup",
