@@ -48,15 +48,9 @@ _BW_HIGH = ("Linux BBR's max-filtered bandwidth sits 0.8-2.3% above the bottlene
 KNOWN_MISSES: dict[tuple[str, str], tuple[float, str]] = {
     ("wired-20mbit-40ms-67p-bbr", "rtt_mean_ms"): (0.15, _BW_HIGH),
     ("wired-20mbit-40ms-67p-bbr", "rtt_p95_ms"): (0.22, _BW_HIGH),
-    ("wired-20mbit-40ms-267p-bbr", "rtt_mean_ms"): (0.14, _BW_HIGH),
     ("wired-20mbit-40ms-267p-bbr", "rtt_p95_ms"): (0.23, _BW_HIGH),
-    ("const-20mbit-40ms-267p-bbr", "rtt_p95_ms"): (0.19, _BW_HIGH + " Its mean RTT agrees (-1.7%): only the "
+    ("const-20mbit-40ms-267p-bbr", "rtt_p95_ms"): (0.19, _BW_HIGH + " Its mean RTT agrees (-3.1%): only the "
                                                    "queue's peaks are higher in Linux."),
-    ("ATT-LTE-driving-10ms-150kB-bbr", "rtt_mean_ms"): (0.20, "Linux keeps the larger queue (mean RTT 156 against "
-                                                        "130 ms): both estimate the same bandwidth (7.97 Mbit/s "
-                                                        "under every timing variant), but the minimum RTT Linux's "
-                                                        "BBR uses is 1-4 ms higher (12.7-15.4 ms against about "
-                                                        "11-12); why is not found yet."),
     ("const-20mbit-40ms-67p-bbr", "rtt_mean_ms"): (0.23, "xrc is high here: with 67 packets of buffer Linux loses "
                                                    "in the steady interval (66 and 5 retransmissions) and BBR v1's "
                                                    "packet conservation in recovery keeps its queue near 12 ms, "
@@ -66,9 +60,6 @@ KNOWN_MISSES: dict[tuple[str, str], tuple[float, str]] = {
                                                    "ideal host timing, +1.15% xrc); a host-noise burst then "
                                                    "lifts Linux's filter, fills the buffer and the losses drain "
                                                    "the queue."),
-    ("Verizon-LTE-short-40ms-150kB-bbr", "rtt_p95_ms"): (0.33, "xrc is high here (p95 587 against 459 ms, "
-                                                          "retransmissions 767 against 433) while goodput and "
-                                                          "mean RTT are within bounds; not yet explained."),
 }
 
 
