@@ -12,7 +12,7 @@
 //! the one-way delay from its host to that bottleneck. The network side is
 //! the access network's port `Access::oracle_opportunities` (the trace
 //! topology: the Mahimahi trace, known in advance, repeating with its
-//! period) and `World::feed_schedules`: every millisecond, for each
+//! period) and `World::feed_schedule`: every millisecond, for each
 //! opportunity at time `T` that is the flow's and lies one millisecond
 //! beyond what it was told, the flow gets `Feedback::Departure { at }` with
 //!
