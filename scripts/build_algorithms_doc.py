@@ -5,7 +5,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDER = ["xrc", "newreno", "cubic", "illinois", "veno", "vegas", "bbr", "bbr3", "copa", "abc", "pbe", "natcp",
-         "nacubic", "roccet", "oracle"]
+         "nacubic", "roccet", "oracle", "oracle-rate"]
 REFS = {
     "xrc": "Kheirkhah et al., ICC 2022", "newreno": "RFC 5681/6582, Linux tcp_cong.c",
     "cubic": "RFC 9438, Linux tcp_cubic.c (+ HyStart, Ericsson LTE options)",
@@ -15,7 +15,8 @@ REFS = {
     "abc": "Goyal et al., NSDI 2020; authors' tcp_abc.c", "pbe": "Xie, Yi, Jamieson, SIGCOMM 2020",
     "natcp": "Abbasloo et al.; authors' natcp code", "nacubic": "same, CUBIC capped",
     "roccet": "Prause & Akselrod, arXiv 2510.25281; tcp_roccet.c patch",
-    "oracle": "the physical limit (ground truth, zero delay)",
+    "oracle": "the physical limit: the bottleneck's future delivery opportunities (trace topology)",
+    "oracle-rate": "the rate oracle of the paper's Fig. 1 (present capacity, zero delay; not a bound)",
 }
 
 

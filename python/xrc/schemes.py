@@ -29,6 +29,7 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
     Scheme("nacubic", "NACubic", "#637939"),
     Scheme("roccet", "ROCCET", "#843c39"),
     Scheme("oracle", "Oracle", "#000000"),
+    Scheme("oracle-rate", "Rate oracle", "#555555"),
 ]}
 
 _FALLBACK = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]

@@ -140,7 +140,11 @@ fn random_scenario(case: u64) -> Case {
     let mut sizes = Vec::new();
     s.flows = (0..n_flows)
         .map(|k| {
-            let scheme: &str = cc[rng.below(cc.len() as u64) as usize];
+            let mut scheme: &str = cc[rng.below(cc.len() as u64) as usize];
+            if scheme == "oracle" && topology != Topology::Trace {
+                // The physical-limit oracle needs a trace's opportunities.
+                scheme = "oracle-rate";
+            }
             let mut f = common::flow(&format!("f{k}"), None, scheme);
             f.ue = match topology {
                 Topology::Wired => None,

@@ -13,7 +13,8 @@
 //! | ABC marks | ABC senders | accelerate/brake marks on ABC-capable data leaving the queue (inside) |
 //! | PBE-CC | PBE senders | [`Access::pbe_rate_bps`]: the UE's own estimate, which the UE writes into its ACKs |
 //! | NetAssist | NATCP senders | [`Access::net_assist_report`]: a periodic report sent out of band |
-//! | oracle | oracle senders | [`Access::oracle_capacity_bps`]: the capacity ahead, read at every [`super::Effect::Tick`] |
+//! | rate oracle | `oracle-rate` senders | [`Access::oracle_capacity_bps`]: the capacity ahead, read at every [`super::Effect::Tick`] |
+//! | oracle | `oracle` senders | [`Access::oracle_opportunities`]: the bottleneck's future delivery opportunities, read at every [`super::Effect::Tick`] |
 
 use super::component::{Component, Dir, Io};
 use super::observe::UeLinkCounters;
@@ -59,6 +60,14 @@ pub trait Access: Component {
     /// (when the flow's packets sent now reach its queue).
     fn oracle_capacity_bps(&self, _ue: usize, _now: SimTime, _ahead: SimDuration, _span: SimDuration) -> Option<f64> {
         None
+    }
+    /// The physical-limit oracle: the delivery opportunities of the UE's
+    /// bottleneck at times in (`from`, `to`], in order, as (index counted
+    /// from the start, time), each carrying one full 1500-byte packet, no
+    /// more in one instant than its queue holds. Returns `false` when this
+    /// access network cannot know them ahead (nothing is written).
+    fn oracle_opportunities(&self, _ue: usize, _from: SimTime, _to: SimTime, _out: &mut Vec<(u64, SimTime)>) -> bool {
+        false
     }
     /// NATCP's NetAssist: closes the UE's report period. `wired_rtt`: the
     /// network's minimum delay both ways on the wired segment.

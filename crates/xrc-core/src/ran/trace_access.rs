@@ -25,8 +25,10 @@
 //!   less PBE's header overhead (0.932), per active flow;
 //! - NetAssist: the trace's mean capacity over the report period; minimum
 //!   RTT from the uplink's least delay and one packet's transmission;
-//! - the oracle: the trace's capacity over a span ahead (the trace is
-//!   known in advance).
+//! - the rate oracle: the trace's capacity over a span ahead (the trace is
+//!   known in advance);
+//! - the oracle: the trace's delivery opportunities ahead, as many in one
+//!   millisecond as the queue holds full packets.
 //!
 //! Wake-ups of the two trace queues are lazily cancelled: the component
 //! keeps at most one pending timer per queue at or before that queue's
@@ -370,6 +372,29 @@ impl Access for TraceAccess {
     fn oracle_capacity_bps(&self, _ue: usize, now: SimTime, ahead: SimDuration, span: SimDuration) -> Option<f64> {
         let from = now.since_start() + ahead;
         Some(self.link.trace().capacity_between(from, from + span) as f64)
+    }
+    /// The trace is known in advance: its opportunities in (`from`, `to`],
+    /// at most as many in one millisecond as the queue holds full packets
+    /// (the rest could carry nobody's packet: each was queued before it).
+    fn oracle_opportunities(&self, _ue: usize, from: SimTime, to: SimTime, out: &mut Vec<(u64, SimTime)>) -> bool {
+        let trace = self.link.trace();
+        let held = self.link.full_packets_held();
+        let (first, end) = (trace.first_after(from), trace.first_after(to));
+        let mut same = 0u64;
+        let mut last: Option<SimTime> = None;
+        for k in first..end {
+            let at = trace.at(k);
+            if last == Some(at) {
+                same += 1;
+            } else {
+                same = 1;
+                last = Some(at);
+            }
+            if held.is_none_or(|h| same <= h) {
+                out.push((k, at));
+            }
+        }
+        true
     }
     fn net_assist_report(&mut self, _ue: usize, now: SimTime, wired_rtt: SimDuration) -> Option<NetAssistReport> {
         let bw = if self.na_ms > 0 {

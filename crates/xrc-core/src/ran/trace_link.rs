@@ -271,6 +271,26 @@ impl<P: ByteSize> TraceLink<P> {
         }
     }
 
+    /// The queue's limits.
+    pub fn limit(&self) -> QueueLimit {
+        self.limit
+    }
+
+    /// The most full packets (1500 IP bytes, one opportunity each) the
+    /// queue holds at once (rule 8), `None` without a limit.
+    pub fn full_packets_held(&self) -> Option<u64> {
+        let p = self.limit.packets.filter(|&n| n > 0).map(|n| n as u64);
+        let b = self
+            .limit
+            .bytes
+            .filter(|&b| b > 0)
+            .map(|b| b / OPPORTUNITY_BYTES as u64);
+        match (p, b) {
+            (Some(p), Some(b)) => Some(p.min(b)),
+            (p, b) => p.or(b),
+        }
+    }
+
     /// The queuing delays of the packets the last [`TraceLink::advance`] or
     /// [`TraceLink::enqueue`] pushed to `out`, one per packet in the same
     /// order: the time of the opportunity that sent a packet's last byte less

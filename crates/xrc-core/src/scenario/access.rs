@@ -160,6 +160,9 @@ impl AccessNet {
     pub fn oracle_capacity_bps(&self, ue: usize, now: SimTime, ahead: SimDuration, span: SimDuration) -> Option<f64> {
         each!(self, a => a.oracle_capacity_bps(ue, now, ahead, span))
     }
+    pub fn oracle_opportunities(&self, ue: usize, from: SimTime, to: SimTime, out: &mut Vec<(u64, SimTime)>) -> bool {
+        each!(self, a => a.oracle_opportunities(ue, from, to, out))
+    }
     pub fn net_assist_report(&mut self, ue: usize, now: SimTime, wired_rtt: SimDuration) -> Option<NetAssistReport> {
         each!(self, a => a.net_assist_report(ue, now, wired_rtt))
     }

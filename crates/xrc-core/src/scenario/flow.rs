@@ -40,8 +40,11 @@ pub(super) struct Flow {
     pub truncated: bool,
     /// Out-of-band reports in flight to the sender (constant delay, FIFO).
     pub oob: VecDeque<(SimTime, Feedback)>,
-    /// The path's true base RTT (for the oracle).
+    /// The path's true base RTT (for the rate oracle).
     pub base_rtt: SimDuration,
+    /// The physical-limit oracle has been given the bottleneck's
+    /// opportunities up to this time.
+    pub oracle_fed: SimTime,
     pub video: Option<VideoSource>,
     /// A finite transfer's last byte reached the receiving application.
     pub completed_at: Option<SimTime>,
@@ -71,6 +74,7 @@ impl Flow {
             truncated: false,
             oob: VecDeque::new(),
             base_rtt: SimDuration::ZERO,
+            oracle_fed: SimTime::ZERO,
             video: match &f.traffic {
                 Traffic::Video {
                     period_s,

@@ -94,6 +94,8 @@ pub struct World {
     /// Some flow is an oracle: the access network's sampling instants
     /// ([`Effect::Tick`]) are listed for it (otherwise they are no-ops).
     oracles: bool,
+    /// The physical-limit oracles' opportunities (scratch).
+    opportunities: Vec<(u64, SimTime)>,
     /// The access network lets every packet through ([`crate::net::Access::is_pass_through`]).
     access_pass_through: bool,
     /// Losses of NetAssist reports.
@@ -221,6 +223,7 @@ impl World {
             access_fx: Vec::new(),
             finished: false,
             oracles: false,
+            opportunities: Vec::new(),
             access_pass_through: false,
             na_rng: streams.stream("netassist/loss"),
             failure: None,
@@ -236,7 +239,24 @@ impl World {
                 w.q.schedule(secs(s), Ev::FlowStop(k as u32));
             }
         }
-        w.oracles = w.flows.iter().any(|f| f.sender.signals().oracle);
+        w.oracles = w
+            .flows
+            .iter()
+            .any(|f| f.sender.signals().oracle || f.sender.signals().oracle_schedule);
+        for (k, f) in w.flows.iter().enumerate() {
+            let knows = f.ue.is_some_and(|ue| {
+                w.access
+                    .oracle_opportunities(ue, SimTime::ZERO, SimTime::ZERO, &mut Vec::new())
+            });
+            if f.sender.signals().oracle_schedule && !knows {
+                return Err(format!(
+                    "flows.{k}.cc = \"oracle\": the physical-limit oracle follows its bottleneck's future \
+                     delivery opportunities, which only the trace topology knows ahead (topology here: {:?}, \
+                     ue {:?}); use cc = \"oracle-rate\", the rate oracle, which is not a bound",
+                    w.cfg.topology, f.ue
+                ));
+            }
+        }
         w.access_pass_through = w.access.is_pass_through();
         let mut cx = Cx::new(&mut w.access_fx, &mut w.q, &mut w.rec).with_ticks(w.oracles);
         w.access.start(SimTime::ZERO, &mut cx);
@@ -534,6 +554,9 @@ impl World {
             }
         }
         self.after_sender(now, f);
+        if self.flows[f].sender.signals().oracle_schedule {
+            self.feed_schedule(now, f);
+        }
     }
 
     /// The video source writes its next millisecond of the chunk, or starts
@@ -678,6 +701,10 @@ impl World {
     fn feed_oracles(&mut self, now: SimTime) {
         for f in 0..self.flows.len() {
             let fl = &self.flows[f];
+            if fl.sender.signals().oracle_schedule {
+                self.feed_schedule(now, f);
+                continue;
+            }
             if !fl.sender.signals().oracle || !fl.is_live() {
                 continue;
             }
@@ -699,6 +726,65 @@ impl World {
             self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
             self.after_sender(now, f);
         }
+    }
+
+    /// Gives the physical-limit oracle of flow `f` (`cc::oracle`) a
+    /// departure for each of its bottleneck's opportunities that is its own
+    /// and that it can reach, up to one millisecond beyond what it can reach
+    /// now: a full packet sent at `at = T − D_fwd − 1 ns` reaches the trace
+    /// link 1 ns before the opportunity at `T` (the least margin by
+    /// which a packet can be carried by it, `trace_link` rule 6). With `n`
+    /// live flows on the UE, the flow's opportunities are those whose index
+    /// is its rank among them modulo `n`. On an Internet link with a rate,
+    /// packets for one instant leave back to back, each one serialization
+    /// earlier than the next.
+    fn feed_schedule(&mut self, now: SimTime, f: usize) {
+        let fl = &self.flows[f];
+        if !fl.is_live() {
+            return;
+        }
+        let Some(ue) = fl.ue else { return };
+        let fc = &self.cfg.flows[f];
+        let ser = self
+            .cfg
+            .internet
+            .rate_mbps
+            .and_then(BitRate::try_from_mbps)
+            .and_then(|r| r.tx_time((fc.tcp.mss + 52) as u64))
+            .unwrap_or(SimDuration::ZERO);
+        let d_fwd = ms(fc.extra_rtt_ms / 2.0) + ms(self.cfg.internet.delay_ms) + ser;
+        let to = now + d_fwd + SimDuration::from_millis(1);
+        let from = fl.oracle_fed.max(now + d_fwd);
+        if to <= from {
+            return;
+        }
+        self.flows[f].oracle_fed = to;
+        let n = self.live[ue].max(1) as u64;
+        let rank = (0..f)
+            .filter(|&j| self.flows[j].ue == Some(ue) && self.flows[j].is_live())
+            .count() as u64;
+        let mut opp = std::mem::take(&mut self.opportunities);
+        opp.clear();
+        self.access.oracle_opportunities(ue, from, to, &mut opp);
+        opp.retain(|&(k, _)| k % n == rank % n);
+        let one_ns = SimDuration::from_nanos(1);
+        let mut i = 0;
+        while i < opp.len() {
+            let t = opp[i].1;
+            let same = opp[i..].iter().take_while(|&&(_, u)| u == t).count();
+            for j in 0..same {
+                let back = d_fwd + one_ns + ser * (same - 1 - j) as u64;
+                if t.since_start() < back {
+                    continue;
+                }
+                let fb = Feedback::Departure { at: t - back };
+                self.out.clear();
+                self.flows[f].sender.on_out_of_band(now, &fb, &mut self.out);
+                self.after_sender(now, f);
+            }
+            i += same;
+        }
+        self.opportunities = opp;
     }
 
     /// The path's propagation and minimum processing delay, both ways: what

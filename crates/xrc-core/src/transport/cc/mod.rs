@@ -53,6 +53,7 @@ pub mod nacubic;
 pub mod natcp;
 pub mod newreno;
 pub mod oracle;
+pub mod oracle_rate;
 pub mod pbe;
 pub mod registry;
 pub mod roccet;
@@ -287,8 +288,29 @@ pub enum Feedback {
         flows: u32,
     },
     /// Ground truth with zero delay: the flow's instantaneous fair share of
-    /// its UE's capacity and the path's base RTT.
+    /// its UE's capacity and the path's base RTT (`oracle-rate`).
     Oracle { capacity_bps: u64, base_rtt: SimDuration },
+    /// The physical-limit oracle's schedule (`oracle`): one full segment
+    /// should leave the sender at `at` to reach the bottleneck just before
+    /// a delivery opportunity that is the flow's.
+    Departure { at: SimTime },
+}
+
+/// When the next packet may leave, by the algorithm's own departure
+/// schedule ([`CongestionControl::departure`]; Linux's earliest departure
+/// time, `skb->tstamp`, which the fq qdisc honours).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Departure {
+    /// The algorithm keeps no schedule: the window and pacing decide.
+    Free,
+    /// One packet may leave now (the window permitting).
+    Now,
+    /// Nothing may leave before this time: the framework sets its pacing
+    /// timer for it.
+    At(SimTime),
+    /// Nothing may leave until the next feedback (out-of-band reports call
+    /// the send loop).
+    Hold,
 }
 
 /// The network signals an algorithm consumes; the framework turns them on
@@ -301,8 +323,12 @@ pub struct Signals {
     pub pbe: bool,
     /// Subscribe to NetAssist's out-of-band reports.
     pub net_assist: bool,
-    /// Receive the oracle's ground truth every TTI.
+    /// Receive the oracle's ground truth every TTI (`oracle-rate`).
     pub oracle: bool,
+    /// Receive the physical-limit oracle's departure schedule (`oracle`):
+    /// [`Feedback::Departure`] ahead of each delivery opportunity that is
+    /// the flow's.
+    pub oracle_schedule: bool,
 }
 
 /// One congestion-control algorithm for one connection.
@@ -389,6 +415,15 @@ pub trait CongestionControl: Send {
     /// Explicit feedback from the network, delivered before the ACK that
     /// carried it is processed.
     fn on_feedback(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _fb: &Feedback) {}
+
+    /// The algorithm's own departure schedule, asked before every
+    /// transmission (new data, retransmission or probe). The default,
+    /// [`Departure::Free`], leaves the window and pacing in charge; an
+    /// algorithm that answers [`Departure::Now`] is told of the packet by
+    /// [`CongestionControl::on_packet_sent`].
+    fn departure(&mut self, _now: SimTime) -> Departure {
+        Departure::Free
+    }
 
     /// The network signals this algorithm needs (none by default).
     fn signals(&self) -> Signals {

@@ -1,128 +1,165 @@
-//! Oracle: the physical-limit reference line. A sender that is told, with
-//! zero delay and every TTI, the flow's instantaneous fair share of its UE's
-//! capacity and the path's true base RTT, and sends exactly that.
+//! The oracle (`oracle`): a sender that is the physical limit of its path.
 //!
-//! It is not a published algorithm; it is what reports compare the
-//! explicit-feedback schemes (XRC, ABC, PBE-CC, NATCP/NACubic) against:
-//! how close can a sender get to full utilization with empty queues if its
-//! information were perfect? The network side is `World::feed_oracles`
-//! (`Feedback::Oracle` every TTI: the UE's available capacity after HARQ
-//! losses divided by its live flows, and the propagation-plus-processing
-//! RTT of an empty path).
+//! It is not a published algorithm. It is the reference every scheme's
+//! throughput and delay are divided by, so it must be a *bound*: on the same
+//! path no sender may deliver more, and none may deliver as much with less
+//! queuing delay. The rate oracle it replaces ([`super::oracle_rate`],
+//! `oracle-rate`) was not one (issue 10).
 //!
-//! The model:
+//! # What it knows
+//!
+//! The future delivery opportunities of its bottleneck, with zero delay, and
+//! the one-way delay from its host to that bottleneck. The network side is
+//! the access network's port `Access::oracle_opportunities` (the trace
+//! topology: the Mahimahi trace, known in advance, repeating with its
+//! period) and `World::feed_schedule`: every millisecond, for each
+//! opportunity at time `T` that is the flow's and lies one millisecond
+//! beyond what it was told, the flow gets `Feedback::Departure { at }` with
 //!
 //! ```text
-//!   pacing rate = C                                         (bit/s on the wire)
-//!   cwnd        = ⌈ C · (RTT_base + A) / (8 · (MSS + 52)) ⌉ segments, at least `min_cwnd`
+//!   at = T − D_fwd − 1 ns
+//!   D_fwd = extra_rtt / 2 + Internet delay (+ one full packet's serialization
+//!           on the Internet link when it has a rate)
 //! ```
 //!
-//! where C is the capacity of the last report, RTT_base the base RTT and A
-//! the *allowance* (below). The pacing rate keeps the bottleneck's arrival
-//! rate at its service rate, so no queue forms; the window only bounds what
-//! is in flight when the ACK clock stalls.
+//! and sends one full segment at each `at` (the framework's departure hook,
+//! [`super::CongestionControl::departure`], holds every other transmission).
+//! Which opportunities are the flow's: every one, when it is alone on its
+//! UE; with `n` live flows on the UE, those whose index (counted from the
+//! trace's start, cycles included) is `rank mod n`, `rank` the flow's place
+//! among the UE's live flows (its share). Opportunities its queue could not
+//! hold are not given (see *Buffer* below).
+//!
+//! # Why nobody beats it (the argument)
+//!
+//! Assumptions: (A1) the trace link is the only rate limit on the forward
+//! path (the Internet link has no rate, or its serialization of one packet
+//! is the only delay it adds: nothing else queues); (A2) every data packet
+//! is a full segment, MSS 1448 bytes + 52 bytes of TCP/IP headers = 1500 IP
+//! bytes, which Mahimahi counts as 1504 with the TUN header, exactly one
+//! opportunity (`trace_link` rule 2); (A3) a single flow on the bottleneck,
+//! or, with several, each flow is compared against its share of the
+//! opportunities; (A4) a run of fixed length: what counts is what the
+//! receiver gets by its end.
+//!
+//! *Throughput.* Under A2 an opportunity carries at most one segment
+//! (`trace_link` rule 5), so the payload any sender gets through by the end
+//! is at most 1448 bytes times the opportunities that can carry a packet of
+//! it: those at or after its first packet can reach the link (flow start +
+//! `D_fwd`, rule 6: a packet arriving in millisecond `m` is carried by an
+//! opportunity after `m` at the earliest), and, for a full queue (rule 8),
+//! no more in one millisecond than the queue holds: every packet carried at
+//! `T` arrived before `T` and is still queued when the last of them arrives,
+//! so their number is at most `buffer_packets` and `buffer_bytes / 1504`.
+//! The oracle puts one segment on every such opportunity, so its goodput is
+//! that maximum, and nobody's is higher.
+//!
+//! *Delay.* "Delay" is each data packet's one-way queuing delay at the
+//! bottleneck: the time from its arrival at the link to the opportunity that
+//! sends its last byte (Mahimahi's `record_departure`, the `queue_delay`
+//! table), summarized per run as its mean and 95th percentile; and the
+//! network RTT of a packet, base RTT + its queuing delay. In integer
+//! nanoseconds a packet carried at `T` arrived at `T − 1 ns` at the latest
+//! (rule 6), so its queuing delay is at least 1 ns; every packet of the
+//! oracle waits exactly 1 ns. So at any throughput no sender's mean or p95
+//! delay (or network RTT) is lower, and at the oracle's delay (1 ns) no
+//! sender's throughput is higher. Power (throughput / mean or p95 delay,
+//! with `xrc reproduce`'s floor of 0.1 ms on the delay) is therefore never
+//! higher than the oracle's: throughput at most the oracle's over a delay
+//! at least the oracle's.
+//!
+//! What it does not bound: RTT samples as a sender measures them, which
+//! include the receiver's delayed ACKs (a sender that sends pairs gets
+//! immediate ACKs; the oracle's lone packets may wait for the delayed-ACK
+//! timer) and the uplink; flows that send smaller segments (A2: several
+//! small packets may share an opportunity, and a byte-limited queue may
+//! hold more of them); and schemes sharing the bottleneck with the oracle,
+//! whose packets take opportunities the oracle was given (A3).
+//!
+//! # The cellular topology
+//!
+//! Not done: a cell's future per-TTI service for a UE depends on the
+//! scheduler (proportional fair: on the UE's own backlog and every other
+//! UE's), on HARQ outcomes and on the channel, which the simulator draws as
+//! it goes; knowing it ahead needs a second run of the cell with the UE
+//! kept backlogged. The cell offers no schedule, so a scenario that asks
+//! for `oracle` there is refused, naming `oracle-rate`.
 //!
 //! Choices, numbered:
-//! 1. *Units.* C counts link bits (the cell's transport blocks after HARQ
-//!    losses; a trace's delivery opportunities), so a segment is counted with
-//!    its TCP/IP headers (MSS + 52 bytes), as the framework's pacing counts
-//!    it. PDCP/RLC/MAC headers (≈ 7 bytes a packet, 0.5 %) are not
-//!    subtracted: the oracle paces at C exactly, and the window bounds the
-//!    queue that 0.5 % could build.
-//! 2. *Allowance A for the air interface's burstiness* (`allowance_ms`,
-//!    default 20 ms). An RTT with empty queues is longer than the base RTT
-//!    whenever the radio does not line up: a packet waits for its TTI
-//!    (≤ 1 ms), a HARQ retransmission holds a block and everything RLC must
-//!    deliver in order behind it for 8 ms, and an ACK waits for an uplink
-//!    grant, up to one SR period (10 ms by default), and travels in a batch
-//!    every BSR grant (4 ms). A window of exactly C · RTT_base then throttles
-//!    the flow below C (74 % utilization at CQI 15 in `lte()`, against 95 %
-//!    with the default). The default is one HARQ RTT + one SR period + two
-//!    TTIs. As the flow is paced at C, the allowance turns into queue only
-//!    when the ACK clock catches up (HoL p95 7 ms in that run).
-//!    `allowance_ms = 0` gives the textbook cwnd = C · RTT_base.
-//! 3. *Zero capacity.* A report of C = 0 (an outage, or a UE without a
-//!    scheduled share) sets the window to `min_cwnd` and the pacing rate to
-//!    `min_cwnd` segments per base RTT, never to zero: a zero rate would
-//!    make the framework wait a second before its next transmission.
-//! 4. *Before the first report* (the first TTI of the flow) the framework's
-//!    initial window goes out unpaced.
-//! 5. *Losses.* The oracle does not react to loss (ssthresh unchanged, the
-//!    window set on every ACK by `cong_control`, so PRR is skipped): its
-//!    window is ground truth. A retransmission timeout still collapses the
-//!    window (the framework sets cwnd = in flight + 1) until the next ACK or
-//!    report restores it. Before the first report (or on a topology without
-//!    oracle feedback) it holds the initial window and a loss halves it
-//!    (Reno's ssthresh).
+//! 1. *One nanosecond early.* A packet must reach the trace link before the
+//!    millisecond of its opportunity (rule 6); 1 ns is the least margin
+//!    integer time allows, and every delay on the path is whole
+//!    nanoseconds, so it arrives exactly then.
+//! 2. *A missed departure is dropped.* A departure whose time passed without
+//!    a packet (the application had nothing to send, or the receive window
+//!    was closed) is forgotten: sent late, its packet would wait for the
+//!    next opportunity and queue in front of the packet that is the next
+//!    one's. Counted in `missed`.
+//! 3. *The window never limits.* It is set to the packets in flight plus the
+//!    departures pending, plus one, on every ACK and schedule: the
+//!    schedule alone decides. Losses (none under A1–A3) do not change it; a
+//!    retransmission takes the next departure, as new data would.
+//! 4. *Before its first departure* the flow sends nothing (the framework's
+//!    initial window would be a burst into the queue).
+
+use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::helpers::reno_ssthresh;
 use super::registry::CcConfig;
-use super::{CongestionControl, ConnView, Feedback, RateSample, Signals, Window};
-use crate::net::packet::TCP_IP_HEADER_BYTES;
-use crate::units::{BitRate, SimDuration, SimTime};
+use super::{CongestionControl, ConnView, Departure, Feedback, PacketRecord, RateSample, SentPacket, Signals, Window};
+use crate::units::SimTime;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// The oracle has no parameters: what it does follows from the path.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
-pub struct Config {
-    /// Time added to the base RTT when sizing the window, ms (choice 2).
-    pub allowance_ms: f64,
-    /// Smallest window, segments.
-    pub min_cwnd: u32,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            allowance_ms: 20.0,
-            min_cwnd: 2,
-        }
-    }
-}
+pub struct Config {}
 
 impl CcConfig for Config {
     fn validate(&self) -> Result<(), String> {
-        crate::units::check_duration_ms("allowance_ms", self.allowance_ms, true)?;
-        crate::transport::check_window_segments("min_cwnd", self.min_cwnd)?;
         Ok(())
     }
 }
 
+#[derive(Default)]
 pub struct Oracle {
-    cfg: Config,
-    allowance: SimDuration,
-    capacity_bps: Option<u64>,
-    base_rtt: SimDuration,
-    /// The window the last report asks for, segments.
-    target: Option<u32>,
-    /// Bytes a segment occupies on the link (MSS + TCP/IP headers).
-    wire_bytes: u32,
+    /// Departure times not yet used, non-decreasing.
+    pending: VecDeque<SimTime>,
+    /// A departure has been given.
+    scheduled: bool,
+    /// Departures that passed without a packet (choice 2).
+    missed: u64,
 }
 
 impl Oracle {
-    pub fn new(cfg: Config) -> Self {
-        let allowance = SimDuration::try_from_millis_f64(cfg.allowance_ms).unwrap_or(SimDuration::ZERO);
-        Oracle {
-            cfg,
-            allowance,
-            capacity_bps: None,
-            base_rtt: SimDuration::ZERO,
-            target: None,
-            wire_bytes: 1448 + TCP_IP_HEADER_BYTES,
+    pub fn new(_cfg: Config) -> Self {
+        Oracle::default()
+    }
+
+    /// Departures that passed without a packet.
+    pub fn missed(&self) -> u64 {
+        self.missed
+    }
+
+    /// Departures known and not yet used.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Choice 3: the window covers what is in flight and every departure
+    /// pending.
+    fn open_window(&self, w: &mut Window, c: &ConnView) {
+        let want = (c.packets_in_flight as u64 + self.pending.len() as u64 + 1).min(w.cwnd_clamp as u64) as u32;
+        w.cwnd = want.max(1);
+    }
+
+    /// Choice 2: forgets departures before `now`.
+    fn drop_missed(&mut self, now: SimTime) {
+        while self.pending.front().is_some_and(|&t| t < now) {
+            self.pending.pop_front();
+            self.missed += 1;
         }
-    }
-
-    /// ⌈C · (RTT_base + A)⌉ in segments of `wire_bytes`, at least `min_cwnd`.
-    pub fn window_for(&self, capacity_bps: u64, base_rtt: SimDuration) -> u32 {
-        let bits = capacity_bps as f64 * (base_rtt + self.allowance).as_secs_f64();
-        let segs = (bits / (8.0 * self.wire_bytes as f64)).ceil();
-        (segs.min(u32::MAX as f64 / 4.0) as u32).max(self.cfg.min_cwnd)
-    }
-
-    pub fn capacity_bps(&self) -> Option<u64> {
-        self.capacity_bps
     }
 }
 
@@ -131,183 +168,143 @@ impl CongestionControl for Oracle {
         "oracle"
     }
 
-    fn init(&mut self, _now: SimTime, _w: &mut Window, c: &ConnView) {
-        if c.mss > 0 {
-            self.wire_bytes = c.mss + TCP_IP_HEADER_BYTES;
-        }
-    }
-
-    /// Choice 5: losses do not change the target. Before the first report
-    /// a loss halves the initial window (Reno), so the framework's own
-    /// recovery never inflates from an infinite ssthresh.
+    /// Choice 3: losses leave the window alone.
     fn ssthresh(&mut self, _now: SimTime, w: &Window, _c: &ConnView) -> u32 {
-        match self.target {
-            Some(_) => w.ssthresh,
-            None => reno_ssthresh(w),
-        }
+        w.ssthresh
     }
 
-    /// Not reached once a report has arrived (`cong_control` handles every
-    /// ACK); before it, the initial window is kept.
     fn cong_avoid(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, _acked: u32) {}
 
-    fn cong_control(&mut self, _now: SimTime, w: &mut Window, _c: &ConnView, _rs: &RateSample) -> bool {
-        match self.target {
-            Some(t) => {
-                w.cwnd = t.min(w.cwnd_clamp);
-                true
-            }
-            None => false,
+    fn cong_control(&mut self, _now: SimTime, w: &mut Window, c: &ConnView, _rs: &RateSample) -> bool {
+        if self.scheduled {
+            self.open_window(w, c);
         }
+        self.scheduled
     }
 
-    fn on_feedback(&mut self, _now: SimTime, w: &mut Window, c: &ConnView, fb: &Feedback) {
-        let Feedback::Oracle { capacity_bps, base_rtt } = *fb else {
+    fn on_feedback(&mut self, now: SimTime, w: &mut Window, c: &ConnView, fb: &Feedback) {
+        let Feedback::Departure { at } = *fb else {
             return;
         };
-        if c.mss > 0 {
-            self.wire_bytes = c.mss + TCP_IP_HEADER_BYTES;
+        self.drop_missed(now);
+        if at >= now && self.pending.back().is_none_or(|&b| b <= at) {
+            self.pending.push_back(at);
         }
-        self.capacity_bps = Some(capacity_bps);
-        self.base_rtt = base_rtt;
-        let t = self.window_for(capacity_bps, base_rtt);
-        self.target = Some(t);
-        w.cwnd = t.min(w.cwnd_clamp);
+        self.scheduled = true;
+        self.open_window(w, c);
     }
 
-    fn pacing_rate(&self) -> Option<BitRate> {
-        let c = self.capacity_bps?;
-        // Choice 3: never a zero rate.
-        let rtt = (self.base_rtt + self.allowance).as_secs_f64().max(1e-3);
-        let floor = (self.cfg.min_cwnd as f64 * self.wire_bytes as f64 * 8.0 / rtt).round() as u64;
-        Some(BitRate::from_bps(c.max(floor).max(1)))
+    fn departure(&mut self, now: SimTime) -> Departure {
+        self.drop_missed(now);
+        match self.pending.front() {
+            None => Departure::Hold,
+            Some(&t) if t <= now => Departure::Now,
+            Some(&t) => Departure::At(t),
+        }
+    }
+
+    fn on_packet_sent(&mut self, now: SimTime, _p: &SentPacket) -> PacketRecord {
+        if self.pending.front().is_some_and(|&t| t <= now) {
+            self.pending.pop_front();
+        }
+        PacketRecord::default()
     }
 
     fn signals(&self) -> Signals {
         Signals {
-            oracle: true,
+            oracle_schedule: true,
             ..Signals::default()
         }
     }
 
     fn mode(&self) -> &'static str {
-        if self.target.is_some() {
+        if self.scheduled {
             "oracle"
         } else {
-            "initial"
+            "waiting"
         }
     }
 
     fn target_window(&self) -> Option<f64> {
-        self.target.map(|t| t as f64)
+        None
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::registry;
+    use crate::units::SimDuration;
 
-    fn view() -> ConnView {
-        ConnView {
-            mss: 1448,
+    fn t(us: u64) -> SimTime {
+        SimTime::ZERO + SimDuration::from_micros(us)
+    }
+
+    fn give(o: &mut Oracle, w: &mut Window, now: SimTime, at: SimTime) {
+        o.on_feedback(now, w, &ConnView::default(), &Feedback::Departure { at });
+    }
+
+    #[test]
+    fn before_any_departure_nothing_leaves() {
+        let mut o = Oracle::new(Config::default());
+        assert_eq!(o.departure(t(0)), Departure::Hold);
+        assert!(!o.cong_control(t(0), &mut Window::new(10), &ConnView::default(), &RateSample::default()));
+        assert!(o.signals().oracle_schedule && !o.signals().oracle);
+    }
+
+    #[test]
+    fn each_departure_lets_exactly_one_packet_leave_at_its_time() {
+        let mut o = Oracle::new(Config::default());
+        let mut w = Window::new(10);
+        give(&mut o, &mut w, t(0), t(500));
+        give(&mut o, &mut w, t(0), t(500));
+        give(&mut o, &mut w, t(0), t(900));
+        assert_eq!(w.cwnd, 4, "in flight 0 + 3 pending + 1");
+        assert_eq!(o.departure(t(100)), Departure::At(t(500)));
+        assert_eq!(o.departure(t(500)), Departure::Now);
+        o.on_packet_sent(t(500), &SentPacket::default());
+        assert_eq!(o.departure(t(500)), Departure::Now);
+        o.on_packet_sent(t(500), &SentPacket::default());
+        assert_eq!(o.departure(t(500)), Departure::At(t(900)));
+        o.on_packet_sent(t(900), &SentPacket::default());
+        assert_eq!(o.departure(t(901)), Departure::Hold);
+        assert_eq!(o.missed(), 0);
+    }
+
+    #[test]
+    fn a_departure_that_passed_unused_is_forgotten_and_counted() {
+        let mut o = Oracle::new(Config::default());
+        let mut w = Window::new(10);
+        give(&mut o, &mut w, t(0), t(100));
+        give(&mut o, &mut w, t(0), t(200));
+        assert_eq!(o.departure(t(150)), Departure::At(t(200)));
+        assert_eq!(o.missed(), 1);
+        // A departure already in the past when given is not kept.
+        give(&mut o, &mut w, t(300), t(250));
+        assert_eq!(o.pending(), 0);
+        assert_eq!(o.missed(), 2);
+    }
+
+    #[test]
+    fn the_window_covers_what_is_in_flight_and_pending_and_losses_leave_it_alone() {
+        let mut o = Oracle::new(Config::default());
+        let mut w = Window::new(10);
+        give(&mut o, &mut w, t(0), t(10));
+        let c = ConnView {
+            packets_in_flight: 40,
             ..ConnView::default()
-        }
-    }
-
-    fn report(o: &mut Oracle, w: &mut Window, bps: u64, rtt_ms: u64) {
-        let fb = Feedback::Oracle {
-            capacity_bps: bps,
-            base_rtt: SimDuration::from_millis(rtt_ms),
         };
-        o.on_feedback(SimTime::ZERO, w, &view(), &fb);
+        w.cwnd = 1; // after a timeout
+        assert!(o.cong_control(t(0), &mut w, &c, &RateSample::default()));
+        assert_eq!(w.cwnd, 42);
+        assert_eq!(o.ssthresh(t(0), &w, &c), w.ssthresh);
     }
 
     #[test]
-    fn without_allowance_the_window_is_capacity_times_base_rtt_rounded_up() {
-        let mut o = Oracle::new(Config {
-            allowance_ms: 0.0,
-            ..Config::default()
-        });
-        let mut w = Window::new(10);
-        // 30 Mbit/s · 40 ms = 1.2 Mbit = 150 000 bytes = 100.0 segments of 1500 bytes.
-        report(&mut o, &mut w, 30_000_000, 40);
-        assert_eq!(w.cwnd, 100);
-        // 30.1 Mbit/s: 100.33 segments, rounded up.
-        report(&mut o, &mut w, 30_100_000, 40);
-        assert_eq!(w.cwnd, 101);
-    }
-
-    #[test]
-    fn the_default_allowance_adds_twenty_milliseconds_of_data() {
-        let mut o = Oracle::new(Config::default());
-        let mut w = Window::new(10);
-        // 12 Mbit/s · (40 + 20) ms = 720 000 bits = 60 segments of 1500 bytes.
-        report(&mut o, &mut w, 12_000_000, 40);
-        assert_eq!(w.cwnd, 60);
-    }
-
-    #[test]
-    fn the_oracle_paces_at_the_reported_capacity() {
-        let mut o = Oracle::new(Config::default());
-        let mut w = Window::new(10);
-        assert_eq!(o.pacing_rate(), None, "no pacing before the first report");
-        report(&mut o, &mut w, 17_500_000, 40);
-        assert_eq!(o.pacing_rate(), Some(BitRate::from_bps(17_500_000)));
-    }
-
-    #[test]
-    fn zero_capacity_keeps_a_minimum_window_and_a_nonzero_rate() {
-        let mut o = Oracle::new(Config::default());
-        let mut w = Window::new(10);
-        report(&mut o, &mut w, 0, 40);
-        assert_eq!(w.cwnd, 2);
-        // 2 segments of 1500 bytes per 60 ms = 400 kbit/s.
-        assert_eq!(o.pacing_rate(), Some(BitRate::from_bps(400_000)));
-    }
-
-    #[test]
-    fn every_ack_restores_the_target_and_losses_leave_it_alone() {
-        let mut o = Oracle::new(Config {
-            allowance_ms: 0.0,
-            ..Config::default()
-        });
-        let mut w = Window::new(10);
-        report(&mut o, &mut w, 30_000_000, 40);
-        assert_eq!(o.ssthresh(SimTime::ZERO, &w, &view()), w.ssthresh);
-        w.cwnd = 7; // e.g. after a timeout
-        assert!(o.cong_control(SimTime::ZERO, &mut w, &view(), &RateSample::default()));
-        assert_eq!(w.cwnd, 100);
-    }
-
-    #[test]
-    fn before_any_report_the_framework_keeps_control() {
-        let mut o = Oracle::new(Config::default());
-        let mut w = Window::new(10);
-        assert!(!o.cong_control(SimTime::ZERO, &mut w, &view(), &RateSample::default()));
-        assert_eq!(w.cwnd, 10);
-        assert!(o.signals().oracle);
-    }
-
-    #[test]
-    fn bad_parameters_are_rejected_by_name() {
-        assert!(Config {
-            allowance_ms: -1.0,
-            ..Config::default()
-        }
-        .validate()
-        .unwrap_err()
-        .contains("allowance_ms"));
-        assert!(Config {
-            min_cwnd: 0,
-            ..Config::default()
-        }
-        .validate()
-        .unwrap_err()
-        .contains("min_cwnd"));
-        let e = registry::build("oracle", &serde_json::json!({"allowance": 3}))
+    fn unknown_parameters_are_rejected_by_name() {
+        let e = registry::build("oracle", &serde_json::json!({"allowance_ms": 3}))
             .err()
             .unwrap();
-        assert!(e.contains("allowance"), "{e}");
+        assert!(e.contains("allowance_ms"), "{e}");
     }
 }

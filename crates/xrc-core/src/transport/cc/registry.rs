@@ -12,8 +12,22 @@ use super::CongestionControl;
 
 /// The names scenarios may use in `cc = "..."`.
 pub const SCHEMES: &[&str] = &[
-    "newreno", "cubic", "xrc", "illinois", "veno", "vegas", "copa", "abc", "pbe", "natcp", "nacubic", "oracle", "bbr",
-    "bbr3", "roccet",
+    "newreno",
+    "cubic",
+    "xrc",
+    "illinois",
+    "veno",
+    "vegas",
+    "copa",
+    "abc",
+    "pbe",
+    "natcp",
+    "nacubic",
+    "oracle",
+    "bbr",
+    "bbr3",
+    "roccet",
+    "oracle-rate",
 ];
 
 /// Builds a controller from its name and parameter table. Errors name the
@@ -40,6 +54,7 @@ pub fn build_seeded(name: &str, params: &serde_json::Value, stream: u64) -> Resu
         "natcp" => Box::new(super::natcp::Natcp::new(parse(params)?)),
         "nacubic" => Box::new(super::nacubic::NaCubic::new(parse(params)?)),
         "oracle" => Box::new(super::oracle::Oracle::new(parse(params)?)),
+        "oracle-rate" => Box::new(super::oracle_rate::Oracle::new(parse(params)?)),
         "bbr" => Box::new(super::bbr::v1::Bbr::seeded(parse(params)?, stream)),
         "bbr3" => Box::new(super::bbr::v3::Bbr3::seeded(parse(params)?, stream)),
         "roccet" => Box::new(super::roccet::Roccet::new(parse(params)?)),
@@ -62,6 +77,7 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "natcp" => roundtrip::<super::natcp::Config>(params),
         "nacubic" => roundtrip::<super::nacubic::Config>(params),
         "oracle" => roundtrip::<super::oracle::Config>(params),
+        "oracle-rate" => roundtrip::<super::oracle_rate::Config>(params),
         "bbr" => roundtrip::<super::bbr::v1::Config>(params),
         "bbr3" => roundtrip::<super::bbr::v3::Config>(params),
         "roccet" => roundtrip::<super::roccet::Config>(params),
@@ -88,6 +104,7 @@ pub fn schema(name: &str) -> Option<schemars::Schema> {
         "natcp" => schema_for!(super::natcp::Config),
         "nacubic" => schema_for!(super::nacubic::Config),
         "oracle" => schema_for!(super::oracle::Config),
+        "oracle-rate" => schema_for!(super::oracle_rate::Config),
         "bbr" => schema_for!(super::bbr::v1::Config),
         "bbr3" => schema_for!(super::bbr::v3::Config),
         "roccet" => schema_for!(super::roccet::Config),

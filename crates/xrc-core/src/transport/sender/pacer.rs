@@ -41,6 +41,12 @@ impl Pacer {
         self.next = now;
     }
 
+    /// Holds transmission until `at` (the algorithm's own departure
+    /// schedule): the wake-up the caller must schedule.
+    pub(super) fn hold_until(&mut self, at: SimTime) {
+        self.wait = Some(at);
+    }
+
     /// May a packet of `len` payload bytes leave at `now` at `rate`? If so
     /// the departure is booked (the next one is spaced by the packet's
     /// length, Linux's earliest-departure-time pacing); if not the wake-up

@@ -37,7 +37,7 @@ use super::recovery::Rexmit;
 use super::timers::XmitTimer;
 use super::TcpSender;
 use crate::net::{AbcMark, Packet, PacketKind};
-use crate::transport::cc::{CaEvent, CaState, LostPacket, PacketRecord, SentPacket};
+use crate::transport::cc::{CaEvent, CaState, Departure, LostPacket, PacketRecord, SentPacket};
 use crate::transport::rtt::RtoRule;
 use crate::transport::scoreboard::Seg;
 use crate::units::SimTime;
@@ -192,6 +192,9 @@ impl TcpSender {
                 self.check_app_limited();
                 return;
             }
+            if !self.departure_allows(now) {
+                return;
+            }
             if let Some(rate) = self.effective_pacing_rate() {
                 let len = match retransmit {
                     Some(i) => self.sb.get(i).len,
@@ -207,6 +210,21 @@ impl TcpSender {
                 None => self.send_new(now, out),
             }
             *sent += 1;
+        }
+    }
+
+    /// The algorithm's departure schedule lets a packet leave now; if it
+    /// names a later time, the pacing timer is set for it (Linux: an skb
+    /// whose `tstamp` is in the future waits in the fq qdisc).
+    pub(super) fn departure_allows(&mut self, now: SimTime) -> bool {
+        match self.cc.departure(now) {
+            Departure::Free | Departure::Now => true,
+            Departure::At(t) if t <= now => true,
+            Departure::At(t) => {
+                self.pacer.hold_until(t);
+                false
+            }
+            Departure::Hold => false,
         }
     }
 
@@ -405,7 +423,7 @@ impl TcpSender {
     /// window says, if pacing lets it go now (Linux `tcp_write_xmit` with
     /// `push_one = 2`).
     pub(super) fn send_new_probe(&mut self, now: SimTime, out: &mut SenderOutput) {
-        if self.pacer.waiting() {
+        if self.pacer.waiting() || !self.departure_allows(now) {
             return;
         }
         if let Some(rate) = self.effective_pacing_rate() {

@@ -244,7 +244,12 @@ impl TcpSender {
                 return;
             }
         } else {
-            // Otherwise the last segment again.
+            // Otherwise the last segment again, when the algorithm's
+            // departure schedule lets it go.
+            if !self.departure_allows(now) {
+                self.rearm_rto(now);
+                return;
+            }
             let Some(last) = self.sb.packets_out().checked_sub(1) else {
                 self.rto.clear();
                 return;
