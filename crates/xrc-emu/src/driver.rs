@@ -31,6 +31,7 @@ use xrc_core::net::{DataHeader, FlowId, Packet, PacketKind};
 use xrc_core::units::SimTime;
 
 use crate::capture::Capture;
+use crate::cell::CellHandle;
 use crate::model::Paths;
 use crate::stage::{Dropped, Path};
 use crate::wire::parse_ipv4;
@@ -219,6 +220,9 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     clock: C,
     paths: [Path; 2],
     describe: [String; 2],
+    /// The cell both paths cross (`cellular` topology), which needs each
+    /// flow classified to a UE.
+    cell: Option<CellHandle>,
     opts: Options,
     slab: Slab,
     capture: Capture,
@@ -247,6 +251,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             clock,
             paths: [paths.down, paths.up],
             describe: [paths.describe_down, paths.describe_up],
+            cell: paths.cell,
             opts,
             slab: Slab::default(),
             capture,
@@ -315,6 +320,9 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     }
     pub fn describe(&self, d: Dir) -> &str {
         &self.describe[d as usize]
+    }
+    pub fn cell(&self) -> Option<&CellHandle> {
+        self.cell.as_ref()
     }
     pub fn origin_ns(&self) -> Option<u64> {
         self.origin
@@ -403,10 +411,21 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         let bytes = &self.buf[..n];
         let info = parse_ipv4(bytes);
         let (rec, flow) = self.capture.on_read(t, dir, bytes, info.as_ref());
-        let slot = self.slab.put(bytes, rec);
         let c = &mut self.counts[dir as usize];
         c.read += 1;
         c.bytes_read += n as u64;
+        if let Some(cell) = &self.cell {
+            let ue = info
+                .as_ref()
+                .and_then(|i| cell.register(flow, dir == Dir::Down, i.src, i.dst));
+            if ue.is_none() {
+                // Neither address is a UE's: the packet has no radio to cross.
+                self.capture.on_dropped(rec, NO_UE_STAGE);
+                c.dropped += 1;
+                return;
+            }
+        }
+        let slot = self.slab.put(bytes, rec);
         let now = SimTime::from_nanos(t);
         let pkt = Packet {
             flow: FlowId(flow),
@@ -425,6 +444,9 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
 
     /// Runs both paths up to model time `t` and writes what left them.
     fn advance(&mut self, t: u64) {
+        if let Some(cell) = &self.cell {
+            cell.set_wall(t);
+        }
         let now = SimTime::from_nanos(t);
         for dir in [Dir::Down, Dir::Up] {
             self.paths[dir as usize].advance_to(now, &mut self.released, &mut self.dropped);
@@ -488,6 +510,10 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     }
 }
 
+/// The drop stage recorded for a packet the cell could not classify to a
+/// UE (its UE-side address is none of the UEs').
+pub const NO_UE_STAGE: usize = 200;
+
 fn slot_of(p: &Packet) -> u32 {
     match &p.kind {
         PacketKind::Data(d) => d.seq as u32,
@@ -513,6 +539,7 @@ pub(crate) mod tests {
     use std::rc::Rc;
 
     use crate::model::{build_paths, TraceTexts};
+    use crate::report::RunReport;
     use xrc_core::scenario::ScenarioConfig;
 
     /// A virtual clock shared by the fake devices.
@@ -685,6 +712,30 @@ pub(crate) mod tests {
             "the trace's opportunities are used: {}",
             times.len()
         );
+    }
+
+    #[test]
+    fn through_the_cellular_topology_a_packet_crosses_the_internet_delay_and_the_cell_and_a_stranger_is_dropped() {
+        let scenario = r#"{"seed":1,"duration_s":1,"topology":"cellular",
+            "internet":{"delay_ms":5,"buffer_packets":null},"cell":{"harq":{"bler":0.0}},
+            "ues":[{"channel":{"kind":"fixed_cqi","cqi":15}}],"flows":[{"cc":"cubic","ue":0}]}"#;
+        let mut e = emulator(scenario, TraceTexts::default());
+        e.io.inbox[0].push_back((10_000_000, ip_packet(1500)));
+        let mut stranger = ip_packet(1500);
+        stranger[19] = 77; // to 10.77.0.77: no UE has that address
+        e.io.inbox[0].push_back((10_000_000, stranger));
+        e.run(&AtomicBool::new(false), Some(100_000_000)).unwrap();
+        assert_eq!(e.io.sent.len(), 1);
+        assert_eq!(e.counts(Dir::Down).dropped, 1);
+        // Read at 10 ms + a call's cost; 5 ms of delay; the TTI at 16 ms;
+        // 1 ms of decoding: out at 18 ms.
+        let t = e.io.sent[0].0;
+        assert!((18_000_000..18_100_000).contains(&t), "{t}");
+        let r = RunReport::of(&e, 0, Default::default(), 1_000_000);
+        let tti = r.tti.expect("a cell has TTIs");
+        assert!(tti.n >= 99, "{tti:?}");
+        assert_eq!(tti.late, 0);
+        assert!(tti.max_ns.unwrap() < 100_000, "the fake clock wakes on time: {tti:?}");
     }
 
     #[test]

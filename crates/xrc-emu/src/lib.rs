@@ -11,8 +11,9 @@
 //! 1. [`sys`]: the operating system through `libc`: the monotonic clock,
 //!    TUN devices, `ppoll`, CPU pinning, timer slack, `SCHED_FIFO`.
 //! 2. [`wire`]: reading IPv4/TCP headers (never writing them).
-//! 3. [`stage`] and [`model`]: xrc-core's link models (`net::Link`,
-//!    `ran::trace_link::TraceLink`, `net::Pipe`) behind a narrow interface
+//! 3. [`stage`], [`cell`] and [`model`]: xrc-core's link models (`net::Link`,
+//!    `ran::trace_link::TraceLink`, `net::Pipe`) and its cell component
+//!    (`ran::cell_access::CellAccess`) behind a narrow interface
 //!    (packets in, packets out at their model time, next wake-up), and the
 //!    paths a resolved scenario describes.
 //! 4. [`driver`]: the wall-clock loop that reads packets, runs the paths in
@@ -51,6 +52,7 @@
 
 pub mod analysis;
 pub mod capture;
+pub mod cell;
 pub mod driver;
 pub mod model;
 pub mod report;

@@ -18,8 +18,22 @@ pub struct ReleaseError {
     pub late_threshold_ns: u64,
 }
 
+/// Summary of TTI start lateness (the wall time of the pass that ran a
+/// TTI − the TTI's model time), ns; `cellular` topology only.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TtiLateness {
+    pub n: u64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    /// TTIs that started later than the late threshold.
+    pub late: u64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunReport {
+    /// TTI start lateness (`None`: no cell in the paths).
+    pub tti: Option<TtiLateness>,
     /// Model time at the end of the run, ns.
     pub duration_ns: u64,
     pub release: ReleaseError,
@@ -58,6 +72,16 @@ impl RunReport {
             late: e.timing().late,
             late_threshold_ns: late_ns,
         };
+        let tti = e.cell().map(|c| {
+            let mut late = c.series().tti_late_ns;
+            TtiLateness {
+                n: late.len() as u64,
+                late: late.iter().filter(|&&x| x > late_ns).count() as u64,
+                p50_ns: percentile(&mut late, 50.0),
+                p99_ns: percentile(&mut late, 99.0),
+                max_ns: late.last().copied(),
+            }
+        });
         let (send_errors, last) = e.send_errors();
         let t = e.timing();
         let mut longest = t.stalls.clone();
@@ -65,7 +89,8 @@ impl RunReport {
         longest.truncate(20);
         RunReport {
             duration_ns: e.ended_ns(),
-            fell_behind: release.late > 0,
+            fell_behind: release.late > 0 || tti.as_ref().is_some_and(|t| t.late > 0),
+            tti,
             release,
             down: e.counts(Dir::Down),
             up: e.counts(Dir::Up),

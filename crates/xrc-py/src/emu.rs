@@ -103,6 +103,18 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
     rel.set_item("late", r.release.late)?;
     rel.set_item("late_threshold_us", r.release.late_threshold_ns as f64 / 1e3)?;
     d.set_item("release_error", rel)?;
+    match &r.tti {
+        Some(t) => {
+            let x = PyDict::new(py);
+            x.set_item("n", t.n)?;
+            x.set_item("p50_us", us(t.p50_ns))?;
+            x.set_item("p99_us", us(t.p99_ns))?;
+            x.set_item("max_us", us(t.max_ns))?;
+            x.set_item("late", t.late)?;
+            d.set_item("tti_start_lateness", x)?;
+        }
+        None => d.set_item("tti_start_lateness", py.None())?,
+    }
     d.set_item("fell_behind", r.fell_behind)?;
     d.set_item("duration_s", r.duration_ns as f64 / 1e9)?;
     for (name, c) in [("down", r.down), ("up", r.up)] {
@@ -376,6 +388,69 @@ impl Emulator {
             d.set_item(*name, col_u32(py, c))?;
         }
         Ok(d)
+    }
+
+    /// What the cell reported (`cellular` topology; None otherwise), as
+    /// columns (dtype, bytes): per TTI and UE `tti_*` (`t_ns`, `ue`,
+    /// `hol_ns`, `sdus`, `bytes`, `cqi`, `available_mbps`, `agent_bps`,
+    /// `active`); per packet leaving an RLC buffer `sojourn_*` (`t_ns`,
+    /// `ue`, `flow`, `ns`); `rlc_drop_*` (`t_ns`, `ue`, `flow`);
+    /// `harq_lost_*` (`t_ns`, `count`); and the lists `flow_ue` (UE of
+    /// each capture flow, None: no UE) and `links` (per UE: TBs new,
+    /// retransmitted, lost, carried bits).
+    fn cell_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(cell) = self.emu()?.cell() else {
+            return Ok(None);
+        };
+        let s = cell.series();
+        let d = PyDict::new(py);
+        let f64s = |v: Vec<f64>| ("<f8", le_bytes(py, &v, |x| x.to_le_bytes().to_vec()));
+        let x = &s.samples;
+        d.set_item("tti_t_ns", col_u64(py, &x.iter().map(|r| r.t_ns).collect::<Vec<_>>()))?;
+        d.set_item("tti_ue", col_u32(py, &x.iter().map(|r| r.ue).collect::<Vec<_>>()))?;
+        d.set_item(
+            "tti_hol_ns",
+            col_u64(py, &x.iter().map(|r| r.hol_ns).collect::<Vec<_>>()),
+        )?;
+        d.set_item("tti_sdus", col_u32(py, &x.iter().map(|r| r.sdus).collect::<Vec<_>>()))?;
+        d.set_item("tti_bytes", col_u64(py, &x.iter().map(|r| r.bytes).collect::<Vec<_>>()))?;
+        d.set_item("tti_cqi", col_u8(py, &x.iter().map(|r| r.cqi).collect::<Vec<_>>()))?;
+        d.set_item("tti_available_mbps", f64s(x.iter().map(|r| r.available_mbps).collect()))?;
+        d.set_item(
+            "tti_agent_bps",
+            col_u64(py, &x.iter().map(|r| r.agent_bps).collect::<Vec<_>>()),
+        )?;
+        d.set_item(
+            "tti_active",
+            col_u8(py, &x.iter().map(|r| r.active as u8).collect::<Vec<_>>()),
+        )?;
+        let so = &s.sojourns;
+        d.set_item("sojourn_t_ns", col_u64(py, &so.iter().map(|r| r.0).collect::<Vec<_>>()))?;
+        d.set_item("sojourn_ue", col_u32(py, &so.iter().map(|r| r.1).collect::<Vec<_>>()))?;
+        d.set_item("sojourn_flow", col_u32(py, &so.iter().map(|r| r.2).collect::<Vec<_>>()))?;
+        d.set_item("sojourn_ns", col_u64(py, &so.iter().map(|r| r.3).collect::<Vec<_>>()))?;
+        let dr = &s.rlc_drops;
+        d.set_item(
+            "rlc_drop_t_ns",
+            col_u64(py, &dr.iter().map(|r| r.0).collect::<Vec<_>>()),
+        )?;
+        d.set_item("rlc_drop_ue", col_u32(py, &dr.iter().map(|r| r.1).collect::<Vec<_>>()))?;
+        d.set_item(
+            "rlc_drop_flow",
+            col_u32(py, &dr.iter().map(|r| r.2).collect::<Vec<_>>()),
+        )?;
+        let hl = &s.harq_lost;
+        d.set_item(
+            "harq_lost_t_ns",
+            col_u64(py, &hl.iter().map(|r| r.0).collect::<Vec<_>>()),
+        )?;
+        d.set_item(
+            "harq_lost_count",
+            col_u64(py, &hl.iter().map(|r| r.1).collect::<Vec<_>>()),
+        )?;
+        d.set_item("flow_ue", cell.flow_ues())?;
+        d.set_item("links", cell.link_counters())?;
+        Ok(Some(d))
     }
 
     /// The flows seen: a list of dicts (5-tuple, first direction, packets

@@ -630,14 +630,26 @@ mod tests {
                     b.mark_lost_on_timeout(SimTime::from_nanos(order * 1000), None);
                     for _ in 0..rng.below(10) {
                         let Some(j) = b.next_lost() else { break };
-                        b.on_retransmit(j, SimTime::from_nanos(order * 1000), order, TxSnapshot::default(), PacketRecord::default());
+                        b.on_retransmit(
+                            j,
+                            SimTime::from_nanos(order * 1000),
+                            order,
+                            TxSnapshot::default(),
+                            PacketRecord::default(),
+                        );
                         order += 1;
                     }
                 }
                 if rng.bernoulli(0.02) {
                     let j = rng.below(b.packets_out() as u64) as usize;
                     if !b.get(j).sacked {
-                        b.on_probe_retransmit(j, SimTime::from_nanos(order * 1000), order, TxSnapshot::default(), PacketRecord::default());
+                        b.on_probe_retransmit(
+                            j,
+                            SimTime::from_nanos(order * 1000),
+                            order,
+                            TxSnapshot::default(),
+                            PacketRecord::default(),
+                        );
                         order += 1;
                     }
                 }
