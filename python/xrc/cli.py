@@ -8,7 +8,7 @@
     xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--force] [--pcap] [--list]
     xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
     xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
-    xrc emulate SCENARIO [--set ...] [--out DIR] [--force] [--no-flows] [-- COMMAND ...]
+    xrc emulate SCENARIO [--set ...] [--out DIR] [--force] [--no-flows] [--xrc-acks] [-- COMMAND ...]
         (the scenario's network in real time between two namespaces; its
         flows as real Linux TCP; COMMAND in the UE side; needs root)
     xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
@@ -60,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--force", action="store_true", help="replace the run directory if it exists")
     e.add_argument("--no-flows", action="store_true",
                    help="do not start the scenario's flows (with a COMMAND and no --out: like mm-link)")
+    e.add_argument("--xrc-acks", action="store_true",
+                   help="the base station writes XRC's feedback into real ACKs (TCP option 253, ExID 0x5852)")
     e.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
     v = sub.add_parser("validate", help="check a scenario and print it resolved")
@@ -335,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 return emulate_main(sc, out=args.out, force=args.force, command=command,
                                     run_flows=not args.no_flows, argv=["xrc", *argv] + (["--", *command] if command else []),
-                                    quiet=args.quiet)
+                                    quiet=args.quiet, xrc_acks=args.xrc_acks)
             except (TestbedError, OutputError) as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2

@@ -18,6 +18,7 @@
 //!    paths a resolved scenario describes.
 //! 4. [`driver`]: the wall-clock loop that reads packets, runs the paths in
 //!    model time and writes packets when due, measuring how late.
+//!    [`feedback`]: the base station's XRC option written into real ACKs.
 //! 5. [`capture`] and [`analysis`]: what crossed, and a TCP sender's view
 //!    of it computed as the simulator records its own.
 //!
@@ -54,6 +55,7 @@ pub mod analysis;
 pub mod capture;
 pub mod cell;
 pub mod driver;
+pub mod feedback;
 pub mod model;
 pub mod report;
 pub mod stage;

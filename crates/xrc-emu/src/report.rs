@@ -49,6 +49,9 @@ pub struct RunReport {
     /// CPU time of the emulator thread, ns.
     pub cpu_ns: u64,
     pub thread: ThreadSetup,
+    /// ACKs that got the XRC option, and ACKs without room for it.
+    pub xrc_written: u64,
+    pub xrc_no_room: u64,
     pub send_errors: u64,
     pub last_send_error: Option<String>,
     pub path_down: String,
@@ -99,6 +102,8 @@ impl RunReport {
             spins: e.timing().spins,
             cpu_ns,
             thread,
+            xrc_written: t.xrc_written,
+            xrc_no_room: t.xrc_no_room,
             send_errors,
             last_send_error: last.map(str::to_string),
             path_down: e.describe(Dir::Down).to_string(),

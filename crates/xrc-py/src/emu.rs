@@ -81,9 +81,11 @@ fn parse_options(json: Option<&str>) -> PyResult<Options> {
             "max_sleep_ms" if n >= 1 => o.max_sleep_ns = n * 1_000_000,
             "snaplen" => o.snaplen = n.min(u16::MAX as u64) as u16,
             "late_us" => o.late_ns = n * 1000,
+            "xrc_acks" if n <= 1 => o.xrc_acks = n == 1,
+            "mtu" if (68..=65_535).contains(&n) => o.mtu = n as usize,
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us), got {n}"
+                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535), got {n}"
                 )))
             }
         }
@@ -136,6 +138,8 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
     th.set_item("timer_slack_ns", r.thread.timer_slack_ns)?;
     th.set_item("notes", r.thread.notes.clone())?;
     d.set_item("thread", th)?;
+    d.set_item("xrc_acks_written", r.xrc_written)?;
+    d.set_item("xrc_acks_no_room", r.xrc_no_room)?;
     d.set_item("send_errors", r.send_errors)?;
     d.set_item("last_send_error", r.last_send_error.clone())?;
     d.set_item("stalls", r.stalls)?;
@@ -317,10 +321,20 @@ impl Emulator {
     /// are ns since the run started (`t_sched_ns`: when the model released
     /// it, so `t_out_ns − t_sched_ns` is its release error); `fate`: 0 delivered, 1 dropped, 2
     /// inside at the end; `dir`: 0 down, 1 up; `flow`: index into
-    /// `flows()` (2**32 − 1: not IPv4).
+    /// `flows()` (2**32 − 1: not IPv4); `xrc_option`: 1 where the base
+    /// station wrote the XRC option (`xrc_rate_kbps`, `xrc_hol_tenths_ms`).
     fn capture_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let recs = self.emu()?.capture().records();
+        let cap = self.emu()?.capture();
+        let recs = cap.records();
         let n = recs.len();
+        let (mut xrc_rate, mut xrc_hol, mut xrc_on) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for k in 0..n {
+            let fb = cap.feedback_of(k as u32);
+            xrc_on.push(fb.is_some() as u8);
+            xrc_rate.push(fb.map_or(0, |f| f.rate_kbps));
+            xrc_hol.push(fb.map_or(0, |f| f.hol_tenths_ms as u32));
+        }
         let (mut t_in, mut t_out, mut t_sched) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut dir, mut fate, mut stage, mut is_tcp, mut flags, mut n_sack) = (
             Vec::with_capacity(n),
@@ -367,6 +381,9 @@ impl Emulator {
         d.set_item("is_tcp", col_u8(py, &is_tcp))?;
         d.set_item("tcp_flags", col_u8(py, &flags))?;
         d.set_item("n_sack", col_u8(py, &n_sack))?;
+        d.set_item("xrc_option", col_u8(py, &xrc_on))?;
+        d.set_item("xrc_rate_kbps", col_u32(py, &xrc_rate))?;
+        d.set_item("xrc_hol_tenths_ms", col_u32(py, &xrc_hol))?;
         let names = [
             "flow",
             "len",

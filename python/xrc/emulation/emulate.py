@@ -33,6 +33,11 @@ until COMMAND (default: ``$SHELL``) exits, like ``mm-link ... -- cmd``;
 otherwise it runs for the scenario's ``duration_s`` and COMMAND is ended
 with it.
 
+**XRC feedback in real ACKs** (``--xrc-acks``, off by default): the base
+station writes the cell agent's per-flow capacity and the UE's HoL delay
+into every pure ACK crossing it (TCP option 253 with an RFC 6994 ExID,
+:mod:`xrc-emu`'s ``feedback``), where the TCP header has room.
+
 **The run directory** (``--out``) has the files of ``xrc run``, filled
 with what a real run can measure (:func:`tables`); what it cannot is left
 out, not invented, and listed in ``summary.json`` under ``not_measured``.
@@ -96,6 +101,7 @@ class Plan:
     command: list[str] | None
     run_flows: bool
     duration_s: float | None
+    xrc_acks: bool = False
 
 
 def available_cc() -> list[str]:
@@ -124,7 +130,8 @@ def _host_addresses() -> list[tuple[str, str]]:
     return out
 
 
-def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: bool) -> Plan:
+def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: bool,
+         xrc_acks: bool = False) -> Plan:
     """Checks everything that can be checked before anything is set up;
     raises :class:`EmulateError` naming the field or the missing piece."""
     topo = resolved["topology"]
@@ -160,11 +167,15 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
         raise EmulateError("address clash: the emulator's namespaces use 10.77.0.0/24 (the Internet side "
                            "10.77.0.1, UE k 10.77.0.(2+k)), which this host already has: "
                            + ", ".join(f"{a} on {d}" for d, a in clash))
+    if xrc_acks and (topo != "cellular" or not resolved["cell"]["agent"]["enabled"]):
+        raise EmulateError("--xrc-acks: the base station writes the XRC agent's feedback, which needs "
+                           "topology \"cellular\" with cell.agent.enabled = true")
     interactive = not out and not flows
     if interactive and not command:
         command = [os.environ.get("SHELL") or "/bin/sh"]
     return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
-                run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]))
+                run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
+                xrc_acks=xrc_acks)
 
 
 def _wait_listening(tb, port: int, timeout_s: float = 5.0) -> None:
@@ -195,7 +206,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
     steal0, load0 = cpu_steal_s(), os.getloadavg()
     cmd_proc = None
     with testbed(p.resolved, downlink_text=trace_texts[0], uplink_text=trace_texts[1], sysctls=sysctls,
-                 emulator_cpu=cpu, num_ues=p.num_ues) as tb:
+                 emulator_cpu=cpu, num_ues=p.num_ues, options={"xrc_acks": 1} if p.xrc_acks else None) as tb:
         emu = tb.emulator
         for k, f in enumerate(p.flows):
             tb.popen("ue", ["iperf3", "-s", "-1", "-B", ue_ip(f.get("ue") or 0), "-p", str(BASE_PORT + k)],
@@ -252,6 +263,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
         "emulator_cpu": cpu,
         "command": p.command,
         "command_exit": None if cmd_proc is None else cmd_proc.returncode,
+        "xrc_acks": p.xrc_acks,
     }
     return result
 
@@ -555,14 +567,14 @@ def write_run_dir(p: Plan, scenario, r: dict, staging: Path, argv: list[str]) ->
 
 
 def main(scenario, *, out: str | None, force: bool, command: list[str] | None, run_flows: bool,
-         argv: list[str], quiet: bool) -> int:
+         argv: list[str], quiet: bool, xrc_acks: bool = False) -> int:
     """``xrc emulate``. Exit 2 for what it refuses (before anything is set
     up), 1 when a run fails, the COMMAND's status in the interactive mode."""
     from ..outdir import OutputError, check, commit, prepare
     from ..scenario import read_input
     from .testbed import terminate_on_sigterm
 
-    p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None)
+    p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None, xrc_acks=xrc_acks)
     if out is not None:
         check(Path(out), force)
     trace = scenario.resolved.get("trace") or {}
