@@ -329,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} ours: {ours}")
             return 0
         if args.cmd == "emulate":
+            import subprocess
+
             from .emulation.emulate import main as emulate_main
             from .emulation.testbed import TestbedError
             from .outdir import OutputError
@@ -341,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
             except (TestbedError, OutputError) as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
+            except (RuntimeError, subprocess.SubprocessError) as e:
+                # A run that failed (ip, iperf3, the emulator): cleaned up.
+                print(f"xrc: error: emulate: {e}", file=sys.stderr)
+                return 1
         if args.cmd == "validate-linux":
             return _validate_linux(args, argv)
         if args.cmd == "plot":

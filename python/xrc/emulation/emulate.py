@@ -297,7 +297,11 @@ def _bins(duration_s: float, bin_ms: float) -> np.ndarray:
 def tables(p: Plan, r: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
     """The run's tables, as far as a real run fills them."""
     res = p.resolved
+    # The tables cover the scenario's duration (the loop stops a few ms
+    # after it); an interactive run covers what ran.
     dur = float(r["report"]["duration_s"])
+    if p.duration_s is not None:
+        dur = min(dur, p.duration_s)
     bin_ms = float(res["output"]["bin_ms"])
     w = bin_ms / 1e3
     starts = _bins(dur, bin_ms)
