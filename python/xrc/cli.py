@@ -8,6 +8,9 @@
     xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--force] [--pcap] [--list]
     xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
     xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
+    xrc emulate SCENARIO [--set ...] [--out DIR] [--force] [--no-flows] [--xrc-acks] [-- COMMAND ...]
+        (the scenario's network in real time between two namespaces; its
+        flows as real Linux TCP; COMMAND in the UE side; needs root)
     xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
     xrc schema [--out FILE]        the JSON Schema of scenario files
     xrc plot RUN... --out DIR      comparison figures of runs or a sweep's runs
@@ -49,6 +52,17 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="replace the run directory if it exists")
     r.add_argument("--no-plots", action="store_true", help="skip the figures")
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    e = sub.add_parser("emulate", help="run a scenario's network in real time with real Linux TCP and "
+                       "applications through it (root; see docs/emulation.md)")
+    _scenario_args(e)
+    e.add_argument("--out", default=None, help="run directory to create (the files of xrc run)")
+    e.add_argument("--force", action="store_true", help="replace the run directory if it exists")
+    e.add_argument("--no-flows", action="store_true",
+                   help="do not start the scenario's flows (with a COMMAND and no --out: like mm-link)")
+    e.add_argument("--xrc-acks", action="store_true",
+                   help="the base station writes XRC's feedback into real ACKs (TCP option 253, ExID 0x5852)")
+    e.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
     v = sub.add_parser("validate", help="check a scenario and print it resolved")
     _scenario_args(v)
@@ -231,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return fuzz_main(argv[1:])
     ap = _parser()
+    command = None
+    if argv[:1] == ["emulate"] and "--" in argv:
+        cut = argv.index("--")
+        argv, command = argv[:cut], argv[cut + 1:] or None
     args = ap.parse_args(argv)
     if args.version:
         from . import __version__, _core
@@ -310,6 +328,25 @@ def main(argv: list[str] | None = None) -> int:
                     ours = "-" if c["ours"] is None else f"{c['ours']:.4g}"
                     print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} ours: {ours}")
             return 0
+        if args.cmd == "emulate":
+            import subprocess
+
+            from .emulation.emulate import main as emulate_main
+            from .emulation.testbed import TestbedError
+            from .outdir import OutputError
+
+            sc = load(args.scenario, overrides=args.overrides, seed=args.seed)
+            try:
+                return emulate_main(sc, out=args.out, force=args.force, command=command,
+                                    run_flows=not args.no_flows, argv=["xrc", *argv] + (["--", *command] if command else []),
+                                    quiet=args.quiet, xrc_acks=args.xrc_acks)
+            except (TestbedError, OutputError) as e:
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
+            except (RuntimeError, subprocess.SubprocessError) as e:
+                # A run that failed (ip, iperf3, the emulator): cleaned up.
+                print(f"xrc: error: emulate: {e}", file=sys.stderr)
+                return 1
         if args.cmd == "validate-linux":
             return _validate_linux(args, argv)
         if args.cmd == "plot":

@@ -153,6 +153,10 @@ pub struct Capture {
     snaplen: u16,
     flows: Vec<FlowInfo>,
     index: HashMap<FlowKey, u32>,
+    /// Packets written with bytes other than those read (the XRC option
+    /// added), by record: the written bytes (at most the snap length),
+    /// their full length, and the option.
+    rewritten: HashMap<u32, (Vec<u8>, u16, crate::feedback::Feedback)>,
 }
 
 impl Capture {
@@ -163,6 +167,7 @@ impl Capture {
             snaplen,
             flows: Vec::new(),
             index: HashMap::new(),
+            rewritten: HashMap::new(),
         }
     }
 
@@ -229,6 +234,21 @@ impl Capture {
         r.fate = Fate::Delivered;
     }
 
+    /// Record `rec` was written as `bytes` carrying `fb` (its pcap shows
+    /// these bytes on the egress side).
+    pub fn on_rewritten(&mut self, rec: u32, bytes: &[u8], fb: crate::feedback::Feedback) {
+        let keep = bytes.len().min(self.snaplen as usize);
+        self.rewritten.insert(
+            rec,
+            (bytes[..keep].to_vec(), bytes.len().min(u16::MAX as usize) as u16, fb),
+        );
+    }
+
+    /// The XRC option written into record `rec`, if any.
+    pub fn feedback_of(&self, rec: u32) -> Option<crate::feedback::Feedback> {
+        self.rewritten.get(&rec).map(|r| r.2)
+    }
+
     pub fn on_dropped(&mut self, rec: u32, stage: usize) {
         self.records.get_mut(rec as usize).fate = Fate::Dropped(stage.min(u8::MAX as usize) as u8);
     }
@@ -271,10 +291,16 @@ impl Capture {
             let at = realtime_origin_ns + t;
             out.write_all(&((at / 1_000_000_000) as u32).to_le_bytes())?;
             out.write_all(&((at % 1_000_000_000) as u32).to_le_bytes())?;
-            out.write_all(&(r.snap_len as u32).to_le_bytes())?;
-            out.write_all(&(r.len as u32).to_le_bytes())?;
             let c = &self.snaps[r.snap_chunk as usize];
-            out.write_all(&c[r.snap_at as usize..r.snap_at as usize + r.snap_len as usize])?;
+            let read = &c[r.snap_at as usize..r.snap_at as usize + r.snap_len as usize];
+            // What this side saw: a written packet as written.
+            let (bytes, len) = match self.rewritten.get(&(k as u32)) {
+                Some((b, len, _)) if r.dir != ingress => (b.as_slice(), *len),
+                _ => (read, r.len),
+            };
+            out.write_all(&(bytes.len() as u32).to_le_bytes())?;
+            out.write_all(&(len as u32).to_le_bytes())?;
+            out.write_all(bytes)?;
         }
         out.flush()
     }

@@ -31,6 +31,7 @@ use xrc_core::net::{DataHeader, FlowId, Packet, PacketKind};
 use xrc_core::units::SimTime;
 
 use crate::capture::Capture;
+use crate::cell::CellHandle;
 use crate::model::Paths;
 use crate::stage::{Dropped, Path};
 use crate::wire::parse_ipv4;
@@ -138,6 +139,12 @@ pub struct Options {
     /// A release later than this counts as late; any late release means the
     /// run fell behind, ns.
     pub late_ns: u64,
+    /// The base station writes XRC's feedback into the ACKs that cross the
+    /// cell ([`crate::feedback`]; `cellular` topology only). Off by default.
+    pub xrc_acks: bool,
+    /// Largest packet the devices carry, bytes (an ACK the option would
+    /// make longer goes out without it).
+    pub mtu: usize,
 }
 
 impl Default for Options {
@@ -148,6 +155,8 @@ impl Default for Options {
             max_sleep_ns: 20_000_000,
             snaplen: 128,
             late_ns: 1_000_000,
+            xrc_acks: false,
+            mtu: 1500,
         }
     }
 }
@@ -198,6 +207,10 @@ pub struct Timing {
     /// Passes that slept in `ppoll`, and passes that spun.
     pub sleeps: u64,
     pub spins: u64,
+    /// ACKs written with the XRC option, and ACKs that carried feedback but
+    /// had no room for the option.
+    pub xrc_written: u64,
+    pub xrc_no_room: u64,
     /// Intervals the loop lost (at most [`MAX_STALLS`]).
     pub stalls: Vec<Stall>,
     /// Stalls beyond [`MAX_STALLS`].
@@ -219,6 +232,9 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     clock: C,
     paths: [Path; 2],
     describe: [String; 2],
+    /// The cell both paths cross (`cellular` topology), which needs each
+    /// flow classified to a UE.
+    cell: Option<CellHandle>,
     opts: Options,
     slab: Slab,
     capture: Capture,
@@ -229,6 +245,8 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     /// Model time the last run ended.
     ended: u64,
     buf: Vec<u8>,
+    /// An ACK's bytes with the XRC option added.
+    rewrite: Vec<u8>,
     released: Vec<(SimTime, Packet)>,
     dropped: Vec<Dropped>,
     send_errors: u64,
@@ -247,6 +265,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             clock,
             paths: [paths.down, paths.up],
             describe: [paths.describe_down, paths.describe_up],
+            cell: paths.cell,
             opts,
             slab: Slab::default(),
             capture,
@@ -255,6 +274,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             origin: None,
             ended: 0,
             buf: vec![0u8; 65_536],
+            rewrite: Vec::new(),
             released: Vec::new(),
             dropped: Vec::new(),
             send_errors: 0,
@@ -315,6 +335,9 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     }
     pub fn describe(&self, d: Dir) -> &str {
         &self.describe[d as usize]
+    }
+    pub fn cell(&self) -> Option<&CellHandle> {
+        self.cell.as_ref()
     }
     pub fn origin_ns(&self) -> Option<u64> {
         self.origin
@@ -403,21 +426,47 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         let bytes = &self.buf[..n];
         let info = parse_ipv4(bytes);
         let (rec, flow) = self.capture.on_read(t, dir, bytes, info.as_ref());
-        let slot = self.slab.put(bytes, rec);
         let c = &mut self.counts[dir as usize];
         c.read += 1;
         c.bytes_read += n as u64;
+        if let Some(cell) = &self.cell {
+            let ue = info
+                .as_ref()
+                .and_then(|i| cell.register(flow, dir == Dir::Down, i.src, i.dst));
+            if ue.is_none() {
+                // Neither address is a UE's: the packet has no radio to cross.
+                self.capture.on_dropped(rec, NO_UE_STAGE);
+                c.dropped += 1;
+                return;
+            }
+        }
+        let slot = self.slab.put(bytes, rec);
         let now = SimTime::from_nanos(t);
-        let pkt = Packet {
-            flow: FlowId(flow),
-            size: n as u32,
-            kind: PacketKind::Data(DataHeader {
-                seq: slot as u64,
-                len: (n as u32).saturating_sub(52),
-                ts_val: now,
-                retransmit: false,
-                abc: Default::default(),
-            }),
+        // A pure ACK crossing the cell up is an ACK to the core, so that the
+        // cell's agent writes its option into it at the base station.
+        let pure_ack = dir == Dir::Up
+            && self.opts.xrc_acks
+            && self.cell.is_some()
+            && info
+                .as_ref()
+                .and_then(|i| i.tcp)
+                .is_some_and(|t| t.payload == 0 && t.has(crate::wire::flags::ACK) && t.flags & 0x07 == 0);
+        let pkt = if pure_ack {
+            let mut p = Packet::ack(FlowId(flow), slot as u64, &[], now);
+            p.size = n as u32;
+            p
+        } else {
+            Packet {
+                flow: FlowId(flow),
+                size: n as u32,
+                kind: PacketKind::Data(DataHeader {
+                    seq: slot as u64,
+                    len: (n as u32).saturating_sub(52),
+                    ts_val: now,
+                    retransmit: false,
+                    abc: Default::default(),
+                }),
+            }
         };
         self.paths[dir as usize].enqueue(now, pkt, &mut self.released, &mut self.dropped);
         self.flush(dir);
@@ -425,6 +474,9 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
 
     /// Runs both paths up to model time `t` and writes what left them.
     fn advance(&mut self, t: u64) {
+        if let Some(cell) = &self.cell {
+            cell.set_wall(t);
+        }
         let now = SimTime::from_nanos(t);
         for dir in [Dir::Down, Dir::Up] {
             self.paths[dir as usize].advance_to(now, &mut self.released, &mut self.dropped);
@@ -444,8 +496,27 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         for k in 0..self.released.len() {
             let (sched, ref p) = self.released[k];
             let slot = slot_of(p);
+            let xrc = match &p.kind {
+                PacketKind::Ack(a) => a.xrc,
+                PacketKind::Data(_) => None,
+            };
             let start = self.begin();
-            let (bytes, rec) = self.slab.get(slot);
+            let (mut bytes, rec) = self.slab.get(slot);
+            {
+                if let Some(o) = xrc {
+                    let fb = crate::feedback::Feedback {
+                        rate_kbps: (o.rate_bps / 1000).min(u32::MAX as u64) as u32,
+                        hol_tenths_ms: (o.hol.as_nanos() / 100_000).min(u16::MAX as u64) as u16,
+                    };
+                    if crate::feedback::add_option(bytes, fb, self.opts.mtu, &mut self.rewrite) {
+                        bytes = &self.rewrite;
+                        self.capture.on_rewritten(rec, bytes, fb);
+                        self.timing.xrc_written += 1;
+                    } else {
+                        self.timing.xrc_no_room += 1;
+                    }
+                }
+            }
             let at = start.saturating_sub(origin);
             let sent = self.io.send(dir.egress(), bytes);
             let len = bytes.len() as u64;
@@ -488,6 +559,10 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     }
 }
 
+/// The drop stage recorded for a packet the cell could not classify to a
+/// UE (its UE-side address is none of the UEs').
+pub const NO_UE_STAGE: usize = 200;
+
 fn slot_of(p: &Packet) -> u32 {
     match &p.kind {
         PacketKind::Data(d) => d.seq as u32,
@@ -513,6 +588,7 @@ pub(crate) mod tests {
     use std::rc::Rc;
 
     use crate::model::{build_paths, TraceTexts};
+    use crate::report::RunReport;
     use xrc_core::scenario::ScenarioConfig;
 
     /// A virtual clock shared by the fake devices.
@@ -685,6 +761,74 @@ pub(crate) mod tests {
             "the trace's opportunities are used: {}",
             times.len()
         );
+    }
+
+    #[test]
+    fn through_the_cellular_topology_a_packet_crosses_the_internet_delay_and_the_cell_and_a_stranger_is_dropped() {
+        let scenario = r#"{"seed":1,"duration_s":1,"topology":"cellular",
+            "internet":{"delay_ms":5,"buffer_packets":null},"cell":{"harq":{"bler":0.0}},
+            "ues":[{"channel":{"kind":"fixed_cqi","cqi":15}}],"flows":[{"cc":"cubic","ue":0}]}"#;
+        let mut e = emulator(scenario, TraceTexts::default());
+        e.io.inbox[0].push_back((10_000_000, ip_packet(1500)));
+        let mut stranger = ip_packet(1500);
+        stranger[19] = 77; // to 10.77.0.77: no UE has that address
+        e.io.inbox[0].push_back((10_000_000, stranger));
+        e.run(&AtomicBool::new(false), Some(100_000_000)).unwrap();
+        assert_eq!(e.io.sent.len(), 1);
+        assert_eq!(e.counts(Dir::Down).dropped, 1);
+        // Read at 10 ms + a call's cost; 5 ms of delay; the TTI at 16 ms;
+        // 1 ms of decoding: out at 18 ms.
+        let t = e.io.sent[0].0;
+        assert!((18_000_000..18_100_000).contains(&t), "{t}");
+        let r = RunReport::of(&e, 0, Default::default(), 1_000_000);
+        let tti = r.tti.expect("a cell has TTIs");
+        assert!(tti.n >= 99, "{tti:?}");
+        assert_eq!(tti.late, 0);
+        assert!(tti.max_ns.unwrap() < 100_000, "the fake clock wakes on time: {tti:?}");
+    }
+
+    #[test]
+    fn with_xrc_acks_on_the_base_station_writes_the_agents_option_into_each_pure_ack_and_only_then() {
+        let scenario = r#"{"seed":1,"duration_s":1,"topology":"cellular",
+            "internet":{"delay_ms":5,"buffer_packets":null},"cell":{"harq":{"bler":0.0}},
+            "ues":[{"channel":{"kind":"fixed_cqi","cqi":15}}],"flows":[{"cc":"cubic","ue":0}]}"#;
+        let ack_up = || {
+            let mut b = crate::wire::tests::tcp_packet(1, 1, crate::wire::flags::ACK, &[], 0);
+            b[12..16].copy_from_slice(&[10, 77, 0, 2]);
+            b[16..20].copy_from_slice(&[10, 77, 0, 1]);
+            b
+        };
+        for on in [false, true] {
+            let mut e = emulator(scenario, TraceTexts::default());
+            e.opts.xrc_acks = on;
+            for k in 0..20u64 {
+                e.io.inbox[0].push_back((k * 1_000_000, ip_packet(1500)));
+            }
+            e.io.inbox[1].push_back((60_000_000, ack_up()));
+            e.run(&AtomicBool::new(false), Some(200_000_000)).unwrap();
+            let up: Vec<_> = e.io.sent.iter().filter(|(_, s, _)| *s == Side::Inet).collect();
+            assert_eq!(up.len(), 1);
+            let fb = crate::feedback::read_option(&up[0].2);
+            if !on {
+                assert_eq!(fb, None, "off by default");
+                assert_eq!(up[0].2, ack_up());
+                continue;
+            }
+            let fb = fb.expect("the option on the ACK");
+            assert!(crate::feedback::checksums_ok(&up[0].2));
+            assert_eq!(e.timing().xrc_written, 1);
+            // The agent's estimate at the base station, per flow (one live
+            // flow), in kbit/s as the option carries it.
+            let sched = e.capture().records().iter().find(|r| r.dir == Dir::Up).unwrap().t_sched;
+            let at_bs = sched - 5_000_000; // the reverse link: 5 ms, no rate limit
+            let series = e.cell().unwrap().series();
+            let tti = series.samples.iter().rev().find(|x| x.t_ns <= at_bs).unwrap();
+            let agent = tti.agent_bps;
+            assert!(
+                fb.rate_kbps > 0 && (fb.rate_kbps as u64) == agent / 1000,
+                "{fb:?} vs {agent}"
+            );
+        }
     }
 
     #[test]

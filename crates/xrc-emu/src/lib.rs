@@ -11,12 +11,14 @@
 //! 1. [`sys`]: the operating system through `libc`: the monotonic clock,
 //!    TUN devices, `ppoll`, CPU pinning, timer slack, `SCHED_FIFO`.
 //! 2. [`wire`]: reading IPv4/TCP headers (never writing them).
-//! 3. [`stage`] and [`model`]: xrc-core's link models (`net::Link`,
-//!    `ran::trace_link::TraceLink`, `net::Pipe`) behind a narrow interface
+//! 3. [`stage`], [`cell`] and [`model`]: xrc-core's link models (`net::Link`,
+//!    `ran::trace_link::TraceLink`, `net::Pipe`) and its cell component
+//!    (`ran::cell_access::CellAccess`) behind a narrow interface
 //!    (packets in, packets out at their model time, next wake-up), and the
 //!    paths a resolved scenario describes.
 //! 4. [`driver`]: the wall-clock loop that reads packets, runs the paths in
 //!    model time and writes packets when due, measuring how late.
+//!    [`feedback`]: the base station's XRC option written into real ACKs.
 //! 5. [`capture`] and [`analysis`]: what crossed, and a TCP sender's view
 //!    of it computed as the simulator records its own.
 //!
@@ -51,7 +53,9 @@
 
 pub mod analysis;
 pub mod capture;
+pub mod cell;
 pub mod driver;
+pub mod feedback;
 pub mod model;
 pub mod report;
 pub mod stage;

@@ -7,14 +7,18 @@
 //! | `wired`  | `Link` (internet.rate_mbps, delay_ms, buffer) | `Link` (internet.reverse_rate_mbps, delay_ms) |
 //! | `trace`  | `Link` (internet.*), then `TraceLink` (trace.downlink, trace.buffer_*) | `TraceLink` (trace.uplink, trace.uplink_buffer_*) or, without an uplink trace, `Pipe` (trace.uplink_delay_ms); then `Link` (internet.*) |
 //!
+//! | `cellular` | `Link` (internet.*), then the cell's downlink (RLC, scheduler, HARQ, decoding) | the cell's uplink (SR, grant, PUSCH, air), then `Link` (internet.*) |
+//!
+//! In the `cellular` rows both directions are one component, the core's
+//! `ran::cell_access::CellAccess` (see [`crate::cell`]).
+//!
 //! With the sender on the Internet side and the receiver on the UE side,
 //! the `trace` rows are Mahimahi's `mm-delay D mm-link UP DOWN` with the
 //! receiver inside: data crosses the delay and then the downlink trace's
 //! queue; ACKs cross the uplink trace's queue and then the delay.
 //!
-//! Not emulated (an error names the field): the `cellular` topology (issue
-//! 8) and per-flow extra RTT (the emulator does not yet classify flows
-//! into their own access pipes).
+//! Not emulated (an error names the field): per-flow extra RTT (the
+//! emulator does not give each 5-tuple its own access pipe).
 
 use xrc_core::net::{LinkConfig, Pipe, QueueLimit};
 use xrc_core::ran::trace_link::{Trace, TraceLink};
@@ -22,6 +26,7 @@ use xrc_core::scenario::config::Topology;
 use xrc_core::scenario::ScenarioConfig;
 use xrc_core::units::{BitRate, SimDuration};
 
+use crate::cell::CellHandle;
 use crate::stage::{LinkStage, Path, PipeStage, Stage, TraceStage};
 
 /// The contents of the trace files a `trace` scenario names
@@ -40,6 +45,8 @@ pub struct Paths {
     pub up: Path,
     pub describe_down: String,
     pub describe_up: String,
+    /// The cell both paths cross (`cellular` topology).
+    pub cell: Option<CellHandle>,
 }
 
 fn ms(field: &str, v: f64) -> Result<SimDuration, String> {
@@ -106,6 +113,7 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
             up: Path::new(vec![Box::new(LinkStage::new(&rev_cfg))]),
             describe_down: d_fwd,
             describe_up: d_rev,
+            cell: None,
         }),
         Topology::Trace => {
             let t = cfg.trace.as_ref().expect("validated");
@@ -166,12 +174,36 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
                 up: Path::new(up),
                 describe_down: format!("{d_fwd} -> {d_trace}"),
                 describe_up: d_up.join(" -> "),
+                cell: None,
             })
         }
-        Topology::Cellular => Err(
-            "topology: \"cellular\" is not emulated yet (the emulator carries the wired and trace topologies)".into(),
-        ),
+        Topology::Cellular => {
+            let cell = CellHandle::new(cfg)?;
+            let (down, up) = cell.stages();
+            let c = cfg.cell.as_ref().expect("validated");
+            let d_cell = format!(
+                "cell({} PRBs, {} UEs, {} scheduler, RLC {})",
+                c.prbs(),
+                cfg.ues.len(),
+                serde_name(&c.scheduler),
+                describe_limit(QueueLimit {
+                    packets: c.rlc.buffer_packets,
+                    bytes: c.rlc.buffer_bytes
+                })
+            );
+            Ok(Paths {
+                down: Path::new(vec![Box::new(LinkStage::new(&fwd_cfg)), Box::new(down)]),
+                up: Path::new(vec![Box::new(up), Box::new(LinkStage::new(&rev_cfg))]),
+                describe_down: format!("{d_fwd} -> {d_cell} downlink"),
+                describe_up: format!("{d_cell} uplink -> {d_rev}"),
+                cell: Some(cell),
+            })
+        }
     }
+}
+
+fn serde_name<T: std::fmt::Debug>(v: &T) -> String {
+    format!("{v:?}").to_lowercase()
 }
 
 #[cfg(test)]
@@ -299,6 +331,15 @@ mod tests {
         );
         let e = build_paths(&c, &TraceTexts::default()).err().unwrap();
         assert!(e.contains("flows.0.extra_rtt_ms"), "{e}");
+        let c = cfg(
+            r#"{"seed":1,"duration_s":1,"topology":"cellular","ues":[{"channel":{"kind":"fixed_cqi","cqi":9}}],
+                "flows":[{"cc":"cubic","ue":0}]}"#,
+        );
+        let p = build_paths(&c, &TraceTexts::default()).unwrap();
+        assert!(p.cell.is_some(), "the cellular topology is emulated");
+        let kinds = |p: &Path| p.stages().iter().map(|s| s.kind()).collect::<Vec<_>>();
+        assert_eq!(kinds(&p.down), vec!["link", "cell-downlink"]);
+        assert_eq!(kinds(&p.up), vec!["cell-uplink", "link"]);
         let c = cfg(
             r#"{"seed":1,"duration_s":1,"topology":"trace","trace":{"downlink":"x.down"},
                 "flows":[{"cc":"cubic","ue":0}]}"#,

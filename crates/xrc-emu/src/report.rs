@@ -18,8 +18,22 @@ pub struct ReleaseError {
     pub late_threshold_ns: u64,
 }
 
+/// Summary of TTI start lateness (the wall time of the pass that ran a
+/// TTI − the TTI's model time), ns; `cellular` topology only.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TtiLateness {
+    pub n: u64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    /// TTIs that started later than the late threshold.
+    pub late: u64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunReport {
+    /// TTI start lateness (`None`: no cell in the paths).
+    pub tti: Option<TtiLateness>,
     /// Model time at the end of the run, ns.
     pub duration_ns: u64,
     pub release: ReleaseError,
@@ -35,6 +49,9 @@ pub struct RunReport {
     /// CPU time of the emulator thread, ns.
     pub cpu_ns: u64,
     pub thread: ThreadSetup,
+    /// ACKs that got the XRC option, and ACKs without room for it.
+    pub xrc_written: u64,
+    pub xrc_no_room: u64,
     pub send_errors: u64,
     pub last_send_error: Option<String>,
     pub path_down: String,
@@ -58,6 +75,16 @@ impl RunReport {
             late: e.timing().late,
             late_threshold_ns: late_ns,
         };
+        let tti = e.cell().map(|c| {
+            let mut late = c.series().tti_late_ns;
+            TtiLateness {
+                n: late.len() as u64,
+                late: late.iter().filter(|&&x| x > late_ns).count() as u64,
+                p50_ns: percentile(&mut late, 50.0),
+                p99_ns: percentile(&mut late, 99.0),
+                max_ns: late.last().copied(),
+            }
+        });
         let (send_errors, last) = e.send_errors();
         let t = e.timing();
         let mut longest = t.stalls.clone();
@@ -65,7 +92,8 @@ impl RunReport {
         longest.truncate(20);
         RunReport {
             duration_ns: e.ended_ns(),
-            fell_behind: release.late > 0,
+            fell_behind: release.late > 0 || tti.as_ref().is_some_and(|t| t.late > 0),
+            tti,
             release,
             down: e.counts(Dir::Down),
             up: e.counts(Dir::Up),
@@ -74,6 +102,8 @@ impl RunReport {
             spins: e.timing().spins,
             cpu_ns,
             thread,
+            xrc_written: t.xrc_written,
+            xrc_no_room: t.xrc_no_room,
             send_errors,
             last_send_error: last.map(str::to_string),
             path_down: e.describe(Dir::Down).to_string(),

@@ -81,9 +81,11 @@ fn parse_options(json: Option<&str>) -> PyResult<Options> {
             "max_sleep_ms" if n >= 1 => o.max_sleep_ns = n * 1_000_000,
             "snaplen" => o.snaplen = n.min(u16::MAX as u64) as u16,
             "late_us" => o.late_ns = n * 1000,
+            "xrc_acks" if n <= 1 => o.xrc_acks = n == 1,
+            "mtu" if (68..=65_535).contains(&n) => o.mtu = n as usize,
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us), got {n}"
+                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535), got {n}"
                 )))
             }
         }
@@ -103,6 +105,18 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
     rel.set_item("late", r.release.late)?;
     rel.set_item("late_threshold_us", r.release.late_threshold_ns as f64 / 1e3)?;
     d.set_item("release_error", rel)?;
+    match &r.tti {
+        Some(t) => {
+            let x = PyDict::new(py);
+            x.set_item("n", t.n)?;
+            x.set_item("p50_us", us(t.p50_ns))?;
+            x.set_item("p99_us", us(t.p99_ns))?;
+            x.set_item("max_us", us(t.max_ns))?;
+            x.set_item("late", t.late)?;
+            d.set_item("tti_start_lateness", x)?;
+        }
+        None => d.set_item("tti_start_lateness", py.None())?,
+    }
     d.set_item("fell_behind", r.fell_behind)?;
     d.set_item("duration_s", r.duration_ns as f64 / 1e9)?;
     for (name, c) in [("down", r.down), ("up", r.up)] {
@@ -124,6 +138,8 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
     th.set_item("timer_slack_ns", r.thread.timer_slack_ns)?;
     th.set_item("notes", r.thread.notes.clone())?;
     d.set_item("thread", th)?;
+    d.set_item("xrc_acks_written", r.xrc_written)?;
+    d.set_item("xrc_acks_no_room", r.xrc_no_room)?;
     d.set_item("send_errors", r.send_errors)?;
     d.set_item("last_send_error", r.last_send_error.clone())?;
     d.set_item("stalls", r.stalls)?;
@@ -305,10 +321,20 @@ impl Emulator {
     /// are ns since the run started (`t_sched_ns`: when the model released
     /// it, so `t_out_ns − t_sched_ns` is its release error); `fate`: 0 delivered, 1 dropped, 2
     /// inside at the end; `dir`: 0 down, 1 up; `flow`: index into
-    /// `flows()` (2**32 − 1: not IPv4).
+    /// `flows()` (2**32 − 1: not IPv4); `xrc_option`: 1 where the base
+    /// station wrote the XRC option (`xrc_rate_kbps`, `xrc_hol_tenths_ms`).
     fn capture_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let recs = self.emu()?.capture().records();
+        let cap = self.emu()?.capture();
+        let recs = cap.records();
         let n = recs.len();
+        let (mut xrc_rate, mut xrc_hol, mut xrc_on) =
+            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        for k in 0..n {
+            let fb = cap.feedback_of(k as u32);
+            xrc_on.push(fb.is_some() as u8);
+            xrc_rate.push(fb.map_or(0, |f| f.rate_kbps));
+            xrc_hol.push(fb.map_or(0, |f| f.hol_tenths_ms as u32));
+        }
         let (mut t_in, mut t_out, mut t_sched) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut dir, mut fate, mut stage, mut is_tcp, mut flags, mut n_sack) = (
             Vec::with_capacity(n),
@@ -355,6 +381,9 @@ impl Emulator {
         d.set_item("is_tcp", col_u8(py, &is_tcp))?;
         d.set_item("tcp_flags", col_u8(py, &flags))?;
         d.set_item("n_sack", col_u8(py, &n_sack))?;
+        d.set_item("xrc_option", col_u8(py, &xrc_on))?;
+        d.set_item("xrc_rate_kbps", col_u32(py, &xrc_rate))?;
+        d.set_item("xrc_hol_tenths_ms", col_u32(py, &xrc_hol))?;
         let names = [
             "flow",
             "len",
@@ -376,6 +405,69 @@ impl Emulator {
             d.set_item(*name, col_u32(py, c))?;
         }
         Ok(d)
+    }
+
+    /// What the cell reported (`cellular` topology; None otherwise), as
+    /// columns (dtype, bytes): per TTI and UE `tti_*` (`t_ns`, `ue`,
+    /// `hol_ns`, `sdus`, `bytes`, `cqi`, `available_mbps`, `agent_bps`,
+    /// `active`); per packet leaving an RLC buffer `sojourn_*` (`t_ns`,
+    /// `ue`, `flow`, `ns`); `rlc_drop_*` (`t_ns`, `ue`, `flow`);
+    /// `harq_lost_*` (`t_ns`, `count`); and the lists `flow_ue` (UE of
+    /// each capture flow, None: no UE) and `links` (per UE: TBs new,
+    /// retransmitted, lost, carried bits).
+    fn cell_columns<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(cell) = self.emu()?.cell() else {
+            return Ok(None);
+        };
+        let s = cell.series();
+        let d = PyDict::new(py);
+        let f64s = |v: Vec<f64>| ("<f8", le_bytes(py, &v, |x| x.to_le_bytes().to_vec()));
+        let x = &s.samples;
+        d.set_item("tti_t_ns", col_u64(py, &x.iter().map(|r| r.t_ns).collect::<Vec<_>>()))?;
+        d.set_item("tti_ue", col_u32(py, &x.iter().map(|r| r.ue).collect::<Vec<_>>()))?;
+        d.set_item(
+            "tti_hol_ns",
+            col_u64(py, &x.iter().map(|r| r.hol_ns).collect::<Vec<_>>()),
+        )?;
+        d.set_item("tti_sdus", col_u32(py, &x.iter().map(|r| r.sdus).collect::<Vec<_>>()))?;
+        d.set_item("tti_bytes", col_u64(py, &x.iter().map(|r| r.bytes).collect::<Vec<_>>()))?;
+        d.set_item("tti_cqi", col_u8(py, &x.iter().map(|r| r.cqi).collect::<Vec<_>>()))?;
+        d.set_item("tti_available_mbps", f64s(x.iter().map(|r| r.available_mbps).collect()))?;
+        d.set_item(
+            "tti_agent_bps",
+            col_u64(py, &x.iter().map(|r| r.agent_bps).collect::<Vec<_>>()),
+        )?;
+        d.set_item(
+            "tti_active",
+            col_u8(py, &x.iter().map(|r| r.active as u8).collect::<Vec<_>>()),
+        )?;
+        let so = &s.sojourns;
+        d.set_item("sojourn_t_ns", col_u64(py, &so.iter().map(|r| r.0).collect::<Vec<_>>()))?;
+        d.set_item("sojourn_ue", col_u32(py, &so.iter().map(|r| r.1).collect::<Vec<_>>()))?;
+        d.set_item("sojourn_flow", col_u32(py, &so.iter().map(|r| r.2).collect::<Vec<_>>()))?;
+        d.set_item("sojourn_ns", col_u64(py, &so.iter().map(|r| r.3).collect::<Vec<_>>()))?;
+        let dr = &s.rlc_drops;
+        d.set_item(
+            "rlc_drop_t_ns",
+            col_u64(py, &dr.iter().map(|r| r.0).collect::<Vec<_>>()),
+        )?;
+        d.set_item("rlc_drop_ue", col_u32(py, &dr.iter().map(|r| r.1).collect::<Vec<_>>()))?;
+        d.set_item(
+            "rlc_drop_flow",
+            col_u32(py, &dr.iter().map(|r| r.2).collect::<Vec<_>>()),
+        )?;
+        let hl = &s.harq_lost;
+        d.set_item(
+            "harq_lost_t_ns",
+            col_u64(py, &hl.iter().map(|r| r.0).collect::<Vec<_>>()),
+        )?;
+        d.set_item(
+            "harq_lost_count",
+            col_u64(py, &hl.iter().map(|r| r.1).collect::<Vec<_>>()),
+        )?;
+        d.set_item("flow_ue", cell.flow_ues())?;
+        d.set_item("links", cell.link_counters())?;
+        Ok(Some(d))
     }
 
     /// The flows seen: a list of dicts (5-tuple, first direction, packets

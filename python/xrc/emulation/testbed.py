@@ -48,6 +48,17 @@ from typing import Any, Iterator
 INET_IP = "10.77.0.1"
 UE_IP = "10.77.0.2"
 PREFIX = "xrc-"
+#: UEs the address plan holds (the emulator's ``cell::MAX_UES``).
+MAX_UES = 253
+
+
+def ue_ip(k: int) -> str:
+    """UE k's address on the UE side (the emulator classifies packets to
+    UEs by it: a downlink packet's destination, an uplink packet's source)."""
+    if not 0 <= k < MAX_UES:
+        raise ValueError(f"UE index {k} outside 0..{MAX_UES - 1}")
+    return f"10.77.0.{2 + k}"
+
 _NAME = re.compile(r"^xrc-(\d+)-(\d+)-(inet|ue)$")
 _counter = itertools.count()
 
@@ -193,6 +204,8 @@ class Testbed:
     inet_ip: str = INET_IP
     ue_ip: str = UE_IP
     app_cpus: list[int] | None = None
+    #: UE k's address (``ue_ips[0]`` is ``ue_ip``).
+    ue_ips: list[str] = field(default_factory=lambda: [UE_IP])
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def _argv(self, side: str, argv: list[str]) -> list[str]:
@@ -258,9 +271,9 @@ def default_emulator_cpu() -> int | None:
 @contextmanager
 def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: str | None = None,
             sysctls: dict[str, str] | None = None, options: dict | None = None,
-            emulator_cpu: int | None = None) -> Iterator[Testbed]:
+            emulator_cpu: int | None = None, num_ues: int = 1) -> Iterator[Testbed]:
     """Sets up the two namespaces and the emulator for a resolved scenario
-    (its ``wired`` or ``trace`` topology), yields the :class:`Testbed`
+    (any topology), yields the :class:`Testbed`
     with the emulator created but not started, and tears everything down
     on the way out. ``sysctls`` are written in both namespaces.
 
@@ -272,8 +285,15 @@ def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: st
     trigger) does not run in softirq on the emulator's CPU, and commands
     run under ``taskset`` on the other CPUs (with the kernel running
     ``preempt=none``, a task in a long system call on the emulator's CPU
-    would hold its wake-up)."""
+    would hold its wake-up).
+
+    With ``num_ues`` > 1 the UE side holds one address per UE,
+    :func:`ue_ip` (UE 0 is ``10.77.0.2``, UE k ``10.77.0.(2 + k)``), and the
+    Internet side routes to each of them through its device."""
     require(("ip", "sysctl"))
+    if not 1 <= num_ues <= MAX_UES:
+        raise TestbedError(f"ues: the UE side holds at most {MAX_UES} UE addresses "
+                           f"(10.77.0.2 ... 10.77.0.254), got {num_ues}")
     from .. import _core
 
     remove_stale()
@@ -309,10 +329,16 @@ def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: st
             _run(["ip", "-n", ns, "addr", "add", me, "peer", f"{peer}/32", "dev", dev])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
             _run(["ip", "-n", ns, "link", "set", dev, "up"])
+            for k in range(1, num_ues):
+                if ns == ue_ns:
+                    _run(["ip", "-n", ns, "addr", "add", f"{ue_ip(k)}/32", "dev", dev])
+                else:
+                    _run(["ip", "-n", ns, "route", "add", f"{ue_ip(k)}/32", "dev", dev])
             if others:
                 mask = format(sum(1 << c for c in others), "x")
                 _run(ns_exec(ns, ["sh", "-c", f"echo {mask} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"]))
-        tb = Testbed(inet_ns=inet_ns, ue_ns=ue_ns, emulator=emu, app_cpus=others or None)
+        tb = Testbed(inet_ns=inet_ns, ue_ns=ue_ns, emulator=emu, app_cpus=others or None,
+                     ue_ips=[ue_ip(k) for k in range(num_ues)])
         yield tb
     finally:
         if tb is not None:

@@ -387,7 +387,11 @@ mod tests {
         assert_eq!(out[0].at, entered + SimDuration::from_millis(4));
         assert_eq!((out[0].dir, seq(&out[0].pkt)), (Dir::Down, 7));
         assert!(clock.now() >= out[0].at);
-        assert_eq!(clock.lag().waits, 2, "one wait per timer: the pipe, then the link");
+        // One wait per timer (the pipe, then the link), or one when a loaded
+        // host woke the first wait after the second timer was due too:
+        // wall-clock timing is not asserted.
+        let waits = clock.lag().waits;
+        assert!((1..=2).contains(&waits), "{:?}", clock.lag());
     }
 
     #[test]

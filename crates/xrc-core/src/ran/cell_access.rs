@@ -79,6 +79,12 @@ impl CellAccess {
         &self.cell
     }
 
+    /// Adds flow `flow` on UE `ue` after construction: an emulator learns
+    /// its flows from the packets (a new 5-tuple), not from the scenario.
+    pub fn register_flow(&mut self, flow: FlowId, ue: usize) {
+        self.cell.register_flow(flow, ue);
+    }
+
     /// Carries out what a cell call produced: timers, observations, and
     /// the packets RLC delivered in order to the UEs.
     fn after_cell(now: SimTime, out: &mut CellOutput, cx: &mut impl Io<CellTimer>) {

@@ -1,0 +1,235 @@
+//! The base station writes XRC's feedback into real ACKs: the agent's
+//! per-flow capacity and the UE's RLC head-of-line delay, as the core's
+//! cell decides them (`ran::cell::Cell::on_uplink_arrival` sets the
+//! `XrcOption` of an ACK when it reaches the base station), encoded into
+//! the ACK's TCP header before the emulator writes it to the Internet side.
+//!
+//! Option layout (12 bytes, appended after the ACK's own options):
+//!
+//! ```text
+//!  NOP NOP | kind 253 | len 10 | ExID (16 bit) | rate kbit/s (32 bit) | HoL 0.1 ms (16 bit)
+//! ```
+//!
+//! - kind 253 is an experimental option kind (RFC 4727), shared through a
+//!   16-bit **experiment identifier** right after the length (RFC 6994
+//!   §3, "ExID"); ours is [`EXID`] (0x5852, "XR"), **not registered with
+//!   IANA** (deviation 1);
+//! - the fields are the simulator's `XrcOption::quantized` (rate in kbit/s,
+//!   saturating at 2^32 − 1; HoL in tenths of a millisecond, saturating at
+//!   6553.5 ms), big-endian as every TCP field;
+//! - the two NOPs keep the option list a multiple of 4 bytes (RFC 9293
+//!   §3.1: the data offset counts 32-bit words).
+//!
+//! The option is written only where there is room: the TCP header may not
+//! exceed 60 bytes (data offset 15) and the packet may not exceed `mtu`;
+//! otherwise the ACK goes out unchanged and is counted. The IPv4 total
+//! length and header checksum and the TCP data offset and checksum are
+//! fixed up (checksums recomputed in full, RFC 1071 one's complement sum,
+//! the TCP pseudo-header of RFC 9293 §3.1).
+//!
+//! Deviations:
+//! 1. The ExID is ours, not an IANA-assigned one.
+//! 2. The simulator counts the option as 8 bytes of an ACK's size
+//!    (`XRC_OPTION_BYTES`, no ExID, no padding); on the wire it is 12. The
+//!    emulated reverse Internet link serializes the core's size (8 more
+//!    bytes), the device gets the 12-byte-longer packet.
+
+/// Our RFC 6994 experiment identifier ("XR").
+pub const EXID: u16 = 0x5852;
+/// TCP experimental option kind (RFC 4727).
+pub const KIND: u8 = 253;
+/// Bytes the option adds to a packet (padding included).
+pub const OPTION_BYTES: usize = 12;
+
+/// The option's fields as they travel.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Feedback {
+    pub rate_kbps: u32,
+    pub hol_tenths_ms: u16,
+}
+
+/// One's complement sum of 16-bit words (RFC 1071), not yet inverted.
+fn sum16(mut acc: u32, b: &[u8]) -> u32 {
+    let mut chunks = b.chunks_exact(2);
+    for c in &mut chunks {
+        acc += u16::from_be_bytes([c[0], c[1]]) as u32;
+    }
+    if let [last] = chunks.remainder() {
+        acc += (*last as u32) << 8;
+    }
+    acc
+}
+
+fn fold(mut acc: u32) -> u16 {
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    !(acc as u16)
+}
+
+/// Writes `pkt` (an IPv4/TCP packet) with the option added into `out`.
+/// Returns false (and leaves `out` empty) when it is not IPv4/TCP, is a
+/// fragment, or has no room for the option.
+pub fn add_option(pkt: &[u8], fb: Feedback, mtu: usize, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    if pkt.len() < 40 || pkt[0] >> 4 != 4 || pkt[9] != crate::wire::PROTO_TCP {
+        return false;
+    }
+    let ihl = (pkt[0] & 0x0f) as usize * 4;
+    let total = u16::from_be_bytes([pkt[2], pkt[3]]) as usize;
+    let frag = u16::from_be_bytes([pkt[6], pkt[7]]) & 0x3fff; // MF flag or an offset
+    if ihl < 20 || total != pkt.len() || frag != 0 || pkt.len() < ihl + 20 {
+        return false;
+    }
+    let doff = (pkt[ihl + 12] >> 4) as usize * 4;
+    if doff < 20 || pkt.len() < ihl + doff || doff + OPTION_BYTES > 60 || pkt.len() + OPTION_BYTES > mtu {
+        return false;
+    }
+    let opts_end = ihl + doff;
+    out.extend_from_slice(&pkt[..opts_end]);
+    out.extend_from_slice(&[1, 1, KIND, 10]);
+    out.extend_from_slice(&EXID.to_be_bytes());
+    out.extend_from_slice(&fb.rate_kbps.to_be_bytes());
+    out.extend_from_slice(&fb.hol_tenths_ms.to_be_bytes());
+    out.extend_from_slice(&pkt[opts_end..]);
+    let new_total = out.len();
+    // IPv4: total length, header checksum.
+    out[2..4].copy_from_slice(&(new_total as u16).to_be_bytes());
+    out[10..12].copy_from_slice(&[0, 0]);
+    let c = fold(sum16(0, &out[..ihl]));
+    out[10..12].copy_from_slice(&c.to_be_bytes());
+    // TCP: data offset, checksum over the pseudo-header and the segment.
+    out[ihl + 12] = (((doff + OPTION_BYTES) / 4) as u8) << 4 | (out[ihl + 12] & 0x0f);
+    out[ihl + 16..ihl + 18].copy_from_slice(&[0, 0]);
+    let seg_len = new_total - ihl;
+    let mut acc = sum16(0, &out[12..20]);
+    acc += crate::wire::PROTO_TCP as u32;
+    acc += seg_len as u32;
+    let c = fold(sum16(acc, &out[ihl..]));
+    out[ihl + 16..ihl + 18].copy_from_slice(&c.to_be_bytes());
+    true
+}
+
+/// Reads our option back from an IPv4/TCP packet (the receiver's side).
+pub fn read_option(pkt: &[u8]) -> Option<Feedback> {
+    if pkt.len() < 40 || pkt[0] >> 4 != 4 || pkt[9] != crate::wire::PROTO_TCP {
+        return None;
+    }
+    let ihl = (pkt[0] & 0x0f) as usize * 4;
+    let doff = (*pkt.get(ihl + 12)? >> 4) as usize * 4;
+    let opts = pkt.get(ihl + 20..ihl + doff)?;
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            0 => return None,
+            1 => i += 1,
+            kind => {
+                let len = *opts.get(i + 1)? as usize;
+                if len < 2 || i + len > opts.len() {
+                    return None;
+                }
+                let o = &opts[i..i + len];
+                if kind == KIND && len == 10 && u16::from_be_bytes([o[2], o[3]]) == EXID {
+                    return Some(Feedback {
+                        rate_kbps: u32::from_be_bytes([o[4], o[5], o[6], o[7]]),
+                        hol_tenths_ms: u16::from_be_bytes([o[8], o[9]]),
+                    });
+                }
+                i += len;
+            }
+        }
+    }
+    None
+}
+
+/// Whether the IPv4 header checksum and the TCP checksum of `pkt` verify.
+pub fn checksums_ok(pkt: &[u8]) -> bool {
+    let ihl = (pkt[0] & 0x0f) as usize * 4;
+    if fold(sum16(0, &pkt[..ihl])) != 0 {
+        return false;
+    }
+    let mut acc = sum16(0, &pkt[12..20]);
+    acc += crate::wire::PROTO_TCP as u32;
+    acc += (pkt.len() - ihl) as u32;
+    fold(sum16(acc, &pkt[ihl..])) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::tests::{tcp_packet, ts_opt};
+    use crate::wire::{flags, parse_ipv4};
+
+    /// An ACK with correct checksums (the test helper leaves them zero).
+    fn ack(opts: &[u8]) -> Vec<u8> {
+        let mut p = tcp_packet(100, 5000, flags::ACK, opts, 0);
+        let ihl = 20;
+        let c = fold(sum16(0, &p[..ihl]));
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+        let acc = sum16(sum16(0, &p[12..20]) + 6 + (p.len() - ihl) as u32, &p[ihl..]);
+        let c = fold(acc);
+        p[ihl + 16..ihl + 18].copy_from_slice(&c.to_be_bytes());
+        p
+    }
+
+    #[test]
+    fn the_option_reads_back_and_both_checksums_verify_and_the_segment_is_otherwise_unchanged() {
+        let p = ack(&ts_opt(7, 9));
+        assert!(checksums_ok(&p));
+        let fb = Feedback {
+            rate_kbps: 17_345,
+            hol_tenths_ms: 123,
+        };
+        let mut out = Vec::new();
+        assert!(add_option(&p, fb, 1500, &mut out));
+        assert_eq!(out.len(), p.len() + OPTION_BYTES);
+        assert!(checksums_ok(&out));
+        assert_eq!(read_option(&out), Some(fb));
+        assert_eq!(read_option(&p), None);
+        let (a, b) = (parse_ipv4(&p).unwrap(), parse_ipv4(&out).unwrap());
+        let (ta, tb) = (a.tcp.unwrap(), b.tcp.unwrap());
+        assert_eq!(
+            (ta.seq, ta.ack, ta.flags, ta.payload, ta.ts),
+            (tb.seq, tb.ack, tb.flags, tb.payload, tb.ts)
+        );
+        assert_eq!(b.len as usize, out.len());
+    }
+
+    #[test]
+    fn without_room_in_the_tcp_header_or_the_mtu_the_ack_is_left_alone() {
+        // 20 + 32 option bytes: 52; 12 more would be 64 > 60.
+        let mut opts = ts_opt(1, 2);
+        opts.extend_from_slice(&[1; 20]);
+        let p = ack(&opts);
+        let mut out = Vec::new();
+        assert!(!add_option(
+            &p,
+            Feedback {
+                rate_kbps: 1,
+                hol_tenths_ms: 1
+            },
+            1500,
+            &mut out
+        ));
+        assert!(out.is_empty());
+        let q = ack(&[]);
+        assert!(!add_option(
+            &q,
+            Feedback {
+                rate_kbps: 1,
+                hol_tenths_ms: 1
+            },
+            q.len() + 11,
+            &mut out
+        ));
+        assert!(add_option(
+            &q,
+            Feedback {
+                rate_kbps: 1,
+                hol_tenths_ms: 1
+            },
+            q.len() + 12,
+            &mut out
+        ));
+    }
+}

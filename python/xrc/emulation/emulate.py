@@ -1,0 +1,629 @@
+"""``xrc emulate``: a scenario's network in real time, real Linux TCP and
+real applications through it.
+
+The scenario's Internet path and access network (the cell of a
+``cellular`` scenario, the trace link, the wired link) run in the
+emulator (the Rust ``xrc._core.Emulator``, crate ``xrc-emu``) between two
+network namespaces (:mod:`xrc.emulation.testbed`): the Internet side
+(``10.77.0.1``: the servers, the senders of downloads) and the UE side.
+
+**UEs and addresses.** UE ``k`` of the scenario is ``10.77.0.(2 + k)`` on
+the UE side (UE 0 is ``10.77.0.2``; at most 253 UEs). The emulator
+classifies every packet to a UE by its UE-side address (a downlink
+packet's destination, an uplink packet's source) and to a flow by its
+5-tuple; a packet whose UE-side address is no UE's is dropped at the cell
+(it has no radio to cross). In the wired and trace topologies every
+packet crosses the one link.
+
+**The scenario's flows** run as real kernel sockets: flow ``k`` is an
+``iperf3`` client in the Internet-side namespace sending to an ``iperf3``
+server bound to its UE's address, port ``5201 + k``, from ``start_s``
+until ``stop_s`` (or the end of the run). Its congestion control is the
+kernel's module of the same algorithm (``cubic``; ``newreno`` is Linux
+``reno``; ``bbr``), set as the Internet-side namespace's default (and per
+socket with ``iperf3 -C`` when flows differ); an algorithm the kernel
+lacks (``xrc``, ``copa``, ...) is refused naming the flow. Only bulk
+traffic is emulated. The scenario's TCP and receiver settings
+(``flows.N.tcp``, ``flows.N.receiver``, ``cc_params``) are the kernel's
+own, not the scenario's.
+
+**COMMAND** (after ``--``) runs in the UE-side namespace, with the
+terminal. With ``--no-flows`` and without ``--out`` the emulator runs
+until COMMAND (default: ``$SHELL``) exits, like ``mm-link ... -- cmd``;
+otherwise it runs for the scenario's ``duration_s`` and COMMAND is ended
+with it.
+
+**XRC feedback in real ACKs** (``--xrc-acks``, off by default): the base
+station writes the cell agent's per-flow capacity and the UE's HoL delay
+into every pure ACK crossing it (TCP option 253 with an RFC 6994 ExID,
+:mod:`xrc-emu`'s ``feedback``), where the TCP header has room.
+
+**The run directory** (``--out``) has the files of ``xrc run``, filled
+with what a real run can measure (:func:`tables`); what it cannot is left
+out, not invented, and listed in ``summary.json`` under ``not_measured``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .testbed import MAX_UES, TestbedError, missing_requirements, testbed, ue_ip
+
+#: The kernel module of each algorithm the kernel has.
+LINUX_CC = {"cubic": "cubic", "newreno": "reno", "bbr": "bbr"}
+BASE_PORT = 5201
+NONE = 2**32 - 1
+#: Drop stage codes of the emulator's capture, by topology and direction,
+#: to the ``drops.location`` codes of the simulator.
+DROP_CODES = {
+    ("cellular", 0): {0: 0, 1: 1},
+    ("cellular", 1): {1: 3},
+    ("wired", 0): {0: 0},
+    ("wired", 1): {0: 3},
+    ("trace", 0): {0: 0, 1: 2},
+    ("trace", 1): {0: 5, 1: 3},
+}
+#: What no real run can fill, by table (column names) or whole table.
+NOT_MEASURED = {
+    "cwnd.parquet": "the kernel's congestion state is not on the wire (ss/iperf3 sample it coarsely; not recorded)",
+    "feedback.parquet": "no XRC feedback: the kernel senders run Linux algorithms",
+    "chunks.parquet": "only bulk flows are emulated",
+    "flows: timeouts, loss_undos, recovery_undos, spurious_rtos, probes": "kernel counters per connection "
+    "are not in the capture",
+    "flows: completed, fct_s": "bulk iperf3 flows are cut at the end of the run",
+    "retransmits: seq, kind": "the capture sees a segment sent again, not why",
+    "drops: seq": "not recorded per dropped packet",
+}
+
+
+class EmulateError(TestbedError):
+    """Bad input or a machine that cannot run this emulation: exit 2."""
+
+
+@dataclass
+class Plan:
+    resolved: dict
+    topology: str
+    num_ues: int
+    flows: list[dict]
+    linux_cc: list[str]
+    command: list[str] | None
+    run_flows: bool
+    duration_s: float | None
+    xrc_acks: bool = False
+
+
+def available_cc() -> list[str]:
+    try:
+        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    except OSError:
+        return []
+
+
+def _has_cc(name: str) -> bool:
+    if name in available_cc():
+        return True
+    if shutil.which("modprobe"):
+        subprocess.run(["modprobe", "-q", f"tcp_{name}"], capture_output=True, timeout=10)
+    return name in available_cc()
+
+
+def _host_addresses() -> list[tuple[str, str]]:
+    """(device, address) of every IPv4 address of the host's namespace."""
+    r = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True, timeout=10)
+    out = []
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 4:
+            out.append((f[1], f[3].split("/")[0]))
+    return out
+
+
+def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: bool,
+         xrc_acks: bool = False) -> Plan:
+    """Checks everything that can be checked before anything is set up;
+    raises :class:`EmulateError` naming the field or the missing piece."""
+    topo = resolved["topology"]
+    n_ues = len(resolved.get("ues") or []) if topo == "cellular" else 1
+    if n_ues > MAX_UES:
+        raise EmulateError(f"ues: the emulator gives each UE its own address (10.77.0.2 ... 10.77.0.254) "
+                           f"and hosts at most {MAX_UES} UEs, got {n_ues}")
+    flows = resolved["flows"] if run_flows else []
+    linux = []
+    for k, f in enumerate(flows):
+        kind = f["traffic"]["kind"]
+        if kind != "bulk":
+            raise EmulateError(f"flows.{k}.traffic.kind: {kind!r} is not emulated (bulk flows only; "
+                               f"use --no-flows and a COMMAND for other applications)")
+        name = LINUX_CC.get(f["cc"])
+        if name is None or not _has_cc(name):
+            why = "has no Linux kernel module" if name is None else f"needs the kernel's tcp_{name}, which it lacks"
+            raise EmulateError(f"flows.{k}.cc: {f['cc']!r} {why} (the kernel here has: "
+                               f"{', '.join(available_cc()) or 'none'}); emulated flows use cubic, newreno or bbr")
+        if f.get("extra_rtt_ms"):
+            raise EmulateError(f"flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got "
+                               f"{f['extra_rtt_ms']} ms)")
+        linux.append(name)
+    if command:
+        if shutil.which(command[0]) is None:
+            raise EmulateError(f"COMMAND: {command[0]!r} is not an executable on PATH")
+    tools = ("ip", "sysctl") + (("iperf3", "ss") if flows else ())
+    missing = missing_requirements(tools)
+    if missing:
+        raise EmulateError("cannot set up the emulator; missing: " + "; ".join(missing))
+    clash = [(d, a) for d, a in _host_addresses() if a.startswith("10.77.0.")]
+    if clash:
+        raise EmulateError("address clash: the emulator's namespaces use 10.77.0.0/24 (the Internet side "
+                           "10.77.0.1, UE k 10.77.0.(2+k)), which this host already has: "
+                           + ", ".join(f"{a} on {d}" for d, a in clash))
+    if xrc_acks and (topo != "cellular" or not resolved["cell"]["agent"]["enabled"]):
+        raise EmulateError("--xrc-acks: the base station writes the XRC agent's feedback, which needs "
+                           "topology \"cellular\" with cell.agent.enabled = true")
+    interactive = not out and not flows
+    if interactive and not command:
+        command = [os.environ.get("SHELL") or "/bin/sh"]
+    return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
+                run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
+                xrc_acks=xrc_acks)
+
+
+def _wait_listening(tb, port: int, timeout_s: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if tb.run("ue", ["ss", "-Hltn", f"sport = :{port}"], timeout=5).stdout.strip():
+            return
+        time.sleep(0.02)
+    raise RuntimeError(f"iperf3 server on port {port} did not listen within {timeout_s} s")
+
+
+def cpu_steal_s() -> float:
+    with open("/proc/stat") as f:
+        return int(f.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
+
+
+def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), quiet: bool = False,
+        pcap_dir: Path | None = None) -> dict[str, Any]:
+    """Sets up, runs and tears down one emulation. Returns what the run
+    directory is made of (``report``, ``capture``, ``flows``, ``cell``,
+    ``views``, ``flow_map``, ``environment``)."""
+    from .testbed import default_emulator_cpu
+
+    cpu = default_emulator_cpu()
+    sysctls = {"net.ipv4.tcp_no_metrics_save": "1"}
+    if p.linux_cc:
+        sysctls["net.ipv4.tcp_congestion_control"] = p.linux_cc[0]
+    steal0, load0 = cpu_steal_s(), os.getloadavg()
+    cmd_proc = None
+    with testbed(p.resolved, downlink_text=trace_texts[0], uplink_text=trace_texts[1], sysctls=sysctls,
+                 emulator_cpu=cpu, num_ues=p.num_ues, options={"xrc_acks": 1} if p.xrc_acks else None) as tb:
+        emu = tb.emulator
+        for k, f in enumerate(p.flows):
+            tb.popen("ue", ["iperf3", "-s", "-1", "-B", ue_ip(f.get("ue") or 0), "-p", str(BASE_PORT + k)],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for k in range(len(p.flows)):
+            _wait_listening(tb, BASE_PORT + k)
+        emu.start(cpu=cpu, fifo_priority=50)
+        t0 = time.monotonic()
+        if p.command:
+            # In the UE namespace with the terminal; its own process group,
+            # so that the clean-up ends it and its children.
+            cmd_proc = tb.popen("ue", p.command)
+        pending = list(enumerate(p.flows))
+        end = p.duration_s
+        while True:
+            now = time.monotonic() - t0
+            while pending and pending[0][1]["start_s"] <= now:
+                k, f = pending.pop(0)
+                stop = f["stop_s"] if f["stop_s"] is not None else end + 1.0
+                argv = ["iperf3", "-c", ue_ip(f.get("ue") or 0), "-p", str(BASE_PORT + k),
+                        "-t", f"{max(stop - f['start_s'], 0.1):.3f}"]
+                if p.linux_cc[k] != p.linux_cc[0]:
+                    argv += ["-C", p.linux_cc[k]]
+                tb.popen("inet", argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if end is not None and now >= end:
+                break
+            if end is None and cmd_proc is not None and cmd_proc.poll() is not None:
+                break
+            if not emu.running:
+                break
+            time.sleep(0.01 if pending else 0.05)
+        report = emu.stop()
+        result: dict[str, Any] = {"report": report}
+        result["capture"] = {k: np.frombuffer(b, dtype=np.dtype(d)) for k, (d, b) in emu.capture_columns().items()}
+        result["flows"] = emu.flows()
+        cell = emu.cell_columns()
+        result["cell"] = None if cell is None else {
+            k: (np.frombuffer(v[1], dtype=np.dtype(v[0])) if isinstance(v, tuple) else v) for k, v in cell.items()}
+        fmap = match_flows(p, result["flows"])
+        result["flow_map"] = fmap
+        result["views"] = {k: {n: (np.frombuffer(v[1], dtype=np.dtype(v[0])) if isinstance(v, tuple) else v)
+                               for n, v in emu.sender_view(i).items()}
+                           for k, i in fmap.items() if i is not None}
+        if pcap_dir is not None:
+            emu.write_pcap(str(pcap_dir / "inet.pcap"), "inet")
+            emu.write_pcap(str(pcap_dir / "ue.pcap"), "ue")
+    steal = cpu_steal_s() - steal0
+    result["environment"] = {
+        "kernel": platform.release(),
+        "steal_s": round(steal, 3),
+        "load_avg": {"before": list(load0), "after": list(os.getloadavg())},
+        "iperf3": _iperf3_version() if p.flows else None,
+        "congestion_control": {f["id"]: p.linux_cc[k] for k, f in enumerate(p.flows)},
+        "emulator_cpu": cpu,
+        "command": p.command,
+        "command_exit": None if cmd_proc is None else cmd_proc.returncode,
+        "xrc_acks": p.xrc_acks,
+    }
+    return result
+
+
+def _iperf3_version() -> str | None:
+    r = subprocess.run(["iperf3", "--version"], capture_output=True, text=True, timeout=5)
+    return (r.stdout.splitlines() or [None])[0]
+
+
+def match_flows(p: Plan, seen: list[dict]) -> dict[int, int | None]:
+    """Scenario flow k -> the capture flow of its iperf3 data connection
+    (the connection to its UE's address and port 5201 + k that carried the
+    most data down; the other one on that port is iperf3's control
+    connection)."""
+    out: dict[int, int | None] = {}
+    for k, f in enumerate(p.flows):
+        cands = [s for s in seen if s["proto"] == 6 and s["dport"] == BASE_PORT + k
+                 and s["dst"] == ue_ip(f.get("ue") or 0)]
+        out[k] = max(cands, key=lambda s: s["payload_down"])["index"] if cands else None
+    return out
+
+
+# ----------------------------------------------------------------- tables
+
+def _bins(duration_s: float, bin_ms: float) -> np.ndarray:
+    w = bin_ms / 1e3
+    n = int(np.ceil(duration_s / w - 1e-9))
+    return np.arange(n) * w
+
+
+def tables(p: Plan, r: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
+    """The run's tables, as far as a real run fills them."""
+    res = p.resolved
+    # The tables cover the scenario's duration (the loop stops a few ms
+    # after it); an interactive run covers what ran.
+    dur = float(r["report"]["duration_s"])
+    if p.duration_s is not None:
+        dur = min(dur, p.duration_s)
+    bin_ms = float(res["output"]["bin_ms"])
+    w = bin_ms / 1e3
+    starts = _bins(dur, bin_ms)
+    cap = r["capture"]
+    fmap = r["flow_map"]
+    cap_to_flow = {i: k for k, i in fmap.items() if i is not None}
+    u32 = np.uint32
+    t = {}
+
+    # flow_throughput, rtt, retransmits: the sender's view of each flow.
+    tp = {"t": [], "flow": [], "bytes": [], "goodput_mbps": []}
+    rtt = {"t": [], "flow": [], "rtt_ms": []}
+    rtx = {"t": [], "flow": []}
+    fl = {k: [] for k in ("flow", "ue", "start_s", "end_s", "bytes_delivered", "segments_sent", "retransmits")}
+    for k, f in enumerate(p.flows):
+        v = r["views"].get(k)
+        ue = NONE if f.get("ue") is None else int(f["ue"])
+        if v is None:
+            delivered_t, delivered_b = np.zeros(0), np.zeros(0, dtype=np.int64)
+            start = end = float(f["start_s"])
+        else:
+            delivered_t = v["delivered_t_ns"].astype(np.int64) / 1e9
+            delivered_b = v["delivered_bytes"].astype(np.int64)
+            start = float(f["start_s"])
+            end = dur if f["stop_s"] is None else min(dur, float(f["stop_s"]))
+            rtt["t"].append(v["rtt_t_ns"] / 1e9)
+            rtt["rtt_ms"].append(v["rtt_ns"] / 1e6)
+            rtt["flow"].append(np.full(v["rtt_ns"].size, k, dtype=u32))
+            rtx["t"].append(v["retransmit_t_ns"] / 1e9)
+            rtx["flow"].append(np.full(v["retransmit_t_ns"].size, k, dtype=u32))
+        # Cumulative bytes delivered at each bin's end, differenced.
+        edges = np.append(starts + w, np.inf)[: starts.size]
+        idx = np.searchsorted(delivered_t, edges, side="right") - 1
+        cum = np.where(idx >= 0, delivered_b[np.clip(idx, 0, None)] if delivered_b.size else 0, 0)
+        per = np.diff(np.concatenate([[0], cum])).astype(np.uint64)
+        sel = starts >= start - 1e-9
+        widths = np.minimum(starts + w, dur) - starts
+        tp["t"].append(starts[sel])
+        tp["flow"].append(np.full(sel.sum(), k, dtype=u32))
+        tp["bytes"].append(per[sel])
+        tp["goodput_mbps"].append(per[sel] * 8 / widths[sel] / 1e6)
+        fl["flow"].append(k)
+        fl["ue"].append(ue)
+        fl["start_s"].append(start)
+        fl["end_s"].append(end)
+        fl["bytes_delivered"].append(int(cum[-1]) if cum.size else 0)
+        fl["segments_sent"].append(0 if v is None else int(v["data_segments"]))
+        fl["retransmits"].append(0 if v is None else int(v["retransmit_t_ns"].size))
+
+    def cat(d: dict, types: dict) -> dict:
+        return {c: (np.concatenate(d[c]).astype(types[c]) if d[c] else np.zeros(0, dtype=types[c])) for c in d}
+
+    t["flow_throughput"] = cat(tp, {"t": np.float64, "flow": u32, "bytes": np.uint64, "goodput_mbps": np.float64})
+    t["rtt"] = cat(rtt, {"t": np.float64, "flow": u32, "rtt_ms": np.float64})
+    t["retransmits"] = cat(rtx, {"t": np.float64, "flow": u32})
+    t["flows"] = {"flow": np.array(fl["flow"], dtype=u32), "ue": np.array(fl["ue"], dtype=u32),
+                  "start_s": np.array(fl["start_s"], dtype=np.float64),
+                  "end_s": np.array(fl["end_s"], dtype=np.float64),
+                  "bytes_delivered": np.array(fl["bytes_delivered"], dtype=np.uint64),
+                  "segments_sent": np.array(fl["segments_sent"], dtype=np.uint64),
+                  "retransmits": np.array(fl["retransmits"], dtype=np.uint64)}
+
+    # drops: every packet the emulated path dropped, by where.
+    dropped = cap["fate"] == 1
+    loc = np.full(cap["fate"].size, 255, dtype=np.uint8)
+    for d in (0, 1):
+        for stage, code in DROP_CODES.get((p.topology, d), {}).items():
+            loc[dropped & (cap["dir"] == d) & (cap["drop_stage"] == stage)] = code
+    keep = dropped & (loc != 255)
+    flows_of = np.array([cap_to_flow.get(int(i), NONE) for i in cap["flow"][keep]], dtype=u32)
+    drops = {"t": cap["t_in_ns"][keep] / 1e9, "location": loc[keep], "flow": flows_of}
+
+    cell = r["cell"]
+    if cell is not None:
+        # HARQ give-ups found at reassembly: their identity is gone.
+        n = cell["harq_lost_count"].astype(np.int64)
+        lost_t = np.repeat(cell["harq_lost_t_ns"] / 1e9, n)
+        drops = {"t": np.concatenate([drops["t"], lost_t]),
+                 "location": np.concatenate([drops["location"], np.full(lost_t.size, 4, dtype=np.uint8)]),
+                 "flow": np.concatenate([drops["flow"], np.full(lost_t.size, NONE, dtype=u32)])}
+        order = np.argsort(drops["t"], kind="stable")
+        drops = {c: v[order] for c, v in drops.items()}
+    t["drops"] = drops
+
+    if cell is not None:
+        t.update(cell_tables(p, r, t["flows"], starts, w, dur))
+    return t
+
+
+def cell_tables(p: Plan, r: dict, flows: dict, starts: np.ndarray, w: float, dur: float) -> dict:
+    """rlc, queue_delay, ue_rate and ues from the cell's observer and the
+    capture. A UE is active between the start and the end of its
+    scenario flows (as the simulator's flows are alive), or, without
+    flows, from the first packet the cell classified to it."""
+    res = p.resolved
+    cell = r["cell"]
+    cap = r["capture"]
+    u32 = np.uint32
+    n_ues = p.num_ues
+    tti_s = cell["tti_t_ns"] / 1e9
+    ue = cell["tti_ue"]
+    active = np.zeros(tti_s.size, dtype=bool)
+    for u in range(n_ues):
+        sel = flows["ue"] == u
+        if sel.any():
+            a, b = float(flows["start_s"][sel].min()), float(flows["end_s"][sel].max())
+            active |= (ue == u) & (tti_s >= a) & (tti_s < b)
+        else:
+            active |= (ue == u) & (cell["tti_active"] == 1)
+    every = int(res["output"]["rlc_sample_ttis"])
+    k = np.arange(tti_s.size) // max(n_ues, 1)
+    s = (k % every) == 0
+    out = {"rlc": {"t": tti_s[s], "ue": ue[s].astype(u32), "hol_ms": cell["tti_hol_ns"][s] / 1e6,
+                   "sdus": cell["tti_sdus"][s], "bytes": cell["tti_bytes"][s], "cqi": cell["tti_cqi"][s],
+                   "available_mbps": cell["tti_available_mbps"][s],
+                   "agent_mbps": cell["tti_agent_bps"][s] / 1e6, "active": active[s].astype(np.uint8)}}
+    cap_to_flow = {i: k for k, i in r["flow_map"].items() if i is not None}
+    out["queue_delay"] = {"t": cell["sojourn_t_ns"] / 1e9, "ue": cell["sojourn_ue"].astype(u32),
+                          "flow": np.array([cap_to_flow.get(int(i), NONE) for i in cell["sojourn_flow"]],
+                                           dtype=u32),
+                          "delay_ms": cell["sojourn_ns"] / 1e6}
+    # IP bits delivered to each UE: packets written to the UE side, by the
+    # UE their capture flow was classified to.
+    flow_ue = np.array([NONE if x is None else x for x in cell["flow_ue"]] + [NONE], dtype=np.int64)
+    dl = (cap["dir"] == 0) & (cap["fate"] == 0)
+    f = cap["flow"][dl].astype(np.int64)
+    pkt_ue = flow_ue[np.where(f < flow_ue.size - 1, f, flow_ue.size - 1)]
+    pkt_t = cap["t_out_ns"][dl] / 1e9
+    pkt_bits = cap["len"][dl].astype(np.float64) * 8
+    tti_len = 1e-3
+    rate = {c: [] for c in ("t", "ue", "available_mbps", "delivered_mbps", "agent_mbps")}
+    ues = {c: [] for c in ("ue", "available_bits_active", "delivered_bits_active", "delivered_bits",
+                           "carried_bits", "active_s", "tbs_new", "tbs_retx", "tbs_lost", "rlc_drops")}
+    bin_idx = np.minimum((tti_s / w).astype(np.int64), starts.size - 1) if starts.size else tti_s.astype(np.int64)
+    for u in range(n_ues):
+        su = ue == u
+        widths = np.minimum(starts + w, dur) - starts
+        av = np.bincount(bin_idx[su], weights=cell["tti_available_mbps"][su], minlength=starts.size)
+        ag = np.bincount(bin_idx[su], weights=cell["tti_agent_bps"][su] / 1e6, minlength=starts.size)
+        cnt = np.maximum(np.bincount(bin_idx[su], minlength=starts.size), 1)
+        pu = pkt_ue == u
+        pb = np.minimum((pkt_t[pu] / w).astype(np.int64), max(starts.size - 1, 0))
+        dbits = np.bincount(pb, weights=pkt_bits[pu], minlength=starts.size)[: starts.size]
+        rate["t"].append(starts)
+        rate["ue"].append(np.full(starts.size, u, dtype=u32))
+        rate["available_mbps"].append(av[: starts.size] / cnt[: starts.size])
+        rate["delivered_mbps"].append(dbits / widths / 1e6)
+        rate["agent_mbps"].append(ag[: starts.size] / cnt[: starts.size])
+        act_u = active & su
+        a_times = tti_s[act_u]
+        sel = flows["ue"] == u
+        if sel.any():
+            a, b = float(flows["start_s"][sel].min()), float(flows["end_s"][sel].max())
+            in_act = (pkt_t[pu] >= a) & (pkt_t[pu] < b)
+        else:
+            in_act = np.zeros(pu.sum(), dtype=bool) if a_times.size == 0 else (pkt_t[pu] >= a_times.min())
+        tbn, tbr, tbl, carried = cell["links"][u]
+        ues["ue"].append(u)
+        ues["available_bits_active"].append(float((cell["tti_available_mbps"][act_u] * 1e6 * tti_len).sum()))
+        ues["delivered_bits_active"].append(float(pkt_bits[pu][in_act].sum()))
+        ues["delivered_bits"].append(float(pkt_bits[pu].sum()))
+        ues["carried_bits"].append(float(carried))
+        ues["active_s"].append(act_u.sum() * tti_len)
+        ues["tbs_new"].append(tbn)
+        ues["tbs_retx"].append(tbr)
+        ues["tbs_lost"].append(tbl)
+        ues["rlc_drops"].append(int((cell["rlc_drop_ue"] == u).sum()))
+    out["ue_rate"] = {"t": np.concatenate(rate["t"]), "ue": np.concatenate(rate["ue"]),
+                      "available_mbps": np.concatenate(rate["available_mbps"]),
+                      "delivered_mbps": np.concatenate(rate["delivered_mbps"]),
+                      "agent_mbps": np.concatenate(rate["agent_mbps"])}
+    types = {"ue": u32, "available_bits_active": np.float64, "delivered_bits_active": np.float64,
+             "delivered_bits": np.float64, "carried_bits": np.float64, "active_s": np.float64,
+             "tbs_new": np.uint64, "tbs_retx": np.uint64, "tbs_lost": np.uint64, "rlc_drops": np.uint64}
+    out["ues"] = {c: np.array(v, dtype=types[c]) for c, v in ues.items()}
+    return out
+
+
+def _pct(x: np.ndarray, q: float) -> float | None:
+    return float(np.percentile(x, q)) if x.size else None
+
+
+def summary(p: Plan, t: dict, r: dict) -> dict[str, Any]:
+    """``summary.json``: the fields of ``xrc run``'s that a real run
+    measures (the others are null and listed in ``not_measured``), the
+    timing report, and the environment."""
+    from ..results import _hol_budget_ms, jain_over_overlap
+
+    res = p.resolved
+    fs = t["flows"]
+    flows = []
+    for k, fc in enumerate(p.flows):
+        start, end = float(fs["start_s"][k]), float(fs["end_s"][k])
+        rr = t["rtt"]["rtt_ms"][t["rtt"]["flow"] == k]
+        flows.append({
+            "id": fc["id"], "cc": fc["cc"], "linux_cc": p.linux_cc[k],
+            "ue": None if fs["ue"][k] == NONE else int(fs["ue"][k]),
+            "goodput_mbps": float(fs["bytes_delivered"][k]) * 8 / max(end - start, 1e-9) / 1e6,
+            "rtt_ms": {"p50": _pct(rr, 50), "p95": _pct(rr, 95)},
+            "retransmits": int(fs["retransmits"][k]), "bytes_delivered": int(fs["bytes_delivered"][k]),
+            "start_s": start, "end_s": end, "completed": None, "timeouts": None, "loss_undos": None,
+            "recovery_undos": None, "spurious_rtos": None, "probes": None,
+            "five_tuple": next((s["describe"] for s in r["flows"] if s["index"] == r["flow_map"].get(k)), None),
+        })
+    ues = []
+    if "ues" in t:
+        budget = _hol_budget_ms(res)
+        us, rlc, qd = t["ues"], t["rlc"], t["queue_delay"]
+        for i in range(us["ue"].size):
+            u = int(us["ue"][i])
+            act = float(us["active_s"][i])
+            fair, deliv = float(us["available_bits_active"][i]), float(us["delivered_bits_active"][i])
+            capacity = max(fair, float(us["carried_bits"][i]))
+            hol = rlc["hol_ms"][(rlc["ue"] == u) & (rlc["active"] == 1)]
+            pkt = qd["delay_ms"][qd["ue"] == u]
+            ues.append({
+                "id": u, "address": ue_ip(u),
+                "capacity_mbps": capacity / act / 1e6 if act > 0 else 0.0,
+                "delivered_mbps": deliv / act / 1e6 if act > 0 else 0.0,
+                "utilization": float(us["delivered_bits"][i]) / capacity if capacity > 0 else None,
+                "fair_share_mbps": fair / act / 1e6 if act > 0 else 0.0,
+                "fair_share_ratio": deliv / fair if fair > 0 else None,
+                "hol_delay_ms": {f"p{q}": _pct(hol, q) for q in (50, 80, 90, 95, 99)},
+                "frac_time_hol_below_budget": float(np.mean(hol <= budget)) if hol.size else None,
+                "queuing_delay_ms": {f"p{q}": _pct(pkt, q) for q in (50, 80, 90, 95, 99)},
+                "frac_packets_queued_below_budget": float(np.mean(pkt <= budget)) if pkt.size else None,
+                "hol_budget_ms": budget, "active_s": act, "rlc_drops": int(us["rlc_drops"][i]),
+                "tbs_new": int(us["tbs_new"][i]), "tbs_retx": int(us["tbs_retx"][i]),
+                "tbs_lost": int(us["tbs_lost"][i]),
+            })
+    rep = r["report"]
+    return {
+        "scenario": res["name"], "seed": res["seed"], "emulated": True,
+        "sim_time_s": rep["duration_s"], "wall_time_s": rep["duration_s"], "events": None,
+        "flows": flows, "ues": ues,
+        "jain_index": jain_over_overlap(t, p.flows) if len(p.flows) > 1 else None,
+        "fell_behind": rep["fell_behind"],
+        "timing": {"tti_start_lateness_us": rep["tti_start_lateness"], "release_error_us": rep["release_error"],
+                   "stalls": rep["stalls"], "stalled_ms": rep["stalled_ms"]},
+        "environment": r["environment"],
+        "not_measured": NOT_MEASURED,
+    }
+
+
+def write_run_dir(p: Plan, scenario, r: dict, staging: Path, argv: list[str]) -> dict:
+    from ..results import write_parquet
+    from ..runner import metadata, scenario_toml
+
+    t = tables(p, r)
+    (staging / "scenario.toml").write_text(scenario_toml(scenario))
+    (staging / "scenario.given.toml").write_text(scenario.source_text)
+    (staging / "scenario.resolved.json").write_text(json.dumps(p.resolved, indent=2, sort_keys=True) + "\n")
+    meta = metadata(scenario, argv)
+    meta["xrc_output"] = "emulation"
+    meta["emulation"] = r["environment"]
+    (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+    write_parquet(t, staging, [f["id"] for f in p.resolved["flows"]])
+    s = summary(p, t, r)
+    (staging / "summary.json").write_text(json.dumps(s, indent=2) + "\n")
+    (staging / "emulator-report.json").write_text(json.dumps(r["report"], indent=2) + "\n")
+    (staging / "capture_flows.json").write_text(json.dumps(
+        [{**f, "ue": (r["cell"]["flow_ue"][f["index"]] if r["cell"] is not None
+                      and f["index"] < len(r["cell"]["flow_ue"]) else None),
+          "scenario_flow": next((k for k, i in r["flow_map"].items() if i == f["index"]), None)}
+         for f in r["flows"]], indent=2) + "\n")
+    return s
+
+
+def main(scenario, *, out: str | None, force: bool, command: list[str] | None, run_flows: bool,
+         argv: list[str], quiet: bool, xrc_acks: bool = False) -> int:
+    """``xrc emulate``. Exit 2 for what it refuses (before anything is set
+    up), 1 when a run fails, the COMMAND's status in the interactive mode."""
+    from ..outdir import OutputError, check, commit, prepare
+    from ..scenario import read_input
+    from .testbed import terminate_on_sigterm
+
+    p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None, xrc_acks=xrc_acks)
+    if out is not None:
+        check(Path(out), force)
+    trace = scenario.resolved.get("trace") or {}
+    texts = tuple(read_input(f"trace.{k}", trace[k], trace[k]) if trace.get(k) else None
+                  for k in ("downlink", "uplink"))
+    terminate_on_sigterm()
+    staging = prepare(Path(out), force) if out is not None else None
+    try:
+        r = run(p, trace_texts=texts, quiet=quiet, pcap_dir=staging)
+        if staging is None:
+            if not quiet:
+                _print_timing(r["report"], r["environment"])
+            code = r["environment"]["command_exit"]
+            return 0 if code is None else (code if code >= 0 else 128 - code)
+        s = write_run_dir(p, scenario, r, staging, argv)
+        commit(staging, Path(out))
+    except OutputError:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    except BaseException:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if not quiet:
+        for f in s["flows"]:
+            print(f"  flow {f['id']:<10} {f['cc']} (Linux {f['linux_cc']}): goodput {f['goodput_mbps']:.2f} Mbit/s, "
+                  f"RTT p50 {f['rtt_ms']['p50'] or float('nan'):.1f} ms, retransmits {f['retransmits']}")
+        for u in s["ues"]:
+            print(f"  UE {u['id']} ({u['address']}): HoL p90 {u['hol_delay_ms']['p90'] or float('nan'):.1f} ms, "
+                  f"capacity {u['capacity_mbps']:.2f} Mbit/s")
+        _print_timing(r["report"], r["environment"])
+        print(f"  wrote {out}")
+    return 0
+
+
+def _print_timing(rep: dict, env: dict) -> None:
+    t = rep.get("tti_start_lateness")
+    e = rep["release_error"]
+    fmt = lambda v: "-" if v is None else f"{v:.0f}"  # noqa: E731
+    line = f"  timing: release error p50/p99/max {fmt(e['p50_us'])}/{fmt(e['p99_us'])}/{fmt(e['max_us'])} us"
+    if t:
+        line += f"; TTI start lateness p50/p99/max {fmt(t['p50_us'])}/{fmt(t['p99_us'])}/{fmt(t['max_us'])} us"
+    line += f"; steal {env['steal_s']:.2f} s" + ("; FELL BEHIND" if rep["fell_behind"] else "")
+    print(line, file=sys.stderr)
+
+
+__all__ = ["EmulateError", "Plan", "plan", "run", "tables", "summary", "main", "LINUX_CC"]

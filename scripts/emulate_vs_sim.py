@@ -1,0 +1,73 @@
+"""Runs a scenario with `xrc emulate` (real Linux TCP through the emulated
+cell) and `xrc run` (the simulator's TCP through the same cell) for each
+congestion control and prints the docs/emulation.md table: goodput and
+HoL p90 side by side, with the emulator's timing and the host's steal.
+
+    python scripts/emulate_vs_sim.py OUTDIR [SCENARIO] [--cc cubic,bbr,newreno]
+
+Needs root, TUN and iperf3 (as `xrc emulate`)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+SCENARIO = "python/xrc/scenarios/paper/fig1-time-varying.toml"
+
+
+def xrc(*args: str) -> list[str]:
+    return [sys.executable, "-m", "xrc.cli", *args]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("scenario", nargs="?", default=SCENARIO)
+    ap.add_argument("--cc", default="cubic,bbr,newreno")
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for cc in a.cc.split(","):
+        emu, sim = out / f"emulate-{cc}", out / f"run-{cc}"
+        cmd_e = xrc("emulate", a.scenario, "--set", f"flows.0.cc={cc}", "--out", str(emu), "--force", "--quiet")
+        cmd_s = xrc("run", a.scenario, "--set", f"flows.0.cc={cc}", "--out", str(sim), "--force", "--quiet",
+                    "--no-plots")
+        load = os.getloadavg()
+        subprocess.run(cmd_e, check=True, timeout=600)
+        subprocess.run(cmd_s, check=True, timeout=600)
+        e = json.loads((emu / "summary.json").read_text())
+        s = json.loads((sim / "summary.json").read_text())
+        rows.append({"cc": cc, "load_before": load, "emulate": e, "run": s,
+                     "commands": [" ".join(["xrc", *cmd_e[3:]]), " ".join(["xrc", *cmd_s[3:]])]})
+    (out / "comparison.json").write_text(json.dumps(rows, indent=2, default=str) + "\n")
+    print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, kernel {platform.release()}, "
+          f"{os.cpu_count()} CPUs")
+    print("| cc (Linux) | goodput emulate / run Mbit/s | Δ | HoL p90 emulate / run ms | Δ | RTT p50 emulate / run ms "
+          "| retransmits emulate / run | TTI lateness p50/p99/max µs | release error p50/p99/max µs | late TTIs | "
+          "steal s | load before |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        e, s = r["emulate"], r["run"]
+        fe, fs = e["flows"][0], s["flows"][0]
+        he, hs = e["ues"][0]["hol_delay_ms"]["p90"], s["ues"][0]["hol_delay_ms"]["p90"]
+        t, rel = e["timing"]["tti_start_lateness_us"], e["timing"]["release_error_us"]
+        g = (fe["goodput_mbps"] - fs["goodput_mbps"]) / fs["goodput_mbps"]
+        h = (he - hs) / hs
+        print(f"| {r['cc']} ({fe['linux_cc']}) | {fe['goodput_mbps']:.2f} / {fs['goodput_mbps']:.2f} | {g:+.1%} | "
+              f"{he:.1f} / {hs:.1f} | {h:+.1%} | {fe['rtt_ms']['p50']:.1f} / {fs['rtt_ms']['p50']:.1f} | "
+              f"{fe['retransmits']} / {fs['retransmits']} | "
+              f"{t['p50_us']:.0f} / {t['p99_us']:.0f} / {t['max_us']:.0f} | "
+              f"{rel['p50_us']:.0f} / {rel['p99_us']:.0f} / {rel['max_us']:.0f} | {t['late']} of {t['n']} | "
+              f"{e['environment']['steal_s']:.2f} | {r['load_before'][0]:.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

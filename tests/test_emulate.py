@@ -1,0 +1,284 @@
+"""``xrc emulate``: refusals (exit 2, nothing left behind) on any machine;
+real runs through the cell where root, TUN, ``iperf3`` and ``ping`` are
+available (skipped with the reason otherwise). Every run is bounded in
+time; none asserts wall-clock accuracy (see ``skip_unless_quiet`` in
+test_emulator.py): what is asserted is what the model and the files say."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from xrc.cli import main
+from xrc.emulation import emulate as em
+from xrc.emulation.testbed import missing_requirements, our_namespaces
+from xrc.scenario import from_dict
+
+MISSING = missing_requirements(("ip", "ss", "sysctl", "ping", "iperf3"))
+needs_root = pytest.mark.skipif(bool(MISSING), reason="emulate tests need: " + "; ".join(MISSING))
+XRC = [sys.executable, "-m", "xrc.cli"]
+
+
+def cell_toml(tmp_path: Path, *, cc: str = "cubic", duration: float = 3.0, ues: int = 1, extra: str = "") -> Path:
+    ue_tables = "".join('[[ues]]\nchannel = { kind = "fixed_cqi", cqi = 9 }\n' for _ in range(ues))
+    p = tmp_path / "cell.toml"
+    p.write_text(f"""name = "cell-test"
+seed = 3
+duration_s = {duration}
+topology = "cellular"
+[internet]
+delay_ms = 10.0
+[cell.harq]
+bler = 0.0
+{ue_tables}
+[[flows]]
+id = "bulk"
+ue = 0
+cc = "{cc}"
+{extra}
+""")
+    return p
+
+
+def no_namespaces_of_children() -> list[str]:
+    """Namespaces named like ours whose owner is gone (a child's left-overs)."""
+    out = []
+    for n in our_namespaces():
+        pid = int(n.split("-")[1])
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            out.append(n)
+    return out
+
+
+@pytest.mark.parametrize("cc", ["xrc", "copa"])
+def test_a_flow_whose_congestion_control_the_kernel_lacks_is_refused_naming_the_flow_and_the_cc(tmp_path, capsys, cc):
+    out = tmp_path / "out"
+    rc = main(["emulate", str(cell_toml(tmp_path, cc=cc)), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "flows.0.cc" in err and repr(cc) in err, err
+    assert not out.exists() and not list(tmp_path.glob(".out*")), "nothing left behind"
+
+
+def test_a_non_bulk_flow_a_missing_command_and_too_many_ues_are_refused_with_exit_2(tmp_path, capsys):
+    video = cell_toml(tmp_path, extra='traffic = { kind = "video" }')
+    assert main(["emulate", str(video)]) == 2
+    assert "flows.0.traffic.kind" in capsys.readouterr().err
+    assert main(["emulate", str(cell_toml(tmp_path)), "--", "no-such-binary-xrc"]) == 2
+    assert "no-such-binary-xrc" in capsys.readouterr().err
+    many = from_dict({"seed": 1, "duration_s": 1, "topology": "cellular",
+                      "ues": [{"channel": {"kind": "fixed_cqi", "cqi": 9}}] * 254,
+                      "flows": [{"cc": "cubic", "ue": 0}]}).resolved
+    with pytest.raises(em.EmulateError, match="at most 253 UEs, got 254"):
+        em.plan(many, command=None, run_flows=True, out=True)
+    wired = from_dict({"seed": 1, "duration_s": 1, "topology": "wired", "internet": {"rate_mbps": 10},
+                       "flows": [{"cc": "cubic"}]}).resolved
+    with pytest.raises(em.EmulateError, match="--xrc-acks.*cellular"):
+        em.plan(wired, command=None, run_flows=True, out=True, xrc_acks=True)
+
+
+def test_an_address_of_the_emulators_prefix_on_the_host_is_an_address_clash(tmp_path, monkeypatch):
+    monkeypatch.setattr(em, "_host_addresses", lambda: [("eth9", "10.77.0.5")])
+    monkeypatch.setattr(em, "missing_requirements", lambda tools: [])
+    r = from_dict({"seed": 1, "duration_s": 1, "topology": "cellular",
+                   "ues": [{"channel": {"kind": "fixed_cqi", "cqi": 9}}], "flows": [{"cc": "cubic", "ue": 0}]})
+    with pytest.raises(em.EmulateError, match="address clash.*10.77.0.5 on eth9"):
+        em.plan(r.resolved, command=None, run_flows=True, out=True)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="checks the refusal without root; runs as root here")
+def test_without_root_it_refuses_with_exit_2(tmp_path, capsys):
+    assert main(["emulate", str(cell_toml(tmp_path))]) == 2
+    assert "root" in capsys.readouterr().err
+
+
+@needs_root
+def test_a_short_cellular_emulation_writes_a_run_directory_with_the_files_of_xrc_run(tmp_path):
+    out = tmp_path / "run"
+    r = subprocess.run([*XRC, "emulate", str(cell_toml(tmp_path, duration=3.0)), "--out", str(out), "--quiet"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for f in ("summary.json", "metadata.json", "scenario.toml", "scenario.resolved.json", "flow_throughput.parquet",
+              "rtt.parquet", "drops.parquet", "rlc.parquet", "queue_delay.parquet", "ue_rate.parquet",
+              "flows.parquet", "ues.parquet", "inet.pcap", "ue.pcap", "emulator-report.json"):
+        assert (out / f).is_file(), f
+    s = json.loads((out / "summary.json").read_text())
+    f = s["flows"][0]
+    assert f["linux_cc"] == "cubic" and f["five_tuple"].endswith("10.77.0.2:5201")
+    # CQI 9 with 50 PRBs carries ~15 Mbit/s: a real flow cannot get more
+    # than the cell gives it, on any host.
+    assert 0 < f["goodput_mbps"] < s["ues"][0]["capacity_mbps"] * 1.05, s
+    assert s["timing"]["tti_start_lateness_us"]["n"] >= 2900, "every TTI of 3 s reported"
+    assert s["not_measured"] and f["timeouts"] is None, "what a real run cannot measure is null, not invented"
+    import pyarrow.parquet as pq
+
+    rlc = pq.read_table(out / "rlc.parquet")
+    assert rlc.num_rows >= 2900 and "hol_ms" in rlc.column_names
+    assert "timeouts" not in pq.read_table(out / "flows.parquet").column_names
+    assert not no_namespaces_of_children()
+
+
+@needs_root
+def test_without_flows_and_out_a_command_in_the_ue_side_crosses_the_cell_like_mm_link(tmp_path):
+    r = subprocess.run([*XRC, "emulate", str(cell_toml(tmp_path)), "--no-flows", "--quiet", "--",
+                        "ping", "-n", "-c", "5", "-i", "0.2", "10.77.0.1"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr + r.stdout
+    rtts = [float(x.split("time=")[1].split()[0]) for x in r.stdout.splitlines() if "time=" in x]
+    # 2 x 10 ms of Internet delay plus at least the cell's shortest air round
+    # trip (a TTI and decoding down, SR, grant and PUSCH up): never below.
+    assert len(rtts) == 5 and min(rtts) >= 20.0 + 4.0, rtts
+    assert not no_namespaces_of_children()
+
+
+@needs_root
+def test_sigterm_during_an_emulation_cleans_up_and_leaves_no_run_directory(tmp_path):
+    out = tmp_path / "run"
+    p = subprocess.Popen([*XRC, "emulate", str(cell_toml(tmp_path, duration=30.0)), "--out", str(out), "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not our_namespaces(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert our_namespaces(p.pid), "the emulation started"
+        time.sleep(1.0)
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(timeout=10)
+    assert p.returncode != 0
+    assert our_namespaces(p.pid) == []
+    assert not out.exists() and not [x for x in tmp_path.iterdir() if x.name.startswith(".run")], \
+        list(tmp_path.iterdir())
+
+
+def _pcap_packets(path: Path) -> list[bytes]:
+    """The packets of a pcap file (LINKTYPE_RAW), as captured."""
+    import struct
+
+    b = path.read_bytes()
+    assert struct.unpack("<I", b[:4])[0] == 0xA1B23C4D and struct.unpack("<I", b[20:24])[0] == 101
+    out, i = [], 24
+    while i < len(b):
+        _, _, incl, _ = struct.unpack("<IIII", b[i:i + 16])
+        out.append(b[i + 16:i + 16 + incl])
+        i += 16 + incl
+    return out
+
+
+def _xrc_option(pkt: bytes) -> tuple[int, int] | None:
+    """(rate kbit/s, HoL in 0.1 ms) of option 253 with ExID 0x5852 (RFC
+    6994), read as a receiver would, or None."""
+    ihl = (pkt[0] & 0x0F) * 4
+    doff = (pkt[ihl + 12] >> 4) * 4
+    opts, i = pkt[ihl + 20:ihl + doff], 0
+    while i < len(opts):
+        kind = opts[i]
+        if kind == 0:
+            return None
+        if kind == 1:
+            i += 1
+            continue
+        n = opts[i + 1]
+        if kind == 253 and n == 10 and opts[i + 2:i + 4] == b"\x58\x52":
+            return int.from_bytes(opts[i + 4:i + 8], "big"), int.from_bytes(opts[i + 8:i + 10], "big")
+        i += n
+    return None
+
+
+def _checksums_ok(pkt: bytes) -> bool:
+    def fold(data: bytes, acc: int = 0) -> int:
+        if len(data) % 2:
+            data += b"\0"
+        for k in range(0, len(data), 2):
+            acc += (data[k] << 8) | data[k + 1]
+        while acc > 0xFFFF:
+            acc = (acc & 0xFFFF) + (acc >> 16)
+        return acc
+
+    ihl = (pkt[0] & 0x0F) * 4
+    pseudo = pkt[12:20] + bytes([0, 6]) + (len(pkt) - ihl).to_bytes(2, "big")
+    return fold(pkt[:ihl]) == 0xFFFF and fold(pseudo + pkt[ihl:]) == 0xFFFF
+
+
+@needs_root
+def test_the_xrc_option_is_on_every_ack_crossing_the_base_station_with_the_agents_values_at_that_tti(tmp_path):
+    """Reads the option back from the Internet side's capture (bytes as the
+    sender's device got them) and compares it with the agent's series the
+    run directory's rlc.parquet is made of, at the TTI the ACK reached the
+    base station (model time: the capture's scheduled release minus the
+    reverse Internet delay, which has no rate limit)."""
+    import numpy as np
+
+    from xrc.emulation.testbed import default_emulator_cpu, testbed
+
+    delay_ms = 10.0
+    sc = from_dict({"seed": 3, "duration_s": 4, "topology": "cellular", "internet": {"delay_ms": delay_ms},
+                    "cell": {"harq": {"bler": 0.0}}, "ues": [{"channel": {"kind": "fixed_cqi", "cqi": 9}}],
+                    "flows": [{"cc": "cubic", "ue": 0}]}).resolved
+    cpu = default_emulator_cpu()
+    with testbed(sc, sysctls={"net.ipv4.tcp_congestion_control": "cubic"}, emulator_cpu=cpu,
+                 options={"xrc_acks": 1}) as tb:
+        emu = tb.emulator
+        tb.popen("ue", ["iperf3", "-s", "-1", "-B", tb.ue_ip], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        em._wait_listening(tb, 5201)
+        emu.start(cpu=cpu, fifo_priority=50)
+        tb.run("inet", ["iperf3", "-c", tb.ue_ip, "-t", "2"], timeout=30)
+        report = emu.stop()
+        c = {k: np.frombuffer(b, dtype=np.dtype(d)) for k, (d, b) in emu.capture_columns().items()}
+        cell = {k: (np.frombuffer(v[1], dtype=np.dtype(v[0])) if isinstance(v, tuple) else v)
+                for k, v in emu.cell_columns().items()}
+        emu.write_pcap(str(tmp_path / "inet.pcap"), "inet")
+    # The ACKs written to the Internet side, in the pcap's order (by write
+    # time, then record).
+    up = np.nonzero((c["dir"] == 1) & (c["fate"] == 0))[0]
+    up = up[np.lexsort((up, c["t_out_ns"][up]))]
+    pkts = [p for p in _pcap_packets(tmp_path / "inet.pcap") if p[16:20] == bytes([10, 77, 0, 1])]
+    assert len(pkts) == up.size
+    pure = (c["is_tcp"][up] == 1) & (c["payload"][up] == 0) & ((c["tcp_flags"][up] & 0x07) == 0) \
+        & ((c["tcp_flags"][up] & 0x10) != 0)
+    assert pure.sum() > 500, "a 2 s transfer sends many ACKs"
+    assert report["xrc_acks_written"] + report["xrc_acks_no_room"] == pure.sum()
+    tti_t, agent, hol = cell["tti_t_ns"].astype(np.int64), cell["tti_agent_bps"], cell["tti_hol_ns"]
+    checked = no_room = 0
+    for k, p in zip(up, pkts):
+        opt = _xrc_option(p)
+        if not (c["is_tcp"][k] and c["payload"][k] == 0 and c["tcp_flags"][k] & 0x10 and not c["tcp_flags"][k] & 7):
+            assert opt is None, "only pure ACKs carry it"
+            continue
+        if opt is None:
+            # Only where the TCP header had no room: 12 more option bytes
+            # would pass 60 (timestamps and two or more SACK blocks).
+            doff = (p[32] >> 4) * 4
+            assert doff + 12 > 60, (doff, len(p))
+            no_room += 1
+            continue
+        assert _checksums_ok(p), "checksums fixed up"
+        assert opt == (c["xrc_rate_kbps"][k], c["xrc_hol_tenths_ms"][k])
+        at_bs = int(c["t_sched_ns"][k]) - int(delay_ms * 1e6)
+        i = int(np.searchsorted(tti_t, at_bs, side="right")) - 1
+        # At a TTI boundary the ACK may arrive just before that TTI runs:
+        # then the previous TTI's values hold. One or two flows (iperf3's
+        # control connection) may be active on the UE.
+        cands = [j for j in (i, i - 1) if j >= 0 and (j == i or tti_t[i] == at_bs)]
+        rate_ok = any(opt[0] == agent[j] // af // 1000 for j in cands for af in (1, 2))
+        # HoL at arrival: the TTI's sample aged by the time since (the
+        # head does not change between TTIs), or less if the buffer was empty.
+        hol_ok = any(abs(opt[1] * 100_000 - min(hol[j] + (at_bs - tti_t[j]) if hol[j] else at_bs - tti_t[j],
+                                                6553_500_000)) <= 100_000 or (hol[j] == 0 and opt[1] * 100_000
+                                                                             <= at_bs - tti_t[j])
+                     for j in cands)
+        assert rate_ok and hol_ok, (opt, [(tti_t[j], agent[j], hol[j]) for j in cands], at_bs)
+        checked += 1
+    assert checked + no_room == pure.sum() and no_room == report["xrc_acks_no_room"]
+    assert checked > 0.8 * pure.sum(), "most ACKs have room (SACK blocks only during recovery)"
