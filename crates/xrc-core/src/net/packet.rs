@@ -23,6 +23,8 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 /// The XRC option as the agent writes it: kind (1), length (1), per-flow
 /// rate in kbit/s (4), HoL delay in 1/10 ms (2).
 pub const XRC_OPTION_BYTES: u32 = 8;
+/// The option's air-delay field (`xrc2` flows only): 0.1 ms in 16 bits.
+pub const XRC_AIR_FIELD_BYTES: u32 = 2;
 /// The PBE-CC capacity report the UE writes into its ACKs: kind, length,
 /// rate in kbit/s, padding.
 pub const PBE_OPTION_BYTES: u32 = 8;
@@ -54,6 +56,10 @@ pub struct XrcOption {
     pub rate_bps: u64,
     /// Head-of-line delay of the UE's RLC buffer when the ACK crossed PDCP.
     pub hol: SimDuration,
+    /// The agent's air-interface delay estimate (`ran::agent::AirDelay`),
+    /// written only for flows that ask for it (`xrc2`); `None` otherwise,
+    /// and then the option is the paper's 8 bytes.
+    pub air: Option<SimDuration>,
 }
 
 impl XrcOption {
@@ -66,7 +72,21 @@ impl XrcOption {
         XrcOption {
             rate_bps: kbps * 1000,
             hol: SimDuration::from_nanos(tenths * 100_000),
+            air: None,
         }
+    }
+
+    /// Adds the air-delay field, quantized like HoL (0.1 ms, saturating at
+    /// 6553.5 ms).
+    pub fn with_air(mut self, air: SimDuration) -> Self {
+        let tenths = (air.as_nanos() / 100_000).min(u16::MAX as u64);
+        self.air = Some(SimDuration::from_nanos(tenths * 100_000));
+        self
+    }
+
+    /// Bytes the option takes on the wire.
+    pub fn wire_bytes(&self) -> u32 {
+        XRC_OPTION_BYTES + if self.air.is_some() { XRC_AIR_FIELD_BYTES } else { 0 }
     }
 }
 
@@ -174,9 +194,8 @@ impl Packet {
     /// option's bytes the first time. Does nothing to data packets.
     pub fn set_xrc_option(&mut self, opt: XrcOption) {
         if let PacketKind::Ack(a) = &mut self.kind {
-            if a.xrc.is_none() {
-                self.size += XRC_OPTION_BYTES;
-            }
+            let before = a.xrc.map_or(0, |o| o.wire_bytes());
+            self.size = self.size - before + opt.wire_bytes();
             a.xrc = Some(opt);
         }
     }
