@@ -116,8 +116,9 @@ pub struct AckHeader {
     /// ABC marks of the data this ACK acknowledges (echoed by the receiver).
     pub abc_accelerate: u16,
     pub abc_brake: u16,
-    /// The UE's PBE-CC capacity estimate for this flow, bit/s.
-    pub pbe_rate_bps: Option<u64>,
+    /// The UE's PBE-CC capacity estimate for this flow, kbit/s as on the
+    /// wire (kept at 4 bytes so the packet stays small).
+    pub pbe_kbps: Option<u32>,
 }
 
 impl AckHeader {
@@ -171,7 +172,7 @@ impl Packet {
                 xrc: None,
                 abc_accelerate: 0,
                 abc_brake: 0,
-                pbe_rate_bps: None,
+                pbe_kbps: None,
             }),
         }
     }
@@ -183,10 +184,10 @@ impl Packet {
     /// Writes (or overwrites) the PBE-CC capacity report of an ACK.
     pub fn set_pbe_option(&mut self, rate_bps: u64) {
         if let PacketKind::Ack(a) = &mut self.kind {
-            if a.pbe_rate_bps.is_none() {
+            if a.pbe_kbps.is_none() {
                 self.size += PBE_OPTION_BYTES;
             }
-            a.pbe_rate_bps = Some((rate_bps / 1000).min(u32::MAX as u64) * 1000);
+            a.pbe_kbps = Some((rate_bps / 1000).min(u32::MAX as u64) as u32);
         }
     }
 
@@ -223,6 +224,13 @@ mod tests {
             52 + 12 + 8,
             "rewriting the option does not grow the packet again"
         );
+        // xrc2's air field: two more bytes, counted once.
+        let air = XrcOption::quantized(2_000_000, SimDuration::ZERO).with_air(SimDuration::from_micros(8_260));
+        assert_eq!(air.air, Some(SimDuration::from_micros(8_200)));
+        p.set_xrc_option(air);
+        assert_eq!(p.size, 52 + 12 + 8 + 2);
+        p.set_xrc_option(air);
+        assert_eq!(p.size, 52 + 12 + 8 + 2);
     }
 
     #[test]

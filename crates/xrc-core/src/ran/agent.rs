@@ -188,7 +188,7 @@ impl AirDelay {
     }
     /// A = mean downlink sample + mean uplink sample over the window.
     pub fn estimate(&self) -> SimDuration {
-        let mean = |ns: u64, n: u64| if n == 0 { 0 } else { ns / n };
+        let mean = |ns: u64, n: u64| ns.checked_div(n).unwrap_or(0);
         SimDuration::from_nanos(mean(self.sum.dl_ns, self.sum.dl_n) + mean(self.sum.ul_ns, self.sum.ul_n))
     }
 }
