@@ -4,10 +4,11 @@
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ORDER = ["xrc", "newreno", "cubic", "illinois", "veno", "vegas", "bbr", "bbr3", "copa", "abc", "pbe", "natcp",
+ORDER = ["xrc", "xrc2", "newreno", "cubic", "illinois", "veno", "vegas", "bbr", "bbr3", "copa", "abc", "pbe", "natcp",
          "nacubic", "roccet", "oracle", "oracle-rate"]
 REFS = {
-    "xrc": "Kheirkhah et al., ICC 2022", "newreno": "RFC 5681/6582, Linux tcp_cong.c",
+    "xrc": "Kheirkhah et al., ICC 2022", "xrc2": "xrc with an air-aware bottleneck rule (issue 10)",
+    "newreno": "RFC 5681/6582, Linux tcp_cong.c",
     "cubic": "RFC 9438, Linux tcp_cubic.c (+ HyStart, Ericsson LTE options)",
     "illinois": "Liu, Başar, Srikant 2008; Linux tcp_illinois.c", "veno": "Fu & Liew 2003; Linux tcp_veno.c",
     "vegas": "Brakmo et al. 1994; Linux tcp_vegas.c", "bbr": "Cardwell et al. 2016; Linux tcp_bbr.c (v1)",

@@ -186,5 +186,5 @@ def summarize(resolved: dict[str, Any], tables: dict[str, dict[str, np.ndarray]]
 def _hol_budget_ms(resolved: dict[str, Any]) -> float:
     """The queuing budget HoL is judged against: the XRC flows' budget if
     any (they must agree), else XRC's default of 10 ms."""
-    budgets = {f["cc_params"]["budget_ms"] for f in resolved["flows"] if f["cc"] == "xrc"}
+    budgets = {f["cc_params"]["budget_ms"] for f in resolved["flows"] if f["cc"] in ("xrc", "xrc2")}
     return float(min(budgets)) if budgets else 10.0

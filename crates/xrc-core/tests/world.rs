@@ -280,3 +280,47 @@ fn a_debug_build_stops_a_run_whose_invariants_break() {
     w.miscount_in_flight();
     w.run_until(at(2.0));
 }
+
+/// Fraction of `[from_s, end_s)` flow 0 spent in the algorithm's `mode`.
+fn time_in_mode(rec: &Recorder, mode: &str, from_s: f64, end_s: f64) -> f64 {
+    let Some(code) = rec.mode_names.iter().position(|m| *m == mode) else {
+        return 0.0;
+    };
+    let c = &rec.cwnd;
+    let mut total = 0.0;
+    for i in 0..c.t.len() {
+        let next = if i + 1 < c.t.len() { c.t[i + 1] } else { end_s };
+        let (a, b) = (c.t[i].max(from_s), next.min(end_s));
+        if c.flow[i] == 0 && c.mode[i] == code as u8 && b > a {
+            total += b - a;
+        }
+    }
+    total / (end_s - from_s)
+}
+
+/// Issue 10: at the simulator's default LTE timing (BLER 0.1, an SR every
+/// 10 ms) and no Internet bottleneck, the paper's rule spends about a third
+/// of the time in its Internet mode; xrc2, told the air delay, almost none.
+#[test]
+fn under_default_lte_timing_xrc2_does_not_mistake_radio_delay_for_an_internet_queue() {
+    let (paper, _) = run(common::lte("xrc", 15, 10.0));
+    let (air, _) = run(common::lte("xrc2", 15, 10.0));
+    let p = time_in_mode(&paper, "internet", 2.0, 10.0);
+    let a = time_in_mode(&air, "internet", 2.0, 10.0);
+    assert!(p > 0.15, "xrc in Internet mode {p}");
+    assert!(a < 0.05, "xrc2 in Internet mode {a}");
+}
+
+/// The fix is not "never say Internet": behind an 8 Mbit/s Internet link
+/// under the same radio timing, xrc2 spends most of its time in Internet mode.
+#[test]
+fn a_slow_internet_link_is_still_found_behind_a_fast_cell() {
+    let mut s = common::lte("xrc2", 15, 10.0);
+    s.internet.rate_mbps = Some(8.0);
+    s.internet.buffer_packets = Some(100);
+    let (rec, _) = run(s);
+    let t = time_in_mode(&rec, "internet", 2.0, 10.0);
+    assert!(t > 0.8, "xrc2 in Internet mode {t}");
+    let g = goodput_mbps(&rec, 0, 2.0);
+    assert!(g > 7.0, "goodput {g}");
+}

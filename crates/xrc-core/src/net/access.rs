@@ -50,6 +50,10 @@ pub trait Access: Component {
     fn set_live_flows(&mut self, _ue: usize, _n: u32) {}
     /// Some flow reads [`Access::pbe_rate_bps`]: run the UEs' estimators.
     fn enable_pbe(&mut self) {}
+    /// Some flow (`xrc2`) reads the XRC agent's air-delay estimate: write it
+    /// into that flow's ACKs (`ran::agent`). Accesses without a radio link
+    /// model (HARQ, uplink grants) write none.
+    fn enable_air_delay(&mut self, _flow: FlowId) {}
     /// PBE-CC: the UE's own estimate of its downlink share, bit/s.
     fn pbe_rate_bps(&self, _ue: usize, _now: SimTime) -> Option<u64> {
         None

@@ -23,6 +23,8 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 /// The XRC option as the agent writes it: kind (1), length (1), per-flow
 /// rate in kbit/s (4), HoL delay in 1/10 ms (2).
 pub const XRC_OPTION_BYTES: u32 = 8;
+/// The option's air-delay field (`xrc2` flows only): 0.1 ms in 16 bits.
+pub const XRC_AIR_FIELD_BYTES: u32 = 2;
 /// The PBE-CC capacity report the UE writes into its ACKs: kind, length,
 /// rate in kbit/s, padding.
 pub const PBE_OPTION_BYTES: u32 = 8;
@@ -54,6 +56,10 @@ pub struct XrcOption {
     pub rate_bps: u64,
     /// Head-of-line delay of the UE's RLC buffer when the ACK crossed PDCP.
     pub hol: SimDuration,
+    /// The agent's air-interface delay estimate (`ran::agent::AirDelay`),
+    /// written only for flows that ask for it (`xrc2`); `None` otherwise,
+    /// and then the option is the paper's 8 bytes.
+    pub air: Option<SimDuration>,
 }
 
 impl XrcOption {
@@ -66,7 +72,21 @@ impl XrcOption {
         XrcOption {
             rate_bps: kbps * 1000,
             hol: SimDuration::from_nanos(tenths * 100_000),
+            air: None,
         }
+    }
+
+    /// Adds the air-delay field, quantized like HoL (0.1 ms, saturating at
+    /// 6553.5 ms).
+    pub fn with_air(mut self, air: SimDuration) -> Self {
+        let tenths = (air.as_nanos() / 100_000).min(u16::MAX as u64);
+        self.air = Some(SimDuration::from_nanos(tenths * 100_000));
+        self
+    }
+
+    /// Bytes the option takes on the wire.
+    pub fn wire_bytes(&self) -> u32 {
+        XRC_OPTION_BYTES + if self.air.is_some() { XRC_AIR_FIELD_BYTES } else { 0 }
     }
 }
 
@@ -96,8 +116,9 @@ pub struct AckHeader {
     /// ABC marks of the data this ACK acknowledges (echoed by the receiver).
     pub abc_accelerate: u16,
     pub abc_brake: u16,
-    /// The UE's PBE-CC capacity estimate for this flow, bit/s.
-    pub pbe_rate_bps: Option<u64>,
+    /// The UE's PBE-CC capacity estimate for this flow, kbit/s as on the
+    /// wire (kept at 4 bytes so the packet stays small).
+    pub pbe_kbps: Option<u32>,
 }
 
 impl AckHeader {
@@ -151,7 +172,7 @@ impl Packet {
                 xrc: None,
                 abc_accelerate: 0,
                 abc_brake: 0,
-                pbe_rate_bps: None,
+                pbe_kbps: None,
             }),
         }
     }
@@ -163,10 +184,10 @@ impl Packet {
     /// Writes (or overwrites) the PBE-CC capacity report of an ACK.
     pub fn set_pbe_option(&mut self, rate_bps: u64) {
         if let PacketKind::Ack(a) = &mut self.kind {
-            if a.pbe_rate_bps.is_none() {
+            if a.pbe_kbps.is_none() {
                 self.size += PBE_OPTION_BYTES;
             }
-            a.pbe_rate_bps = Some((rate_bps / 1000).min(u32::MAX as u64) * 1000);
+            a.pbe_kbps = Some((rate_bps / 1000).min(u32::MAX as u64) as u32);
         }
     }
 
@@ -174,9 +195,8 @@ impl Packet {
     /// option's bytes the first time. Does nothing to data packets.
     pub fn set_xrc_option(&mut self, opt: XrcOption) {
         if let PacketKind::Ack(a) = &mut self.kind {
-            if a.xrc.is_none() {
-                self.size += XRC_OPTION_BYTES;
-            }
+            let before = a.xrc.map_or(0, |o| o.wire_bytes());
+            self.size = self.size - before + opt.wire_bytes();
             a.xrc = Some(opt);
         }
     }
@@ -204,6 +224,13 @@ mod tests {
             52 + 12 + 8,
             "rewriting the option does not grow the packet again"
         );
+        // xrc2's air field: two more bytes, counted once.
+        let air = XrcOption::quantized(2_000_000, SimDuration::ZERO).with_air(SimDuration::from_micros(8_260));
+        assert_eq!(air.air, Some(SimDuration::from_micros(8_200)));
+        p.set_xrc_option(air);
+        assert_eq!(p.size, 52 + 12 + 8 + 2);
+        p.set_xrc_option(air);
+        assert_eq!(p.size, 52 + 12 + 8 + 2);
     }
 
     #[test]

@@ -23,6 +23,36 @@
 //!    as one flow, so eq. (1) never divides by zero.
 //! 4. The option carries the rate in kbit/s and HoL in 0.1 ms (8 bytes on
 //!    the wire, counted in the ACK's size).
+//!
+//! Beyond the paper (issue 10, for `xrc2` only): the **air-interface delay
+//! estimate** A ([`AirDelay`]), two more bytes of the option (0.1 ms), written
+//! only into the ACKs of flows whose sender asks for it
+//! (`Signals::xrc_air`), so the paper's flows see the paper's 8-byte option.
+//! A is the mean delay the radio link added to the last window's packets
+//! beyond its least, *outside* the RLC transmit buffer (whose queue HoL
+//! already reports), over the last `window_ttis` TTIs:
+//!
+//! ```text
+//!  A = mean_DL + mean_UL
+//!  DL sample, per SDU the UE's RLC delivered in order at t_d, whose last
+//!    segment was first transmitted in the TTI starting at t_s:
+//!      t_d − t_s − (TTI + dl_decode_delay)      HARQ retransmissions + reordering wait
+//!  UL sample, per ACK that entered the UE's uplink buffer at t_u and reaches
+//!    the base station at t_a:
+//!      t_a − t_u − (grant_tx_delay + TTI)       SR wait + grant wait + grants queued behind
+//! ```
+//!
+//! Each mean is over the samples of its direction in the window (zero
+//! without samples). What the base station knows: it schedules every
+//! transport block and sees every HARQ ACK/NACK, so it knows when each PDU
+//! decoded and, the UE's RLC UM reordering being specified (TS 36.322
+//! §5.1.2.2), when each SDU was delivered in order; it sees the SR, the grant
+//! and the PUSCH of every uplink packet. The one UE-side part is the wait
+//! from an ACK's arrival in the UE's buffer to its SR opportunity, which is
+//! what 3GPP's UE-measured uplink PDCP delay report covers (TS 38.314, Rel-16
+//! layer-2 measurements, which also define the gNB-measured DL air-interface
+//! delay); here it is read exactly. The trace access has no HARQ and no SR
+//! and writes no air field.
 
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +134,65 @@ impl CapacityWindow {
     }
 }
 
+/// One TTI's samples of the air-interface delay excess, per direction.
+#[derive(Copy, Clone, Debug, Default)]
+struct AirSlot {
+    dl_ns: u64,
+    dl_n: u64,
+    ul_ns: u64,
+    ul_n: u64,
+}
+
+/// The agent's air-interface delay estimate A (module doc): a sliding window
+/// of per-TTI sample sums; samples go into the current TTI's slot.
+#[derive(Clone, Debug)]
+pub struct AirDelay {
+    ring: Vec<AirSlot>,
+    next: usize,
+    sum: AirSlot,
+}
+
+impl AirDelay {
+    pub fn new(n: u32) -> Self {
+        AirDelay {
+            ring: vec![AirSlot::default(); n.max(1) as usize],
+            next: 0,
+            sum: AirSlot::default(),
+        }
+    }
+    /// A downlink sample: an SDU's HARQ and reordering delay.
+    pub fn add_dl(&mut self, d: SimDuration) {
+        let s = &mut self.ring[self.next];
+        s.dl_ns += d.as_nanos();
+        s.dl_n += 1;
+        self.sum.dl_ns += d.as_nanos();
+        self.sum.dl_n += 1;
+    }
+    /// `n` uplink samples summing to `sum`: ACKs' delays beyond the least
+    /// uplink delay.
+    pub fn add_ul(&mut self, sum: SimDuration, n: u64) {
+        let s = &mut self.ring[self.next];
+        s.ul_ns += sum.as_nanos();
+        s.ul_n += n;
+        self.sum.ul_ns += sum.as_nanos();
+        self.sum.ul_n += n;
+    }
+    /// A new TTI starts: the oldest TTI's samples leave the window.
+    pub fn advance(&mut self) {
+        self.next = (self.next + 1) % self.ring.len();
+        let old = std::mem::take(&mut self.ring[self.next]);
+        self.sum.dl_ns -= old.dl_ns;
+        self.sum.dl_n -= old.dl_n;
+        self.sum.ul_ns -= old.ul_ns;
+        self.sum.ul_n -= old.ul_n;
+    }
+    /// A = mean downlink sample + mean uplink sample over the window.
+    pub fn estimate(&self) -> SimDuration {
+        let mean = |ns: u64, n: u64| ns.checked_div(n).unwrap_or(0);
+        SimDuration::from_nanos(mean(self.sum.dl_ns, self.sum.dl_n) + mean(self.sum.ul_ns, self.sum.ul_n))
+    }
+}
+
 /// Bits a share of `prbs` PRBs (fractional) carries at `itbs`.
 pub fn share_bits(itbs: Itbs, prbs: f64) -> f64 {
     if prbs <= 0.0 {
@@ -177,6 +266,26 @@ mod tests {
         assert_eq!(tti_capacity_bits(0, 50, 2, true, Some(itbs), true), 18_336);
         // Retransmissions (NDI = 0) are not passed in; new data is.
         assert_eq!(tti_capacity_bits(1000, 0, 1, true, Some(itbs), true), 1000);
+    }
+
+    #[test]
+    fn the_air_delay_is_the_sum_of_the_two_directions_means_over_the_window() {
+        let ms = SimDuration::from_millis;
+        let mut a = AirDelay::new(3);
+        assert_eq!(a.estimate(), SimDuration::ZERO, "no samples, no delay");
+        a.add_dl(ms(8));
+        a.add_dl(ms(0));
+        a.add_ul(ms(6), 1);
+        assert_eq!(a.estimate(), ms(4 + 6));
+        a.advance();
+        a.add_ul(ms(2), 1);
+        assert_eq!(a.estimate(), ms(4 + 4));
+        a.advance();
+        a.advance();
+        // The first TTI's samples left the window; the second's remain.
+        assert_eq!(a.estimate(), ms(2));
+        a.advance();
+        assert_eq!(a.estimate(), SimDuration::ZERO);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::abc::{AbcConfig, AbcMarker};
-use super::agent::{self, AgentConfig, CapacityWindow};
+use super::agent::{self, AgentConfig, AirDelay, CapacityWindow};
 use super::amc::{self, Itbs, Prbs};
 use super::channel::{Channel, ChannelConfig};
 use super::netassist::{NetAssistConfig, PeriodStats};
@@ -265,6 +265,8 @@ struct Ue {
     cap: CapacityWindow,
     /// New-data bits actually sent, over the agent's window (ABC's cr).
     served: CapacityWindow,
+    /// The agent's air-interface delay estimate (`agent::AirDelay`).
+    air_delay: AirDelay,
     abc: AbcMarker,
     pbe: PbeMonitor,
     na: PeriodStats,
@@ -321,6 +323,8 @@ pub struct Cell {
     rx_scratch: RxOutput,
     /// Some flow uses PBE-CC: run the UEs' estimators.
     pbe_enabled: bool,
+    /// Flows (by id) whose ACKs carry the agent's air-delay field (`xrc2`).
+    air_flows: Vec<bool>,
     /// Scratch of `on_tti`: which UEs got a retransmission, new-data bits
     /// served to each.
     tti_has_tb: Vec<bool>,
@@ -362,6 +366,7 @@ impl Cell {
                     ul_pipe: Pipe::new(tti),
                     cap: CapacityWindow::new(cfg.agent.window_ttis),
                     served: CapacityWindow::new(cfg.agent.window_ttis),
+                    air_delay: AirDelay::new(cfg.agent.window_ttis),
                     abc: AbcMarker::new(&cfg.abc),
                     pbe: PbeMonitor::new(&cfg.pbe, tti.as_secs_f64()),
                     na: PeriodStats::default(),
@@ -390,6 +395,7 @@ impl Cell {
             free_prbs_last: 0,
             rx_scratch: RxOutput::default(),
             pbe_enabled: false,
+            air_flows: Vec::new(),
             tti_has_tb: Vec::new(),
             tti_served: Vec::new(),
             itbs_for_cqi: std::array::from_fn(|c| {
@@ -408,6 +414,16 @@ impl Cell {
     /// little every TTI and only PBE-CC flows read them).
     pub fn enable_pbe(&mut self) {
         self.pbe_enabled = true;
+    }
+
+    /// The agent writes its air-delay estimate into `flow`'s ACKs
+    /// (`agent` module doc; asked for by `xrc2` senders).
+    pub fn enable_air_delay(&mut self, flow: FlowId) {
+        let i = flow.0 as usize;
+        if self.air_flows.len() <= i {
+            self.air_flows.resize(i + 1, false);
+        }
+        self.air_flows[i] = true;
     }
 
     pub fn register_flow(&mut self, flow: FlowId, ue: usize) {
@@ -541,6 +557,9 @@ impl Cell {
             // ABC marks ABC-capable packets as they leave the UE's queue.
             let link = u.cap.rate_bps(self.tti) as f64;
             let dequeue = u.served.rate_bps(self.tti) as f64;
+            for seg in pdu.segments.iter_mut() {
+                seg.sent = now;
+            }
             for seg in pdu.segments.iter().filter(|s| s.last) {
                 if let Some(p) = &seg.pkt {
                     out.sojourns.push((g.index, p.flow, now.saturating_since(seg.arrival)));
@@ -592,6 +611,7 @@ impl Cell {
         for (i, u) in self.ues.iter_mut().enumerate() {
             u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as f64;
             u.served.push(served[i]);
+            u.air_delay.advance();
             if self.pbe_enabled {
                 u.pbe.observe(&TtiView {
                     cell_prbs: total,
@@ -669,9 +689,11 @@ impl Cell {
 
     /// Transport blocks due at the UE by `now` are decoded and handed to RLC.
     pub fn on_air_arrival(&mut self, now: SimTime, ue: usize, out: &mut CellOutput) {
+        let dl_delay = self.dl_delay;
         let u = &mut self.ues[ue];
         let rx = &mut self.rx_scratch;
         rx.delivered.clear();
+        rx.delivered_sent.clear();
         rx.discarded = 0;
         let timer_before = u.rx.timer();
         while u.air.front().is_some_and(|(t, _)| *t <= now) {
@@ -688,16 +710,20 @@ impl Cell {
         }
         u.stats.sdus_discarded += rx.discarded;
         out.discarded += rx.discarded;
-        for p in rx.delivered.drain(..) {
+        for (p, sent) in rx.delivered.drain(..).zip(rx.delivered_sent.drain(..)) {
+            // The agent's downlink sample: HARQ and reordering delay.
+            u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
             out.delivered.push((ue, p));
         }
     }
 
     /// The UE's reordering timer may have expired.
     pub fn on_reorder_timer(&mut self, now: SimTime, ue: usize, out: &mut CellOutput) {
+        let dl_delay = self.dl_delay;
         let u = &mut self.ues[ue];
         let rx = &mut self.rx_scratch;
         rx.delivered.clear();
+        rx.delivered_sent.clear();
         rx.discarded = 0;
         let before = u.rx.timer();
         u.rx.on_timer(now, rx);
@@ -708,7 +734,9 @@ impl Cell {
         }
         u.stats.sdus_discarded += rx.discarded;
         out.discarded += rx.discarded;
-        for p in rx.delivered.drain(..) {
+        for (p, sent) in rx.delivered.drain(..).zip(rx.delivered_sent.drain(..)) {
+            // The agent's downlink sample: HARQ and reordering delay.
+            u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
             out.delivered.push((ue, p));
         }
     }
@@ -779,6 +807,8 @@ impl Cell {
         let u = &mut self.ues[ue];
         scratch.clear();
         let next = u.uplink.on_pusch(now, scratch);
+        let (sum, n) = u.uplink.take_air_samples();
+        u.air_delay.add_ul(sum, n);
         let mut head = None;
         for p in scratch.drain(..) {
             if let Some(t) = u.ul_pipe.push(now, p) {
@@ -797,9 +827,15 @@ impl Cell {
         let hol = self.ues[ue].rlc.hol_delay(now);
         let af = self.activity.active_flows(UeId(ue as u32), now, self.inactivity);
         let u = &mut self.ues[ue];
+        let air = u.air_delay.estimate();
         while let Some(mut p) = u.ul_pipe.pop_arrived(now) {
             if enabled && matches!(p.kind, PacketKind::Ack(_)) {
-                p.set_xrc_option(agent::feedback(rate, af, hol));
+                let opt = agent::feedback(rate, af, hol);
+                if self.air_flows.get(p.flow.0 as usize).copied().unwrap_or(false) {
+                    p.set_xrc_option(opt.with_air(air));
+                } else {
+                    p.set_xrc_option(opt);
+                }
             }
             out.push(p);
         }

@@ -210,6 +210,9 @@ impl Access for CellAccess {
     fn enable_pbe(&mut self) {
         self.cell.enable_pbe();
     }
+    fn enable_air_delay(&mut self, flow: FlowId) {
+        self.cell.enable_air_delay(flow);
+    }
     fn pbe_rate_bps(&self, ue: usize, now: SimTime) -> Option<u64> {
         Some(self.cell.pbe_rate_bps(ue, now))
     }

@@ -55,6 +55,9 @@ pub struct Segment {
     pub pkt: Option<Packet>,
     /// When the SDU entered the transmit buffer.
     pub arrival: SimTime,
+    /// When the PDU carrying this segment was first transmitted (set by the
+    /// MAC; the arrival until then). The XRC agent's air delay reads it.
+    pub sent: SimTime,
 }
 
 /// An RLC PDU: what one transport block carries for one UE.
@@ -187,6 +190,7 @@ impl RlcTx {
                     bytes: sdu.remaining,
                     pkt: Some(sdu.pkt),
                     arrival: sdu.arrival,
+                    sent: sdu.arrival,
                 });
             } else {
                 let take = room;
@@ -200,6 +204,7 @@ impl RlcTx {
                     bytes: take,
                     pkt: None,
                     arrival: head.arrival,
+                    sent: head.arrival,
                 });
                 room = 0;
                 break;
@@ -233,6 +238,8 @@ impl RlcTx {
 #[derive(Debug, Default)]
 pub struct RxOutput {
     pub delivered: Vec<Packet>,
+    /// For each of `delivered`: when its last segment was first transmitted.
+    pub delivered_sent: Vec<SimTime>,
     /// SDUs discarded because a segment was lost.
     pub discarded: u64,
     /// The segment lists of reassembled PDUs, emptied, for
@@ -359,7 +366,10 @@ impl RlcRx {
             if seg.last {
                 let (_, intact) = self.partial.take().expect("set above");
                 match (intact, seg.pkt) {
-                    (true, Some(p)) => out.delivered.push(p),
+                    (true, Some(p)) => {
+                        out.delivered.push(p);
+                        out.delivered_sent.push(seg.sent);
+                    }
                     _ => out.discarded += 1,
                 }
             }

@@ -92,6 +92,10 @@ pub struct Uplink {
     /// the last `take_delay_stats`.
     delay_sum_s: f64,
     delay_count: u64,
+    /// The XRC agent's uplink samples (`agent::AirDelay`) since the last
+    /// `take_air_samples`: sum of delays beyond grant_tx + TTI, ns, and count.
+    air_sum_ns: u64,
+    air_count: u64,
 }
 
 impl Uplink {
@@ -111,6 +115,8 @@ impl Uplink {
             srs_sent: 0,
             delay_sum_s: 0.0,
             delay_count: 0,
+            air_sum_ns: 0,
+            air_count: 0,
         }
     }
 
@@ -146,8 +152,11 @@ impl Uplink {
             }
             bytes += p.size;
             let (arrived, p) = self.buffer.pop_front().expect("front exists");
-            self.delay_sum_s += (now + self.tti).saturating_since(arrived).as_secs_f64();
+            let delay = (now + self.tti).saturating_since(arrived);
+            self.delay_sum_s += delay.as_secs_f64();
             self.delay_count += 1;
+            self.air_sum_ns += delay.saturating_sub(self.grant_tx + self.tti).as_nanos();
+            self.air_count += 1;
             sent.push(p);
         }
         if self.buffer.is_empty() {
@@ -163,6 +172,15 @@ impl Uplink {
         let r = (self.delay_sum_s, self.delay_count);
         self.delay_sum_s = 0.0;
         self.delay_count = 0;
+        r
+    }
+
+    /// The agent's uplink samples since the last call: (sum of the delays
+    /// beyond the least uplink delay, grant_tx + TTI; count).
+    pub fn take_air_samples(&mut self) -> (SimDuration, u64) {
+        let r = (SimDuration::from_nanos(self.air_sum_ns), self.air_count);
+        self.air_sum_ns = 0;
+        self.air_count = 0;
         r
     }
 

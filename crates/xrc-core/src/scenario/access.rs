@@ -154,6 +154,9 @@ impl AccessNet {
     pub fn enable_pbe(&mut self) {
         each!(self, a => a.enable_pbe())
     }
+    pub fn enable_air_delay(&mut self, flow: FlowId) {
+        each!(self, a => a.enable_air_delay(flow))
+    }
     pub fn pbe_rate_bps(&self, ue: usize, now: SimTime) -> Option<u64> {
         each!(self, a => a.pbe_rate_bps(ue, now))
     }

@@ -273,6 +273,11 @@ impl World {
         if w.flows.iter().any(|f| f.sender.signals().pbe) {
             w.access.enable_pbe();
         }
+        for k in 0..w.flows.len() {
+            if w.flows[k].sender.signals().xrc_air {
+                w.access.enable_air_delay(crate::net::FlowId(k as u32));
+            }
+        }
         if w.flows.iter().any(|f| f.sender.signals().net_assist) {
             let period = w.net_assist_period();
             w.q.schedule(SimTime::ZERO + period, Ev::NetAssist);

@@ -60,6 +60,7 @@ pub mod roccet;
 pub mod vegas;
 pub mod veno;
 pub mod xrc;
+pub mod xrc2;
 
 use crate::net::XrcOption;
 use crate::units::{BitRate, SimDuration, SimTime};
@@ -325,6 +326,9 @@ pub struct Signals {
     pub net_assist: bool,
     /// Receive the oracle's ground truth every TTI (`oracle-rate`).
     pub oracle: bool,
+    /// Ask the XRC agent for its air-interface delay estimate in the
+    /// option it writes into ACKs (`xrc2`; `ran::agent`).
+    pub xrc_air: bool,
     /// Receive the physical-limit oracle's departure schedule (`oracle`):
     /// [`Feedback::Departure`] ahead of each delivery opportunity that is
     /// the flow's.

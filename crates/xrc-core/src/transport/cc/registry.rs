@@ -28,6 +28,7 @@ pub const SCHEMES: &[&str] = &[
     "bbr3",
     "roccet",
     "oracle-rate",
+    "xrc2",
 ];
 
 /// Builds a controller from its name and parameter table. Errors name the
@@ -58,6 +59,7 @@ pub fn build_seeded(name: &str, params: &serde_json::Value, stream: u64) -> Resu
         "bbr" => Box::new(super::bbr::v1::Bbr::seeded(parse(params)?, stream)),
         "bbr3" => Box::new(super::bbr::v3::Bbr3::seeded(parse(params)?, stream)),
         "roccet" => Box::new(super::roccet::Roccet::new(parse(params)?)),
+        "xrc2" => Box::new(super::xrc2::new(parse(params)?)),
         other => return Err(unknown(other)),
     })
 }
@@ -81,6 +83,7 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "bbr" => roundtrip::<super::bbr::v1::Config>(params),
         "bbr3" => roundtrip::<super::bbr::v3::Config>(params),
         "roccet" => roundtrip::<super::roccet::Config>(params),
+        "xrc2" => roundtrip::<super::xrc::Config>(params),
         other => Err(unknown(other)),
     }
 }
@@ -108,6 +111,7 @@ pub fn schema(name: &str) -> Option<schemars::Schema> {
         "bbr" => schema_for!(super::bbr::v1::Config),
         "bbr3" => schema_for!(super::bbr::v3::Config),
         "roccet" => schema_for!(super::roccet::Config),
+        "xrc2" => schema_for!(super::xrc::Config),
         _ => return None,
     })
 }

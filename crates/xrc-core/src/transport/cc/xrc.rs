@@ -68,7 +68,7 @@ use serde::{Deserialize, Serialize};
 
 use super::helpers::{cong_avoid_ai, reno_cong_avoid, reno_ssthresh};
 use super::registry::CcConfig;
-use super::{AckSample, CaState, CongestionControl, ConnView, Feedback, Window};
+use super::{AckSample, CaState, CongestionControl, ConnView, Feedback, Signals, Window};
 use crate::units::{SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -158,12 +158,27 @@ struct RoundStats {
     sum_hol_ns: u128,
     hol_samples: u64,
     sum_rate_bps: u128,
+    /// `xrc2`: sum of the agent's air-delay field (zero where absent).
+    sum_air_ns: u128,
     start: SimTime,
     start_delivered: u64,
 }
 
+/// Which bottleneck-location rule the sender runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Rule {
+    /// The paper's (§III-B), `xrc`.
+    Paper,
+    /// The end-to-end queuing delay less the agent's air-interface delay
+    /// estimate, `xrc2` (see `cc::xrc2`).
+    AirAware,
+}
+
 pub struct Xrc {
     cfg: Config,
+    rule: Rule,
+    /// `xrc2`: mean of the air-delay field over the last completed round.
+    air_mean: SimDuration,
     budget: SimDuration,
     feedback_timeout: SimDuration,
     rate_bps: Option<u64>,
@@ -199,6 +214,8 @@ impl Xrc {
             SimDuration::try_from_millis_f64(cfg.feedback_timeout_ms).unwrap_or(SimDuration::from_secs(1));
         Xrc {
             cfg,
+            rule: Rule::Paper,
+            air_mean: SimDuration::ZERO,
             budget,
             feedback_timeout,
             rate_bps: None,
@@ -219,6 +236,11 @@ impl Xrc {
             ramp_per_rtt: 0.0,
             mss_hint: 1448,
         }
+    }
+
+    /// The sender with another bottleneck-location rule (`xrc2`).
+    pub(super) fn with_rule(cfg: Config, rule: Rule) -> Self {
+        Xrc { rule, ..Xrc::new(cfg) }
     }
 
     /// Eq. (2): twnd = R_exp · RTT_min, in segments of `mss` bytes.
@@ -284,6 +306,19 @@ impl Xrc {
                     SimDuration::from_nanos((self.round.sum_hol_ns / self.round.hol_samples as u128) as u64)
                 } else {
                     self.hol
+                };
+                // `xrc2`: the radio link's own delay is not a queue.
+                let e2e = match self.rule {
+                    Rule::Paper => e2e,
+                    Rule::AirAware => {
+                        let air = if self.round.hol_samples > 0 {
+                            SimDuration::from_nanos((self.round.sum_air_ns / self.round.hol_samples as u128) as u64)
+                        } else {
+                            self.air_mean
+                        };
+                        self.air_mean = air;
+                        e2e.saturating_sub(air)
+                    }
                 };
                 self.sigma_e2e = Some(e2e);
                 self.hol_mean = hol;
@@ -382,7 +417,17 @@ impl Xrc {
 
 impl CongestionControl for Xrc {
     fn name(&self) -> &'static str {
-        "xrc"
+        match self.rule {
+            Rule::Paper => "xrc",
+            Rule::AirAware => "xrc2",
+        }
+    }
+
+    fn signals(&self) -> Signals {
+        Signals {
+            xrc_air: self.rule == Rule::AirAware,
+            ..Signals::default()
+        }
     }
 
     fn ssthresh(&mut self, _now: SimTime, w: &Window, _c: &ConnView) -> u32 {
@@ -415,6 +460,9 @@ impl CongestionControl for Xrc {
         self.hol = x.hol;
         self.round.sum_hol_ns += x.hol.as_nanos() as u128;
         self.round.sum_rate_bps += x.rate_bps as u128;
+        if let Some(a) = x.air {
+            self.round.sum_air_ns += a.as_nanos() as u128;
+        }
         self.round.hol_samples += 1;
         self.last_feedback = Some(now);
         // Choice 10: never more than a budget's worth of data above target.
@@ -556,6 +604,7 @@ mod tests {
                 let fb = Feedback::Xrc(XrcOption {
                     rate_bps: (rate_mbps * 1e6) as u64,
                     hol: SimDuration::from_millis(hol_ms),
+                    air: None,
                 });
                 self.x.on_feedback(self.now, &mut self.w, &c, &fb);
                 let s = AckSample {
@@ -673,6 +722,7 @@ mod tests {
         let fb = Feedback::Xrc(XrcOption {
             rate_bps: 6_000_000,
             hol: SimDuration::from_millis(3),
+            air: None,
         });
         h.x.on_feedback(h.now, &mut h.w, &c, &fb);
         // 6 Mbit/s · 38 ms = 19.7 segments.

@@ -277,7 +277,7 @@ impl TcpSender {
             };
             self.cc.on_feedback(now, &mut self.w, &view, &fb);
         }
-        if let (true, Some(r)) = (self.signals.pbe, ack.pbe_rate_bps) {
+        if let (true, Some(r)) = (self.signals.pbe, ack.pbe_kbps.map(|k| k as u64 * 1000)) {
             self.cc
                 .on_feedback(now, &mut self.w, &view, &Feedback::Pbe { rate_bps: r });
         }
