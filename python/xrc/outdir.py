@@ -92,8 +92,14 @@ def clean_stale_in(directory: Path, name: str | None = None) -> list[Path]:
     return removed
 
 
-def check(out: Path, force: bool, what: str = "run directory") -> None:
-    """Refuses a destination that may not be written (see the module doc)."""
+def check(out: Path, force: bool, what: str = "run directory", *,
+          ours: Callable[[Path], bool] | None = None, not_ours: str | None = None) -> None:
+    """Refuses a destination that may not be written (see the module doc).
+    ``ours`` says whether an existing directory holds what this command
+    writes (default: an xrc output with its metadata.json) and ``not_ours``
+    how the refusal describes one that does not."""
+    ours = ours or is_xrc_output
+    not_ours = not_ours or f"an xrc {what} (no metadata.json written by xrc); --force replaces only what xrc wrote"
     try:
         if out.exists() and not out.is_dir():
             raise OutputError(f"--out {str(out)!r} exists and is not a directory")
@@ -101,10 +107,9 @@ def check(out: Path, force: bool, what: str = "run directory") -> None:
             if not force:
                 raise OutputError(f"--out {str(out)!r} already holds results; choose another directory or pass "
                                   f"--force to replace it")
-            if not is_xrc_output(out):
-                raise OutputError(f"--out {str(out)!r} holds files that are not an xrc {what} (no metadata.json "
-                                  f"written by xrc); --force replaces only what xrc wrote, so remove it yourself "
-                                  f"or choose another directory")
+            if not ours(out):
+                raise OutputError(f"--out {str(out)!r} holds files that are not {not_ours}, so remove it "
+                                  f"yourself or choose another directory")
     except OSError as e:
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
 

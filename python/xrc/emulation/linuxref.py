@@ -658,23 +658,15 @@ def prepare_out(out: Path, force: bool, *, replace: bool) -> None:
     Raises :class:`xrc.outdir.OutputError`."""
     import shutil
 
-    from ..outdir import OutputError
+    from ..outdir import OutputError, check
 
-    try:
-        if out.exists() and not out.is_dir():
-            raise OutputError(f"--out {str(out)!r} exists and is not a directory")
-        if out.is_dir() and any(out.iterdir()):
-            if not force:
-                raise OutputError(f"--out {str(out)!r} already holds results; choose another directory or pass "
-                                  f"--force to replace them")
-            if not is_results_dir(out):
-                raise OutputError(f"--out {str(out)!r} holds files that are not xrc validate-linux results (no "
-                                  f"results.json written by it); --force replaces only those, so remove it "
-                                  f"yourself or choose another directory")
-            if replace:
-                shutil.rmtree(out)
-    except OSError as e:
-        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
+    check(out, force, ours=is_results_dir,
+          not_ours="xrc validate-linux results (no results.json written by it); --force replaces only those")
+    if replace and out.is_dir() and any(out.iterdir()):
+        try:
+            shutil.rmtree(out)
+        except OSError as e:
+            raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
 
 
 def check_machine(cases: list[Case]) -> None:
