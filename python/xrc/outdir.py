@@ -51,7 +51,7 @@ def is_xrc_output(d: Path) -> bool:
     return isinstance(meta, dict) and "core_version" in meta
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
     try:
@@ -81,7 +81,7 @@ def clean_stale_in(directory: Path, name: str | None = None) -> list[Path]:
     pat = re.compile(r"^\.(" + (re.escape(name) if name else ".+") + r")\.(partial|old)-(\d+)$")
     for d in sorted(directory.iterdir()):
         m = pat.match(d.name)
-        if not m or not d.is_dir() or _pid_alive(int(m.group(3))) or not _ours(d):
+        if not m or not d.is_dir() or pid_alive(int(m.group(3))) or not _ours(d):
             continue
         out = directory / m.group(1)
         if m.group(2) == "old" and not out.exists():

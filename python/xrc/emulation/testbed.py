@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..outdir import pid_alive
+
 INET_IP = "10.77.0.1"
 UE_IP = "10.77.0.2"
 PREFIX = "xrc-"
@@ -100,16 +102,6 @@ def require(tools: tuple[str, ...] = ("ip",)) -> None:
         raise TestbedError("cannot set up the emulator testbed; missing: " + "; ".join(m))
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def our_namespaces(pid: int | None = None) -> list[str]:
     """Namespaces named like ours (of process ``pid``, or of any)."""
     r = _run(["ip", "netns", "list"], check=False)
@@ -141,7 +133,7 @@ def remove_stale() -> list[str]:
     removed = []
     for n in our_namespaces():
         pid = int(_NAME.match(n).group(1))
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             # Processes the dead owner started in it (iperf3) would keep the
             # namespace alive after its name is gone: they are ended first.
             for p in _run(["ip", "netns", "pids", n], check=False).stdout.split():
@@ -153,7 +145,7 @@ def remove_stale() -> list[str]:
             removed.append(n)
     for f in STATE_DIR.glob("xrc-sysctl-*.json"):
         m = re.match(r"xrc-sysctl-(\d+)\.json$", f.name)
-        if not m or _pid_alive(int(m.group(1))):
+        if not m or pid_alive(int(m.group(1))):
             continue
         try:
             saved = json.loads(f.read_text())
