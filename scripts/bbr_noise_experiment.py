@@ -6,14 +6,14 @@ Usage (no root; builds the example once)::
 
     .venv/bin/python scripts/bbr_noise_experiment.py RUN_DIR [RUN_DIR ...] [--scale 0,0.5,1,2] [--reps 10]
 
-Each ``RUN_DIR`` is a smooth-link (``wired-*``) run written by
-``scripts/bbr_rate_probe.py``. For each run:
+Each ``RUN_DIR`` is a smooth-link (``wired-*``) or constant-trace
+(``const-*``) run written by ``scripts/bbr_rate_probe.py``. For each run:
 
 1. ``scripts/bbr_rate_analysis.py`` rebuilds Linux's delivery-rate samples
    and BBR's filter from the capture (the "released" clock: what the sender
    saw; "ideal": without any timing error) and exports every ACK's
    lateness (released − ideal) into ``RUN_DIR/noise.txt``;
-2. ``crates/xrc-core/examples/wired_ack_noise.rs`` runs the same case (its
+2. ``crates/xrc-core/examples/ack_noise.rs`` runs the same case (its
    duration: the run's) with xrc's sender, receiver and links, holding each
    ACK for the measured lateness: ``series`` replays the run's lateness at
    the same times, rotated by 0..reps−1 seconds; ``shuffle`` draws it from
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "target" / "release" / "examples" / "wired_ack_noise"
+EXAMPLE = REPO / "target" / "release" / "examples" / "ack_noise"
 
 
 def run_example(scenario: Path, noise: Path | None, mode: str, seed: int) -> dict:
@@ -78,7 +78,7 @@ def main() -> int:
     if a.reps < 1:
         print(f"--reps: at least 1, got {a.reps}", file=sys.stderr)
         return 2
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "xrc-core", "--example", "wired_ack_noise"],
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "xrc-core", "--example", "ack_noise"],
                    cwd=REPO, check=True)
     sys.path.insert(0, str(REPO / "python"))
     from xrc.emulation import linuxref as L
@@ -87,15 +87,16 @@ def main() -> int:
     for run in a.runs:
         meta = json.loads((run / "meta.json").read_text())
         case = next((c for c in L.all_cases() if c.id == meta["case"]), None)
-        if case is None or case.link != "wired":
-            print(f"{run}: a wired-* run expected, got {meta.get('case')!r}", file=sys.stderr)
+        if case is None or not (case.link == "wired" or case.id.startswith("const-")):
+            print(f"{run}: a wired-* or const-* run expected, got {meta.get('case')!r}", file=sys.stderr)
             return 2
+        traces = None if case.link == "wired" else L.trace_files(case, run / "xrc-traces")
         subprocess.run([sys.executable, str(REPO / "scripts" / "bbr_rate_analysis.py"), str(run), "--export-noise",
                         str(run / "noise.txt"), "--json", str(run / "analysis.json")], check=True,
                        stdout=subprocess.DEVNULL)
         an = json.loads((run / "analysis.json").read_text())
         scenario = run / "xrc-scenario.json"
-        scenario.write_text(json.dumps(from_dict(L.sim_scenario(case, meta["duration_s"], None)).resolved))
+        scenario.write_text(json.dumps(from_dict(L.sim_scenario(case, meta["duration_s"], traces)).resolved))
         print(f"== {run} ({case.id}, {meta['duration_s']:g} s; app nice {meta.get('app_nice')}, RPS off "
               f"{meta.get('no_rps')}, ss every {meta.get('ss_interval_s')} s)")
         print(f"  Linux: RTT mean {an['linux_rtt_mean_ms']:.1f} p95 {an['linux_rtt_p95_ms']:.1f} ms, retx "

@@ -5,6 +5,13 @@ Linux BBR's own bandwidth estimate (``ss``).
 Usage::
 
     .venv/bin/python scripts/bbr_rate_analysis.py RUN_DIR [--from S] [--to S] [--json OUT]
+    .venv/bin/python scripts/bbr_rate_analysis.py --xrc-dump DUMP [--from S] [--to S]
+
+The second form replays **xrc's** sender the same way: ``DUMP`` is what
+``crates/xrc-core/examples/ack_noise.rs --dump=DUMP`` wrote (the segments
+xrc sent and the ACKs it processed, in model time), so Linux's rate
+sampler and BBR filter are applied to xrc's traffic, to tell a difference
+in the estimator from a difference in the traffic it sees.
 
 ``RUN_DIR`` is what ``scripts/bbr_rate_probe.py`` wrote (``capture.npz``,
 ``meta.json``, ``ss.txt``).
@@ -427,17 +434,80 @@ def step_at(t_grid, t, v):
     return out
 
 
+def xrc_dump(a) -> int:
+    """``--xrc-dump``: Linux's rate sampler and BBR filter over xrc's own
+    segments and ACKs; prints the traffic's shape (segments per ACK, new
+    segments each ACK covers, back-to-back sends) and the filter's excess
+    over the link's payload rate, as for a real run's clocks."""
+    segs, acks = [], []
+    try:
+        with open(a.xrc_dump) as fh:
+            for n, line in enumerate(fh, 1):
+                f = line.split()
+                if f and f[0] == "S" and len(f) == 4:
+                    segs.append((int(f[1]), int(f[2]), int(f[3])))
+                elif f and f[0] == "A" and len(f) >= 3 and len(f) % 2 == 1:
+                    v = [int(x) for x in f[1:]]
+                    acks.append((v[0], v[1], list(zip(v[2::2], v[3::2]))))
+                else:
+                    print(f"--xrc-dump {a.xrc_dump}: line {n}: expected 'S t start end' or 'A t cum [l r]...', "
+                          f"got {line.strip()!r}", file=sys.stderr)
+                    return 2
+    except (OSError, ValueError) as e:
+        print(f"--xrc-dump {a.xrc_dump}: {e}", file=sys.stderr)
+        return 2
+    if not segs or not acks:
+        print(f"--xrc-dump {a.xrc_dump}: no segments or no ACKs", file=sys.stderr)
+        return 2
+    link_payload = a.link_mbps * MSS / 1500
+    z = segs[0][0]
+    t0 = z + int(a.t0 * NS)
+    t1 = max(acks[-1][0], segs[-1][0]) if a.t1 is None else z + int(a.t1 * NS)
+    ts = np.array([s[0] for s in segs if t0 <= s[0] < t1])
+    gaps = np.diff(ts)
+    n_ack = sum(1 for x in acks if t0 <= x[0] < t1)
+    cov, hi_prev = [], 0
+    for t, cum, blocks in acks:
+        hi = max([cum] + [r for _, r in blocks])
+        if t0 <= t < t1 and hi > hi_prev:
+            cov.append((hi - hi_prev) // MSS)
+        hi_prev = max(hi_prev, hi)
+    cv = np.array(cov)
+    print(f"xrc dump {a.xrc_dump}: window {a.t0:g} s .. {(t1 - z) / NS:.1f} s")
+    print(f"  data segments {len(ts)}, ACKs {n_ack}: {len(ts) / max(n_ack, 1):.2f} segments per ACK; new segments "
+          f"per ACK 1 / 2 / ≥3: {np.mean(cv == 1):.1%} / {np.mean(cv == 2):.1%} / {np.mean(cv >= 3):.1%}")
+    print(f"  sends within 50 us of the previous one: {np.mean(gaps < 50_000):.1%}")
+    r = replay(segs, acks)
+    win = (r["t"] >= t0) & (r["t"] < t1)
+    v = win & r["valid"]
+    grid = np.arange(t0, t1, 10_000_000)
+    f = step_at(grid, r["t"], r["filt"])
+    print(f"  Linux's sampler on xrc's traffic: samples {int(v.sum())} valid of {int(win.sum())}; sample bw "
+          f"{describe(r['bw'][v])}")
+    print(f"  {'':15s} filter bw {describe(f)}; above link {np.mean(f > link_payload + 1e-9):.0%}, "
+          f"mean excess {np.mean(f) / link_payload - 1:+.2%}")
+    rv = r["rtt"][win & ~np.isnan(r["rtt"])] / 1e6
+    print(f"  RTT (per ACK, newest segment) mean {np.mean(rv):.2f} p95 {pct(rv, 95):.2f} ms")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("run", type=Path)
+    ap.add_argument("run", type=Path, nargs="?")
     ap.add_argument("--from", dest="t0", type=float, default=5.0, help="window start, s after the first payload")
     ap.add_argument("--to", dest="t1", type=float, default=None, help="window end, s after the first payload")
     ap.add_argument("--link-mbps", type=float, default=20.0, help="the bottleneck's IP rate")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--export-noise", type=Path, default=None, metavar="FILE",
                     help="write each ACK's lateness (released − ideal) at its ideal time after the first data "
-                         "segment, lines 't_s lateness_us', for crates/xrc-core/examples/wired_ack_noise.rs")
+                         "segment, lines 't_s lateness_us', for crates/xrc-core/examples/ack_noise.rs")
+    ap.add_argument("--xrc-dump", type=Path, default=None, metavar="DUMP",
+                    help="replay xrc's sender from an ack_noise.rs --dump file instead of a run's capture")
     a = ap.parse_args()
+    if a.xrc_dump is not None:
+        return xrc_dump(a)
+    if a.run is None:
+        ap.error("RUN_DIR or --xrc-dump DUMP is required")
     cap, meta = load(a.run)
     fr = flow_records(cap, data_flow(meta))
     link_payload = a.link_mbps * MSS / 1500
