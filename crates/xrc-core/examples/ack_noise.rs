@@ -9,6 +9,7 @@
 //!
 //! ```text
 //! cargo run --release -p xrc-core --example ack_noise -- RESOLVED.json [NOISE.txt [series|shuffle|none] [SEED]]
+//!     [--per-second] [--dump=FILE] [--send-jitter-us=J]
 //! ```
 //!
 //! `RESOLVED.json`: a resolved `wired` or `trace` scenario with one bulk
@@ -133,7 +134,7 @@ fn pct(v: &mut [f64], q: f64) -> f64 {
 /// Bad input: the message names the argument and the value; exit 2.
 fn fail(msg: String) -> ! {
     eprintln!("ack_noise: {msg}");
-    eprintln!("usage: ack_noise RESOLVED.json [NOISE.txt [series|shuffle|none] [SEED]]");
+    eprintln!("usage: ack_noise RESOLVED.json [NOISE.txt [series|shuffle|none] [SEED]] [--per-second] [--dump=FILE] [--send-jitter-us=J]");
     std::process::exit(2)
 }
 
