@@ -282,3 +282,130 @@ def test_the_xrc_option_is_on_every_ack_crossing_the_base_station_with_the_agent
         checked += 1
     assert checked + no_room == pure.sum() and no_room == report["xrc_acks_no_room"]
     assert checked > 0.8 * pure.sum(), "most ACKs have room (SACK blocks only during recovery)"
+
+
+# ------------------------------------------------- the scenario's TCP settings
+
+def _flows(tcp: dict | None = None, receiver: dict | None = None, cc: str = "cubic", n: int = 1) -> list[dict]:
+    f = {"cc": cc, **({"tcp": tcp} if tcp else {}), **({"receiver": receiver} if receiver else {})}
+    return from_dict({"seed": 1, "duration_s": 2, "topology": "wired", "internet": {"delay_ms": 20, "rate_mbps": 20},
+                      "flows": [f] * n}).resolved["flows"]
+
+
+def test_tcp_settings_the_kernel_has_knobs_for_become_socket_options_routes_and_sysctls():
+    from xrc.emulation import kernel_tcp as K
+
+    k = K.plan(_flows({"mss": 1000, "nodelay": True, "initial_cwnd": 20, "min_rto_ms": 100, "frto": False,
+                       "timer_hz": 1000}, {"sack": False, "delayed_ack": False}))
+    assert k.iperf3 == {0: ["-M", "1012", "-N"]}, "TCP_MAXSEG counts the 12 bytes of the timestamp option"
+    assert k.routes == {0: {"initcwnd": "20", "rto_min": "100ms"}} and k.ue_route == {"quickack": "1"}
+    assert k.sysctls == {"inet": {"net.ipv4.tcp_frto": "0"}, "ue": {"net.ipv4.tcp_sack": "0"}}
+    assert len(k.applied) == 7 and any("timer_hz" in x for x in k.kernel_own)
+    assert K.plan(_flows()).summary() == {"applied": [], "kernel_own": []}, "the defaults are Linux's: nothing to do"
+
+
+@pytest.mark.parametrize("tcp, receiver, cc_params, field", [
+    ({"initial_rto_ms": 500}, None, None, "tcp.initial_rto_ms"),
+    ({"undo": False}, None, None, "tcp.undo"),
+    ({"rwnd_bytes": 100_000}, None, None, "tcp.rwnd_bytes"),
+    ({"mss": 2000}, None, None, "tcp.mss"),
+    ({"pacing": True}, None, None, "tcp.pacing"),
+    (None, {"ack_every": 1}, None, "receiver.ack_every"),
+    (None, None, {"beta": 600}, "cc_params.beta"),
+])
+def test_a_tcp_setting_the_kernel_cannot_take_is_refused_naming_the_field_and_the_value(tcp, receiver, cc_params,
+                                                                                        field):
+    from xrc.emulation import kernel_tcp as K
+
+    f = {"cc": "cubic", **({"tcp": tcp} if tcp else {}), **({"receiver": receiver} if receiver else {}),
+         **({"cc_params": cc_params} if cc_params else {})}
+    flows = from_dict({"seed": 1, "duration_s": 2, "topology": "wired",
+                       "internet": {"delay_ms": 20, "rate_mbps": 20}, "flows": [f]}).resolved["flows"]
+    with pytest.raises(K.KernelTcpError) as e:
+        K.plan(flows)
+    value = next(iter((tcp or receiver or cc_params).values()))
+    assert f"flows.0.{field}: {value!r}" in str(e.value)
+
+
+def test_flows_that_share_a_namespace_or_a_route_must_agree_on_its_setting_defaults_included():
+    from xrc.emulation import kernel_tcp as K
+
+    flows = _flows(n=2)
+    flows[0]["tcp"]["frto"] = False
+    with pytest.raises(K.KernelTcpError, match=r"flows.1.tcp.frto: True here but False in flows.0; .*per namespace"):
+        K.plan(flows)
+    flows = _flows(n=2)
+    flows[1]["tcp"]["initial_cwnd"] = 30
+    with pytest.raises(K.KernelTcpError, match=r"flows.1.tcp.initial_cwnd: 30 here but 10 in flows.0; .*per route"):
+        K.plan(flows)
+
+
+def test_emulate_refuses_a_tcp_setting_the_kernel_cannot_take_with_exit_2(tmp_path, capsys):
+    p = cell_toml(tmp_path, extra="[flows.tcp]\ninitial_rto_ms = 300.0\n")
+    assert main(["emulate", str(p), "--out", str(tmp_path / "o")]) == 2
+    assert "flows.0.tcp.initial_rto_ms: 300.0" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def _pcap_records(path: Path) -> list[tuple[int, bytes]]:
+    """(time ns, packet) of a nanosecond pcap file (LINKTYPE_RAW)."""
+    import struct
+
+    b = path.read_bytes()
+    out, i = [], 24
+    while i < len(b):
+        sec, ns, incl, _ = struct.unpack("<IIII", b[i:i + 16])
+        out.append((sec * 10**9 + ns, b[i + 16:i + 16 + incl]))
+        i += 16 + incl
+    return out
+
+
+@needs_root
+def test_a_scenarios_mss_initial_window_and_sack_setting_reach_the_real_flow(tmp_path):
+    """tcp.mss = 1000, tcp.initial_cwnd = 20 and receiver.sack = false, read
+    back from the Internet side's capture (the sender's device): 1000-byte
+    segments, 20 of them before the first ACK of data, and no
+    SACK-permitted option in the receiver's SYN-ACK."""
+    import struct
+
+    sc = tmp_path / "w.toml"
+    sc.write_text('name = "w"\nseed = 1\nduration_s = 2.0\ntopology = "wired"\n[internet]\ndelay_ms = 20.0\n'
+                  'rate_mbps = 20.0\n[[flows]]\ncc = "cubic"\n[flows.tcp]\nmss = 1000\ninitial_cwnd = 20\n'
+                  '[flows.receiver]\nsack = false\n')
+    out = tmp_path / "run"
+    r = subprocess.run([*XRC, "emulate", str(sc), "--out", str(out), "--quiet"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads((out / "summary.json").read_text())["environment"]["kernel_tcp"]["applied"]) == 3
+    pkts = []
+    for t, p in _pcap_records(out / "inet.pcap"):
+        ihl = (p[0] & 0x0F) * 4
+        if p[9] != 6:
+            continue
+        sport, dport, seq, ack = struct.unpack(">HHII", p[ihl:ihl + 12])
+        doff, flags = (p[ihl + 12] >> 4) * 4, p[ihl + 13]
+        # Captures keep the headers only: the payload length is the IP length's.
+        ip_len = struct.unpack(">H", p[2:4])[0]
+        pkts.append((t, sport, dport, seq, ack, flags, ip_len - ihl - doff, p[ihl + 20:ihl + doff]))
+    # The data connection: the one to port 5201 that carried the most.
+    by_port: dict[int, int] = {}
+    for x in pkts:
+        if x[2] == 5201:
+            by_port[x[1]] = by_port.get(x[1], 0) + x[6]
+    cport = max(by_port, key=by_port.get)
+    data = [x for x in pkts if x[1] == cport and x[2] == 5201]
+    back = [x for x in pkts if x[2] == cport and x[1] == 5201]
+    assert max(x[6] for x in data) == 1000
+    synack = next(x for x in back if x[5] & 0x12 == 0x12)
+    opts, i, kinds = synack[7], 0, []
+    while i < len(opts) and opts[i] != 0:
+        kinds.append(opts[i])
+        i += 1 if opts[i] == 1 else max(opts[i + 1], 2)
+    assert 2 in kinds and 4 not in kinds, f"MSS present, SACK-permitted absent: {kinds}"
+    # iperf3 first sends its 37-byte cookie on the data connection; the
+    # window is the flight of full segments after it, up to the first ACK
+    # of one of them.
+    first = next(x for x in data if x[6] == 1000)
+    first_ack = next(x for x in back if x[0] > first[0] and (x[4] - first[3]) % 2**32 < 2**31 and x[4] != first[3])
+    assert sum(1 for x in data if x[6] > 0 and first[0] <= x[0] < first_ack[0]) == 20
+    assert not no_namespaces_of_children()

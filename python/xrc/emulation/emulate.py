@@ -24,8 +24,11 @@ kernel's module of the same algorithm (``cubic``; ``newreno`` is Linux
 socket with ``iperf3 -C`` when flows differ); an algorithm the kernel
 lacks (``xrc``, ``copa``, ...) is refused naming the flow. Only bulk
 traffic is emulated. The scenario's TCP and receiver settings
-(``flows.N.tcp``, ``flows.N.receiver``, ``cc_params``) are the kernel's
-own, not the scenario's.
+(``flows.N.tcp``, ``flows.N.receiver``, ``cc_params``) reach the kernel
+through its own knobs (socket options, route metrics, the namespaces'
+sysctls; :mod:`xrc.emulation.kernel_tcp`), and a setting the kernel has no
+knob for is refused naming it; ``summary.json`` lists what was applied
+(``kernel_tcp``).
 
 **COMMAND** (after ``--``) runs in the UE-side namespace, with the
 terminal. With ``--no-flows`` and without ``--out`` the emulator runs
@@ -52,12 +55,14 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .kernel_tcp import KernelTcp, KernelTcpError
+from .kernel_tcp import plan as kernel_plan
 from .testbed import MAX_UES, TestbedError, missing_requirements, testbed, ue_ip
 
 #: The kernel module of each algorithm the kernel has.
@@ -102,6 +107,7 @@ class Plan:
     run_flows: bool
     duration_s: float | None
     xrc_acks: bool = False
+    kernel: KernelTcp = field(default_factory=KernelTcp)
 
 
 def available_cc() -> list[str]:
@@ -155,6 +161,10 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
             raise EmulateError(f"flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got "
                                f"{f['extra_rtt_ms']} ms)")
         linux.append(name)
+    try:
+        kernel = kernel_plan(flows)
+    except KernelTcpError as e:
+        raise EmulateError(str(e)) from None
     if command:
         if shutil.which(command[0]) is None:
             raise EmulateError(f"COMMAND: {command[0]!r} is not an executable on PATH")
@@ -175,7 +185,7 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
         command = [os.environ.get("SHELL") or "/bin/sh"]
     return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
                 run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
-                xrc_acks=xrc_acks)
+                xrc_acks=xrc_acks, kernel=kernel)
 
 
 def _wait_listening(tb, port: int, timeout_s: float = 5.0) -> None:
@@ -206,8 +216,10 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
     steal0, load0 = cpu_steal_s(), os.getloadavg()
     cmd_proc = None
     with testbed(p.resolved, downlink_text=trace_texts[0], uplink_text=trace_texts[1], sysctls=sysctls,
-                 emulator_cpu=cpu, num_ues=p.num_ues, options={"xrc_acks": 1} if p.xrc_acks else None) as tb:
+                 emulator_cpu=cpu, num_ues=p.num_ues, options={"xrc_acks": 1} if p.xrc_acks else None,
+                 side_sysctls=p.kernel.sysctls) as tb:
         emu = tb.emulator
+        apply_routes(tb, p.kernel)
         for k, f in enumerate(p.flows):
             tb.popen("ue", ["iperf3", "-s", "-1", "-B", ue_ip(f.get("ue") or 0), "-p", str(BASE_PORT + k)],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -227,7 +239,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
                 k, f = pending.pop(0)
                 stop = f["stop_s"] if f["stop_s"] is not None else end + 1.0
                 argv = ["iperf3", "-c", ue_ip(f.get("ue") or 0), "-p", str(BASE_PORT + k),
-                        "-t", f"{max(stop - f['start_s'], 0.1):.3f}"]
+                        "-t", f"{max(stop - f['start_s'], 0.1):.3f}", *p.kernel.iperf3.get(k, [])]
                 if p.linux_cc[k] != p.linux_cc[0]:
                     argv += ["-C", p.linux_cc[k]]
                 tb.popen("inet", argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -264,8 +276,44 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
         "command": p.command,
         "command_exit": None if cmd_proc is None else cmd_proc.returncode,
         "xrc_acks": p.xrc_acks,
+        "kernel_tcp": p.kernel.summary(),
     }
     return result
+
+
+def _route_line(tb, side: str, dst: str) -> list[str]:
+    """The side's route to ``dst`` as ``ip route replace`` arguments
+    (without the metrics this module sets)."""
+    r = tb.run(side, ["ip", "-o", "route", "show", "exact", f"{dst}/32"], timeout=5).stdout.split()
+    if not r:
+        raise RuntimeError(f"no route to {dst} in the {side} namespace")
+    keep, k = [f"{dst}/32"], 1
+    while k < len(r):
+        if r[k] in ("dev", "src", "scope", "proto") and k + 1 < len(r):
+            keep += r[k:k + 2]
+            k += 2
+        else:
+            k += 1
+    return keep
+
+
+def apply_routes(tb, kernel: KernelTcp) -> None:
+    """Sets the route metrics of :mod:`kernel_tcp`'s plan and reads them
+    back (an option the kernel ignored would otherwise pass silently)."""
+    todo = [("inet", ue_ip(ue), opts) for ue, opts in sorted(kernel.routes.items())]
+    if kernel.ue_route:
+        todo.append(("ue", tb.inet_ip, kernel.ue_route))
+    for side, dst, opts in todo:
+        argv = ["ip", "route", "replace", *_route_line(tb, side, dst)]
+        for o, v in opts.items():
+            argv += [o, v]
+        tb.run(side, argv, timeout=5)
+        got = tb.run(side, ["ip", "-o", "route", "show", "exact", f"{dst}/32"], timeout=5).stdout.split()
+        for o, v in opts.items():
+            want = v[:-2] if v.endswith("ms") else v
+            i = got.index(o) if o in got else -1
+            if i < 0 or i + 1 >= len(got) or got[i + 1].removesuffix("ms") != want:
+                raise RuntimeError(f"route to {dst} in the {side} namespace: set {o} {v}, reads {' '.join(got)!r}")
 
 
 def _iperf3_version() -> str | None:

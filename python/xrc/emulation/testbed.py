@@ -198,6 +198,8 @@ class Testbed:
     app_cpus: list[int] | None = None
     #: UE k's address (``ue_ips[0]`` is ``ue_ip``).
     ue_ips: list[str] = field(default_factory=lambda: [UE_IP])
+    #: The TUN device of each side (``"inet"``, ``"ue"``).
+    devs: dict[str, str] = field(default_factory=dict)
     procs: list[subprocess.Popen] = field(default_factory=list)
 
     def _argv(self, side: str, argv: list[str]) -> list[str]:
@@ -263,11 +265,13 @@ def default_emulator_cpu() -> int | None:
 @contextmanager
 def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: str | None = None,
             sysctls: dict[str, str] | None = None, options: dict | None = None,
-            emulator_cpu: int | None = None, num_ues: int = 1) -> Iterator[Testbed]:
+            emulator_cpu: int | None = None, num_ues: int = 1,
+            side_sysctls: dict[str, dict[str, str]] | None = None) -> Iterator[Testbed]:
     """Sets up the two namespaces and the emulator for a resolved scenario
     (any topology), yields the :class:`Testbed`
     with the emulator created but not started, and tears everything down
-    on the way out. ``sysctls`` are written in both namespaces.
+    on the way out. ``sysctls`` are written in both namespaces,
+    ``side_sysctls["inet"]`` / ``["ue"]`` in one.
 
     With ``emulator_cpu`` (the CPU the caller will pin the emulator to),
     the network stacks and the applications are kept off that CPU: Receive
@@ -307,11 +311,12 @@ def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: st
             created.append(ns)
         emu = _core.Emulator(json.dumps(resolved, sort_keys=True), tun_inet, tun_ue, downlink_text, uplink_text,
                              json.dumps(options) if options else None)
-        for ns, dev, me, peer in ((inet_ns, tun_inet, INET_IP, UE_IP), (ue_ns, tun_ue, UE_IP, INET_IP)):
+        for side, ns, dev, me, peer in (("inet", inet_ns, tun_inet, INET_IP, UE_IP),
+                                        ("ue", ue_ns, tun_ue, UE_IP, INET_IP)):
             # Settings first, so that nothing (an IPv6 router solicitation)
             # leaves the device before they hold.
             settings = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1",
-                        **(sysctls or {})}
+                        **(sysctls or {}), **((side_sysctls or {}).get(side) or {})}
             for k, v in settings.items():
                 _run(ns_exec(ns, ["sysctl", "-q", "-w", f"{k}={v}"]))
                 got = _run(ns_exec(ns, ["sysctl", "-n", k])).stdout.split()
@@ -330,7 +335,7 @@ def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: st
                 mask = format(sum(1 << c for c in others), "x")
                 _run(ns_exec(ns, ["sh", "-c", f"echo {mask} > /sys/class/net/{dev}/queues/rx-0/rps_cpus"]))
         tb = Testbed(inet_ns=inet_ns, ue_ns=ue_ns, emulator=emu, app_cpus=others or None,
-                     ue_ips=[ue_ip(k) for k in range(num_ues)])
+                     ue_ips=[ue_ip(k) for k in range(num_ues)], devs={"inet": tun_inet, "ue": tun_ue})
         yield tb
     finally:
         if tb is not None:
