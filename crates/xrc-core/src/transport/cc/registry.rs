@@ -83,7 +83,7 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
         "bbr" => roundtrip::<super::bbr::v1::Config>(params),
         "bbr3" => roundtrip::<super::bbr::v3::Config>(params),
         "roccet" => roundtrip::<super::roccet::Config>(params),
-        "xrc2" => roundtrip::<super::xrc::Config>(params),
+        "xrc2" => roundtrip::<super::xrc2::Config>(params),
         other => Err(unknown(other)),
     }
 }
@@ -111,7 +111,7 @@ pub fn schema(name: &str) -> Option<schemars::Schema> {
         "bbr" => schema_for!(super::bbr::v1::Config),
         "bbr3" => schema_for!(super::bbr::v3::Config),
         "roccet" => schema_for!(super::roccet::Config),
-        "xrc2" => schema_for!(super::xrc::Config),
+        "xrc2" => schema_for!(super::xrc2::Config),
         _ => return None,
     })
 }

@@ -63,6 +63,10 @@
 //!     more than a budget's worth of data (R_exp · λ) above twnd is cut to
 //!     twnd at once, so a capacity drop does not wait for the round's end.
 //!     The unfairness mode is exempt.
+//!
+//! `xrc2` (`cc::xrc2`) runs this sender with its own rule (`Rule::AirAware`)
+//! and its window and pacing (`track`, `Mode::Track`); every such branch is
+//! taken only when those are set, so the paper's sender is unchanged.
 
 use serde::{Deserialize, Serialize};
 
@@ -149,6 +153,9 @@ pub enum Mode {
     Unfair,
     /// Internet bottleneck: Reno capped at twnd.
     Internet,
+    /// `xrc2` at a wireless bottleneck: the window is the tracking window
+    /// and pacing holds the queue at its target (`cc::xrc2`).
+    Track,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -177,8 +184,9 @@ pub(super) enum Rule {
 pub struct Xrc {
     cfg: Config,
     rule: Rule,
-    /// `xrc2`: mean of the air-delay field over the last completed round.
-    air_mean: SimDuration,
+    /// `xrc2`: mean of the air-delay field over the last completed round
+    /// with feedback (`None` before one).
+    air_mean: Option<SimDuration>,
     budget: SimDuration,
     feedback_timeout: SimDuration,
     rate_bps: Option<u64>,
@@ -205,6 +213,10 @@ pub struct Xrc {
     ramp_per_rtt: f64,
     /// The connection's MSS, learned from the first view (for traces).
     mss_hint: u32,
+    /// `xrc2`: the queue-tracking window and pacing; `None` for the paper's sender.
+    track: Option<super::xrc2::Track>,
+    /// `xrc2`: the latest air-delay field (zero without it).
+    air: SimDuration,
 }
 
 impl Xrc {
@@ -215,7 +227,7 @@ impl Xrc {
         Xrc {
             cfg,
             rule: Rule::Paper,
-            air_mean: SimDuration::ZERO,
+            air_mean: None,
             budget,
             feedback_timeout,
             rate_bps: None,
@@ -235,12 +247,40 @@ impl Xrc {
             credit: 0.0,
             ramp_per_rtt: 0.0,
             mss_hint: 1448,
+            track: None,
+            air: SimDuration::ZERO,
         }
     }
 
-    /// The sender with another bottleneck-location rule (`xrc2`).
-    pub(super) fn with_rule(cfg: Config, rule: Rule) -> Self {
-        Xrc { rule, ..Xrc::new(cfg) }
+    /// `xrc2`'s sender: the air-aware rule (`cc::xrc2` deviations 1–3) and
+    /// the queue-tracking window and pacing (deviations 4–8).
+    pub(super) fn with_track(cfg: Config, track: super::xrc2::Track) -> Self {
+        Xrc {
+            rule: Rule::AirAware,
+            track: Some(track),
+            ..Xrc::new(cfg)
+        }
+    }
+
+    /// `xrc2`: the round trip of a packet that meets no queue, RTT_min + A,
+    /// A the last round's mean air-delay field (the latest field before a
+    /// round has ended; zero without the field).
+    fn base_rtt(&self) -> Option<SimDuration> {
+        Some(self.min_rtt? + self.air_mean.unwrap_or(self.air))
+    }
+
+    /// `xrc2`: the tracking window W, segments (`cc::xrc2` deviation 4).
+    fn track_window(&self, mss: u32) -> Option<u32> {
+        let t = self.track.as_ref()?;
+        Some(t.window(self.rate_bps?, self.base_rtt()?, mss))
+    }
+
+    /// `xrc2`: the window follows W on every ACK (deviation 4).
+    fn follow_track(&self, w: &mut Window, mss: u32) {
+        if let Some(t) = self.track_window(mss) {
+            w.cwnd = t.min(w.cwnd_clamp);
+            w.cwnd_cnt = 0;
+        }
     }
 
     /// Eq. (2): twnd = R_exp · RTT_min, in segments of `mss` bytes.
@@ -314,9 +354,9 @@ impl Xrc {
                         let air = if self.round.hol_samples > 0 {
                             SimDuration::from_nanos((self.round.sum_air_ns / self.round.hol_samples as u128) as u64)
                         } else {
-                            self.air_mean
+                            self.air_mean.unwrap_or(SimDuration::ZERO)
                         };
-                        self.air_mean = air;
+                        self.air_mean = Some(air);
                         e2e.saturating_sub(air)
                     }
                 };
@@ -356,6 +396,24 @@ impl Xrc {
         if self.bottleneck == Bottleneck::Internet {
             self.over_budget_rounds = 0;
             self.mode = Mode::Internet;
+            return;
+        }
+        if self.track.is_some() {
+            // `xrc2` (deviation 4): no ramp, probe, hold or reset; the
+            // unfairness mode is entered and left as in choice 4.
+            if over && self.starved {
+                self.over_budget_rounds += 1;
+            } else {
+                self.over_budget_rounds = 0;
+            }
+            self.mode = if self.over_budget_rounds > self.cfg.unfair_after_rtts
+                || (self.mode == Mode::Unfair && self.over_budget_rounds > 0)
+            {
+                Mode::Unfair
+            } else {
+                Mode::Track
+            };
+            let _ = twnd;
             return;
         }
         if over {
@@ -438,7 +496,7 @@ impl CongestionControl for Xrc {
         if matches!(new, CaState::Recovery | CaState::Loss) {
             // A loss ends the unfairness mode (the competitors got their signal).
             if self.mode == Mode::Unfair {
-                self.mode = Mode::Hold;
+                self.mode = if self.track.is_some() { Mode::Track } else { Mode::Hold };
             }
             self.over_budget_rounds = 0;
             self.credit = 0.0;
@@ -462,9 +520,17 @@ impl CongestionControl for Xrc {
         self.round.sum_rate_bps += x.rate_bps as u128;
         if let Some(a) = x.air {
             self.round.sum_air_ns += a.as_nanos() as u128;
+            self.air = a;
         }
         self.round.hol_samples += 1;
         self.last_feedback = Some(now);
+        if self.track.is_some() {
+            // `xrc2` (deviation 4): the window follows W, down at once.
+            if self.mode == Mode::Track {
+                self.follow_track(w, c.mss);
+            }
+            return;
+        }
         // Choice 10: never more than a budget's worth of data above target.
         if !matches!(self.mode, Mode::Unfair | Mode::Reno) {
             if let (Some(twnd), Some(min)) = (self.target_window(c.mss), self.min_rtt) {
@@ -486,7 +552,12 @@ impl CongestionControl for Xrc {
         if !self.feedback_fresh(now) {
             self.mode = Mode::Reno;
         }
-        let twnd = self.target_window(c.mss);
+        // `xrc2` caps its Internet mode at W (deviation 4).
+        let twnd = if self.track.is_some() {
+            self.track_window(c.mss)
+        } else {
+            self.target_window(c.mss)
+        };
         let (Some(twnd), false) = (twnd, self.mode == Mode::Reno) else {
             reno_cong_avoid(w, c, acked);
             // Leave Reno as soon as feedback and an RTT sample exist.
@@ -495,7 +566,8 @@ impl CongestionControl for Xrc {
             }
             return;
         };
-        if !c.is_cwnd_limited {
+        // `xrc2`'s window is a bound set from W, not grown by ACKs.
+        if !c.is_cwnd_limited && self.mode != Mode::Track {
             return;
         }
         match self.mode {
@@ -510,6 +582,7 @@ impl CongestionControl for Xrc {
                 }
             }
             Mode::Probe | Mode::Hold => self.grow(w, self.cfg.probe_segments, acked),
+            Mode::Track => self.follow_track(w, c.mss),
             Mode::Unfair => {
                 let per_rtt = self.cfg.unfair_gain * self.round_start_cwnd as f64;
                 self.grow(w, per_rtt, acked)
@@ -529,7 +602,21 @@ impl CongestionControl for Xrc {
     }
 
     fn target_window(&self) -> Option<f64> {
+        if self.track.is_some() {
+            return self.track_window(self.mss_hint).map(|t| t as f64);
+        }
         self.target_window_f64()
+    }
+
+    /// `xrc2` paces (deviation 5) at a wireless or Internet bottleneck; the
+    /// paper's sender, and `xrc2` without feedback or in the unfairness
+    /// mode, does not.
+    fn pacing_rate(&self) -> Option<crate::units::BitRate> {
+        let t = self.track.as_ref()?;
+        if !matches!(self.mode, Mode::Track | Mode::Internet) {
+            return None;
+        }
+        Some(t.pacing(self.rate_bps?, self.hol, self.base_rtt()?, self.mss_hint))
     }
 
     fn queuing_delay(&self) -> Option<SimDuration> {
@@ -544,6 +631,7 @@ impl CongestionControl for Xrc {
             Mode::Hold => "hold",
             Mode::Unfair => "unfair",
             Mode::Internet => "internet",
+            Mode::Track => "track",
         }
     }
 }
