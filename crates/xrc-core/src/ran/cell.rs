@@ -251,7 +251,6 @@ pub struct UeRadioStats {
 }
 
 struct Ue {
-    id: UeId,
     channel: Channel,
     itbs: Option<Itbs>,
     cqi: u8,
@@ -326,9 +325,10 @@ pub struct Cell {
     /// Flows (by id) whose ACKs carry the agent's air-delay field (`xrc2`).
     air_flows: Vec<bool>,
     /// Scratch of `on_tti`: which UEs got a retransmission, new-data bits
-    /// served to each.
+    /// served to each, which have an active flow.
     tti_has_tb: Vec<bool>,
     tti_served: Vec<u64>,
+    tti_active: Vec<bool>,
     /// CQI -> MCS -> I_TBS, worked out once (`amc::mcs_for_cqi`,
     /// `amc::itbs_for_mcs`).
     itbs_for_cqi: [Option<Itbs>; 16],
@@ -353,7 +353,6 @@ impl Cell {
                 let phase_ttis = sr_period.as_nanos() / tti.as_nanos().max(1);
                 let phase = tti * phase_rng.below(phase_ttis.max(1));
                 Ue {
-                    id: UeId(i as u32),
                     channel: Channel::new(ch, bandwidth_hz, streams.stream(&format!("channel/ue{i}"))),
                     itbs: None,
                     cqi: 0,
@@ -398,6 +397,7 @@ impl Cell {
             air_flows: Vec::new(),
             tti_has_tb: Vec::new(),
             tti_served: Vec::new(),
+            tti_active: Vec::new(),
             itbs_for_cqi: std::array::from_fn(|c| {
                 amc::Cqi::new(c as u8).map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)))
             }),
@@ -603,9 +603,11 @@ impl Cell {
         self.free_prbs_last = free;
         // 4. PF averages, agent, per-TTI view.
         let pf_a = 1.0 / self.cfg.pf_window_ttis;
-        let active_ues = (0..self.ues.len())
-            .filter(|&i| self.activity.ue_is_active(UeId(i as u32), now, self.inactivity))
-            .count() as u32;
+        // Each UE's activity, asked once per TTI.
+        let mut ue_active = std::mem::take(&mut self.tti_active);
+        ue_active.clear();
+        ue_active.extend((0..self.ues.len()).map(|i| self.activity.ue_is_active(UeId(i as u32), now, self.inactivity)));
+        let active_ues = ue_active.iter().filter(|&&a| a).count() as u32;
         let full = Prbs::new(total).expect("validated");
         let scheduled = self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32;
         for (i, u) in self.ues.iter_mut().enumerate() {
@@ -622,12 +624,11 @@ impl Cell {
                     own_tb: u.tti_tb_ok,
                 });
             }
-            let ue_active = self.activity.ue_is_active(u.id, now, self.inactivity);
             let bits = agent::tti_capacity_bits(
                 u.tti.new_bits,
                 free,
                 active_ues,
-                ue_active,
+                ue_active[i],
                 u.itbs,
                 self.cfg.agent.include_free_prbs,
             );
@@ -655,6 +656,7 @@ impl Cell {
         }
         self.tti_has_tb = has_tb;
         self.tti_served = served;
+        self.tti_active = ue_active;
     }
 
     #[allow(clippy::too_many_arguments)]
