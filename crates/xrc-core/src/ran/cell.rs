@@ -274,6 +274,10 @@ struct Ue {
     tti_tb_ok: Option<bool>,
     /// Flows of this UE that have started and not ended.
     live_flows: u32,
+    /// `tti.available_bits` for (ITBS, UEs with live flows), kept while both hold.
+    available_memo: Option<((Itbs, u32), f64)>,
+    /// The channel's CQI never changes (`fixed_cqi`): `cqi` and `itbs` are set once.
+    constant_channel: bool,
     tti: UeTti,
     stats: UeRadioStats,
 }
@@ -319,6 +323,8 @@ pub struct Cell {
     grants: Vec<Grant>,
     sched_scratch: scheduler::Scratch,
     free_prbs_last: u16,
+    /// UEs with at least one live flow.
+    live_ues: u32,
     rx_scratch: RxOutput,
     /// Some flow uses PBE-CC: run the UEs' estimators.
     pbe_enabled: bool,
@@ -372,12 +378,14 @@ impl Cell {
                     tti_prbs: 0,
                     tti_tb_ok: None,
                     live_flows: 0,
+                    available_memo: None,
+                    constant_channel: false,
                     tti: UeTti::default(),
                     stats: UeRadioStats::default(),
                 }
             })
             .collect();
-        Cell {
+        let mut cell = Cell {
             layout: RbgLayout::new(cfg.prbs()),
             tti,
             dl_delay: tti + ms(cfg.dl_decode_delay_ms),
@@ -392,6 +400,7 @@ impl Cell {
             grants: Vec::new(),
             sched_scratch: scheduler::Scratch::default(),
             free_prbs_last: 0,
+            live_ues: 0,
             rx_scratch: RxOutput::default(),
             pbe_enabled: false,
             air_flows: Vec::new(),
@@ -401,7 +410,15 @@ impl Cell {
             itbs_for_cqi: std::array::from_fn(|c| {
                 amc::Cqi::new(c as u8).map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)))
             }),
+        };
+        for u in cell.ues.iter_mut() {
+            if let Some(c) = u.channel.constant_cqi() {
+                u.cqi = c.get();
+                u.itbs = cell.itbs_for_cqi[c.get() as usize];
+                u.constant_channel = true;
+            }
         }
+        cell
     }
 
     pub fn tti(&self) -> SimDuration {
@@ -436,7 +453,13 @@ impl Cell {
     /// The world tells the cell how many of a UE's flows are alive (for the
     /// ground-truth available capacity).
     pub fn set_live_flows(&mut self, ue: usize, n: u32) {
+        let was = self.ues[ue].live_flows > 0;
         self.ues[ue].live_flows = n;
+        match (was, n > 0) {
+            (false, true) => self.live_ues += 1,
+            (true, false) => self.live_ues -= 1,
+            _ => {}
+        }
     }
     pub fn ue_tti(&self, ue: usize) -> &UeTti {
         &self.ues[ue].tti
@@ -469,12 +492,14 @@ impl Cell {
     pub fn on_tti(&mut self, now: SimTime, out: &mut CellOutput) {
         let total = self.cfg.prbs();
         let mut used: u16 = 0;
-        let live_ues = self.ues.iter().filter(|u| u.live_flows > 0).count().max(1) as f64;
+        let live_ues = self.live_ues.max(1);
         // 1. Channel state.
         for u in self.ues.iter_mut() {
-            let cqi = u.channel.cqi(now);
-            u.cqi = cqi.map_or(0, |c| c.get());
-            u.itbs = cqi.and_then(|c| self.itbs_for_cqi[c.get() as usize]);
+            if !u.constant_channel {
+                let cqi = u.channel.cqi(now);
+                u.cqi = cqi.map_or(0, |c| c.get());
+                u.itbs = cqi.and_then(|c| self.itbs_for_cqi[c.get() as usize]);
+            }
             u.tti.new_bits = 0;
             u.tti.retx_bits = 0;
             u.tti_prbs = 0;
@@ -643,13 +668,23 @@ impl Cell {
             u.tti.agent_bps = u.cap.rate_bps(self.tti);
             u.tti.available_bits = match (u.itbs, u.live_flows > 0) {
                 (Some(itbs), true) => {
-                    let share = total as f64 / live_ues;
-                    let bits = if share >= total as f64 {
-                        amc::tbs(itbs, full).get() as f64
-                    } else {
-                        agent::share_bits(itbs, share)
-                    };
-                    bits * (1.0 - self.cfg.harq.bler)
+                    // The same (ITBS, live UEs) gives the same share: worked
+                    // out again only when one of them changes.
+                    let key = (itbs, live_ues);
+                    match u.available_memo {
+                        Some((k, bits)) if k == key => bits,
+                        _ => {
+                            let share = total as f64 / live_ues as f64;
+                            let bits = if share >= total as f64 {
+                                amc::tbs(itbs, full).get() as f64
+                            } else {
+                                agent::share_bits(itbs, share)
+                            };
+                            let bits = bits * (1.0 - self.cfg.harq.bler);
+                            u.available_memo = Some((key, bits));
+                            bits
+                        }
+                    }
                 }
                 _ => 0.0,
             };
