@@ -86,6 +86,11 @@ impl RunRecorder {
     pub fn tables(&self) -> &Recorder {
         &self.tables
     }
+    /// The tables, for a caller that takes their rows as the run goes
+    /// ([`Recorder::clear_rows`]).
+    pub fn tables_mut(&mut self) -> &mut Recorder {
+        &mut self.tables
+    }
     pub fn into_tables(self) -> Recorder {
         self.tables
     }

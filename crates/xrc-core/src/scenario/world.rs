@@ -383,6 +383,18 @@ impl World {
         }
     }
 
+    /// The rows recorded and not yet taken.
+    pub fn recorder(&self) -> &Recorder {
+        self.rec.tables()
+    }
+
+    /// The recorder, for a caller that takes the rows as the run goes:
+    /// export them ([`Recorder::tables`]), then [`Recorder::clear_rows`].
+    /// A run whose rows are taken holds only those since the last take.
+    pub fn recorder_mut(&mut self) -> &mut Recorder {
+        self.rec.tables_mut()
+    }
+
     /// Runs to the end and hands back the recorded data.
     pub fn run(mut self) -> RunResult {
         self.run_until(SimTime::MAX);
