@@ -130,6 +130,11 @@ impl CapacityWindow {
             self.filled += 1;
         }
     }
+    /// What [`CapacityWindow::rate_bps`] depends on besides the TTI: the
+    /// sum and the TTIs counted (equal states give equal rates).
+    pub fn state(&self) -> (u64, usize) {
+        (self.sum, self.filled)
+    }
     /// Average rate in bit/s for TTIs of length `tti`.
     pub fn rate_bps(&self, tti: SimDuration) -> u64 {
         if self.filled == 0 {

@@ -276,6 +276,8 @@ struct Ue {
     live_flows: u32,
     /// `tti.available_bits` for (ITBS, UEs with live flows), kept while both hold.
     available_memo: Option<((Itbs, u32), f64)>,
+    /// `tti.agent_bps` for the capacity window's state, kept while it holds.
+    agent_memo: Option<((u64, usize), u64)>,
     /// The channel's CQI never changes (`fixed_cqi`): `cqi` and `itbs` are set once.
     constant_channel: bool,
     tti: UeTti,
@@ -328,11 +330,12 @@ pub struct Cell {
     rx_scratch: RxOutput,
     /// Some flow uses PBE-CC: run the UEs' estimators.
     pbe_enabled: bool,
+    /// Some flow subscribes to NetAssist: keep the UEs' period statistics.
+    na_enabled: bool,
     /// Flows (by id) whose ACKs carry the agent's air-delay field (`xrc2`).
     air_flows: Vec<bool>,
-    /// Scratch of `on_tti`: which UEs got a retransmission, new-data bits
-    /// served to each, which have an active flow.
-    tti_has_tb: Vec<bool>,
+    /// Scratch of `on_tti`: new-data bits served to each UE, which have an
+    /// active flow.
     tti_served: Vec<u64>,
     tti_active: Vec<bool>,
     /// CQI -> MCS -> I_TBS, worked out once (`amc::mcs_for_cqi`,
@@ -379,6 +382,7 @@ impl Cell {
                     tti_tb_ok: None,
                     live_flows: 0,
                     available_memo: None,
+                    agent_memo: None,
                     constant_channel: false,
                     tti: UeTti::default(),
                     stats: UeRadioStats::default(),
@@ -403,8 +407,8 @@ impl Cell {
             live_ues: 0,
             rx_scratch: RxOutput::default(),
             pbe_enabled: false,
+            na_enabled: false,
             air_flows: Vec::new(),
-            tti_has_tb: Vec::new(),
             tti_served: Vec::new(),
             tti_active: Vec::new(),
             itbs_for_cqi: std::array::from_fn(|c| {
@@ -431,6 +435,12 @@ impl Cell {
     /// little every TTI and only PBE-CC flows read them).
     pub fn enable_pbe(&mut self) {
         self.pbe_enabled = true;
+    }
+
+    /// Keeps the UEs' NetAssist period statistics (off by default: only a
+    /// NetAssist subscriber closes periods, [`Cell::net_assist_report`]).
+    pub fn enable_net_assist(&mut self) {
+        self.na_enabled = true;
     }
 
     /// The agent writes its air-delay estimate into `flow`'s ACKs
@@ -493,8 +503,14 @@ impl Cell {
         let total = self.cfg.prbs();
         let mut used: u16 = 0;
         let live_ues = self.live_ues.max(1);
-        // 1. Channel state.
-        for u in self.ues.iter_mut() {
+        // Steps 1 to 3 in one pass over the UEs (each UE's steps depend on
+        // its own state and on the PRBs earlier UEs' retransmissions took).
+        let mut ue_active = std::mem::take(&mut self.tti_active);
+        ue_active.clear();
+        let mut active_ues = 0u32;
+        self.candidates.clear();
+        for (i, u) in self.ues.iter_mut().enumerate() {
+            // 1. Channel state, and whether a flow of the UE is active.
             if !u.constant_channel {
                 let cqi = u.channel.cqi(now);
                 u.cqi = cqi.map_or(0, |c| c.get());
@@ -504,54 +520,45 @@ impl Cell {
             u.tti.retx_bits = 0;
             u.tti_prbs = 0;
             u.tti_tb_ok = None;
-        }
-        // 2. HARQ retransmissions due.
-        // Per-UE scratch of this TTI, kept between TTIs (no allocation).
-        let mut has_tb = std::mem::take(&mut self.tti_has_tb);
-        has_tb.clear();
-        has_tb.resize(self.ues.len(), false);
-        for (i, u) in self.ues.iter_mut().enumerate() {
-            let due = u.retx.front().is_some_and(|tb| tb.due <= now);
-            if !due || u.itbs.is_none() {
-                continue;
+            let active = self.activity.ue_is_active(UeId(i as u32), now, self.inactivity);
+            ue_active.push(active);
+            active_ues += active as u32;
+            // 2. A HARQ retransmission due, in UE order while PRBs last.
+            let mut has_tb = false;
+            if let (Some(front), Some(_)) = (u.retx.front(), u.itbs) {
+                if front.due <= now && used + front.prbs <= total {
+                    let mut tb = u.retx.pop_front().expect("due");
+                    let prbs = tb.prbs;
+                    used += prbs;
+                    has_tb = true;
+                    tb.transmissions += 1;
+                    u.stats.tbs_retx += 1;
+                    u.tti.retx_bits = tb.bits as u64;
+                    u.tti_prbs = prbs;
+                    let ok = Self::transmit(
+                        &mut self.harq_rng,
+                        &self.cfg.harq,
+                        self.dl_delay,
+                        self.harq_rtt,
+                        now,
+                        i,
+                        u,
+                        tb,
+                        out,
+                    );
+                    u.tti_tb_ok = Some(ok);
+                }
             }
-            let prbs = u.retx.front().expect("due").prbs;
-            if used + prbs > total {
-                continue;
-            }
-            let mut tb = u.retx.pop_front().expect("due");
-            used += prbs;
-            has_tb[i] = true;
-            tb.transmissions += 1;
-            u.stats.tbs_retx += 1;
-            u.tti.retx_bits = tb.bits as u64;
-            u.tti_prbs = prbs;
-            let ok = Self::transmit(
-                &mut self.harq_rng,
-                &self.cfg.harq,
-                self.dl_delay,
-                self.harq_rtt,
-                now,
-                i,
-                u,
-                tb,
-                out,
-            );
-            u.tti_tb_ok = Some(ok);
-        }
-        // 3. New data.
-        self.candidates.clear();
-        for (i, u) in self.ues.iter().enumerate() {
-            if has_tb[i] || u.rlc.is_empty() {
-                continue;
-            }
-            if let Some(itbs) = u.itbs {
-                self.candidates.push(Candidate {
-                    index: i,
-                    itbs,
-                    demand_bytes: u.rlc.demand_bytes(),
-                    avg_bits: u.pf_avg_bits,
-                });
+            // 3. New data: a candidate for the scheduler.
+            if !has_tb && !u.rlc.is_empty() {
+                if let Some(itbs) = u.itbs {
+                    self.candidates.push(Candidate {
+                        index: i,
+                        itbs,
+                        demand_bytes: u.rlc.demand_bytes(),
+                        avg_bits: u.pf_avg_bits,
+                    });
+                }
             }
         }
         scheduler::allocate_with(
@@ -628,13 +635,12 @@ impl Cell {
         self.free_prbs_last = free;
         // 4. PF averages, agent, per-TTI view.
         let pf_a = 1.0 / self.cfg.pf_window_ttis;
-        // Each UE's activity, asked once per TTI.
-        let mut ue_active = std::mem::take(&mut self.tti_active);
-        ue_active.clear();
-        ue_active.extend((0..self.ues.len()).map(|i| self.activity.ue_is_active(UeId(i as u32), now, self.inactivity)));
-        let active_ues = ue_active.iter().filter(|&&a| a).count() as u32;
         let full = Prbs::new(total).expect("validated");
-        let scheduled = self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32;
+        let scheduled = if self.pbe_enabled {
+            self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32
+        } else {
+            0
+        };
         for (i, u) in self.ues.iter_mut().enumerate() {
             u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as f64;
             u.served.push(served[i]);
@@ -658,14 +664,26 @@ impl Cell {
                 self.cfg.agent.include_free_prbs,
             );
             u.cap.push(bits);
-            u.na.capacity_bits += bits as f64;
-            u.na.ttis += 1;
+            if self.na_enabled {
+                u.na.capacity_bits += bits as f64;
+                u.na.ttis += 1;
+            }
             u.tti.cqi = u.cqi;
             u.tti.itbs = u.itbs.map(|x| x.get());
             u.tti.hol = u.rlc.hol_delay(now);
             u.tti.rlc_sdus = u.rlc.sdus() as u32;
             u.tti.rlc_bytes = u.rlc.bytes();
-            u.tti.agent_bps = u.cap.rate_bps(self.tti);
+            // The rate changes only with the window's sum (a division spared
+            // for the many TTIs in which a UE's window does not move).
+            let state = u.cap.state();
+            u.tti.agent_bps = match u.agent_memo {
+                Some((s, rate)) if s == state => rate,
+                _ => {
+                    let rate = u.cap.rate_bps(self.tti);
+                    u.agent_memo = Some((state, rate));
+                    rate
+                }
+            };
             u.tti.available_bits = match (u.itbs, u.live_flows > 0) {
                 (Some(itbs), true) => {
                     // The same (ITBS, live UEs) gives the same share: worked
@@ -689,7 +707,6 @@ impl Cell {
                 _ => 0.0,
             };
         }
-        self.tti_has_tb = has_tb;
         self.tti_served = served;
         self.tti_active = ue_active;
     }

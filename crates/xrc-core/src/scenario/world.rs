@@ -279,6 +279,7 @@ impl World {
             }
         }
         if w.flows.iter().any(|f| f.sender.signals().net_assist) {
+            w.access.enable_net_assist();
             let period = w.net_assist_period();
             w.q.schedule(SimTime::ZERO + period, Ev::NetAssist);
         }
