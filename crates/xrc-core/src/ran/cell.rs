@@ -332,6 +332,10 @@ pub struct Cell {
     pbe_enabled: bool,
     /// Some flow subscribes to NetAssist: keep the UEs' period statistics.
     na_enabled: bool,
+    /// Some flow sends ABC-capable data: keep each UE's served-rate window.
+    abc_enabled: bool,
+    /// Some flow reads the agent's air-delay estimate: keep its windows.
+    air_enabled: bool,
     /// Flows (by id) whose ACKs carry the agent's air-delay field (`xrc2`).
     air_flows: Vec<bool>,
     /// Scratch of `on_tti`: new-data bits served to each UE, which have an
@@ -408,6 +412,8 @@ impl Cell {
             rx_scratch: RxOutput::default(),
             pbe_enabled: false,
             na_enabled: false,
+            abc_enabled: false,
+            air_enabled: false,
             air_flows: Vec::new(),
             tti_served: Vec::new(),
             tti_active: Vec::new(),
@@ -437,6 +443,12 @@ impl Cell {
         self.pbe_enabled = true;
     }
 
+    /// Keeps what ABC's marking reads: each UE's served rate over the
+    /// agent's window (off by default: only ABC-capable data is marked).
+    pub fn enable_abc(&mut self) {
+        self.abc_enabled = true;
+    }
+
     /// Keeps the UEs' NetAssist period statistics (off by default: only a
     /// NetAssist subscriber closes periods, [`Cell::net_assist_report`]).
     pub fn enable_net_assist(&mut self) {
@@ -451,6 +463,7 @@ impl Cell {
             self.air_flows.resize(i + 1, false);
         }
         self.air_flows[i] = true;
+        self.air_enabled = true;
     }
 
     pub fn register_flow(&mut self, flow: FlowId, ue: usize) {
@@ -587,8 +600,11 @@ impl Cell {
             u.tti.new_bits = bits as u64;
             served[g.index] = bits as u64;
             // ABC marks ABC-capable packets as they leave the UE's queue.
-            let link = u.cap.rate_bps(self.tti) as f64;
-            let dequeue = u.served.rate_bps(self.tti) as f64;
+            let (link, dequeue) = if self.abc_enabled {
+                (u.cap.rate_bps(self.tti) as f64, u.served.rate_bps(self.tti) as f64)
+            } else {
+                (0.0, 0.0)
+            };
             for seg in pdu.segments.iter_mut() {
                 seg.sent = now;
             }
@@ -604,6 +620,7 @@ impl Cell {
                 }) = seg.pkt.as_mut()
                 {
                     if d.abc == AbcMark::Capable {
+                        debug_assert!(self.abc_enabled, "ABC-capable data in a cell without enable_abc");
                         let accel = u.abc.mark(link, dequeue, now.saturating_since(seg.arrival));
                         d.abc = if accel { AbcMark::Accelerate } else { AbcMark::Brake };
                     }
@@ -643,8 +660,12 @@ impl Cell {
         };
         for (i, u) in self.ues.iter_mut().enumerate() {
             u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as f64;
-            u.served.push(served[i]);
-            u.air_delay.advance();
+            if self.abc_enabled {
+                u.served.push(served[i]);
+            }
+            if self.air_enabled {
+                u.air_delay.advance();
+            }
             if self.pbe_enabled {
                 u.pbe.observe(&TtiView {
                     cell_prbs: total,
@@ -744,6 +765,7 @@ impl Cell {
     /// Transport blocks due at the UE by `now` are decoded and handed to RLC.
     pub fn on_air_arrival(&mut self, now: SimTime, ue: usize, out: &mut CellOutput) {
         let dl_delay = self.dl_delay;
+        let air = self.air_enabled;
         let u = &mut self.ues[ue];
         let rx = &mut self.rx_scratch;
         rx.delivered.clear();
@@ -766,7 +788,9 @@ impl Cell {
         out.discarded += rx.discarded;
         for (p, sent) in rx.delivered.drain(..).zip(rx.delivered_sent.drain(..)) {
             // The agent's downlink sample: HARQ and reordering delay.
-            u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
+            if air {
+                u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
+            }
             out.delivered.push((ue, p));
         }
     }
@@ -774,6 +798,7 @@ impl Cell {
     /// The UE's reordering timer may have expired.
     pub fn on_reorder_timer(&mut self, now: SimTime, ue: usize, out: &mut CellOutput) {
         let dl_delay = self.dl_delay;
+        let air = self.air_enabled;
         let u = &mut self.ues[ue];
         let rx = &mut self.rx_scratch;
         rx.delivered.clear();
@@ -790,7 +815,9 @@ impl Cell {
         out.discarded += rx.discarded;
         for (p, sent) in rx.delivered.drain(..).zip(rx.delivered_sent.drain(..)) {
             // The agent's downlink sample: HARQ and reordering delay.
-            u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
+            if air {
+                u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
+            }
             out.delivered.push((ue, p));
         }
     }
@@ -862,7 +889,9 @@ impl Cell {
         scratch.clear();
         let next = u.uplink.on_pusch(now, scratch);
         let (sum, n) = u.uplink.take_air_samples();
-        u.air_delay.add_ul(sum, n);
+        if self.air_enabled {
+            u.air_delay.add_ul(sum, n);
+        }
         let mut head = None;
         for p in scratch.drain(..) {
             if let Some(t) = u.ul_pipe.push(now, p) {

@@ -215,6 +215,9 @@ impl Access for CellAccess {
     fn enable_pbe(&mut self) {
         self.cell.enable_pbe();
     }
+    fn enable_abc(&mut self) {
+        self.cell.enable_abc();
+    }
     fn enable_net_assist(&mut self) {
         self.cell.enable_net_assist();
     }

@@ -273,6 +273,9 @@ impl World {
         if w.flows.iter().any(|f| f.sender.signals().pbe) {
             w.access.enable_pbe();
         }
+        if w.flows.iter().any(|f| f.sender.signals().abc) {
+            w.access.enable_abc();
+        }
         for k in 0..w.flows.len() {
             if w.flows[k].sender.signals().xrc_air {
                 w.access.enable_air_delay(crate::net::FlowId(k as u32));
