@@ -659,7 +659,9 @@ impl Cell {
             0
         };
         for (i, u) in self.ues.iter_mut().enumerate() {
-            u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as f64;
+            // (Bits of one TBS, far below 2^63: converted as signed, the same
+            // value in fewer instructions than from unsigned.)
+            u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as i64 as f64;
             if self.abc_enabled {
                 u.served.push(served[i]);
             }
