@@ -77,7 +77,7 @@ def cell_scenario_text(n_ues: int, duration_s: float = 60.0) -> str:
     return "\n".join(lines)
 
 
-def _cell_child(n_ues: int, duration_s: float, out: str) -> int:
+def _cell_child(n_ues: int, duration_s: float, out: str, overrides: list[str] | None = None) -> int:
     """One size, in its own process (so that its peak RSS is its own): runs
     the scenario as `xrc run --no-plots` does and prints what it measured
     as JSON."""
@@ -86,7 +86,7 @@ def _cell_child(n_ues: int, duration_s: float, out: str) -> int:
     from .runner import run_to_dir
     from .scenario import load_text
 
-    sc = load_text(cell_scenario_text(n_ues, duration_s), base=Path.cwd())
+    sc = load_text(cell_scenario_text(n_ues, duration_s), base=Path.cwd(), overrides=overrides)
     stats: dict = {}
     t0 = time.perf_counter()
     summary = run_to_dir(sc, out, force=True, plots=False, stats=stats)
@@ -98,7 +98,7 @@ def _cell_child(n_ues: int, duration_s: float, out: str) -> int:
     return 0
 
 
-def measure_cell(n_ues: int, duration_s: float = 60.0) -> dict:
+def measure_cell(n_ues: int, duration_s: float = 60.0, overrides: list[str] | None = None) -> dict:
     """Runs one size in a child process; adds its peak RSS (getrusage of
     that child alone, through wait4) and its wall time."""
     import os
@@ -111,7 +111,7 @@ def measure_cell(n_ues: int, duration_s: float = 60.0) -> dict:
     try:
         t0 = time.perf_counter()
         p = subprocess.Popen([sys.executable, "-m", "xrc.bench", "--child", str(n_ues), repr(duration_s),
-                              os.path.join(out, "run")], stdout=subprocess.PIPE, text=True)
+                              os.path.join(out, "run"), *(overrides or [])], stdout=subprocess.PIPE, text=True)
         text = p.stdout.read()
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
@@ -126,16 +126,25 @@ def measure_cell(n_ues: int, duration_s: float = 60.0) -> dict:
         shutil.rmtree(out, ignore_errors=True)
 
 
-def bench_cell(sizes=CELL_SIZES, duration_s: float = 60.0, json_out: str | None = None) -> int:
+def bench_cell(sizes=CELL_SIZES, duration_s: float = 60.0, json_out: str | None = None,
+               overrides: list[str] | None = None) -> int:
     """Prints the cell benchmark's table (one row per UE count)."""
+    if overrides:
+        # Refused here, before any child runs, if a setting is wrong.
+        from pathlib import Path
+
+        from .scenario import load_text
+
+        load_text(cell_scenario_text(1, duration_s), base=Path.cwd(), overrides=overrides)
+    what = f"with {' '.join(overrides)}" if overrides else "every output at its default"
     print(f"one 20 MHz LTE cell (mu = 0: 1 ms TTI), {duration_s:g} s, one bulk CUBIC flow per UE, "
-          "every output at its default, written as `xrc run --no-plots` writes it")
+          f"{what}, written as `xrc run --no-plots` writes it")
     head = (f"{'UEs':>5} {'sim s/wall s':>12} {'wall':>8} {'core':>8} {'events':>10} {'events/s':>10} "
             f"{'peak RSS':>9} {'Parquet':>8}")
     print(head)
     rows = []
     for n in sizes:
-        r = measure_cell(n, duration_s)
+        r = measure_cell(n, duration_s, overrides)
         rows.append(r)
         print(f"{n:>5} {r['sim_s'] / r['run_s']:>12.1f} {r['run_s']:>7.2f}s {r['core_s']:>7.2f}s {r['events']:>10} "
               f"{r['events'] / r['core_s'] / 1e6:>8.2f} M {r['peak_rss_bytes'] / 1e6:>7.0f} MB "
@@ -153,14 +162,15 @@ def bench_cell(sizes=CELL_SIZES, duration_s: float = 60.0, json_out: str | None 
             print(f"peak RSS, 1000 UEs: {by[1000]['peak_rss_bytes'] / 1e9:.2f} GB (target: at most 1 GB)")
     if json_out:
         with open(json_out, "w") as f:
-            json.dump({"duration_s": duration_s, "rows": rows}, f, indent=1)
+            json.dump({"duration_s": duration_s, "overrides": overrides or [], "rows": rows}, f, indent=1)
     return 0
 
 
 if __name__ == "__main__":
     import sys
 
-    if len(sys.argv) == 5 and sys.argv[1] == "--child":
-        sys.exit(_cell_child(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]))
-    print("usage: python -m xrc.bench --child UES DURATION_S OUT_DIR (used by `xrc bench --cell`)", file=sys.stderr)
+    if len(sys.argv) >= 5 and sys.argv[1] == "--child":
+        sys.exit(_cell_child(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5:]))
+    print("usage: python -m xrc.bench --child UES DURATION_S OUT_DIR [PATH=VALUE ...] (used by `xrc bench --cell`)",
+          file=sys.stderr)
     sys.exit(2)

@@ -5,7 +5,7 @@
         run directory, which runs again what ran there)
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
-    xrc bench --cell [--ues 1,10,100,400,1000] [--duration 60]
+    xrc bench --cell [--ues 1,10,100,400,1000] [--duration 60] [--set PATH=VALUE ...]
     xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--force] [--pcap] [--list]
     xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
     xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
@@ -135,6 +135,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="UE counts of --cell (default 1,10,100,400,1000)")
     b.add_argument("--duration", type=float, default=60.0, help="simulated seconds of --cell (default 60)")
     b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
+    b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
+                   help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")
     # Parsed by xrc.fuzz itself (listed here for --help).
     sub.add_parser("fuzz", help="fuzz scenario validation and the core; reproducers for every failure",
                    add_help=False)
@@ -394,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
                     raise ScenarioError(f"--ues: UE counts must be in [1, 1000], got {args.ues!r}")
                 if not 0.001 <= args.duration <= 3600:
                     raise ScenarioError(f"--duration must be in [0.001, 3600] s, got {args.duration}")
-                return bench_cell(sizes, args.duration, json_out=args.json)
+                return bench_cell(sizes, args.duration, json_out=args.json, overrides=args.bench_set)
+            if args.bench_set or args.ues:
+                raise ScenarioError("--set and --ues apply to --cell only")
             path = args.scenario or str(bundled_scenario(BENCH_SCENARIO))
             return bench(path, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
     except ScenarioError as e:

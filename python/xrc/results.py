@@ -26,8 +26,48 @@ def columns_to_arrays(raw_tables: dict[str, dict[str, tuple[str, bytes]]]) -> di
     return out
 
 
+def arrow_strings(values: list[str]) -> pa.Array:
+    """A string array built from its buffers (``pa.array`` on Python or
+    NumPy objects imports pandas, half a second of every run)."""
+    data = [v.encode() for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    offsets[1:] = np.cumsum([len(b) for b in data], dtype=np.int64)
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
+def arrow_array(v: np.ndarray | pa.Array) -> pa.Array:
+    """A column as Arrow: numeric NumPy arrays without a copy, from their
+    buffer (see :func:`arrow_strings`); anything else through ``pa.array``."""
+    if isinstance(v, pa.Array):
+        return v
+    if v.dtype.kind in "uif" and v.dtype.byteorder in "=<|":
+        v = np.ascontiguousarray(v)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(v.dtype), len(v), [None, pa.py_buffer(v)])
+    return pa.array(v)
+
+
+_NUMPY_OF_ARROW = {pa.float64(): "<f8", pa.uint64(): "<u8", pa.uint32(): "<u4", pa.uint8(): "u1", pa.int64(): "<i8",
+                   pa.int32(): "<i4"}
+
+
+def numpy_of(a: pa.Array) -> np.ndarray:
+    """A numeric Arrow array without nulls as NumPy, a view of its buffer
+    (``to_numpy`` imports pandas)."""
+    dtype = np.dtype(_NUMPY_OF_ARROW[a.type])
+    if a.null_count:
+        raise ValueError(f"{a.type} column with nulls")
+    return np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * dtype.itemsize)
+
+
+def decoded(codes: np.ndarray, names: list[str]) -> pa.Array:
+    """Codes (indices into `names`) as an Arrow string array."""
+    idx = np.ascontiguousarray(codes, dtype=np.int32)
+    indices = pa.Array.from_buffers(pa.int32(), len(idx), [None, pa.py_buffer(idx)])
+    return pa.DictionaryArray.from_arrays(indices, arrow_strings(names)).cast(pa.string())
+
+
 def to_arrow(cols: dict[str, np.ndarray | pa.Array]) -> pa.Table:
-    return pa.table({k: v if isinstance(v, pa.Array) else pa.array(v) for k, v in cols.items()})
+    return pa.Table.from_arrays([arrow_array(v) for v in cols.values()], names=list(cols))
 
 
 def _field_metadata(table: str, column: str) -> dict[bytes, bytes] | None:
@@ -54,10 +94,8 @@ def arrow_table(name: str, cols: dict[str, np.ndarray], flow_ids: list[str]) -> 
     cols = dict(cols)
     if "flow" in cols:
         idx = cols["flow"]
-        safe = np.where(idx < len(flow_ids), idx, len(flow_ids)).astype(np.int32)
-        # Looked up in Arrow (a dictionary array decoded to plain strings).
-        ids = pa.DictionaryArray.from_arrays(pa.array(safe), pa.array(flow_ids + ["(unknown)"], type=pa.string()))
-        cols = {"flow_id": ids.cast(pa.string()), **cols}
+        safe = np.where(idx < len(flow_ids), idx, len(flow_ids))
+        cols = {"flow_id": decoded(safe, flow_ids + ["(unknown)"]), **cols}
     table = to_arrow(cols)
     return table.cast(pa.schema([f.with_metadata(_field_metadata(name, f.name)) for f in table.schema]))
 

@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 
 from . import _core, progress as _progress
 from .grouped import GroupedSpill
-from .results import PARQUET_OPTIONS, RunData, arrow_table, columns_to_arrays
+from .results import _NUMPY_OF_ARROW, PARQUET_OPTIONS, RunData, arrow_table, columns_to_arrays, decoded, numpy_of
 from .scenario import Scenario, ScenarioError, read_input
 
 __all__ = ["DRAIN_ROWS", "ROW_GROUP_ROWS", "SMALL_TABLES", "StreamedRun", "TableSink", "stream_run"]
@@ -112,6 +112,7 @@ class TableSink:
         self.row_group_rows = row_group_rows
         self.rows = 0
         self._schema: pa.Schema | None = None
+        self._empty: pa.Table | None = None
         self._writer: pq.ParquetWriter | None = None
         self._pending: list[pa.Table] = []
         self._pending_rows = 0
@@ -120,6 +121,7 @@ class TableSink:
         t = arrow_table(self.name, cols, self.flow_ids)
         if self._schema is None:
             self._schema = t.schema
+            self._empty = t.slice(0, 0)
         elif t.schema != self._schema:
             # String columns (mode, flow_id) are the same type whatever the
             # batch; anything else is a bug.
@@ -154,7 +156,7 @@ class TableSink:
         if self._schema is None:
             raise RuntimeError(f"table {self.name}: no batch was ever added")
         if self._pending_rows or self.rows == 0:
-            t = pa.concat_tables(self._pending) if self._pending else self._schema.empty_table()
+            t = pa.concat_tables(self._pending) if self._pending else self._empty
             self._pending, self._pending_rows = [], 0
             self._submit_row_groups(t)
 
@@ -204,11 +206,11 @@ class StreamedRun:
             want = set(flows)
             parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {k: [] for k in flows}
             for b in pq.ParquetFile(cwnd_path).iter_batches(columns=["t", "flow", "cwnd"], batch_size=1 << 20):
-                f = b.column("flow").to_numpy()
+                f = numpy_of(b.column("flow"))
                 sel = np.isin(f, list(want))
                 if not sel.any():
                     continue
-                t, w, f = b.column("t").to_numpy()[sel], b.column("cwnd").to_numpy()[sel], f[sel]
+                t, w, f = numpy_of(b.column("t"))[sel], numpy_of(b.column("cwnd"))[sel], f[sel]
                 for k in want:
                     m = f == k
                     if m.any():
@@ -220,11 +222,12 @@ class StreamedRun:
         def batches(name: str, columns: list[str]):
             f = pq.ParquetFile(self.directory / f"{name}.parquet")
             if f.metadata.num_rows == 0:
-                t = f.read(columns=columns)
-                yield {c: t.column(c).to_numpy() for c in columns}
+                t = f.read(columns=columns).combine_chunks()
+                yield {c: numpy_of(t.column(c).chunk(0)) if t.column(c).num_chunks
+                       else np.empty(0, dtype=_NUMPY_OF_ARROW[t.schema.field(c).type]) for c in columns}
                 return
             for b in f.iter_batches(columns=columns, batch_size=1 << 18):
-                yield {c: b.column(c).to_numpy() for c in columns}
+                yield {c: numpy_of(b.column(c)) for c in columns}
 
         self.data = RunData(tables=small, rtt=self._rtt, hol_active=self._hol, queue_delay=self._qd, cwnd=cwnd,
                             batches=batches)
@@ -236,10 +239,11 @@ class StreamedRun:
 
 
 def _decode(raw_tables, mode_names) -> dict[str, dict[str, np.ndarray]]:
+    """A batch's columns; the window table's mode codes become their names
+    (an Arrow string column, as ``simulate`` gives NumPy strings)."""
     tables = columns_to_arrays(raw_tables)
-    names = np.array(list(mode_names) or [""], dtype=object)
     cw = tables["cwnd"]
-    cw["mode"] = names[cw["mode"].astype(np.int64)].astype(str) if cw["mode"].size else np.array([], dtype=str)
+    cw["mode"] = decoded(cw["mode"], list(mode_names) or [""])
     return tables
 
 
