@@ -4,6 +4,7 @@ are noisy)."""
 
 from __future__ import annotations
 
+import json
 import statistics
 import time
 
@@ -39,3 +40,137 @@ def bench(path: str, *, repeat: int = 5, ns3_seconds: float = 11.0) -> int:
     rates = [_core.engine_microbench(n, 1024) for _ in range(3)]
     print(f"engine alone    {max(rates) / 1e6:.1f} M events/s (push+pop, 1024 pending, best of 3 x {n / 1e6:.0f} M)")
     return 0
+
+
+# ----- one cell, many UEs (issue 11: cost linear in the UEs) -----
+
+#: UE counts of the cell benchmark.
+CELL_SIZES = (1, 10, 100, 400, 1000)
+#: CQIs the UEs take in turn (UE i has CELL_CQIS[i % 5]).
+CELL_CQIS = (15, 13, 11, 9, 7)
+
+
+def cell_scenario_text(n_ues: int, duration_s: float = 60.0) -> str:
+    """The cell benchmark's scenario: one 20 MHz LTE cell (100 PRBs, PF),
+    `n_ues` UEs with fixed CQIs (15, 13, 11, 9, 7 in turn), one bulk CUBIC
+    flow per UE from the start, 15 ms each way on the Internet path, every
+    output at its default (every series on, RLC sampled every TTI)."""
+    lines = [
+        f'name = "cell-{n_ues}ue"',
+        "seed = 1",
+        f"duration_s = {float(duration_s)!r}",
+        'topology = "cellular"',
+        "",
+        "[internet]",
+        "delay_ms = 15.0",
+        "rate_mbps = 1000.0",
+        "",
+        "[cell]",
+        "bandwidth_mhz = 20",
+        'scheduler = "pf"',
+        "",
+    ]
+    for i in range(n_ues):
+        lines += ["[[ues]]", f'channel = {{ kind = "fixed_cqi", cqi = {CELL_CQIS[i % len(CELL_CQIS)]} }}', ""]
+    for i in range(n_ues):
+        lines += ["[[flows]]", f'id = "ue{i}"', f"ue = {i}", 'cc = "cubic"', ""]
+    return "\n".join(lines)
+
+
+def _cell_child(n_ues: int, duration_s: float, out: str, overrides: list[str] | None = None) -> int:
+    """One size, in its own process (so that its peak RSS is its own): runs
+    the scenario as `xrc run --no-plots` does and prints what it measured
+    as JSON."""
+    from pathlib import Path
+
+    from .runner import run_to_dir
+    from .scenario import load_text
+
+    sc = load_text(cell_scenario_text(n_ues, duration_s), base=Path.cwd(), overrides=overrides)
+    stats: dict = {}
+    t0 = time.perf_counter()
+    summary = run_to_dir(sc, out, force=True, plots=False, stats=stats)
+    wall = time.perf_counter() - t0
+    size = sum(p.stat().st_size for p in Path(out).glob("*.parquet"))
+    print(json.dumps({"ues": n_ues, "events": summary["events"], "sim_s": summary["sim_time_s"], "run_s": wall,
+                      "parquet_bytes": size, "core_s": stats["core_s"], "rows": sum(stats["rows"].values()),
+                      "rlc_rows": stats["rows"].get("rlc", 0)}))
+    return 0
+
+
+def measure_cell(n_ues: int, duration_s: float = 60.0, overrides: list[str] | None = None) -> dict:
+    """Runs one size in a child process; adds its peak RSS (getrusage of
+    that child alone, through wait4) and its wall time."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    out = tempfile.mkdtemp(prefix=f"xrc-bench-{n_ues}-")
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-m", "xrc.bench", "--child", str(n_ues), repr(duration_s),
+                              os.path.join(out, "run"), *(overrides or [])], stdout=subprocess.PIPE, text=True)
+        text = p.stdout.read()
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise RuntimeError(f"the {n_ues}-UE run failed (exit {p.returncode})")
+        r = json.loads(text.strip().splitlines()[-1])
+        r["process_s"] = wall
+        r["peak_rss_bytes"] = usage.ru_maxrss * 1024  # Linux: KiB
+        return r
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def bench_cell(sizes=CELL_SIZES, duration_s: float = 60.0, json_out: str | None = None,
+               overrides: list[str] | None = None) -> int:
+    """Prints the cell benchmark's table (one row per UE count)."""
+    if overrides:
+        # Refused here, before any child runs, if a setting is wrong.
+        from pathlib import Path
+
+        from .scenario import load_text
+
+        load_text(cell_scenario_text(1, duration_s), base=Path.cwd(), overrides=overrides)
+    what = f"with {' '.join(overrides)}" if overrides else "every output at its default"
+    print(f"one 20 MHz LTE cell (mu = 0: 1 ms TTI), {duration_s:g} s, one bulk CUBIC flow per UE, "
+          f"{what}, written as `xrc run --no-plots` writes it")
+    head = (f"{'UEs':>5} {'sim s/wall s':>12} {'wall':>8} {'core':>8} {'events':>10} {'events/s':>10} "
+            f"{'peak RSS':>9} {'Parquet':>8}")
+    print(head)
+    rows = []
+    for n in sizes:
+        r = measure_cell(n, duration_s, overrides)
+        rows.append(r)
+        print(f"{n:>5} {r['sim_s'] / r['run_s']:>12.1f} {r['run_s']:>7.2f}s {r['core_s']:>7.2f}s {r['events']:>10} "
+              f"{r['events'] / r['core_s'] / 1e6:>8.2f} M {r['peak_rss_bytes'] / 1e6:>7.0f} MB "
+              f"{r['parquet_bytes'] / 1e6:>6.0f} MB", flush=True)
+    print("wall: the whole run (core, Parquet, summary; not plots, not interpreter start-up); core: inside the "
+          "simulator (events/s is events over this); peak RSS: the run's process (getrusage)")
+    if len(rows) >= 2:
+        by = {r["ues"]: r for r in rows}
+        rate = {n: by[n]["events"] / by[n]["core_s"] for n in by}
+        if 1 in by and 400 in by:
+            print(f"events/s, 1 UE over 400 UEs: {rate[1] / rate[400]:.2f}x (target: within 2x)")
+        if 400 in by and 1000 in by:
+            print(f"wall, 1000 UEs over 400 UEs: {by[1000]['run_s'] / by[400]['run_s']:.2f}x (target: at most 3x)")
+        if 1000 in by:
+            print(f"peak RSS, 1000 UEs: {by[1000]['peak_rss_bytes'] / 1e9:.2f} GB (target: at most 1 GB)")
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump({"duration_s": duration_s, "overrides": overrides or [], "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) >= 5 and sys.argv[1] == "--child":
+        sys.exit(_cell_child(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5:]))
+    print("usage: python -m xrc.bench --child UES DURATION_S OUT_DIR [PATH=VALUE ...] (used by `xrc bench --cell`)",
+          file=sys.stderr)
+    sys.exit(2)

@@ -5,6 +5,7 @@
         run directory, which runs again what ran there)
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
+    xrc bench --cell [--ues 1,10,100,400,1000] [--duration 60] [--set PATH=VALUE ...]
     xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--force] [--pcap] [--list]
     xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
     xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
@@ -120,12 +121,22 @@ def _parser() -> argparse.ArgumentParser:
     sc = sub.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")
     sc.add_argument("--out", default=None, help="write it to this file instead")
 
-    b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone")
+    b = sub.add_parser("bench", help="time the simulator on a scenario and the engine alone, or on one cell "
+                                     "with 1 to 1,000 UEs (--cell)")
     b.add_argument("scenario", nargs="?", default=None,
                    help="scenario file or bundled scenario name (default: the bundled bench/lte-1ue-20s.toml)")
     b.add_argument("--repeat", type=int, default=5, help="timed repetitions (default 5)")
     b.add_argument("--ns3-seconds", type=float, default=11.0,
                    help="ns-3.44 LTE wall time for the same scenario, for the speed-up line (default 11 s)")
+    b.add_argument("--cell", action="store_true",
+                   help="instead: one 20 MHz LTE cell, one bulk CUBIC flow per UE, for each UE count of --ues "
+                        "(wall time, events/s, peak RSS of each run in its own process)")
+    b.add_argument("--ues", default=None, metavar="N,N,...",
+                   help="UE counts of --cell (default 1,10,100,400,1000)")
+    b.add_argument("--duration", type=float, default=60.0, help="simulated seconds of --cell (default 60)")
+    b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
+    b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
+                   help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")
     # Parsed by xrc.fuzz itself (listed here for --help).
     sub.add_parser("fuzz", help="fuzz scenario validation and the core; reproducers for every failure",
                    add_help=False)
@@ -374,6 +385,20 @@ def main(argv: list[str] | None = None) -> int:
             from .bench import bench
             from .bundled import BENCH_SCENARIO, scenario as bundled_scenario
 
+            if args.cell:
+                from .bench import CELL_SIZES, bench_cell
+
+                try:
+                    sizes = tuple(int(x) for x in args.ues.split(",")) if args.ues else CELL_SIZES
+                except ValueError:
+                    raise ScenarioError(f"--ues: a comma-separated list of UE counts, got {args.ues!r}") from None
+                if not sizes or any(not 1 <= n <= 1000 for n in sizes):
+                    raise ScenarioError(f"--ues: UE counts must be in [1, 1000], got {args.ues!r}")
+                if not 0.001 <= args.duration <= 3600:
+                    raise ScenarioError(f"--duration must be in [0.001, 3600] s, got {args.duration}")
+                return bench_cell(sizes, args.duration, json_out=args.json, overrides=args.bench_set)
+            if args.bench_set or args.ues:
+                raise ScenarioError("--set and --ues apply to --cell only")
             path = args.scenario or str(bundled_scenario(BENCH_SCENARIO))
             return bench(path, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
     except ScenarioError as e:

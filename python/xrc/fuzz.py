@@ -864,8 +864,8 @@ class _CheckedSimulation:
         except RuntimeError as e:
             raise InvariantViolation(f"at {self._sim.now_s} s: {e}") from None
 
-    def run_until(self, t: float) -> bool:
-        done = self._sim.run_until(t)
+    def run_until(self, t: float, max_rows: int | None = None) -> bool:
+        done = self._sim.run_until(t, max_rows=max_rows)
         self._check()
         if not done and self._sim.events > self.max_events:
             raise CaseHeavy(_progress())

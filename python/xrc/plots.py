@@ -113,7 +113,7 @@ def fixed_ticks(ax, ticks, axis: str = "x") -> None:
 
 def _has_unit(label: str) -> bool:
     """A unit in parentheses ("time (s)"), a rate unit, or a CDF (no unit)."""
-    return bool(label) and ("(" in label or "Mbit/s" in label or label == "CDF")
+    return bool(label) and ("(" in label or "Mbit/s" in label or label == "CDF" or label.startswith("CDF "))
 
 
 def figure_problems(fig: Figure, name: str = "figure") -> list[str]:
@@ -151,10 +151,26 @@ def figure_problems(fig: Figure, name: str = "figure") -> list[str]:
     return problems
 
 
-def plot_rates(tables, resolved, directory: Path) -> list[str]:
+#: Up to this many UEs (flows) the run's plots draw one panel (line) per UE
+#: (flow); beyond, they draw aggregates and a few chosen UEs and flows (an
+#: 88,000-pixel-tall figure of 300 panels is not read by anyone).
+MAX_DETAILED = 8
+#: UEs and flows drawn one by one beside the aggregates of a large run.
+TOP_N = 5
+
+
+def _by_bin(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct bin starts and each row's bin."""
+    return np.unique(t, return_inverse=True)
+
+
+def plot_rates(data, resolved, directory: Path) -> list[str]:
     flows = resolved["flows"]
-    ur = tables["ue_rate"]
-    tp = tables["flow_throughput"]
+    n_ues = int(data.tables["ues"]["ue"].size)
+    if n_ues > MAX_DETAILED or len(flows) > 4 * MAX_DETAILED:
+        return _plot_rates_aggregate(data, resolved, directory, n_ues)
+    ur = data.whole("ue_rate", ["t", "ue", "available_mbps", "agent_mbps"])
+    tp = data.whole("flow_throughput", ["t", "flow", "goodput_mbps"])
     n_ues = int(ur["ue"].max()) + 1 if ur["ue"].size else 0
     rows = max(n_ues, 1)
     fig, axes = new_figure(rows, 1, figsize=(9, 3.2 * rows), sharex=True)
@@ -181,15 +197,106 @@ def plot_rates(tables, resolved, directory: Path) -> list[str]:
     return save(fig, directory, "rate")
 
 
-def plot_hol_cdf(tables, resolved, directory: Path) -> list[str]:
-    rlc = tables["rlc"]
-    if rlc["ue"].size == 0:
+def _per_bin(batches, reduce) -> tuple[np.ndarray, np.ndarray]:
+    """`reduce(values of one column per bin)` for every bin of a per-bin
+    table read in batches (rows in time order; a bin cut by a batch boundary
+    is carried into the next batch). Returns (bin starts, results)."""
+    starts, results = [], []
+    carry: dict[str, np.ndarray] | None = None
+    for b in batches:
+        if carry is not None:
+            b = {c: np.concatenate([carry[c], b[c]]) for c in b}
+        if b["t"].size == 0:
+            carry = b
+            continue
+        last = b["t"][-1]
+        done = b["t"] < last
+        carry = {c: v[~done] for c, v in b.items()}
+        part = {c: v[done] for c, v in b.items()}
+        if part["t"].size:
+            bins, idx = _by_bin(part["t"])
+            starts.append(bins)
+            results.append(reduce(part, idx, bins.size))
+    if carry is not None and carry["t"].size:
+        bins, idx = _by_bin(carry["t"])
+        starts.append(bins)
+        results.append(reduce(carry, idx, bins.size))
+    if not starts:
+        return np.empty(0), np.empty((0, 0))
+    return np.concatenate(starts), np.concatenate(results)
+
+
+def _sums(*columns):
+    def reduce(part, idx, n):
+        return np.stack([np.bincount(idx, weights=part[c], minlength=n) for c in columns], axis=1)
+    return reduce
+
+
+def _spread(column, qs=(0, 10, 50, 90, 100)):
+    def reduce(part, idx, n):
+        order = np.lexsort((part[column], idx))
+        v = part[column][order]
+        bounds = np.searchsorted(idx[order], np.arange(n + 1))
+        return np.array([np.percentile(v[lo:hi], qs) for lo, hi in zip(bounds[:-1], bounds[1:])])
+    return reduce
+
+
+def _plot_rates_aggregate(data, resolved, directory: Path, n_ues: int) -> list[str]:
+    """A large run: the cell's totals per bin, and how the flows' goodput
+    spreads across flows per bin (median, 10th-90th percentile band,
+    extremes)."""
+    fig, axes = new_figure(2, 1, figsize=(9, 6.4), sharex=True)
+    ax = axes[0][0]
+    bins, tot = _per_bin(data.batches("ue_rate", ["t", "available_mbps", "delivered_mbps"]),
+                         _sums("available_mbps", "delivered_mbps"))
+    if bins.size:
+        ax.fill_between(bins, tot[:, 0], step="post", color="0.85",
+                        label=f"available (sum over {n_ues} UEs' fair shares)")
+        ax.step(bins, tot[:, 1], where="post", color="C0", lw=1.2, label="delivered to the UEs")
+    bins, good = _per_bin(data.batches("flow_throughput", ["t", "goodput_mbps"]), _sums("goodput_mbps"))
+    if bins.size:
+        ax.step(bins, good[:, 0], where="post", color="C3", lw=1.0, ls="--", label="goodput (sum over flows)")
+    ax.set_ylabel("rate (Mbit/s)")
+    ax.set_title(f"{resolved['name']}: cell total ({n_ues} UEs, {len(resolved['flows'])} flows)")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.grid(alpha=0.3)
+    ax = axes[1][0]
+    bins, q = _per_bin(data.batches("flow_throughput", ["t", "goodput_mbps"]), _spread("goodput_mbps"))
+    if bins.size:
+        ax.fill_between(bins, q[:, 0], q[:, 4], step="post", color="C0", alpha=0.12, label="min to max")
+        ax.fill_between(bins, q[:, 1], q[:, 3], step="post", color="C0", alpha=0.3, label="10th to 90th percentile")
+        ax.step(bins, q[:, 2], where="post", color="C0", lw=1.2, label="median flow")
+    ax.set_ylabel("goodput per flow (Mbit/s)")
+    ax.set_title("goodput across flows, per bin", fontsize=9)
+    ax.legend(loc="upper right", fontsize=8)
+    ax.grid(alpha=0.3)
+    axes[-1][0].set_xlabel("time (s)")
+    return save(fig, directory, "rate")
+
+
+def _ue_p95(data, n_ues: int, summary) -> np.ndarray:
+    """Each UE's 95th-percentile HoL delay while active (NaN without samples)."""
+    if summary is not None:
+        return np.array([np.nan if u["hol_delay_ms"]["p95"] is None else u["hol_delay_ms"]["p95"]
+                         for u in summary["ues"]], dtype=float)
+    out = np.full(n_ues, np.nan)
+    for u in range(n_ues):
+        v = data.hol_active.values(u)
+        if v.size:
+            out[u] = np.percentile(v, 95)
+    return out
+
+
+def plot_hol_cdf(data, resolved, directory: Path, summary=None) -> list[str]:
+    ues = data.tables["ues"]["ue"]
+    if ues.size == 0:
         return []
+    if ues.size > MAX_DETAILED:
+        return _plot_hol_aggregate(data, resolved, directory, summary)
     fig, axes = new_figure()
     ax = axes[0][0]
-    for u in np.unique(rlc["ue"]):
-        sel = (rlc["ue"] == u) & (rlc["active"] == 1)
-        cdf(ax, rlc["hol_ms"][sel], label=f"UE {int(u)}")
+    for u in ues:
+        cdf(ax, data.hol_active.values(int(u)), label=f"UE {int(u)}")
     budget_line(ax, 10.0, "10 ms budget")
     delay_axis(ax)
     ax.set_xlabel("RLC head-of-line delay (ms)")
@@ -199,28 +306,90 @@ def plot_hol_cdf(tables, resolved, directory: Path) -> list[str]:
     return save(fig, directory, "hol_cdf")
 
 
-def plot_cwnd(tables, resolved, directory: Path) -> list[str]:
-    cw = tables["cwnd"]
-    if cw["flow"].size == 0:
+def _plot_hol_aggregate(data, resolved, directory: Path, summary) -> list[str]:
+    """A large run: how each UE's median and 95th-percentile HoL delay spread
+    across UEs, and the CDFs of the UEs with the highest 95th percentile
+    beside the median UE's."""
+    n_ues = int(data.tables["ues"]["ue"].size)
+    p95 = _ue_p95(data, n_ues, summary)
+    if summary is not None:
+        p50 = np.array([np.nan if u["hol_delay_ms"]["p50"] is None else u["hol_delay_ms"]["p50"]
+                        for u in summary["ues"]], dtype=float)
+    else:
+        p50 = np.array([np.percentile(v, 50) if v.size else np.nan
+                        for v in (data.hol_active.values(u) for u in range(n_ues))])
+    fig, axes = new_figure(1, 2, figsize=(11, 4))
+    ax = axes[0][0]
+    cdf(ax, p50, color="C0", label="each UE's median")
+    cdf(ax, p95, color="C3", label="each UE's 95th percentile")
+    budget_line(ax, 10.0, "10 ms budget")
+    delay_axis(ax)
+    ax.set_xlabel("RLC head-of-line delay while active (ms)")
+    ax.set_ylabel("CDF over UEs")
+    ax.set_title(f"{resolved['name']}: {n_ues} UEs", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax = axes[0][1]
+    ranked = [int(u) for u in np.argsort(-np.nan_to_num(p95, nan=-np.inf), kind="stable") if not np.isnan(p95[u])]
+    chosen = ranked[:TOP_N]
+    if len(ranked) > TOP_N:
+        chosen.append(ranked[len(ranked) // 2])
+    for i, u in enumerate(chosen):
+        tag = "median UE" if i == TOP_N else f"#{i + 1} by p95"
+        cdf(ax, data.hol_active.values(u), color=f"C{i}", label=f"UE {u} ({tag})")
+    budget_line(ax, 10.0, "10 ms budget")
+    delay_axis(ax)
+    ax.set_xlabel("RLC head-of-line delay while active (ms)")
+    ax.set_title(f"the {min(TOP_N, len(ranked))} UEs with the highest 95th percentile, and the median UE", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, directory, "hol_cdf")
+
+
+def plot_cwnd(data, resolved, directory: Path, summary=None) -> list[str]:
+    flows = resolved["flows"]
+    fs = data.tables["flows"]
+    if len(flows) > MAX_DETAILED:
+        # The flows with the highest and lowest goodput, and the median one.
+        order = list(np.argsort(-fs["bytes_delivered"].astype(np.float64), kind="stable"))
+        ranks = sorted({0, 1, len(order) // 2, len(order) - 2, len(order) - 1})
+        chosen = [(int(fs["flow"][order[r]]), r) for r in ranks]
+    else:
+        chosen = [(k, None) for k in range(len(flows))]
+    traces = data.cwnd([k for k, _ in chosen])
+    if not any(t.size for t, _ in traces.values()):
         return []
     fig, axes = new_figure(figsize=(9, 3.5))
     ax = axes[0][0]
-    for k, f in enumerate(resolved["flows"]):
-        sel = cw["flow"] == k
-        ax.step(cw["t"][sel], cw["cwnd"][sel], where="post", lw=1, color=color_of(f["cc"], k),
-                label=f"{f['id']} ({label_of(f['cc'])})")
+    for i, (k, rank) in enumerate(chosen):
+        f = flows[k]
+        t, w = traces[k]
+        if rank is None:
+            ax.step(t, w, where="post", lw=1, color=color_of(f["cc"], k), label=f"{f['id']} ({label_of(f['cc'])})")
+        else:
+            ax.step(t, w, where="post", lw=1, color=f"C{i}",
+                    label=f"{f['id']} ({label_of(f['cc'])}, #{rank + 1} of {len(flows)} by goodput)")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("cwnd (segments)")
-    ax.set_title(f"{resolved['name']}: congestion window")
+    title = f"{resolved['name']}: congestion window"
+    if len(flows) > MAX_DETAILED:
+        title += f" of {len(chosen)} of {len(flows)} flows"
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     return save(fig, directory, "cwnd")
 
 
-def plot_all(tables, resolved, directory: Path) -> list[str]:
+def plot_all(run, resolved, directory: Path, summary=None) -> list[str]:
+    """The run's figures from its tables in memory or a
+    :class:`xrc.results.RunData` (a streamed run); `summary` (its
+    ``summary.json``) spares working out per-UE percentiles again."""
+    from .results import RunData
+
+    data = run if isinstance(run, RunData) else RunData.from_tables(run)
     directory.mkdir(parents=True, exist_ok=True)
     out = []
-    out += plot_rates(tables, resolved, directory)
-    out += plot_hol_cdf(tables, resolved, directory)
-    out += plot_cwnd(tables, resolved, directory)
+    out += plot_rates(data, resolved, directory)
+    out += plot_hol_cdf(data, resolved, directory, summary)
+    out += plot_cwnd(data, resolved, directory, summary)
     return out

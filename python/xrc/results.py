@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .grouped import GroupedArrays
+
 NO_UE = 2**32 - 1
+
+#: The options every Parquet file is written with.
+PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": True, "write_statistics": True}
 
 
 def columns_to_arrays(raw_tables: dict[str, dict[str, tuple[str, bytes]]]) -> dict[str, dict[str, np.ndarray]]:
@@ -20,8 +26,48 @@ def columns_to_arrays(raw_tables: dict[str, dict[str, tuple[str, bytes]]]) -> di
     return out
 
 
-def to_arrow(cols: dict[str, np.ndarray]) -> pa.Table:
-    return pa.table({k: pa.array(v) for k, v in cols.items()})
+def arrow_strings(values: list[str]) -> pa.Array:
+    """A string array built from its buffers (``pa.array`` on Python or
+    NumPy objects imports pandas, half a second of every run)."""
+    data = [v.encode() for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    offsets[1:] = np.cumsum([len(b) for b in data], dtype=np.int64)
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+
+
+def arrow_array(v: np.ndarray | pa.Array) -> pa.Array:
+    """A column as Arrow: numeric NumPy arrays without a copy, from their
+    buffer (see :func:`arrow_strings`); anything else through ``pa.array``."""
+    if isinstance(v, pa.Array):
+        return v
+    if v.dtype.kind in "uif" and v.dtype.byteorder in "=<|":
+        v = np.ascontiguousarray(v)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(v.dtype), len(v), [None, pa.py_buffer(v)])
+    return pa.array(v)
+
+
+_NUMPY_OF_ARROW = {pa.float64(): "<f8", pa.uint64(): "<u8", pa.uint32(): "<u4", pa.uint8(): "u1", pa.int64(): "<i8",
+                   pa.int32(): "<i4"}
+
+
+def numpy_of(a: pa.Array) -> np.ndarray:
+    """A numeric Arrow array without nulls as NumPy, a view of its buffer
+    (``to_numpy`` imports pandas)."""
+    dtype = np.dtype(_NUMPY_OF_ARROW[a.type])
+    if a.null_count:
+        raise ValueError(f"{a.type} column with nulls")
+    return np.frombuffer(a.buffers()[1], dtype=dtype, count=len(a), offset=a.offset * dtype.itemsize)
+
+
+def decoded(codes: np.ndarray, names: list[str]) -> pa.Array:
+    """Codes (indices into `names`) as an Arrow string array."""
+    idx = np.ascontiguousarray(codes, dtype=np.int32)
+    indices = pa.Array.from_buffers(pa.int32(), len(idx), [None, pa.py_buffer(idx)])
+    return pa.DictionaryArray.from_arrays(indices, arrow_strings(names)).cast(pa.string())
+
+
+def to_arrow(cols: dict[str, np.ndarray | pa.Array]) -> pa.Table:
+    return pa.Table.from_arrays([arrow_array(v) for v in cols.values()], names=list(cols))
 
 
 def _field_metadata(table: str, column: str) -> dict[bytes, bytes] | None:
@@ -40,32 +86,100 @@ def _field_metadata(table: str, column: str) -> dict[bytes, bytes] | None:
     return meta
 
 
+def arrow_table(name: str, cols: dict[str, np.ndarray], flow_ids: list[str]) -> pa.Table:
+    """Table `name` as written to Parquet: flow indices joined with their ids
+    (a ``flow_id`` column first) so files are readable on their own; every
+    field carries its unit, meaning and (coded columns) the names of its
+    codes as metadata."""
+    cols = dict(cols)
+    if "flow" in cols:
+        idx = cols["flow"]
+        safe = np.where(idx < len(flow_ids), idx, len(flow_ids))
+        cols = {"flow_id": decoded(safe, flow_ids + ["(unknown)"]), **cols}
+    table = to_arrow(cols)
+    return table.cast(pa.schema([f.with_metadata(_field_metadata(name, f.name)) for f in table.schema]))
+
+
 def write_parquet(tables: dict[str, dict[str, np.ndarray]], directory, flow_ids: list[str]) -> list[str]:
-    """Writes one Parquet file per table. Flow indices are joined with their
-    ids so files are readable on their own; every field carries its unit,
-    meaning and (coded columns) the names of its codes as metadata. Returns
-    the file names."""
+    """Writes one Parquet file per table (:func:`arrow_table`). Returns the
+    file names."""
     written = []
     for name in sorted(tables):
-        cols = dict(tables[name])
-        if "flow" in cols:
-            idx = cols["flow"]
-            ids = np.array(flow_ids + ["(unknown)"], dtype=object)
-            safe = np.where(idx < len(flow_ids), idx, len(flow_ids)).astype(np.int64)
-            cols = {"flow_id": ids[safe].astype(str), **cols}
-        table = to_arrow(cols)
-        table = table.cast(pa.schema([f.with_metadata(_field_metadata(name, f.name)) for f in table.schema]))
         fname = f"{name}.parquet"
-        pq.write_table(table, directory / fname, compression="zstd", use_dictionary=True,
-                       write_statistics=True)
+        pq.write_table(arrow_table(name, tables[name], flow_ids), directory / fname, **PARQUET_OPTIONS)
         written.append(fname)
     return written
+
+
+class Grouped(Protocol):
+    """A series' values by group (:mod:`xrc.grouped`)."""
+
+    def values(self, group: int) -> np.ndarray: ...
+
+
+#: Flow -> (times, windows) of the flows asked for.
+CwndReader = Callable[[list[int]], dict[int, tuple[np.ndarray, np.ndarray]]]
+#: (table, columns) -> the table's rows in order, in batches of columns.
+BatchReader = Callable[[str, list[str]], Iterator[dict[str, np.ndarray]]]
+
+
+@dataclass
+class RunData:
+    """What the summary and the plots read of a run: the tables of one row
+    per flow or UE (``flows``, ``ues``, ``chunks``) whole; the per-bin
+    tables (``flow_throughput``, ``ue_rate``) in batches, as they grow with
+    the run; and the long series by group: RTT samples by flow, HoL delays
+    while active and packets' queuing delays by UE, and windows of chosen
+    flows. In memory (:meth:`from_tables`) or streamed (:mod:`xrc.stream`)."""
+
+    tables: dict[str, dict[str, np.ndarray]]
+    rtt: Grouped
+    hol_active: Grouped
+    queue_delay: Grouped
+    cwnd: CwndReader
+    batches: BatchReader
+
+    def whole(self, name: str, columns: list[str]) -> dict[str, np.ndarray]:
+        """A per-bin table's columns whole (for a few UEs and flows)."""
+        parts = list(self.batches(name, columns))
+        return {c: np.concatenate([p[c] for p in parts]) for c in columns}
+
+    @classmethod
+    def from_tables(cls, tables: dict[str, dict[str, np.ndarray]]) -> "RunData":
+        rlc, qd, rtt, cw = tables["rlc"], tables["queue_delay"], tables["rtt"], tables["cwnd"]
+        active = rlc["active"] == 1
+        by_flow = GroupedArrays(cw["flow"], np.arange(cw["flow"].size))
+
+        def cwnd(flows: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+            out = {}
+            for k in flows:
+                rows = by_flow.values(k).astype(np.int64)
+                out[k] = (cw["t"][rows], cw["cwnd"][rows])
+            return out
+
+        def batches(name: str, columns: list[str]) -> Iterator[dict[str, np.ndarray]]:
+            yield {c: tables[name][c] for c in columns}
+
+        return cls(tables=tables, rtt=GroupedArrays(rtt["flow"], rtt["rtt_ms"]),
+                   hol_active=GroupedArrays(rlc["ue"][active], rlc["hol_ms"][active]),
+                   queue_delay=GroupedArrays(qd["ue"], qd["delay_ms"]), cwnd=cwnd, batches=batches)
 
 
 def _pct(values: np.ndarray, q: float) -> float:
     if values.size == 0:
         return float("nan")
     return float(np.percentile(values, q))
+
+
+#: The percentiles of a UE's HoL and queuing delays in the summary.
+HOL_QUANTILES = (50, 80, 90, 95, 99)
+
+
+def _pcts(values: np.ndarray, qs) -> list[float]:
+    """``[_pct(values, q) for q in qs]`` in one selection pass."""
+    if values.size == 0:
+        return [float("nan")] * len(qs)
+    return [float(x) for x in np.percentile(values, list(qs))]
 
 
 def _clean(x: float) -> float | None:
@@ -85,39 +199,41 @@ def jain(xs: list[float]) -> float | None:
 
 def jain_over_overlap(tables, flows_meta) -> float | None:
     """Jain's index of the flows' mean throughputs over the interval where
-    every flow is alive; ``None`` with fewer than two flows or no overlap."""
-    fs = tables["flows"]
+    every flow is alive; ``None`` with fewer than two flows or no overlap.
+    `tables`: the tables in memory or a :class:`RunData`."""
+    data = tables if isinstance(tables, RunData) else RunData.from_tables(tables)
+    fs = data.tables["flows"]
     if fs["flow"].size < 2:
         return None
     start = float(fs["start_s"].max())
     end = float(fs["end_s"].min())
     if end <= start:
         return None
-    tp = tables["flow_throughput"]
-    rates = []
-    for k in range(fs["flow"].size):
-        sel = (tp["flow"] == k) & (tp["t"] >= start - 1e-9) & (tp["t"] < end - 1e-9)
-        span = tp["t"][sel]
-        if span.size == 0:
-            rates.append(0.0)
-            continue
-        rates.append(float(tp["bytes"][sel].sum()) * 8 / (end - start) / 1e6)
-    return jain(rates)
+    # Bytes of each flow's bins in the overlap, summed as integers (one pass
+    # over the table, not one per flow).
+    sums = np.zeros(fs["flow"].size, dtype=np.uint64)
+    for tp in data.batches("flow_throughput", ["t", "flow", "bytes"]):
+        sel = (tp["t"] >= start - 1e-9) & (tp["t"] < end - 1e-9) & (tp["flow"] < fs["flow"].size)
+        np.add.at(sums, tp["flow"][sel].astype(np.int64), tp["bytes"][sel])
+    return jain([float(b) * 8 / (end - start) / 1e6 for b in sums])
 
 
-def summarize(resolved: dict[str, Any], tables: dict[str, dict[str, np.ndarray]], *, events: int,
+def summarize(resolved: dict[str, Any], tables: "dict[str, dict[str, np.ndarray]] | RunData", *, events: int,
               sim_time_s: float, wall_time_s: float) -> dict[str, Any]:
-    """The run's ``summary.json`` (fields may be added, never renamed)."""
+    """The run's ``summary.json`` (fields may be added, never renamed), from
+    its tables in memory or a :class:`RunData`."""
+    data = tables if isinstance(tables, RunData) else RunData.from_tables(tables)
+    tables = data.tables
     flows_cfg = resolved["flows"]
     fs = tables["flows"]
-    rtt = tables["rtt"]
     budget_ms = _hol_budget_ms(resolved)
     flows = []
+    row_of = {int(f): i for i, f in reversed(list(enumerate(fs["flow"])))}
     for k, fc in enumerate(flows_cfg):
-        i = int(np.nonzero(fs["flow"] == k)[0][0])
+        i = row_of[k]
         start, end = float(fs["start_s"][i]), float(fs["end_s"][i])
         dur = max(end - start, 1e-9)
-        r = rtt["rtt_ms"][rtt["flow"] == k]
+        r = data.rtt.values(k)
         ue = int(fs["ue"][i])
         flows.append({
             "id": fc["id"],
@@ -137,8 +253,6 @@ def summarize(resolved: dict[str, Any], tables: dict[str, dict[str, np.ndarray]]
             "probes": int(fs["probes"][i]),
         })
     us = tables["ues"]
-    rlc = tables["rlc"]
-    qd = tables["queue_delay"]
     ues = []
     for i in range(us["ue"].size):
         u = int(us["ue"][i])
@@ -150,9 +264,10 @@ def summarize(resolved: dict[str, Any], tables: dict[str, dict[str, np.ndarray]]
         # Everything delivered was carried, so it cannot exceed 1.
         carried = float(us["carried_bits"][i])
         capacity = max(fair, carried)
-        sel = (rlc["ue"] == u) & (rlc["active"] == 1)
-        hol = rlc["hol_ms"][sel]
-        pkt = qd["delay_ms"][qd["ue"] == u]
+        hol = data.hol_active.values(u)
+        pkt = data.queue_delay.values(u)
+        hol_q = _pcts(hol, HOL_QUANTILES)
+        pkt_q = _pcts(pkt, HOL_QUANTILES)
         ues.append({
             "id": u,
             "capacity_mbps": capacity / act / 1e6 if act > 0 else 0.0,
@@ -160,9 +275,9 @@ def summarize(resolved: dict[str, Any], tables: dict[str, dict[str, np.ndarray]]
             "utilization": float(us["delivered_bits"][i]) / capacity if capacity > 0 else None,
             "fair_share_mbps": fair / act / 1e6 if act > 0 else 0.0,
             "fair_share_ratio": deliv / fair if fair > 0 else None,
-            "hol_delay_ms": {f"p{q}": _clean(_pct(hol, q)) for q in (50, 80, 90, 95, 99)},
+            "hol_delay_ms": {f"p{q}": _clean(x) for q, x in zip(HOL_QUANTILES, hol_q)},
             "frac_time_hol_below_budget": float(np.mean(hol <= budget_ms)) if hol.size else None,
-            "queuing_delay_ms": {f"p{q}": _clean(_pct(pkt, q)) for q in (50, 80, 90, 95, 99)},
+            "queuing_delay_ms": {f"p{q}": _clean(x) for q, x in zip(HOL_QUANTILES, pkt_q)},
             "frac_packets_queued_below_budget": float(np.mean(pkt <= budget_ms)) if pkt.size else None,
             "hol_budget_ms": budget_ms,
             "active_s": act,
@@ -179,7 +294,7 @@ def summarize(resolved: dict[str, Any], tables: dict[str, dict[str, np.ndarray]]
         "events": events,
         "flows": flows,
         "ues": ues,
-        "jain_index": jain_over_overlap(tables, flows_cfg),
+        "jain_index": jain_over_overlap(data, flows_cfg),
     }
 
 

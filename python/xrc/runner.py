@@ -9,7 +9,8 @@ A run directory holds:
 - ``metadata.json``: seed, versions, git commit, command line, overrides,
   input files and their hashes;
 - ``summary.json``: the headline numbers;
-- one Parquet file per time series or table;
+- one Parquet file per time series or table, written as the run goes
+  (:mod:`xrc.stream`: a run's memory does not grow with its series);
 - ``plots/``: PNG and SVG figures.
 
 The directory is written under a temporary name and put into place at the
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import platform
 import shutil
 import subprocess
@@ -34,7 +36,7 @@ import numpy as np
 
 from . import __version__, _core, progress as _progress, tomlw
 from .outdir import OutputError, commit, prepare
-from .results import columns_to_arrays, summarize, write_parquet
+from .results import columns_to_arrays, summarize
 from .scenario import Scenario, ScenarioError, load_text, read_input
 
 __all__ = ["OutputError", "run_to_dir", "simulate", "metadata", "git_commit"]
@@ -74,9 +76,42 @@ def sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
+#: The most rows of the per-TTI RLC table a run held in memory
+#: (:func:`simulate`) may record: about 50 bytes each in the core and as much
+#: again in NumPy, so 5·10^7 rows is about 5 GB at the peak. ``xrc run``
+#: (:func:`run_to_dir`) streams it to disk and is bounded by the core's
+#: validation instead.
+IN_MEMORY_SAMPLED_ROWS = 5e7
+
+
+def sampled_rows(resolved: dict[str, Any]) -> float:
+    """Rows of the per-TTI RLC table a scenario records."""
+    topo = resolved["topology"]
+    if topo == "cellular":
+        n_ues, tick_ms = len(resolved["ues"]), float(resolved["cell"]["tti_ms"])
+    elif topo == "trace":
+        n_ues, tick_ms = 1, 1.0
+    else:
+        return 0.0
+    every = int(resolved["output"]["rlc_sample_ttis"])
+    return math.ceil(float(resolved["duration_s"]) * 1e3 / tick_ms / every) * n_ues
+
+
 def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
     """Runs the scenario in memory. Returns ``{"tables", "events",
-    "sim_time_s", "wall_time_s"}``."""
+    "sim_time_s", "wall_time_s"}``. A scenario whose per-TTI table would
+    pass :data:`IN_MEMORY_SAMPLED_ROWS` rows is refused (ScenarioError
+    naming ``output.rlc_sample_ttis``): write it to a run directory
+    instead, which streams its series."""
+    rows = sampled_rows(scenario.resolved)
+    if rows > IN_MEMORY_SAMPLED_ROWS:
+        every = int(scenario.resolved["output"]["rlc_sample_ttis"])
+        fix = math.ceil(rows / IN_MEMORY_SAMPLED_ROWS * every)
+        raise ScenarioError(
+            f"output.rlc_sample_ttis: sampling every {every} TTIs makes {rows:.3g} rows of the per-TTI table, "
+            f"more than the {IN_MEMORY_SAMPLED_ROWS:.0e} a run held in memory can record; set "
+            f"output.rlc_sample_ttis to at least {fix}, or write the run to a directory (`xrc run --out`, "
+            f"xrc.run(..., out=DIR)), which streams its series to disk")
     # The core reads the traces the front end validated (one text for both).
     trace = scenario.resolved.get("trace") or {}
     texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
@@ -163,26 +198,34 @@ def scenario_toml(scenario: Scenario) -> str:
 
 
 def run_to_dir(scenario: Scenario, out: str | Path, *, force: bool = False, plots: bool = True,
-               progress: bool = False, argv: list[str] | None = None) -> dict[str, Any]:
-    """Runs ``scenario`` and writes its run directory. Returns the summary."""
+               progress: bool = False, argv: list[str] | None = None,
+               stats: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Runs ``scenario`` and writes its run directory. Returns the summary.
+    `stats`, if given, receives the time spent in the core (``core_s``)
+    and the rows written per table (``rows``), for ``xrc bench``."""
     out = Path(out)
     staging = prepare(out, force)
     try:
-        result = simulate(scenario, progress=progress)
-        tables = result["tables"]
-        (staging / "scenario.toml").write_text(scenario_toml(scenario))
-        (staging / "scenario.given.toml").write_text(scenario.source_text)
-        (staging / "scenario.resolved.json").write_text(json.dumps(scenario.resolved, indent=2, sort_keys=True) + "\n")
-        (staging / "metadata.json").write_text(json.dumps(metadata(scenario, argv), indent=2) + "\n")
-        flow_ids = [f["id"] for f in scenario.resolved["flows"]]
-        write_parquet(tables, staging, flow_ids)
-        summary = summarize(scenario.resolved, tables, events=result["events"], sim_time_s=result["sim_time_s"],
-                            wall_time_s=result["wall_time_s"])
-        (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        if plots:
-            from .plots import plot_all
+        from .stream import stream_run
 
-            plot_all(tables, scenario.resolved, staging / "plots")
+        run = stream_run(scenario, staging, progress=progress)
+        if stats is not None:
+            stats.update(core_s=run.core_time_s, rows=dict(run.rows))
+        try:
+            (staging / "scenario.toml").write_text(scenario_toml(scenario))
+            (staging / "scenario.given.toml").write_text(scenario.source_text)
+            (staging / "scenario.resolved.json").write_text(
+                json.dumps(scenario.resolved, indent=2, sort_keys=True) + "\n")
+            (staging / "metadata.json").write_text(json.dumps(metadata(scenario, argv), indent=2) + "\n")
+            summary = summarize(scenario.resolved, run.data, events=run.events, sim_time_s=run.sim_time_s,
+                                wall_time_s=run.wall_time_s)
+            (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            if plots:
+                from .plots import plot_all
+
+                plot_all(run.data, scenario.resolved, staging / "plots", summary=summary)
+        finally:
+            run.close()
         commit(staging, out)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)

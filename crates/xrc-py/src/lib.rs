@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use xrc_core::metrics::Column;
+use xrc_core::metrics::{Column, Recorder};
 use xrc_core::ran::trace_link::Trace;
 use xrc_core::scenario::{self, TraceTexts, World};
 use xrc_core::transport::cc::registry;
@@ -67,20 +67,40 @@ struct Simulation {
     step_events: u64,
 }
 
-fn column_to_py<'py>(py: Python<'py>, c: &Column<'_>) -> (&'static str, Bound<'py, PyBytes>) {
-    fn bytes_of<T: Copy>(v: &[T], to_le: impl Fn(T) -> Vec<u8>) -> Vec<u8> {
-        let mut out = Vec::with_capacity(std::mem::size_of_val(v));
-        for &x in v {
-            out.extend_from_slice(&to_le(x));
-        }
-        out
+fn column_to_py<'py>(py: Python<'py>, c: &Column<'_>) -> PyResult<(&'static str, Bound<'py, PyBytes>)> {
+    /// The column's little-endian bytes, written straight into the Python
+    /// bytes object (no intermediate buffer).
+    fn bytes_of<'py, T: Copy, const N: usize>(
+        py: Python<'py>,
+        v: &[T],
+        to_le: impl Fn(T) -> [u8; N],
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        PyBytes::new_with(py, v.len() * N, |buf| {
+            for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
+                chunk.copy_from_slice(&to_le(x));
+            }
+            Ok(())
+        })
     }
-    match c {
-        Column::F64(v) => ("<f8", PyBytes::new(py, &bytes_of(v, |x: f64| x.to_le_bytes().to_vec()))),
-        Column::U64(v) => ("<u8", PyBytes::new(py, &bytes_of(v, |x: u64| x.to_le_bytes().to_vec()))),
-        Column::U32(v) => ("<u4", PyBytes::new(py, &bytes_of(v, |x: u32| x.to_le_bytes().to_vec()))),
+    Ok(match c {
+        Column::F64(v) => ("<f8", bytes_of(py, v, f64::to_le_bytes)?),
+        Column::U64(v) => ("<u8", bytes_of(py, v, u64::to_le_bytes)?),
+        Column::U32(v) => ("<u4", bytes_of(py, v, u32::to_le_bytes)?),
         Column::U8(v) => ("|u1", PyBytes::new(py, v)),
+    })
+}
+
+/// `{name: {column: (dtype, bytes)}}` of every table of `rec`.
+fn tables_to_py<'py>(py: Python<'py>, rec: &Recorder) -> PyResult<Bound<'py, PyDict>> {
+    let tables = PyDict::new(py);
+    for t in rec.tables() {
+        let cols = PyDict::new(py);
+        for (name, c) in t.columns() {
+            cols.set_item(name, column_to_py(py, &c)?)?;
+        }
+        tables.set_item(t.name(), cols)?;
     }
+    Ok(tables)
 }
 
 #[pymethods]
@@ -108,9 +128,12 @@ impl Simulation {
     /// between steps pending signals are handled, so Ctrl-C raises
     /// KeyboardInterrupt within a step. A run the core had to stop (more in
     /// flight or recorded than it can hold) raises ValueError saying what to
-    /// change. (The wall clock only sizes the steps; results do not depend
-    /// on it.)
-    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
+    /// change. With `max_rows`, it also returns (not complete, before
+    /// `t_s`) after the step in which the rows held reached `max_rows`, for
+    /// the caller to `drain` them. (The wall clock only sizes the steps;
+    /// results do not depend on it.)
+    #[pyo3(signature = (t_s, max_rows=None))]
+    fn run_until(&mut self, py: Python<'_>, t_s: f64, max_rows: Option<usize>) -> PyResult<bool> {
         let w = self
             .world
             .as_mut()
@@ -134,6 +157,9 @@ impl Simulation {
             }
             if reached {
                 break Ok(w.done());
+            }
+            if max_rows.is_some_and(|m| w.recorder().rows() >= m) {
+                break Ok(false);
             }
         };
         self.step_events = n;
@@ -174,8 +200,32 @@ impl Simulation {
         Ok(w.flow_progress())
     }
 
+    /// Rows recorded and not yet drained, over every table.
+    #[getter]
+    fn rows_held(&self) -> usize {
+        self.world.as_ref().map_or(0, |w| w.recorder().rows())
+    }
+
+    /// Takes the rows recorded since the last drain: returns
+    /// `{"tables": {name: {column: (dtype, bytes)}}, "mode_names"}` and
+    /// forgets them, so a run holds only what it recorded since. The
+    /// tables' concatenation over every drain and `finish` is what `finish`
+    /// alone would have returned; `mode_names` covers every code so far.
+    fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let w = self
+            .world
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let out = PyDict::new(py);
+        out.set_item("tables", tables_to_py(py, w.recorder())?)?;
+        out.set_item("mode_names", w.recorder().mode_names.clone())?;
+        w.recorder_mut().clear_rows();
+        Ok(out)
+    }
+
     /// Ends the run (if not ended) and returns
-    /// `{"events", "sim_time_s", "tables": {name: {column: (dtype, bytes)}}}`.
+    /// `{"events", "sim_time_s", "tables": {name: {column: (dtype, bytes)}}}`
+    /// with the rows not yet drained.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let w = self
             .world
@@ -185,16 +235,7 @@ impl Simulation {
         let out = PyDict::new(py);
         out.set_item("events", r.events)?;
         out.set_item("sim_time_s", r.sim_time.as_secs_f64())?;
-        let tables = PyDict::new(py);
-        for t in r.recorder.tables() {
-            let cols = PyDict::new(py);
-            for (name, c) in t.columns() {
-                let (dtype, b) = column_to_py(py, &c);
-                cols.set_item(name, (dtype, b))?;
-            }
-            tables.set_item(t.name(), cols)?;
-        }
-        out.set_item("tables", tables)?;
+        out.set_item("tables", tables_to_py(py, &r.recorder)?)?;
         out.set_item("mode_names", r.recorder.mode_names.clone())?;
         Ok(out)
     }

@@ -41,6 +41,11 @@ impl Column<'_> {
 pub trait Table {
     fn name(&self) -> &'static str;
     fn columns(&self) -> Vec<(&'static str, Column<'_>)>;
+    /// Rows held.
+    fn rows(&self) -> usize;
+    /// Forgets the rows held (a caller took them), keeping the columns'
+    /// capacity for the next ones.
+    fn clear(&mut self);
 }
 
 /// What a column holds, for documentation and for the front end: its name,
@@ -85,6 +90,8 @@ macro_rules! table {
             fn columns(&self) -> Vec<(&'static str, Column<'_>)> {
                 vec![$((stringify!($field), Column::$kind(&self.$field)),)*]
             }
+            fn rows(&self) -> usize { self.len() }
+            fn clear(&mut self) { $(self.$field.clear();)* }
         }
         impl $ty {
             pub fn len(&self) -> usize {
@@ -456,6 +463,12 @@ pub fn tables_info() -> Vec<TableInfo> {
 }
 
 /// Everything a run records.
+///
+/// A caller may take the rows recorded so far at any time between events
+/// ([`Recorder::tables`], then [`Recorder::clear_rows`]) and write them
+/// out, so that a run holds only the rows since the last take: the
+/// concatenation of what it took, table by table, is what one take at the
+/// end would have given (`tests/golden` checks this).
 #[derive(Debug, Default)]
 pub struct Recorder {
     /// Names of the congestion-control modes, indexed by `Cwnd::mode`.
@@ -490,6 +503,37 @@ impl Recorder {
             &self.ues,
             &self.chunks,
         ]
+    }
+
+    /// The tables, to clear them.
+    fn tables_mut(&mut self) -> [&mut dyn Table; 12] {
+        [
+            &mut self.flow_tput,
+            &mut self.cwnd,
+            &mut self.rtt,
+            &mut self.feedback,
+            &mut self.rlc,
+            &mut self.ue_rate,
+            &mut self.drops,
+            &mut self.retransmits,
+            &mut self.queue_delay,
+            &mut self.flows,
+            &mut self.ues,
+            &mut self.chunks,
+        ]
+    }
+
+    /// Rows held over every table.
+    pub fn rows(&self) -> usize {
+        self.tables().iter().map(|t| t.rows()).sum()
+    }
+
+    /// Forgets every row held (the caller has taken them); the mode names
+    /// stay, so codes keep their meaning from one take to the next.
+    pub fn clear_rows(&mut self) {
+        for t in self.tables_mut() {
+            t.clear();
+        }
     }
 
     /// Rows of the series whose length follows the traffic rather than the
@@ -540,6 +584,20 @@ mod tests {
         );
         assert!(cols.iter().all(|(_, c)| c.len() == 1));
         assert_eq!(r.drops.location, vec![1]);
+    }
+
+    #[test]
+    fn clearing_the_rows_empties_every_table_and_keeps_the_mode_names() {
+        let mut r = Recorder::default();
+        r.drop(SimTime::ZERO, codes::DropLocation::Rlc, 2, 3);
+        r.rlc.t.push(0.0);
+        r.rlc.ue.push(0);
+        let code = r.mode_code("startup");
+        assert_eq!(r.rows(), 2);
+        r.clear_rows();
+        assert_eq!(r.rows(), 0);
+        assert!(r.tables().iter().all(|t| t.columns().iter().all(|(_, c)| c.is_empty())));
+        assert_eq!(r.mode_code("startup"), code);
     }
 
     #[test]

@@ -86,6 +86,11 @@ impl RunRecorder {
     pub fn tables(&self) -> &Recorder {
         &self.tables
     }
+    /// The tables, for a caller that takes their rows as the run goes
+    /// ([`Recorder::clear_rows`]).
+    pub fn tables_mut(&mut self) -> &mut Recorder {
+        &mut self.tables
+    }
     pub fn into_tables(self) -> Recorder {
         self.tables
     }
@@ -302,6 +307,39 @@ impl Observer for RunRecorder {
         self.instant_len = len;
     }
 
+    /// The same rows and sums as [`Observer::ue_sample`] for each UE in
+    /// order, written column by column (a cell of many UEs records one row
+    /// per UE every TTI).
+    fn ue_samples(&mut self, now: SimTime, samples: &[UeSample]) {
+        let len_ns = self.instant_len.as_nanos();
+        // A rate in bit/s is far below 2^63: converted as signed, the same
+        // f64 in fewer instructions than from unsigned.
+        let f = |bps: u64| if bps < 1 << 63 { bps as i64 as f64 } else { bps as f64 };
+        for (acc, s) in self.ues.iter_mut().zip(samples) {
+            if acc.live_flows > 0 {
+                acc.available_bits_active += s.available_bits;
+                acc.active_ns += len_ns;
+            }
+            acc.bin_available_bits += s.available_bits;
+            acc.bin_agent_sum += f(s.agent_bps);
+            acc.bin_samples += 1;
+        }
+        if self.sample {
+            let n = samples.len();
+            let t = now.as_secs_f64();
+            let r = &mut self.tables.rlc;
+            r.t.extend(std::iter::repeat_n(t, n));
+            r.ue.extend(0..n as u32);
+            r.hol_ms.extend(samples.iter().map(|s| s.hol.as_millis_f64()));
+            r.sdus.extend(samples.iter().map(|s| s.sdus));
+            r.bytes.extend(samples.iter().map(|s| s.bytes));
+            r.cqi.extend(samples.iter().map(|s| s.cqi));
+            r.available_mbps.extend(samples.iter().map(|s| s.available_mbps));
+            r.agent_mbps.extend(samples.iter().map(|s| f(s.agent_bps) * 1e-6));
+            r.active.extend(self.ues[..n].iter().map(|a| (a.live_flows > 0) as u8));
+        }
+    }
+
     fn ue_sample(&mut self, now: SimTime, ue: usize, s: &UeSample) {
         let acc = &mut self.ues[ue];
         let active = acc.live_flows > 0;
@@ -324,5 +362,75 @@ impl Observer for RunRecorder {
             r.agent_mbps.push(s.agent_bps as f64 * 1e-6);
             r.active.push(active as u8);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Table;
+
+    fn opts(every: u32) -> RecordOptions {
+        RecordOptions {
+            bin: SimDuration::from_millis(100),
+            rlc_sample_ttis: every,
+            cwnd_trace: true,
+            rtt_trace: true,
+            queue_delay_trace: true,
+        }
+    }
+
+    fn columns_bytes(r: &Recorder) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        for t in r.tables() {
+            for (name, c) in t.columns() {
+                let bytes: Vec<u8> = match c {
+                    crate::metrics::Column::F64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                    crate::metrics::Column::U64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                    crate::metrics::Column::U32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                    crate::metrics::Column::U8(v) => v.to_vec(),
+                };
+                out.push((format!("{}.{name}", t.name()), bytes));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn samples_of_every_ue_at_once_record_what_one_call_per_ue_records() {
+        let mut one = RunRecorder::new(opts(3), 4, 2);
+        let mut all = RunRecorder::new(opts(3), 4, 2);
+        for r in [&mut one, &mut all] {
+            r.flow_started(0, Some(1));
+            r.flow_started(1, Some(3));
+        }
+        let mut samples = Vec::new();
+        for tti in 0..10u64 {
+            let now = SimTime::from_nanos(tti * 1_000_000);
+            samples.clear();
+            samples.extend((0..4u64).map(|u| UeSample {
+                cqi: (u + tti) as u8 % 16,
+                hol: SimDuration::from_nanos(123_457 * (u + 1) * tti),
+                sdus: (u * tti) as u32,
+                bytes: u * tti * 1500,
+                available_bits: 1000.5 * (u + tti) as f64,
+                available_mbps: 1.0005 * (u + tti) as f64,
+                agent_bps: 7_000_003 * (u + 1) * tti,
+            }));
+            one.instant(now, SimDuration::from_millis(1));
+            for (u, s) in samples.iter().enumerate() {
+                one.ue_sample(now, u, s);
+            }
+            all.instant(now, SimDuration::from_millis(1));
+            all.ue_samples(now, &samples);
+        }
+        for r in [&mut one, &mut all] {
+            r.close_bin(SimTime::from_nanos(10_000_000));
+            for u in 0..4 {
+                r.ue_end(u, &UeLinkCounters::default());
+            }
+        }
+        assert_eq!(one.tables().rlc.rows(), 4 * 4, "every third TTI of 10, four UEs");
+        assert_eq!(columns_bytes(one.tables()), columns_bytes(all.tables()));
     }
 }

@@ -50,6 +50,14 @@ pub trait Access: Component {
     fn set_live_flows(&mut self, _ue: usize, _n: u32) {}
     /// Some flow reads [`Access::pbe_rate_bps`]: run the UEs' estimators.
     fn enable_pbe(&mut self) {}
+    /// Some flow sends ABC-capable data: keep what ABC's marking reads (the
+    /// rate each UE's queue is served at). Off by default: it costs every
+    /// UE something every TTI.
+    fn enable_abc(&mut self) {}
+    /// Some flow subscribes to NetAssist: keep the per-period statistics
+    /// [`Access::net_assist_report`] closes (off by default: they cost
+    /// every UE something every TTI).
+    fn enable_net_assist(&mut self) {}
     /// Some flow (`xrc2`) reads the XRC agent's air-delay estimate: write it
     /// into that flow's ACKs (`ran::agent`). Accesses without a radio link
     /// model (HARQ, uplink grants) write none.

@@ -74,6 +74,14 @@ pub trait Observer {
     fn instant(&mut self, _now: SimTime, _len: SimDuration) {}
     /// One UE's state at the end of the instant.
     fn ue_sample(&mut self, _now: SimTime, _ue: usize, _s: &UeSample) {}
+    /// Every UE's state at the end of the instant, `samples[i]` UE i's: one
+    /// call per instant for a cell of many UEs (an observer may then record
+    /// them column by column). By default, [`Observer::ue_sample`] for each.
+    fn ue_samples(&mut self, now: SimTime, samples: &[UeSample]) {
+        for (ue, s) in samples.iter().enumerate() {
+            self.ue_sample(now, ue, s);
+        }
+    }
 }
 
 /// Observes nothing.

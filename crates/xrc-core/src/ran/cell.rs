@@ -251,7 +251,6 @@ pub struct UeRadioStats {
 }
 
 struct Ue {
-    id: UeId,
     channel: Channel,
     itbs: Option<Itbs>,
     cqi: u8,
@@ -275,6 +274,12 @@ struct Ue {
     tti_tb_ok: Option<bool>,
     /// Flows of this UE that have started and not ended.
     live_flows: u32,
+    /// `tti.available_bits` for (ITBS, UEs with live flows), kept while both hold.
+    available_memo: Option<((Itbs, u32), f64)>,
+    /// `tti.agent_bps` for the capacity window's state, kept while it holds.
+    agent_memo: Option<((u64, usize), u64)>,
+    /// The channel's CQI never changes (`fixed_cqi`): `cqi` and `itbs` are set once.
+    constant_channel: bool,
     tti: UeTti,
     stats: UeRadioStats,
 }
@@ -320,15 +325,23 @@ pub struct Cell {
     grants: Vec<Grant>,
     sched_scratch: scheduler::Scratch,
     free_prbs_last: u16,
+    /// UEs with at least one live flow.
+    live_ues: u32,
     rx_scratch: RxOutput,
     /// Some flow uses PBE-CC: run the UEs' estimators.
     pbe_enabled: bool,
+    /// Some flow subscribes to NetAssist: keep the UEs' period statistics.
+    na_enabled: bool,
+    /// Some flow sends ABC-capable data: keep each UE's served-rate window.
+    abc_enabled: bool,
+    /// Some flow reads the agent's air-delay estimate: keep its windows.
+    air_enabled: bool,
     /// Flows (by id) whose ACKs carry the agent's air-delay field (`xrc2`).
     air_flows: Vec<bool>,
-    /// Scratch of `on_tti`: which UEs got a retransmission, new-data bits
-    /// served to each.
-    tti_has_tb: Vec<bool>,
+    /// Scratch of `on_tti`: new-data bits served to each UE, which have an
+    /// active flow.
     tti_served: Vec<u64>,
+    tti_active: Vec<bool>,
     /// CQI -> MCS -> I_TBS, worked out once (`amc::mcs_for_cqi`,
     /// `amc::itbs_for_mcs`).
     itbs_for_cqi: [Option<Itbs>; 16],
@@ -353,7 +366,6 @@ impl Cell {
                 let phase_ttis = sr_period.as_nanos() / tti.as_nanos().max(1);
                 let phase = tti * phase_rng.below(phase_ttis.max(1));
                 Ue {
-                    id: UeId(i as u32),
                     channel: Channel::new(ch, bandwidth_hz, streams.stream(&format!("channel/ue{i}"))),
                     itbs: None,
                     cqi: 0,
@@ -373,12 +385,15 @@ impl Cell {
                     tti_prbs: 0,
                     tti_tb_ok: None,
                     live_flows: 0,
+                    available_memo: None,
+                    agent_memo: None,
+                    constant_channel: false,
                     tti: UeTti::default(),
                     stats: UeRadioStats::default(),
                 }
             })
             .collect();
-        Cell {
+        let mut cell = Cell {
             layout: RbgLayout::new(cfg.prbs()),
             tti,
             dl_delay: tti + ms(cfg.dl_decode_delay_ms),
@@ -393,15 +408,27 @@ impl Cell {
             grants: Vec::new(),
             sched_scratch: scheduler::Scratch::default(),
             free_prbs_last: 0,
+            live_ues: 0,
             rx_scratch: RxOutput::default(),
             pbe_enabled: false,
+            na_enabled: false,
+            abc_enabled: false,
+            air_enabled: false,
             air_flows: Vec::new(),
-            tti_has_tb: Vec::new(),
             tti_served: Vec::new(),
+            tti_active: Vec::new(),
             itbs_for_cqi: std::array::from_fn(|c| {
                 amc::Cqi::new(c as u8).map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)))
             }),
+        };
+        for u in cell.ues.iter_mut() {
+            if let Some(c) = u.channel.constant_cqi() {
+                u.cqi = c.get();
+                u.itbs = cell.itbs_for_cqi[c.get() as usize];
+                u.constant_channel = true;
+            }
         }
+        cell
     }
 
     pub fn tti(&self) -> SimDuration {
@@ -416,6 +443,18 @@ impl Cell {
         self.pbe_enabled = true;
     }
 
+    /// Keeps what ABC's marking reads: each UE's served rate over the
+    /// agent's window (off by default: only ABC-capable data is marked).
+    pub fn enable_abc(&mut self) {
+        self.abc_enabled = true;
+    }
+
+    /// Keeps the UEs' NetAssist period statistics (off by default: only a
+    /// NetAssist subscriber closes periods, [`Cell::net_assist_report`]).
+    pub fn enable_net_assist(&mut self) {
+        self.na_enabled = true;
+    }
+
     /// The agent writes its air-delay estimate into `flow`'s ACKs
     /// (`agent` module doc; asked for by `xrc2` senders).
     pub fn enable_air_delay(&mut self, flow: FlowId) {
@@ -424,6 +463,7 @@ impl Cell {
             self.air_flows.resize(i + 1, false);
         }
         self.air_flows[i] = true;
+        self.air_enabled = true;
     }
 
     pub fn register_flow(&mut self, flow: FlowId, ue: usize) {
@@ -436,7 +476,13 @@ impl Cell {
     /// The world tells the cell how many of a UE's flows are alive (for the
     /// ground-truth available capacity).
     pub fn set_live_flows(&mut self, ue: usize, n: u32) {
+        let was = self.ues[ue].live_flows > 0;
         self.ues[ue].live_flows = n;
+        match (was, n > 0) {
+            (false, true) => self.live_ues += 1,
+            (true, false) => self.live_ues -= 1,
+            _ => {}
+        }
     }
     pub fn ue_tti(&self, ue: usize) -> &UeTti {
         &self.ues[ue].tti
@@ -469,64 +515,63 @@ impl Cell {
     pub fn on_tti(&mut self, now: SimTime, out: &mut CellOutput) {
         let total = self.cfg.prbs();
         let mut used: u16 = 0;
-        let live_ues = self.ues.iter().filter(|u| u.live_flows > 0).count().max(1) as f64;
-        // 1. Channel state.
-        for u in self.ues.iter_mut() {
-            let cqi = u.channel.cqi(now);
-            u.cqi = cqi.map_or(0, |c| c.get());
-            u.itbs = cqi.and_then(|c| self.itbs_for_cqi[c.get() as usize]);
+        let live_ues = self.live_ues.max(1);
+        // Steps 1 to 3 in one pass over the UEs (each UE's steps depend on
+        // its own state and on the PRBs earlier UEs' retransmissions took).
+        let mut ue_active = std::mem::take(&mut self.tti_active);
+        ue_active.clear();
+        let mut active_ues = 0u32;
+        self.candidates.clear();
+        for (i, u) in self.ues.iter_mut().enumerate() {
+            // 1. Channel state, and whether a flow of the UE is active.
+            if !u.constant_channel {
+                let cqi = u.channel.cqi(now);
+                u.cqi = cqi.map_or(0, |c| c.get());
+                u.itbs = cqi.and_then(|c| self.itbs_for_cqi[c.get() as usize]);
+            }
             u.tti.new_bits = 0;
             u.tti.retx_bits = 0;
             u.tti_prbs = 0;
             u.tti_tb_ok = None;
-        }
-        // 2. HARQ retransmissions due.
-        // Per-UE scratch of this TTI, kept between TTIs (no allocation).
-        let mut has_tb = std::mem::take(&mut self.tti_has_tb);
-        has_tb.clear();
-        has_tb.resize(self.ues.len(), false);
-        for (i, u) in self.ues.iter_mut().enumerate() {
-            let due = u.retx.front().is_some_and(|tb| tb.due <= now);
-            if !due || u.itbs.is_none() {
-                continue;
+            let active = self.activity.ue_is_active(UeId(i as u32), now, self.inactivity);
+            ue_active.push(active);
+            active_ues += active as u32;
+            // 2. A HARQ retransmission due, in UE order while PRBs last.
+            let mut has_tb = false;
+            if let (Some(front), Some(_)) = (u.retx.front(), u.itbs) {
+                if front.due <= now && used + front.prbs <= total {
+                    let mut tb = u.retx.pop_front().expect("due");
+                    let prbs = tb.prbs;
+                    used += prbs;
+                    has_tb = true;
+                    tb.transmissions += 1;
+                    u.stats.tbs_retx += 1;
+                    u.tti.retx_bits = tb.bits as u64;
+                    u.tti_prbs = prbs;
+                    let ok = Self::transmit(
+                        &mut self.harq_rng,
+                        &self.cfg.harq,
+                        self.dl_delay,
+                        self.harq_rtt,
+                        now,
+                        i,
+                        u,
+                        tb,
+                        out,
+                    );
+                    u.tti_tb_ok = Some(ok);
+                }
             }
-            let prbs = u.retx.front().expect("due").prbs;
-            if used + prbs > total {
-                continue;
-            }
-            let mut tb = u.retx.pop_front().expect("due");
-            used += prbs;
-            has_tb[i] = true;
-            tb.transmissions += 1;
-            u.stats.tbs_retx += 1;
-            u.tti.retx_bits = tb.bits as u64;
-            u.tti_prbs = prbs;
-            let ok = Self::transmit(
-                &mut self.harq_rng,
-                &self.cfg.harq,
-                self.dl_delay,
-                self.harq_rtt,
-                now,
-                i,
-                u,
-                tb,
-                out,
-            );
-            u.tti_tb_ok = Some(ok);
-        }
-        // 3. New data.
-        self.candidates.clear();
-        for (i, u) in self.ues.iter().enumerate() {
-            if has_tb[i] || u.rlc.is_empty() {
-                continue;
-            }
-            if let Some(itbs) = u.itbs {
-                self.candidates.push(Candidate {
-                    index: i,
-                    itbs,
-                    demand_bytes: u.rlc.demand_bytes(),
-                    avg_bits: u.pf_avg_bits,
-                });
+            // 3. New data: a candidate for the scheduler.
+            if !has_tb && !u.rlc.is_empty() {
+                if let Some(itbs) = u.itbs {
+                    self.candidates.push(Candidate {
+                        index: i,
+                        itbs,
+                        demand_bytes: u.rlc.demand_bytes(),
+                        avg_bits: u.pf_avg_bits,
+                    });
+                }
             }
         }
         scheduler::allocate_with(
@@ -555,8 +600,11 @@ impl Cell {
             u.tti.new_bits = bits as u64;
             served[g.index] = bits as u64;
             // ABC marks ABC-capable packets as they leave the UE's queue.
-            let link = u.cap.rate_bps(self.tti) as f64;
-            let dequeue = u.served.rate_bps(self.tti) as f64;
+            let (link, dequeue) = if self.abc_enabled {
+                (u.cap.rate_bps(self.tti) as f64, u.served.rate_bps(self.tti) as f64)
+            } else {
+                (0.0, 0.0)
+            };
             for seg in pdu.segments.iter_mut() {
                 seg.sent = now;
             }
@@ -572,6 +620,7 @@ impl Cell {
                 }) = seg.pkt.as_mut()
                 {
                     if d.abc == AbcMark::Capable {
+                        debug_assert!(self.abc_enabled, "ABC-capable data in a cell without enable_abc");
                         let accel = u.abc.mark(link, dequeue, now.saturating_since(seg.arrival));
                         d.abc = if accel { AbcMark::Accelerate } else { AbcMark::Brake };
                     }
@@ -603,15 +652,22 @@ impl Cell {
         self.free_prbs_last = free;
         // 4. PF averages, agent, per-TTI view.
         let pf_a = 1.0 / self.cfg.pf_window_ttis;
-        let active_ues = (0..self.ues.len())
-            .filter(|&i| self.activity.ue_is_active(UeId(i as u32), now, self.inactivity))
-            .count() as u32;
         let full = Prbs::new(total).expect("validated");
-        let scheduled = self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32;
+        let scheduled = if self.pbe_enabled {
+            self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32
+        } else {
+            0
+        };
         for (i, u) in self.ues.iter_mut().enumerate() {
-            u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as f64;
-            u.served.push(served[i]);
-            u.air_delay.advance();
+            // (Bits of one TBS, far below 2^63: converted as signed, the same
+            // value in fewer instructions than from unsigned.)
+            u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as i64 as f64;
+            if self.abc_enabled {
+                u.served.push(served[i]);
+            }
+            if self.air_enabled {
+                u.air_delay.advance();
+            }
             if self.pbe_enabled {
                 u.pbe.observe(&TtiView {
                     cell_prbs: total,
@@ -622,39 +678,60 @@ impl Cell {
                     own_tb: u.tti_tb_ok,
                 });
             }
-            let ue_active = self.activity.ue_is_active(u.id, now, self.inactivity);
             let bits = agent::tti_capacity_bits(
                 u.tti.new_bits,
                 free,
                 active_ues,
-                ue_active,
+                ue_active[i],
                 u.itbs,
                 self.cfg.agent.include_free_prbs,
             );
             u.cap.push(bits);
-            u.na.capacity_bits += bits as f64;
-            u.na.ttis += 1;
+            if self.na_enabled {
+                u.na.capacity_bits += bits as f64;
+                u.na.ttis += 1;
+            }
             u.tti.cqi = u.cqi;
             u.tti.itbs = u.itbs.map(|x| x.get());
             u.tti.hol = u.rlc.hol_delay(now);
             u.tti.rlc_sdus = u.rlc.sdus() as u32;
             u.tti.rlc_bytes = u.rlc.bytes();
-            u.tti.agent_bps = u.cap.rate_bps(self.tti);
+            // The rate changes only with the window's sum (a division spared
+            // for the many TTIs in which a UE's window does not move).
+            let state = u.cap.state();
+            u.tti.agent_bps = match u.agent_memo {
+                Some((s, rate)) if s == state => rate,
+                _ => {
+                    let rate = u.cap.rate_bps(self.tti);
+                    u.agent_memo = Some((state, rate));
+                    rate
+                }
+            };
             u.tti.available_bits = match (u.itbs, u.live_flows > 0) {
                 (Some(itbs), true) => {
-                    let share = total as f64 / live_ues;
-                    let bits = if share >= total as f64 {
-                        amc::tbs(itbs, full).get() as f64
-                    } else {
-                        agent::share_bits(itbs, share)
-                    };
-                    bits * (1.0 - self.cfg.harq.bler)
+                    // The same (ITBS, live UEs) gives the same share: worked
+                    // out again only when one of them changes.
+                    let key = (itbs, live_ues);
+                    match u.available_memo {
+                        Some((k, bits)) if k == key => bits,
+                        _ => {
+                            let share = total as f64 / live_ues as f64;
+                            let bits = if share >= total as f64 {
+                                amc::tbs(itbs, full).get() as f64
+                            } else {
+                                agent::share_bits(itbs, share)
+                            };
+                            let bits = bits * (1.0 - self.cfg.harq.bler);
+                            u.available_memo = Some((key, bits));
+                            bits
+                        }
+                    }
                 }
                 _ => 0.0,
             };
         }
-        self.tti_has_tb = has_tb;
         self.tti_served = served;
+        self.tti_active = ue_active;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -690,6 +767,7 @@ impl Cell {
     /// Transport blocks due at the UE by `now` are decoded and handed to RLC.
     pub fn on_air_arrival(&mut self, now: SimTime, ue: usize, out: &mut CellOutput) {
         let dl_delay = self.dl_delay;
+        let air = self.air_enabled;
         let u = &mut self.ues[ue];
         let rx = &mut self.rx_scratch;
         rx.delivered.clear();
@@ -712,7 +790,9 @@ impl Cell {
         out.discarded += rx.discarded;
         for (p, sent) in rx.delivered.drain(..).zip(rx.delivered_sent.drain(..)) {
             // The agent's downlink sample: HARQ and reordering delay.
-            u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
+            if air {
+                u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
+            }
             out.delivered.push((ue, p));
         }
     }
@@ -720,6 +800,7 @@ impl Cell {
     /// The UE's reordering timer may have expired.
     pub fn on_reorder_timer(&mut self, now: SimTime, ue: usize, out: &mut CellOutput) {
         let dl_delay = self.dl_delay;
+        let air = self.air_enabled;
         let u = &mut self.ues[ue];
         let rx = &mut self.rx_scratch;
         rx.delivered.clear();
@@ -736,7 +817,9 @@ impl Cell {
         out.discarded += rx.discarded;
         for (p, sent) in rx.delivered.drain(..).zip(rx.delivered_sent.drain(..)) {
             // The agent's downlink sample: HARQ and reordering delay.
-            u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
+            if air {
+                u.air_delay.add_dl(now.saturating_since(sent).saturating_sub(dl_delay));
+            }
             out.delivered.push((ue, p));
         }
     }
@@ -808,7 +891,9 @@ impl Cell {
         scratch.clear();
         let next = u.uplink.on_pusch(now, scratch);
         let (sum, n) = u.uplink.take_air_samples();
-        u.air_delay.add_ul(sum, n);
+        if self.air_enabled {
+            u.air_delay.add_ul(sum, n);
+        }
         let mut head = None;
         for p in scratch.drain(..) {
             if let Some(t) = u.ul_pipe.push(now, p) {

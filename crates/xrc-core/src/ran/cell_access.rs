@@ -50,6 +50,8 @@ pub struct CellAccess {
     until: SimTime,
     out: CellOutput,
     scratch: Vec<Packet>,
+    /// The UEs' samples of a TTI, handed to the observer in one call.
+    samples: Vec<UeSample>,
 }
 
 impl CellAccess {
@@ -72,6 +74,7 @@ impl CellAccess {
             until,
             out: CellOutput::default(),
             scratch: Vec::new(),
+            samples: Vec::new(),
         }
     }
 
@@ -113,19 +116,21 @@ impl CellAccess {
         out.clear();
         self.cell.on_tti(now, out);
         cx.obs().instant(now, tti);
-        for u in 0..self.cell.num_ues() {
+        let tti_s = tti.as_secs_f64();
+        self.samples.clear();
+        self.samples.extend((0..self.cell.num_ues()).map(|u| {
             let s = self.cell.ue_tti(u);
-            let sample = UeSample {
+            UeSample {
                 cqi: s.cqi,
                 hol: s.hol,
                 sdus: s.rlc_sdus,
                 bytes: s.rlc_bytes,
                 available_bits: s.available_bits,
-                available_mbps: s.available_bits / tti.as_secs_f64() * 1e-6,
+                available_mbps: s.available_bits / tti_s * 1e-6,
                 agent_bps: s.agent_bps,
-            };
-            cx.obs().ue_sample(now, u, &sample);
-        }
+            }
+        }));
+        cx.obs().ue_samples(now, &self.samples);
         Self::after_cell(now, out, cx);
         cx.tick();
         let next = now + tti;
@@ -209,6 +214,12 @@ impl Access for CellAccess {
     }
     fn enable_pbe(&mut self) {
         self.cell.enable_pbe();
+    }
+    fn enable_abc(&mut self) {
+        self.cell.enable_abc();
+    }
+    fn enable_net_assist(&mut self) {
+        self.cell.enable_net_assist();
     }
     fn enable_air_delay(&mut self, flow: FlowId) {
         self.cell.enable_air_delay(flow);

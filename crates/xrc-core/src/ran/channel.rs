@@ -422,6 +422,15 @@ impl Channel {
         }
     }
 
+    /// The CQI of a channel that never changes (`fixed_cqi`), which a
+    /// caller may read once instead of every TTI.
+    pub fn constant_cqi(&self) -> Option<Cqi> {
+        match &self.kind {
+            Kind::Fixed(c) => Some(*c),
+            _ => None,
+        }
+    }
+
     /// Current distance, if the channel is distance based.
     pub fn distance_m(&self) -> Option<f64> {
         match &self.kind {

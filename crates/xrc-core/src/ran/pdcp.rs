@@ -17,9 +17,15 @@ struct Activity {
 }
 
 /// When each downlink flow last sent a packet through PDCP.
+///
+/// The flows are indexed by UE as well, so that a UE's questions cost its
+/// own flows, not every flow of the cell (asked for every UE every TTI, a
+/// scan of every flow made a TTI cost O(UEs x flows)).
 #[derive(Debug, Default)]
 pub struct FlowActivity {
     flows: Vec<Option<Activity>>,
+    /// The flows of each UE, in increasing flow order.
+    by_ue: Vec<Vec<u32>>,
 }
 
 impl FlowActivity {
@@ -29,7 +35,17 @@ impl FlowActivity {
         if self.flows.len() <= i {
             self.flows.resize(i + 1, None);
         }
+        if let Some(old) = self.flows[i].take() {
+            self.by_ue[old.ue.0 as usize].retain(|&f| f != flow.0);
+        }
         self.flows[i] = Some(Activity { ue, last_packet: None });
+        let u = ue.0 as usize;
+        if self.by_ue.len() <= u {
+            self.by_ue.resize_with(u + 1, Vec::new);
+        }
+        let list = &mut self.by_ue[u];
+        let at = list.partition_point(|&f| f < flow.0);
+        list.insert(at, flow.0);
     }
 
     /// The UE `flow` goes to, if registered.
@@ -48,10 +64,12 @@ impl FlowActivity {
     /// §III-A: "marked as inactive if the inter-arrival time of its packets
     /// exceeds a certain threshold").
     pub fn active_flows(&self, ue: UeId, now: SimTime, inactivity: SimDuration) -> u32 {
-        self.flows
-            .iter()
-            .flatten()
-            .filter(|a| a.ue == ue && a.last_packet.is_some_and(|t| now.saturating_since(t) <= inactivity))
+        let Some(list) = self.by_ue.get(ue.0 as usize) else {
+            return 0;
+        };
+        list.iter()
+            .filter_map(|&f| self.flows[f as usize].as_ref())
+            .filter(|a| a.last_packet.is_some_and(|t| now.saturating_since(t) <= inactivity))
             .count() as u32
     }
 
@@ -77,5 +95,17 @@ mod tests {
         assert_eq!(a.active_flows(UeId(0), ms(200), idle), 2);
         assert_eq!(a.active_flows(UeId(0), ms(201), idle), 1);
         assert_eq!(a.active_flows(UeId(1), ms(201), idle), 0);
+    }
+
+    #[test]
+    fn a_flow_registered_again_counts_only_for_its_new_ue() {
+        let mut a = FlowActivity::default();
+        a.register(FlowId(3), UeId(0));
+        a.register(FlowId(3), UeId(2));
+        let idle = SimDuration::from_millis(200);
+        a.on_packet(FlowId(3), SimTime::ZERO);
+        assert_eq!(a.active_flows(UeId(0), SimTime::ZERO, idle), 0);
+        assert_eq!(a.active_flows(UeId(2), SimTime::ZERO, idle), 1);
+        assert_eq!(a.active_flows(UeId(7), SimTime::ZERO, idle), 0);
     }
 }

@@ -96,9 +96,24 @@ pub struct Scratch {
     /// were cut for (usually the whole band, TTI after TTI).
     groups: Vec<u16>,
     groups_for: Option<(u16, Vec<u16>)>,
-    order: Vec<(f64, usize)>,
+    order: Vec<u128>,
+    /// Bits of a transport block over the whole band at each I_TBS, for the
+    /// band of `full_for` PRBs (PF's numerator).
+    full_bits: [f64; 27],
+    full_for: Option<u16>,
     want: Vec<usize>,
     got: Vec<usize>,
+}
+
+/// PF's order as one integer: ascending keys are decreasing metrics
+/// (`f64::total_cmp`'s order, reversed) and, for equal metrics, increasing
+/// candidate index.
+fn pf_key(metric: f64, k: usize) -> u128 {
+    let b = metric.to_bits() as i64;
+    // total_cmp's transform (negative values' magnitude bits flipped), then
+    // the sign bit flipped: unsigned order is total_cmp's order.
+    let ordered = ((b ^ (((b >> 63) as u64) >> 1) as i64) as u64) ^ (1 << 63);
+    ((!ordered as u128) << 64) | k as u128
 }
 
 /// [`allocate`] with its working space in `scratch`.
@@ -152,16 +167,38 @@ pub fn allocate_with(
     };
     match kind {
         SchedulerKind::Pf => {
+            // Highest metric first; ties broken by UE order (deterministic:
+            // a total order, so any selection or sorting algorithm gives
+            // it). Every UE served takes at least one group, so only the
+            // first `groups.len()` can be served: they are selected in
+            // linear time and only they are sorted (a full sort made a TTI
+            // O(n log n) in the UEs with data). The order is one integer
+            // key per candidate, compared in two instructions.
+            if scratch.full_for != Some(layout.total_prbs) {
+                let band = Prbs::new(layout.total_prbs).expect("valid");
+                for (i, f) in scratch.full_bits.iter_mut().enumerate() {
+                    *f = Itbs::new(i as u8).map_or(0.0, |itbs| amc::tbs(itbs, band).get() as f64);
+                }
+                scratch.full_for = Some(layout.total_prbs);
+            }
             let order = &mut scratch.order;
             order.clear();
-            order.extend(candidates.iter().enumerate().map(|(k, c)| {
-                let full = amc::tbs(c.itbs, Prbs::new(layout.total_prbs).expect("valid")).get() as f64;
-                (full / c.avg_bits.max(1.0), k)
-            }));
-            // Highest metric first; ties broken by UE order (deterministic).
-            order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let full = &scratch.full_bits;
+            order.extend(
+                candidates
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| pf_key(full[c.itbs.get() as usize] / c.avg_bits.max(1.0), k)),
+            );
+            let served = groups.len().min(order.len());
+            if served < order.len() {
+                order.select_nth_unstable(served);
+                order.truncate(served);
+            }
+            order.sort_unstable();
             let mut next = 0;
-            for &(_, k) in order.iter() {
+            for &key in order.iter() {
+                let k = key as u64 as usize;
                 if next >= groups.len() {
                     break;
                 }
@@ -258,6 +295,100 @@ mod tests {
         let c = [cand(0, 20, 1_000_000, 20_000.0), cand(1, 20, 1_000_000, 5_000.0)];
         allocate(SchedulerKind::Pf, &l, 50, &c, 0, &mut out);
         assert_eq!(out, vec![Grant { index: 1, prbs: 50 }]);
+    }
+
+    /// Proportional fair as it was before the linear-time selection: every
+    /// candidate sorted, then served in that order while groups last.
+    fn pf_by_full_sort(layout: &RbgLayout, free_prbs: u16, candidates: &[Candidate]) -> Vec<Grant> {
+        let mut groups = Vec::new();
+        let mut left = free_prbs;
+        for &s in &layout.sizes {
+            if left == 0 {
+                break;
+            }
+            groups.push(s.min(left));
+            left -= s.min(left);
+        }
+        let mut order: Vec<(f64, usize)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let full = amc::tbs(c.itbs, Prbs::new(layout.total_prbs).unwrap()).get() as f64;
+                (full / c.avg_bits.max(1.0), k)
+            })
+            .collect();
+        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut out = Vec::new();
+        let mut next = 0;
+        for (_, k) in order {
+            if next >= groups.len() {
+                break;
+            }
+            let c = &candidates[k];
+            let bits = (c.demand_bytes * 8).min(u32::MAX as u64) as u32;
+            let need = amc::min_prbs_for_bits(c.itbs, bits, Prbs::new(110).unwrap()).get();
+            let (mut acc, mut n) = (0u16, 0usize);
+            while next + n < groups.len() && acc < need {
+                acc += groups[next + n];
+                n += 1;
+            }
+            let n = n.max(1);
+            out.push(Grant {
+                index: c.index,
+                prbs: groups[next..next + n].iter().sum(),
+            });
+            next += n;
+        }
+        out
+    }
+
+    #[test]
+    fn pf_keys_order_metrics_as_total_cmp_reversed_then_indices() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -3.5,
+            -0.0,
+            0.0,
+            1e-300,
+            1.0,
+            2.5,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for (i, &a) in xs.iter().enumerate() {
+            for (j, &b) in xs.iter().enumerate() {
+                for (ka, kb) in [(0, 1), (1, 0), (5, 5)] {
+                    let want = b.total_cmp(&a).then(ka.cmp(&kb));
+                    assert_eq!(pf_key(a, ka).cmp(&pf_key(b, kb)), want, "{i} {j} {ka} {kb}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn proportional_fair_serves_the_same_ues_as_sorting_every_candidate() {
+        let mut rng = crate::engine::Rng::from_seed(7);
+        let mut scratch = Scratch::default();
+        let mut out = Vec::new();
+        for round in 0..500 {
+            let prbs = [6u16, 25, 50, 100][round % 4];
+            let layout = RbgLayout::new(prbs);
+            let n = 1 + rng.below(80) as usize;
+            // Few distinct averages and ITBS values, so ties are common.
+            let cands: Vec<Candidate> = (0..n)
+                .map(|i| {
+                    cand(
+                        i * 3,
+                        rng.below(27) as u8,
+                        1 + rng.below(20_000),
+                        (rng.below(5) * 1000) as f64,
+                    )
+                })
+                .collect();
+            allocate_with(SchedulerKind::Pf, &layout, prbs, &cands, 0, &mut out, &mut scratch);
+            assert_eq!(out, pf_by_full_sort(&layout, prbs, &cands), "round {round}");
+        }
     }
 
     #[test]

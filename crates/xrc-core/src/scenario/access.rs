@@ -154,6 +154,12 @@ impl AccessNet {
     pub fn enable_pbe(&mut self) {
         each!(self, a => a.enable_pbe())
     }
+    pub fn enable_abc(&mut self) {
+        each!(self, a => a.enable_abc())
+    }
+    pub fn enable_net_assist(&mut self) {
+        each!(self, a => a.enable_net_assist())
+    }
     pub fn enable_air_delay(&mut self, flow: FlowId) {
         each!(self, a => a.enable_air_delay(flow))
     }

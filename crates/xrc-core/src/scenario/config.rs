@@ -195,11 +195,17 @@ impl Default for OutputConfig {
 pub const MAX_UES: usize = 1000;
 /// At most this many flows (each is a TCP sender and receiver).
 pub const MAX_FLOWS: usize = 10_000;
-/// At most this many rows in each sampled series (the per-TTI RLC table,
-/// the per-bin tables): a run holds its series in memory, and the front end
-/// copies them twice on the way to Parquet, so 5·10^7 rows (a 50-UE,
-/// 1000 s run sampled every TTI) is about 8 GB at its peak.
+/// At most this many rows in each per-bin table (per flow and per UE): the
+/// front end keeps them in memory for the summary and the plots, so 5·10^7
+/// rows is about 1.5 GB.
 pub const MAX_SERIES_ROWS: f64 = 5e7;
+/// At most this many rows in the per-TTI RLC table. `xrc run` streams it to
+/// disk as it is recorded (a run holds only the rows since the last take,
+/// [`crate::metrics::Recorder::clear_rows`]), so the bound is disk and time:
+/// 10^9 rows (1,000 UEs sampled every TTI for 1,000 s) is about 3 GB of
+/// Parquet. A caller that holds every row in memory checks its own bound
+/// (the Python front end's in-memory runs: 5·10^7 rows).
+pub const MAX_SAMPLED_ROWS: f64 = 1e9;
 
 impl InternetConfig {
     pub fn validate(&self) -> Result<(), String> {
@@ -349,13 +355,13 @@ fn holds_largest_packet(field: &str, limit: Option<u64>, flows: &[FlowConfig], e
     Ok(())
 }
 
-/// Rows of a sampled series, refused above [`MAX_SERIES_ROWS`].
-fn series_rows(field: &str, what: &str, rows: f64, fix: &str) -> Result<(), String> {
-    if rows > MAX_SERIES_ROWS {
+/// Rows of a sampled series, refused above `max` (what a run can hold or write).
+fn series_rows(field: &str, what: &str, rows: f64, max: f64, fix: &str) -> Result<(), String> {
+    if rows > max {
         return Err(format!(
-            "{field}: {what} makes {} rows, more than the {} a run holds in memory; {fix}",
+            "{field}: {what} makes {} rows, more than the {} a run can record; {fix}",
             short(rows.ceil()),
-            short(MAX_SERIES_ROWS)
+            short(max)
         ));
     }
     Ok(())
@@ -508,11 +514,12 @@ impl ScenarioConfig {
                 self.flows.len()
             ),
             (duration_ms / o.bin_ms).ceil() * (self.flows.len() + n_ues) as f64,
+            MAX_SERIES_ROWS,
             "use wider bins or a shorter run",
         )?;
         if let Some(tick) = tick_ms {
             let samples = (duration_ms / tick / o.rlc_sample_ttis as f64).ceil() * n_ues as f64;
-            let fix = (samples / MAX_SERIES_ROWS * o.rlc_sample_ttis as f64).ceil();
+            let fix = (samples / MAX_SAMPLED_ROWS * o.rlc_sample_ttis as f64).ceil();
             series_rows(
                 "output.rlc_sample_ttis",
                 &format!(
@@ -520,6 +527,7 @@ impl ScenarioConfig {
                     o.rlc_sample_ttis, self.duration_s
                 ),
                 samples,
+                MAX_SAMPLED_ROWS,
                 &format!("set output.rlc_sample_ttis to at least {fix}"),
             )?;
         }
@@ -768,10 +776,14 @@ mod tests {
         // 2 s in bins of 1 ns: two billion bins.
         let e = rejected(&cellular(), "output.bin_ms", json!(1e-6));
         assert!(e.contains("output.bin_ms"), "{e}");
+        // Two UEs sampled every TTI for 10^6 s: 2·10^9 rows.
         let mut doc = cellular();
+        doc["ues"] =
+            json!([{"channel": {"kind": "fixed_cqi", "cqi": 10}}, {"channel": {"kind": "fixed_cqi", "cqi": 9}}]);
         set(&mut doc, "duration_s", json!(1e6));
+        set(&mut doc, "output.bin_ms", json!(1e6));
         let e = resolve(&doc).unwrap_err();
-        assert!(e.contains("output.rlc_sample_ttis") && e.contains("1e9"), "{e}");
+        assert!(e.contains("output.rlc_sample_ttis") && e.contains("2e9"), "{e}");
         set(&mut doc, "output.rlc_sample_ttis", json!(100));
         set(&mut doc, "output.bin_ms", json!(1000.0));
         resolve(&doc).unwrap();

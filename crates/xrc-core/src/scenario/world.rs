@@ -273,12 +273,16 @@ impl World {
         if w.flows.iter().any(|f| f.sender.signals().pbe) {
             w.access.enable_pbe();
         }
+        if w.flows.iter().any(|f| f.sender.signals().abc) {
+            w.access.enable_abc();
+        }
         for k in 0..w.flows.len() {
             if w.flows[k].sender.signals().xrc_air {
                 w.access.enable_air_delay(crate::net::FlowId(k as u32));
             }
         }
         if w.flows.iter().any(|f| f.sender.signals().net_assist) {
+            w.access.enable_net_assist();
             let period = w.net_assist_period();
             w.q.schedule(SimTime::ZERO + period, Ev::NetAssist);
         }
@@ -381,6 +385,18 @@ impl World {
                 self.rows_limit
             ));
         }
+    }
+
+    /// The rows recorded and not yet taken.
+    pub fn recorder(&self) -> &Recorder {
+        self.rec.tables()
+    }
+
+    /// The recorder, for a caller that takes the rows as the run goes:
+    /// export them ([`Recorder::tables`]), then [`Recorder::clear_rows`].
+    /// A run whose rows are taken holds only those since the last take.
+    pub fn recorder_mut(&mut self) -> &mut Recorder {
+        self.rec.tables_mut()
     }
 
     /// Runs to the end and hands back the recorded data.

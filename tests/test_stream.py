@@ -1,0 +1,152 @@
+"""Streaming a run's series to Parquet (xrc.stream): the files, the summary
+and the plots are what a run held in memory gives, however the rows are
+handed over; large cells get readable plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from xrc.bench import cell_scenario_text
+from xrc.grouped import GroupedArrays, GroupedSpill
+from xrc.results import RunData, summarize, write_parquet
+from xrc.runner import run_to_dir, simulate
+from xrc.scenario import ScenarioError, load_text
+from xrc.stream import TableSink, stream_run
+
+from .conftest import SCENARIOS
+
+
+def _cell(n_ues: int, duration_s: float):
+    return load_text(cell_scenario_text(n_ues, duration_s), base=Path.cwd())
+
+
+def test_a_sink_cuts_row_groups_by_row_count_whatever_the_batches(tmp_path):
+    rng = np.random.default_rng(3)
+    cols = {"t": np.sort(rng.random(1000)), "flow": rng.integers(0, 3, 1000).astype(np.uint32),
+            "rtt_ms": rng.random(1000)}
+    files = []
+    for i, cuts in enumerate([[1000], [1, 299, 300, 400], [7] * 142 + [6]]):
+        sink = TableSink(tmp_path / f"rtt{i}.parquet", "rtt", ["a", "b", "c"], row_group_rows=128)
+        at = 0
+        for n in cuts:
+            sink.add({c: v[at:at + n] for c, v in cols.items()})
+            at += n
+        sink.close()
+        files.append((tmp_path / f"rtt{i}.parquet").read_bytes())
+    assert files[0] == files[1] == files[2]
+    meta = pq.ParquetFile(tmp_path / "rtt0.parquet").metadata
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [128] * 7 + [104]
+    t = pq.read_table(tmp_path / "rtt0.parquet")
+    assert t.column("flow_id").to_pylist()[:5] == [["a", "b", "c"][f] for f in cols["flow"][:5]]
+
+
+def test_an_empty_table_is_a_file_with_its_schema(tmp_path):
+    sink = TableSink(tmp_path / "drops.parquet", "drops", ["x"])
+    sink.add({"t": np.empty(0), "location": np.empty(0, np.uint8), "flow": np.empty(0, np.uint32),
+              "seq": np.empty(0, np.uint64)})
+    sink.close()
+    t = pq.read_table(tmp_path / "drops.parquet")
+    assert t.num_rows == 0 and t.schema.field("seq").type == pa.uint64()
+
+
+def test_spilled_groups_give_the_values_held_in_memory_in_the_same_order(tmp_path):
+    rng = np.random.default_rng(5)
+    spill = GroupedSpill(tmp_path, "x", chunk_values=1000)
+    groups, values = [], []
+    for n in rng.integers(0, 700, 20):
+        g = rng.integers(0, 40, n)
+        v = rng.exponential(3.0, n)
+        spill.add(g, v)
+        groups.append(g)
+        values.append(v)
+    mem = GroupedArrays(np.concatenate(groups), np.concatenate(values))
+    try:
+        for g in range(-1, 42):
+            assert np.array_equal(spill.values(g), mem.values(g)), g
+    finally:
+        spill.close()
+    assert not spill.path.exists()
+
+
+def test_a_streamed_run_writes_the_files_and_summary_of_a_run_held_in_memory(tmp_path):
+    # 12 UEs for 3 s, rows handed over every 5,000 (dozens of drains, each
+    # cutting tables mid-way): the Parquet files are byte for byte those
+    # written from memory, and the summary is the same.
+    sc = _cell(12, 3.0)
+    mem = simulate(sc)
+    (tmp_path / "mem").mkdir()
+    write_parquet(mem["tables"], tmp_path / "mem", [f["id"] for f in sc.resolved["flows"]])
+    want = summarize(sc.resolved, mem["tables"], events=mem["events"], sim_time_s=mem["sim_time_s"],
+                     wall_time_s=0.0)
+    (tmp_path / "st").mkdir()
+    run = stream_run(sc, tmp_path / "st", drain_rows=5000)
+    try:
+        got = summarize(sc.resolved, run.data, events=run.events, sim_time_s=run.sim_time_s, wall_time_s=0.0)
+    finally:
+        run.close()
+    assert run.rows["rlc"] == 12 * 3000
+    for p in sorted((tmp_path / "mem").glob("*.parquet")):
+        assert p.read_bytes() == (tmp_path / "st" / p.name).read_bytes(), p.name
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+    assert not list((tmp_path / "st").glob(".*.spill"))
+
+
+def test_a_large_cell_gets_aggregate_plots_of_a_readable_size(tmp_path):
+    from matplotlib.image import imread
+
+    sc = _cell(20, 2.0)
+    run_to_dir(sc, tmp_path / "run", plots=True)
+    for stem in ("rate", "hol_cdf", "cwnd"):
+        h, w = imread(tmp_path / "run" / "plots" / f"{stem}.png").shape[:2]
+        assert h <= 1000 and w <= 1400, (stem, h, w)
+
+
+def test_the_aggregate_figures_break_no_axes_rule(tmp_path):
+    import xrc.plots as plots
+    from xrc.plots import _plot_hol_aggregate, _plot_rates_aggregate, figure_problems, plot_cwnd
+
+    sc = _cell(12, 2.0)
+    r = simulate(sc)
+    data = RunData.from_tables(r["tables"])
+    drawn = []
+    real_save = plots.save
+
+    def keep(fig, directory, stem, **kw):
+        drawn.append((stem, fig))
+        return real_save(fig, directory, stem, **kw)
+
+    plots.save = keep
+    try:
+        _plot_rates_aggregate(data, sc.resolved, tmp_path, 12)
+        _plot_hol_aggregate(data, sc.resolved, tmp_path, None)
+        plot_cwnd(data, sc.resolved, tmp_path)
+    finally:
+        plots.save = real_save
+    assert [s for s, _ in drawn] == ["rate", "hol_cdf", "cwnd"]
+    for stem, fig in drawn:
+        assert figure_problems(fig, stem) == []
+
+
+def test_a_run_held_in_memory_refuses_a_per_tti_table_it_cannot_hold_and_names_the_setting():
+    sc = load_text(cell_scenario_text(1000, 60.0), base=Path.cwd())
+    with pytest.raises(ScenarioError, match=r"output\.rlc_sample_ttis.*at least 2.*xrc run --out"):
+        simulate(sc)
+
+
+def test_a_run_directory_of_a_bundled_scenario_is_unchanged_by_streaming(tmp_path):
+    sc_path = SCENARIOS / "paper" / "fig1-time-varying.toml"
+    from xrc.scenario import load
+
+    sc = load(sc_path, overrides=["duration_s=5"])
+    mem = simulate(sc)
+    (tmp_path / "mem").mkdir()
+    write_parquet(mem["tables"], tmp_path / "mem", [f["id"] for f in sc.resolved["flows"]])
+    run_to_dir(sc, tmp_path / "run", plots=False)
+    for p in sorted((tmp_path / "mem").glob("*.parquet")):
+        assert p.read_bytes() == (tmp_path / "run" / p.name).read_bytes(), p.name
