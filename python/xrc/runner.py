@@ -37,7 +37,7 @@ import numpy as np
 from . import __version__, _core, progress as _progress, tomlw
 from .outdir import OutputError, commit, prepare
 from .results import columns_to_arrays, summarize
-from .scenario import Scenario, ScenarioError, load_text, read_input
+from .scenario import Scenario, ScenarioError, load_text
 
 __all__ = ["OutputError", "run_to_dir", "simulate", "metadata", "git_commit"]
 
@@ -112,14 +112,9 @@ def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
             f"more than the {IN_MEMORY_SAMPLED_ROWS:.0e} a run held in memory can record; set "
             f"output.rlc_sample_ttis to at least {fix}, or write the run to a directory (`xrc run --out`, "
             f"xrc.run(..., out=DIR)), which streams its series to disk")
-    # The core reads the traces the front end validated (one text for both).
-    trace = scenario.resolved.get("trace") or {}
-    texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
-             for key in ("downlink", "uplink")]
-    try:
-        sim = _core.Simulation(scenario.resolved_json(), *texts)
-    except ValueError as e:
-        raise ScenarioError(str(e)) from None
+    from .stream import core_simulation
+
+    sim = core_simulation(scenario)
     end = sim.end_s
     t0 = time.perf_counter()
     bar = _progress.bar(progress, total=round(end, 3), unit="sim s", delay=2.0,

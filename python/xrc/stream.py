@@ -256,18 +256,24 @@ def _abandon(writer: BackgroundWriter) -> None:
         pass
 
 
+def core_simulation(scenario: Scenario) -> Any:
+    """The core's simulation of `scenario`, reading the traces the front
+    end validated (one text for both directions when they share a file)."""
+    trace = scenario.resolved.get("trace") or {}
+    texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
+             for key in ("downlink", "uplink")]
+    try:
+        return _core.Simulation(scenario.resolved_json(), *texts)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+
+
 def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
                drain_rows: int = DRAIN_ROWS) -> StreamedRun:
     """Runs `scenario`, writing one Parquet file per table into `directory`
     as the rows come. Returns the :class:`StreamedRun` (close it when its
     data has been used)."""
-    trace = scenario.resolved.get("trace") or {}
-    texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
-             for key in ("downlink", "uplink")]
-    try:
-        sim = _core.Simulation(scenario.resolved_json(), *texts)
-    except ValueError as e:
-        raise ScenarioError(str(e)) from None
+    sim = core_simulation(scenario)
     flow_ids = [f["id"] for f in scenario.resolved["flows"]]
     run = StreamedRun(directory, len(flow_ids))
     sinks: dict[str, TableSink] = {}
