@@ -52,14 +52,13 @@ KNOWN_MISSES: dict[tuple[str, str], tuple[float, str]] = {
     ("const-20mbit-40ms-267p-bbr", "rtt_p95_ms"): (0.19, _BW_HIGH + " Its mean RTT agrees (-3.1%): only the "
                                                    "queue's peaks are higher in Linux; xrc with a real run's ACK "
                                                    "lateness on this link gets p95 81.9-88.6 ms (Linux 84.6-87.3)."),
-    ("const-20mbit-40ms-67p-bbr", "rtt_mean_ms"): (0.23, "Not explained yet (docs/validation.md, 'Constant trace, "
-                                                   "67 packets'). Measured: Linux's tcp_rate.c/BBR filter replayed "
-                                                   "on xrc's own traffic gives xrc's estimate exactly (+1.25% above "
-                                                   "the payload rate, above BBRv1's 1% drain edge, so its queue "
-                                                   "creeps), Linux's traffic with ideal timing +0.98% (below it); "
-                                                   "neither ACK thinning nor the host's ACK lateness replayed moves "
-                                                   "xrc to Linux (the lateness raises xrc's RTT). Open: the "
-                                                   "sender's own send timing."),
+    ("const-20mbit-40ms-67p-bbr", "rtt_mean_ms"): (0.23, "The case sits on BBRv1's drain edge (docs/validation.md, "
+                                                   "'Constant trace, 67 packets'): xrc's RTT is 61.7 ms at Linux's 1% "
+                                                   "pacing margin, 47.3 at 2%; Linux's own runs span 52.0-59.3 ms and "
+                                                   "one run alternates between creeping (51->69 ms) and drained "
+                                                   "(46 ms) phases, xrc always creeps. Not found: why Linux's filter "
+                                                   "on xrc's traffic is +1.25% and on Linux's own ideal-timed traffic "
+                                                   "+0.98%."),
 }
 
 
