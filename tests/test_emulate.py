@@ -360,23 +360,37 @@ def _pcap_records(path: Path) -> list[tuple[int, bytes]]:
     return out
 
 
+def test_route_metrics_are_read_back_through_iproute2s_lock_keyword_and_its_units():
+    from xrc.emulation.emulate import _route_metric
+
+    line = "10.77.0.2 dev xrc0 scope link initcwnd 20 rto_min lock 1s ssthresh 40 quickack 1".split()
+    assert _route_metric(line, "rto_min") == 1000.0
+    assert _route_metric(line, "initcwnd") == 20.0 and _route_metric(line, "ssthresh") == 40.0
+    assert _route_metric(line, "quickack") == 1.0
+    assert _route_metric("x rto_min lock 200ms".split(), "rto_min") == 200.0
+    assert _route_metric("x rto_min 4294.97s".split(), "rto_min") == 4294970.0
+    assert _route_metric(line, "initrwnd") is None and _route_metric("x rto_min".split(), "rto_min") is None
+
+
 @needs_root
 def test_a_scenarios_mss_initial_window_and_sack_setting_reach_the_real_flow(tmp_path):
     """tcp.mss = 1000, tcp.initial_cwnd = 20 and receiver.sack = false, read
     back from the Internet side's capture (the sender's device): 1000-byte
     segments, 20 of them before the first ACK of data, and no
-    SACK-permitted option in the receiver's SYN-ACK."""
+    SACK-permitted option in the receiver's SYN-ACK. tcp.min_rto_ms = 1000
+    and receiver.delayed_ack = false go on routes, which the kernel reports
+    as ``rto_min lock 1s`` and ``quickack 1``: the read-back accepts them."""
     import struct
 
     sc = tmp_path / "w.toml"
     sc.write_text('name = "w"\nseed = 1\nduration_s = 2.0\ntopology = "wired"\n[internet]\ndelay_ms = 20.0\n'
                   'rate_mbps = 20.0\n[[flows]]\ncc = "cubic"\n[flows.tcp]\nmss = 1000\ninitial_cwnd = 20\n'
-                  '[flows.receiver]\nsack = false\n')
+                  'min_rto_ms = 1000\n[flows.receiver]\nsack = false\ndelayed_ack = false\n')
     out = tmp_path / "run"
     r = subprocess.run([*XRC, "emulate", str(sc), "--out", str(out), "--quiet"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stderr
-    assert len(json.loads((out / "summary.json").read_text())["environment"]["kernel_tcp"]["applied"]) == 3
+    assert len(json.loads((out / "summary.json").read_text())["environment"]["kernel_tcp"]["applied"]) == 5
     pkts = []
     for t, p in _pcap_records(out / "inet.pcap"):
         ihl = (p[0] & 0x0F) * 4

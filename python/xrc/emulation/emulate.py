@@ -297,23 +297,56 @@ def _route_line(tb, side: str, dst: str) -> list[str]:
     return keep
 
 
+def _route_metric(tokens: list[str], opt: str) -> float | None:
+    """The value of route metric ``opt`` in ``ip -o route show`` output, in
+    the unit the plan uses (milliseconds for times): iproute2 prints
+    ``rto_min lock 1ms`` (it locks rto_min, which Linux's ``tcp_rto_min``
+    needs) and large times in seconds (``120s``, ``4294.97s``)."""
+    if opt not in tokens:
+        return None
+    i = tokens.index(opt) + 1
+    if i < len(tokens) and tokens[i] == "lock":
+        i += 1
+    if i >= len(tokens):
+        return None
+    v = tokens[i]
+    try:
+        for suffix, scale in (("ms", 1.0), ("us", 1e-3), ("s", 1e3)):
+            if v.endswith(suffix):
+                return float(v[: -len(suffix)]) * scale
+        return float(v)
+    except ValueError:
+        return None
+
+
+def _plan_value(v: str) -> float:
+    return float(v[:-2]) if v.endswith("ms") else float(v)
+
+
 def apply_routes(tb, kernel: KernelTcp) -> None:
     """Sets the route metrics of :mod:`kernel_tcp`'s plan and reads them
-    back (an option the kernel ignored would otherwise pass silently)."""
-    todo = [("inet", ue_ip(ue), opts) for ue, opts in sorted(kernel.routes.items())]
+    back (an option the kernel ignored would otherwise pass silently). A
+    value the kernel refuses or does not keep is an :class:`EmulateError`
+    naming the scenario field (exit 2); the caller's ``testbed`` cleans up."""
+    todo = [(ue, "inet", ue_ip(ue), opts) for ue, opts in sorted(kernel.routes.items())]
     if kernel.ue_route:
-        todo.append(("ue", tb.inet_ip, kernel.ue_route))
-    for side, dst, opts in todo:
+        todo.append((None, "ue", tb.inet_ip, kernel.ue_route))
+    for ue, side, dst, opts in todo:
         argv = ["ip", "route", "replace", *_route_line(tb, side, dst)]
         for o, v in opts.items():
             argv += [o, v]
-        tb.run(side, argv, timeout=5)
+        r = tb.run(side, argv, timeout=5, check=False)
+        fields = ", ".join(f"{kernel.route_fields.get((ue, o), o)} ({o} {v})" for o, v in opts.items())
+        if r.returncode != 0:
+            raise EmulateError(f"{fields}: the kernel refused the route to {dst} in the {side} namespace: "
+                               f"{(r.stderr or r.stdout).strip()}")
         got = tb.run(side, ["ip", "-o", "route", "show", "exact", f"{dst}/32"], timeout=5).stdout.split()
         for o, v in opts.items():
-            want = v[:-2] if v.endswith("ms") else v
-            i = got.index(o) if o in got else -1
-            if i < 0 or i + 1 >= len(got) or got[i + 1].removesuffix("ms") != want:
-                raise RuntimeError(f"route to {dst} in the {side} namespace: set {o} {v}, reads {' '.join(got)!r}")
+            have, want = _route_metric(got, o), _plan_value(v)
+            # iproute2 prints times of a second or more rounded to 3 significant digits.
+            if have is None or abs(have - want) > max(1e-9, 0.005 * want):
+                raise EmulateError(f"{kernel.route_fields.get((ue, o), o)}: set {o} {v} on the route to {dst} in the "
+                                   f"{side} namespace, the kernel keeps {' '.join(got)!r}")
 
 
 def _iperf3_version() -> str | None:

@@ -78,6 +78,9 @@ class KernelTcp:
     iperf3: dict[int, list[str]] = field(default_factory=dict)
     applied: list[str] = field(default_factory=list)
     kernel_own: list[str] = field(default_factory=list)
+    #: (UE, route option) -> the scenario field that asked for it (UE None:
+    #: the UE side's route back), for errors at set-up.
+    route_fields: dict[tuple, str] = field(default_factory=dict)
 
     def summary(self) -> dict:
         return {"applied": self.applied, "kernel_own": self.kernel_own}
@@ -143,6 +146,7 @@ def plan(flows: list[dict]) -> KernelTcp:
 
     def route(ue: int, opt: str, value: str, k: int, what: str) -> None:
         out.routes.setdefault(ue, {})[opt] = value
+        out.route_fields.setdefault((ue, opt), f"flows.{k}.{what} = {value!r}")
 
     # Knobs shared by several flows: every flow that shares one must agree,
     # those left at the default included.
@@ -231,6 +235,7 @@ def plan(flows: list[dict]) -> KernelTcp:
                 elif what == "receiver.delayed_ack":
                     if not v:
                         out.ue_route["quickack"] = "1"
+                        out.route_fields.setdefault((None, "quickack"), f"flows.{k}.{what} = {v!r}")
                     applied += " (UE-side route quickack)"
                 elif what == "receiver.sack":
                     sysctl("ue", "net.ipv4.tcp_sack", "1" if v else "0", k, what)
