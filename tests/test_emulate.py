@@ -69,10 +69,7 @@ def test_a_flow_whose_congestion_control_the_kernel_lacks_is_refused_naming_the_
     assert not out.exists() and not list(tmp_path.glob(".out*")), "nothing left behind"
 
 
-def test_a_non_bulk_flow_a_missing_command_and_too_many_ues_are_refused_with_exit_2(tmp_path, capsys):
-    video = cell_toml(tmp_path, extra='traffic = { kind = "video" }')
-    assert main(["emulate", str(video)]) == 2
-    assert "flows.0.traffic.kind" in capsys.readouterr().err
+def test_a_missing_command_and_too_many_ues_are_refused_with_exit_2(tmp_path, capsys):
     assert main(["emulate", str(cell_toml(tmp_path)), "--", "no-such-binary-xrc"]) == 2
     assert "no-such-binary-xrc" in capsys.readouterr().err
     many = from_dict({"seed": 1, "duration_s": 1, "topology": "cellular",
@@ -360,6 +357,60 @@ def _pcap_records(path: Path) -> list[tuple[int, bytes]]:
     return out
 
 
+def _loopback_app(tmp_path, *send_args: str, run_s: float = 20.0) -> tuple[dict, dict]:
+    """Runs the apps' sink and sender on loopback (no namespace, no root);
+    the sender starts 2 s from now (both interpreters are up by then) and
+    runs ``run_s``."""
+    import socket as so
+
+    with so.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    at = time.monotonic_ns() + 2_000_000_000
+    until = at + int(run_s * 1e9)
+    app = [sys.executable, "-m", "xrc.emulation.apps"]
+    sink = subprocess.Popen([*app, "sink", "--bind", "127.0.0.1", "--port", str(port), "--out",
+                             str(tmp_path / "sink.json"), "--until", str(until + 2_000_000_000)])
+    try:
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "sink.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        send = subprocess.run([*app, "send", "--dst", "127.0.0.1", "--port", str(port), "--cc", "reno", "--out",
+                               str(tmp_path / "send.json"), "--at", str(at), "--until", str(until), *send_args],
+                              timeout=run_s + 15)
+        assert send.returncode == 0
+        sink.wait(timeout=5)  # the sender's close ends it
+    finally:
+        if sink.poll() is None:
+            sink.send_signal(signal.SIGTERM)
+            sink.wait(timeout=10)
+    return (json.loads((tmp_path / "send.json").read_text()), json.loads((tmp_path / "sink.json").read_text()))
+
+
+def test_the_transfer_application_delivers_exactly_its_bytes_and_closes(tmp_path):
+    snd, snk = _loopback_app(tmp_path, "--bytes", "3000001")
+    assert snd["written"] == 3000001 and snd["closed_ns"] is not None
+    assert snk["reads"][1][-1] == 3000001 and snk["eof_ns"] is not None
+    assert snk["reads"][0] == sorted(snk["reads"][0])
+
+
+def test_the_video_application_writes_chunks_of_rate_times_on_time_one_period_apart(tmp_path):
+    # 0.2 s period, 0.05 s on at 8 Mbit/s: 50,000-byte chunks, for 0.7 s
+    # (chunks at 0, 0.2, 0.4 and 0.6 s; a late host may push the last out).
+    snd, snk = _loopback_app(tmp_path, "--video", "0.2,0.05,8", run_s=0.7)
+    chunks = snd["chunks"]
+    assert 3 <= len(chunks) <= 4, chunks
+    done = [c for c in chunks if c["acked_ns"] is not None]
+    assert len(done) >= 3, chunks
+    assert snd["written"] <= 50_000 * len(chunks) and snk["reads"][1][-1] >= 50_000 * len(done), (snd, snk["eof_ns"])
+    starts = [c["start_ns"] for c in chunks]
+    # Loopback delivers at once: a chunk starts a period after the last,
+    # or later if the host was late.
+    assert all(0.199 <= (b - a) / 1e9 < 0.3 for a, b in zip(starts, starts[1:])), starts
+    # Written over its ON time in 1-ms ticks (not faster; the host may be late).
+    assert all(0.049 <= (c["written_ns"] - c["start_ns"]) / 1e9 < 0.15 for c in done), chunks
+
+
 def test_route_metrics_are_read_back_through_iproute2s_lock_keyword_and_its_units():
     from xrc.emulation.emulate import _route_metric
 
@@ -370,6 +421,37 @@ def test_route_metrics_are_read_back_through_iproute2s_lock_keyword_and_its_unit
     assert _route_metric("x rto_min lock 200ms".split(), "rto_min") == 200.0
     assert _route_metric("x rto_min 4294.97s".split(), "rto_min") == 4294970.0
     assert _route_metric(line, "initrwnd") is None and _route_metric("x rto_min".split(), "rto_min") is None
+
+
+@needs_root
+def test_transfer_and_video_flows_run_as_real_applications_with_their_completion_and_chunks(tmp_path):
+    """A 2 MB CUBIC transfer from 0.5 s and a BBR video flow (2 s period,
+    0.5 s ON at 8 Mbit/s) through a 20 Mbit/s, 40 ms wired link: the
+    transfer completes (flows.parquet completed, fct_s between the link's
+    physical limit and 3x it) and every chunk is delivered within a
+    second of its start; the summary says both."""
+    import pyarrow.parquet as pq
+
+    sc = tmp_path / "tv.toml"
+    sc.write_text('name = "tv"\nseed = 1\nduration_s = 5.0\ntopology = "wired"\n[internet]\ndelay_ms = 20.0\n'
+                  'rate_mbps = 20.0\n[[flows]]\nid = "xfer"\ncc = "cubic"\nstart_s = 0.5\n'
+                  'traffic = { kind = "transfer", size_bytes = 2000000 }\n[[flows]]\nid = "video"\ncc = "bbr"\n'
+                  'traffic = { kind = "video", period_s = 2.0, on_s = 0.5, rate_mbps = 8.0 }\n')
+    out = tmp_path / "run"
+    r = subprocess.run([*XRC, "emulate", str(sc), "--out", str(out), "--quiet"], capture_output=True, text=True,
+                       timeout=90)
+    assert r.returncode == 0, r.stderr
+    fl = pq.read_table(out / "flows.parquet").to_pydict()
+    assert fl["completed"] == [1, 0] and fl["bytes_delivered"][0] == 2_000_000
+    limit = 2_000_000 * 8 / 20e6 + 0.04
+    assert limit < fl["fct_s"][0] < 3 * limit, fl["fct_s"]
+    ch = pq.read_table(out / "chunks.parquet").to_pydict()
+    assert len(ch["chunk"]) == 3 and set(ch["flow_id"]) == {"video"}
+    assert all(0.5 <= d < 1.5 for d in ch["delivery_time_s"]), ch
+    s = json.loads((out / "summary.json").read_text())
+    assert [f["completed"] for f in s["flows"]] == [True, False]
+    assert "chunks.parquet" not in s["not_measured"]
+    assert not no_namespaces_of_children()
 
 
 @needs_root

@@ -146,7 +146,13 @@ class RunData:
 
     @classmethod
     def from_tables(cls, tables: dict[str, dict[str, np.ndarray]]) -> "RunData":
-        rlc, qd, rtt, cw = tables["rlc"], tables["queue_delay"], tables["rtt"], tables["cwnd"]
+        # A table a run did not write (an emulated run has no cwnd, and no
+        # rlc or queue_delay outside a cell) reads as empty.
+        e32, ef = np.zeros(0, dtype=np.uint32), np.zeros(0)
+        rlc = tables.get("rlc") or {"active": np.zeros(0, dtype=np.uint8), "ue": e32, "hol_ms": ef}
+        qd = tables.get("queue_delay") or {"ue": e32, "delay_ms": ef}
+        rtt = tables.get("rtt") or {"flow": e32, "rtt_ms": ef}
+        cw = tables.get("cwnd") or {"flow": e32, "t": ef, "cwnd": ef}
         active = rlc["active"] == 1
         by_flow = GroupedArrays(cw["flow"], np.arange(cw["flow"].size))
 

@@ -15,15 +15,15 @@ packet's destination, an uplink packet's source) and to a flow by its
 (it has no radio to cross). In the wired and trace topologies every
 packet crosses the one link.
 
-**The scenario's flows** run as real kernel sockets: flow ``k`` is an
-``iperf3`` client in the Internet-side namespace sending to an ``iperf3``
-server bound to its UE's address, port ``5201 + k``, from ``start_s``
-until ``stop_s`` (or the end of the run). Its congestion control is the
+**The scenario's flows** run as real kernel sockets, flow ``k`` from the
+Internet-side namespace to its UE's address, port ``5201 + k``, from
+``start_s`` until ``stop_s`` (or the end of the run): a bulk flow is an
+``iperf3`` client and server, a transfer or a video flow the applications
+of :mod:`xrc.emulation.apps`. Its congestion control is the
 kernel's module of the same algorithm (``cubic``; ``newreno`` is Linux
 ``reno``; ``bbr``), set as the Internet-side namespace's default (and per
 socket with ``iperf3 -C`` when flows differ); an algorithm the kernel
-lacks (``xrc``, ``copa``, ...) is refused naming the flow. Only bulk
-traffic is emulated. The scenario's TCP and receiver settings
+lacks (``xrc``, ``copa``, ...) is refused naming the flow. The scenario's TCP and receiver settings
 (``flows.N.tcp``, ``flows.N.receiver``, ``cc_params``) reach the kernel
 through its own knobs (socket options, route metrics, the namespaces'
 sysctls; :mod:`xrc.emulation.kernel_tcp`), and a setting the kernel has no
@@ -52,8 +52,10 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,13 +85,24 @@ DROP_CODES = {
 NOT_MEASURED = {
     "cwnd.parquet": "the kernel's congestion state is not on the wire (ss/iperf3 sample it coarsely; not recorded)",
     "feedback.parquet": "no XRC feedback: the kernel senders run Linux algorithms",
-    "chunks.parquet": "only bulk flows are emulated",
     "flows: timeouts, loss_undos, recovery_undos, spurious_rtos, probes": "kernel counters per connection "
     "are not in the capture",
-    "flows: completed, fct_s": "bulk iperf3 flows are cut at the end of the run",
     "retransmits: seq, kind": "the capture sees a segment sent again, not why",
     "drops: seq": "not recorded per dropped packet",
 }
+
+
+def not_measured(p: "Plan") -> dict[str, str]:
+    """What this run cannot fill (NOT_MEASURED and what depends on its
+    flows' kinds)."""
+    out = dict(NOT_MEASURED)
+    kinds = {f["traffic"]["kind"] for f in p.flows}
+    if "video" not in kinds:
+        out["chunks.parquet"] = "no video flow"
+    if "bulk" in kinds:
+        out["flows: completed, fct_s of bulk flows"] = ("bulk iperf3 flows are cut at the end of their time "
+                                                        "(completed 0, fct_s NaN)")
+    return out
 
 
 class EmulateError(TestbedError):
@@ -149,9 +162,8 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
     linux = []
     for k, f in enumerate(flows):
         kind = f["traffic"]["kind"]
-        if kind != "bulk":
-            raise EmulateError(f"flows.{k}.traffic.kind: {kind!r} is not emulated (bulk flows only; "
-                               f"use --no-flows and a COMMAND for other applications)")
+        if kind not in ("bulk", "transfer", "video"):
+            raise EmulateError(f"flows.{k}.traffic.kind: {kind!r} is not emulated (bulk, transfer and video are)")
         name = LINUX_CC.get(f["cc"])
         if name is None or not _has_cc(name):
             why = "has no Linux kernel module" if name is None else f"needs the kernel's tcp_{name}, which it lacks"
@@ -194,7 +206,7 @@ def _wait_listening(tb, port: int, timeout_s: float = 5.0) -> None:
         if tb.run("ue", ["ss", "-Hltn", f"sport = :{port}"], timeout=5).stdout.strip():
             return
         time.sleep(0.02)
-    raise RuntimeError(f"iperf3 server on port {port} did not listen within {timeout_s} s")
+    raise RuntimeError(f"the server of port {port} (iperf3 or xrc.emulation.apps) did not listen within {timeout_s} s")
 
 
 def cpu_steal_s() -> float:
@@ -220,18 +232,52 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
                  side_sysctls=p.kernel.sysctls) as tb:
         emu = tb.emulator
         apply_routes(tb, p.kernel)
+        # Bulk flows are iperf3; transfers and video are xrc.emulation.apps,
+        # whose processes write their logs into apps_dir.
+        apps_dir = Path(tempfile.mkdtemp(prefix="xrc-emulate-apps-"))
+        app_procs: list[subprocess.Popen] = []
+        guard_ns = time.monotonic_ns() + int(((p.duration_s or 0.0) + 60.0) * 1e9)
         for k, f in enumerate(p.flows):
-            tb.popen("ue", ["iperf3", "-s", "-1", "-B", ue_ip(f.get("ue") or 0), "-p", str(BASE_PORT + k)],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            ip, port = ue_ip(f.get("ue") or 0), str(BASE_PORT + k)
+            if f["traffic"]["kind"] == "bulk":
+                tb.popen("ue", ["iperf3", "-s", "-1", "-B", ip, "-p", port],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            else:
+                app_procs.append(tb.popen("ue", [sys.executable, "-m", "xrc.emulation.apps", "sink", "--bind", ip,
+                                                 "--port", port, "--out", str(apps_dir / f"sink{k}.json"),
+                                                 "--until", str(guard_ns)],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         for k in range(len(p.flows)):
             _wait_listening(tb, BASE_PORT + k)
+        # The applications start early and wait for their flow's start:
+        # the emulator's clock starts at t0_ns, half a second from now,
+        # when their interpreters are up.
+        t0_ns = time.monotonic_ns() + (500_000_000 if any(
+            f["traffic"]["kind"] != "bulk" for f in p.flows) else 0)
+        end_ns = t0_ns + int((p.duration_s or 0.0) * 1e9)
+        for k, f in enumerate(p.flows):
+            tr = f["traffic"]
+            if tr["kind"] == "bulk":
+                continue
+            stop_ns = end_ns if f["stop_s"] is None else min(end_ns, t0_ns + int(f["stop_s"] * 1e9))
+            argv = [sys.executable, "-m", "xrc.emulation.apps", "send", "--dst", ue_ip(f.get("ue") or 0),
+                    "--port", str(BASE_PORT + k), "--cc", p.linux_cc[k], "--out", str(apps_dir / f"send{k}.json"),
+                    "--at", str(t0_ns + int(f["start_s"] * 1e9)), "--until", str(stop_ns),
+                    *_app_socket_args(p.kernel.iperf3.get(k, []))]
+            if tr["kind"] == "transfer":
+                argv += ["--bytes", str(int(tr["size_bytes"]))]
+            else:
+                argv += ["--video", f"{tr['period_s']!r},{tr['on_s']!r},{tr['rate_mbps']!r}"]
+            app_procs.append(tb.popen("inet", argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+        time.sleep(max(t0_ns - time.monotonic_ns(), 0) / 1e9)
         emu.start(cpu=cpu, fifo_priority=50)
         t0 = time.monotonic()
+        t0_ns = time.monotonic_ns()
         if p.command:
             # In the UE namespace with the terminal; its own process group,
             # so that the clean-up ends it and its children.
             cmd_proc = tb.popen("ue", p.command)
-        pending = list(enumerate(p.flows))
+        pending = [(k, f) for k, f in enumerate(p.flows) if f["traffic"]["kind"] == "bulk"]
         end = p.duration_s
         while True:
             now = time.monotonic() - t0
@@ -250,8 +296,18 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
             if not emu.running:
                 break
             time.sleep(0.01 if pending else 0.05)
+        for ap in app_procs:
+            if ap.poll() is None:
+                ap.send_signal(signal.SIGTERM)
+        for ap in app_procs:
+            try:
+                ap.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass  # the testbed's clean-up ends it
         report = emu.stop()
         result: dict[str, Any] = {"report": report}
+        result["apps"] = _read_app_logs(apps_dir, p, t0_ns)
+        shutil.rmtree(apps_dir, ignore_errors=True)
         result["capture"] = {k: np.frombuffer(b, dtype=np.dtype(d)) for k, (d, b) in emu.capture_columns().items()}
         result["flows"] = emu.flows()
         cell = emu.cell_columns()
@@ -279,6 +335,54 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
         "kernel_tcp": p.kernel.summary(),
     }
     return result
+
+
+def _app_socket_args(iperf3_args: list[str]) -> list[str]:
+    """:mod:`kernel_tcp`'s iperf3 socket options as :mod:`.apps` options
+    (``-M`` is TCP_MAXSEG for both, ``-N`` TCP_NODELAY)."""
+    out, i = [], 0
+    while i < len(iperf3_args):
+        if iperf3_args[i] == "-M":
+            out += ["--mss", iperf3_args[i + 1]]
+            i += 2
+        elif iperf3_args[i] == "-N":
+            out.append("--nodelay")
+            i += 1
+        else:
+            raise ValueError(f"no application option for iperf3 option {iperf3_args[i]!r}")
+    return out
+
+
+def _read_app_logs(apps_dir: Path, p: Plan, t0_ns: int) -> dict[int, dict]:
+    """The application logs of the transfer and video flows, times in
+    seconds of the emulator's clock (0 = the emulator's start)."""
+    out: dict[int, dict] = {}
+
+    def s_(ns):
+        return None if ns is None else (ns - t0_ns) / 1e9
+
+    for k, f in enumerate(p.flows):
+        if f["traffic"]["kind"] == "bulk":
+            continue
+        logs = {}
+        for role in ("sink", "send"):
+            try:
+                logs[role] = json.loads((apps_dir / f"{role}{k}.json").read_text())
+            except (OSError, ValueError):
+                logs[role] = None
+        snd, snk = logs["send"] or {}, logs["sink"] or {}
+        reads = snk.get("reads") or [[], []]
+        out[k] = {
+            "started_s": s_(snd.get("start_ns")), "connected_s": s_(snd.get("connected_ns")),
+            "written": int(snd.get("written") or 0), "closed_s": s_(snd.get("closed_ns")),
+            "read_t_s": (np.asarray(reads[0], dtype=np.int64) - t0_ns) / 1e9,
+            "read_bytes": np.asarray(reads[1], dtype=np.int64),
+            "eof_s": s_(snk.get("eof_ns")),
+            "chunks": [{"start_s": s_(c["start_ns"]), "written_s": s_(c["written_ns"]),
+                        "acked_s": s_(c["acked_ns"])} for c in snd.get("chunks") or []],
+            "logs_missing": [r for r, v in logs.items() if v is None],
+        }
+    return out
 
 
 def _route_line(tb, side: str, dst: str) -> list[str]:
@@ -396,10 +500,15 @@ def tables(p: Plan, r: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
     tp = {"t": [], "flow": [], "bytes": [], "goodput_mbps": []}
     rtt = {"t": [], "flow": [], "rtt_ms": []}
     rtx = {"t": [], "flow": []}
-    fl = {k: [] for k in ("flow", "ue", "start_s", "end_s", "bytes_delivered", "segments_sent", "retransmits")}
+    fl = {k: [] for k in ("flow", "ue", "start_s", "end_s", "bytes_delivered", "segments_sent", "retransmits",
+                          "completed", "fct_s")}
+    ch = {c: [] for c in ("flow", "chunk", "start_s", "written_s", "delivered_s", "delivery_time_s")}
+    apps = r.get("apps") or {}
     for k, f in enumerate(p.flows):
         v = r["views"].get(k)
         ue = NONE if f.get("ue") is None else int(f["ue"])
+        app = apps.get(k)
+        completed, fct = 0, float("nan")
         if v is None:
             delivered_t, delivered_b = np.zeros(0), np.zeros(0, dtype=np.int64)
             start = end = float(f["start_s"])
@@ -408,6 +517,28 @@ def tables(p: Plan, r: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
             delivered_b = v["delivered_bytes"].astype(np.int64)
             start = float(f["start_s"])
             end = dur if f["stop_s"] is None else min(dur, float(f["stop_s"]))
+        if app is not None:
+            rt, rb = app["read_t_s"], app["read_bytes"]
+            if f["traffic"]["kind"] == "transfer":
+                # Complete when the receiving application has read every
+                # byte, within the run.
+                size = int(f["traffic"]["size_bytes"])
+                i = int(np.searchsorted(rb, size, side="left"))
+                if i < rb.size and rt[i] <= dur:
+                    completed, fct = 1, float(rt[i]) - start
+                    end = min(end, float(rt[i]))
+            else:
+                tr = f["traffic"]
+                chunk = max(round(tr["rate_mbps"] * 1e6 / 8 * tr["on_s"]), 1)
+                for i, c in enumerate(app["chunks"]):
+                    j = int(np.searchsorted(rb, (i + 1) * chunk, side="left"))
+                    got = float(rt[j]) if j < rb.size and rt[j] <= dur else float("nan")
+                    ch["flow"].append(k)
+                    ch["chunk"].append(i)
+                    ch["start_s"].append(c["start_s"])
+                    ch["written_s"].append(float("nan") if c["written_s"] is None else c["written_s"])
+                    ch["delivered_s"].append(got)
+                    ch["delivery_time_s"].append(got - c["start_s"])
             rtt["t"].append(v["rtt_t_ns"] / 1e9)
             rtt["rtt_ms"].append(v["rtt_ns"] / 1e6)
             rtt["flow"].append(np.full(v["rtt_ns"].size, k, dtype=u32))
@@ -428,9 +559,18 @@ def tables(p: Plan, r: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
         fl["ue"].append(ue)
         fl["start_s"].append(start)
         fl["end_s"].append(end)
-        fl["bytes_delivered"].append(int(cum[-1]) if cum.size else 0)
+        if app is not None:
+            # What the receiving application read (the sender's view also
+            # counts the FIN's sequence number).
+            rt, rb = app["read_t_s"], app["read_bytes"]
+            i = int(np.searchsorted(rt, dur, side="right")) - 1
+            fl["bytes_delivered"].append(int(rb[i]) if i >= 0 else 0)
+        else:
+            fl["bytes_delivered"].append(int(cum[-1]) if cum.size else 0)
         fl["segments_sent"].append(0 if v is None else int(v["data_segments"]))
         fl["retransmits"].append(0 if v is None else int(v["retransmit_t_ns"].size))
+        fl["completed"].append(completed)
+        fl["fct_s"].append(fct)
 
     def cat(d: dict, types: dict) -> dict:
         return {c: (np.concatenate(d[c]).astype(types[c]) if d[c] else np.zeros(0, dtype=types[c])) for c in d}
@@ -443,7 +583,14 @@ def tables(p: Plan, r: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
                   "end_s": np.array(fl["end_s"], dtype=np.float64),
                   "bytes_delivered": np.array(fl["bytes_delivered"], dtype=np.uint64),
                   "segments_sent": np.array(fl["segments_sent"], dtype=np.uint64),
-                  "retransmits": np.array(fl["retransmits"], dtype=np.uint64)}
+                  "retransmits": np.array(fl["retransmits"], dtype=np.uint64),
+                  "completed": np.array(fl["completed"], dtype=np.uint8),
+                  "fct_s": np.array(fl["fct_s"], dtype=np.float64)}
+    if ch["flow"]:
+        t["chunks"] = {"flow": np.array(ch["flow"], dtype=u32),
+                       "chunk": np.array(ch["chunk"], dtype=u32),
+                       **{c: np.array(ch[c], dtype=np.float64)
+                          for c in ("start_s", "written_s", "delivered_s", "delivery_time_s")}}
 
     # drops: every packet the emulated path dropped, by where.
     dropped = cap["fate"] == 1
@@ -583,7 +730,9 @@ def summary(p: Plan, t: dict, r: dict) -> dict[str, Any]:
             "goodput_mbps": float(fs["bytes_delivered"][k]) * 8 / max(end - start, 1e-9) / 1e6,
             "rtt_ms": {"p50": _pct(rr, 50), "p95": _pct(rr, 95)},
             "retransmits": int(fs["retransmits"][k]), "bytes_delivered": int(fs["bytes_delivered"][k]),
-            "start_s": start, "end_s": end, "completed": None, "timeouts": None, "loss_undos": None,
+            "start_s": start, "end_s": end,
+            "completed": None if fc["traffic"]["kind"] == "bulk" else bool(fs["completed"][k]),
+            "timeouts": None, "loss_undos": None,
             "recovery_undos": None, "spurious_rtos": None, "probes": None,
             "five_tuple": next((s["describe"] for s in r["flows"] if s["index"] == r["flow_map"].get(k)), None),
         })
@@ -623,7 +772,7 @@ def summary(p: Plan, t: dict, r: dict) -> dict[str, Any]:
         "timing": {"tti_start_lateness_us": rep["tti_start_lateness"], "release_error_us": rep["release_error"],
                    "stalls": rep["stalls"], "stalled_ms": rep["stalled_ms"]},
         "environment": r["environment"],
-        "not_measured": NOT_MEASURED,
+        "not_measured": not_measured(p),
     }
 
 
