@@ -8,7 +8,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup setup-linux-ref demo test test-rust test-rust-debug test-python bench golden golden-check clean
+.PHONY: setup setup-linux-ref demo test test-rust test-rust-debug test-python bench bench-ns3 golden golden-check clean
 
 # maturin develop shows cargo's progress (the first build takes minutes) and
 # installs the package editable with its test extras.
@@ -55,12 +55,19 @@ test-python: setup
 ## Speed: the whole simulator on the bench scenario, and the engine alone;
 ## one 20 MHz cell with 1, 10, 100, 400 and 1,000 UEs (wall, events/s, peak
 ## RSS; about a minute); then the emulator's timing on this host (needs
-## root: skips otherwise).
+## root: skips otherwise); then ns-3's LTE module against xrc (bench-ns3).
 bench: setup
 	$(BIN)/xrc bench
 	cargo bench --bench engine
 	$(BIN)/xrc bench --cell
 	$(BIN)/python -m xrc.emulation.bench
+	$(MAKE) bench-ns3
+
+## ns-3.44's LTE module and xrc on the same 10- and 40-UE cells, timed side by
+## side in one run (installs ns-3 into .venv-ns3 on first use, ~500 MB;
+## about 3 minutes).
+bench-ns3: setup
+	$(BIN)/python scripts/bench_ns3_lte.py
 
 ## Rewrite the golden digests of the simulator's outputs (tests/golden/).
 ## Only on purpose: when a change is meant to alter results; say so in the

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""ns-3.44 equivalent of xrc's scenarios/bench/lte-1ue-20s.toml, timed.
+"""ns-3.44 equivalent of xrc's scenarios/bench/lte-1ue-20s.toml (and of the
+N-UE cells of `scripts/bench_ns3_lte.py`), timed.
 
-One eNB + one static UE (LTE+EPC, PointToPointEpcHelper), 10 MHz (50 RBs), UE at
---distance m (default 100 m => SINR ~46 dB with the default Friis pathloss: CQI 15 / MCS 28),
+One eNB + --ues static UEs (LTE+EPC, PointToPointEpcHelper), 10 MHz (50 RBs),
+UE i at --distances[i mod len] m (default 100 m => SINR ~46 dB with the default
+Friis pathloss: CQI 15 / MCS 28; docs/ns3-lte.md gives the CQI of other distances),
 RLC UM with a large transmit buffer (--rlc-buffer bytes), remote host -> PGW link
 1 Gb/s with 15 ms one-way delay (30 ms extra RTT), one bulk TCP CUBIC flow
-(BulkSendApplication, ns3::TcpCubic) from the remote host to the UE for --sim-time s.
+per UE (BulkSendApplication, ns3::TcpCubic) from the remote host for --sim-time s.
 
 Prints: wall-clock time of Simulator::Run() only (set-up and cppyy JIT excluded),
 Simulator::GetEventCount() after the run, TCP goodput at the PacketSink, RLC drops,
@@ -89,7 +91,10 @@ X = cppyy.gbl.xrcbench
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sim-time", type=float, default=20.0)
-    ap.add_argument("--distance", type=float, default=100.0)
+    ap.add_argument("--distance", type=float, default=100.0, help="every UE's distance (unless --distances)")
+    ap.add_argument("--ues", type=int, default=1, help="number of UEs, one bulk flow each")
+    ap.add_argument("--distances", type=str, default="",
+                    help="comma-separated distances in m, UE i takes entry i mod len (overrides --distance)")
     ap.add_argument("--rlc-buffer", type=int, default=10_000_000, help="LteRlcUm::MaxTxBufferSize, bytes")
     ap.add_argument("--delay-ms", type=float, default=15.0, help="remote host <-> PGW one-way delay")
     ap.add_argument("--rate", type=str, default="1Gb/s", help="remote host <-> PGW rate")
@@ -104,6 +109,14 @@ def main():
     ap.add_argument("--run", type=int, default=1)
     ap.add_argument("--json", type=str, default="")
     a = ap.parse_args()
+    if a.ues < 1:
+        ap.error(f"--ues must be at least 1, got {a.ues}")
+    try:
+        dists = [float(x) for x in a.distances.split(",")] if a.distances else [a.distance]
+    except ValueError:
+        ap.error(f"--distances must be comma-separated numbers, got {a.distances!r}")
+    if any(not d > 0 for d in dists):
+        ap.error(f"--distances must be positive, got {a.distances!r}")
 
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(a.run)
@@ -142,10 +155,11 @@ def main():
     enb_c = ns.NodeContainer()
     enb_c.Create(1)
     ue_c = ns.NodeContainer()
-    ue_c.Create(1)
+    ue_c.Create(a.ues)
     pos = ns.CreateObject[ns.ListPositionAllocator]()
     pos.Add(ns.Vector(0.0, 0.0, 0.0))
-    pos.Add(ns.Vector(a.distance, 0.0, 0.0))
+    for i in range(a.ues):
+        pos.Add(ns.Vector(dists[i % len(dists)], 0.0, 0.0))
     mob = ns.MobilityHelper()
     mob.SetMobilityModel("ns3::ConstantPositionMobilityModel")
     mob.SetPositionAllocator(pos)
@@ -155,20 +169,20 @@ def main():
     ue_devs = lte.InstallUeDevice(ue_c)
     inet.Install(ue_c)
     ue_ifs = epc.AssignUeIpv4Address(ue_devs)
-    rth.GetStaticRouting(ue_c.Get(0).GetObject[ns.Ipv4]()).SetDefaultRoute(epc.GetUeDefaultGatewayAddress(), 1)
-    lte.Attach(ue_devs.Get(0), enb_devs.Get(0))
-
     port = 5000
     sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
                                ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
-    sink_apps = sink.Install(ue_c.Get(0))
-    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory",
-                             ns.InetSocketAddress(ue_ifs.GetAddress(0), port).ConvertTo())
-    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-    bulk.SetAttribute("SendSize", ns.UintegerValue(a.segment))
-    bulk_apps = bulk.Install(remote)
-    sink_apps.Start(ns.Seconds(0.0))
-    bulk_apps.Start(ns.Seconds(a.app_start))
+    for i in range(a.ues):
+        rth.GetStaticRouting(ue_c.Get(i).GetObject[ns.Ipv4]()).SetDefaultRoute(epc.GetUeDefaultGatewayAddress(), 1)
+        lte.Attach(ue_devs.Get(i), enb_devs.Get(0))
+        sink_apps = sink.Install(ue_c.Get(i))
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory",
+                                 ns.InetSocketAddress(ue_ifs.GetAddress(i), port).ConvertTo())
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bulk.SetAttribute("SendSize", ns.UintegerValue(a.segment))
+        bulk_apps = bulk.Install(remote)
+        sink_apps.Start(ns.Seconds(0.0))
+        bulk_apps.Start(ns.Seconds(a.app_start))
 
     conn = str(X.ConnectStatic(a.steady_from))
     X.ScheduleConnectRlc(0.09)
@@ -183,6 +197,7 @@ def main():
     g = X.g
     res = {
         "sim_time_s": a.sim_time,
+        "ues": a.ues,
         "wall_run_s": wall,
         "cpu_run_s": cpu,
         "events": events,
