@@ -9,7 +9,14 @@ Two measurements, each through a fresh pair of namespaces:
   real ping measures against the 20 ms the model holds, and the emulator's
   own release error (``t_out − t_sched``) per packet;
 - a 5 s iperf3 (CUBIC) through a 20 Mbit/s, 5 ms path: goodput against the
-  19.31 Mbit/s of payload that 1500-byte packets at 20 Mbit/s carry.
+  19.31 Mbit/s of payload that 1500-byte packets at 20 Mbit/s carry;
+- the forwarding ceiling (``--ceiling`` alone, or after the two): the wired
+  topology at 40 ms each way (Mahimahi's ``mm-delay 40``) and rising
+  rates, four parallel CUBIC iperf3 streams for 6 s (the first omitted):
+  goodput against the link's payload rate, the emulator's release error
+  (p99, p99.9, max), its stalls, and the CPU time the emulator's process
+  used per Mbit delivered. The highest rate with goodput >= 95 % of the
+  link and no release error above 1 ms is the ceiling.
 
 Needs root, TUN and iperf3/ping (``make setup-linux-ref``); prints why it
 skips otherwise.
@@ -49,10 +56,74 @@ def _release_error_us(emu) -> np.ndarray:
     return (t_out - t_sched)[fate == 0] / 1e3
 
 
-def main() -> int:
+#: Link rates of the ceiling measurement, Mbit/s.
+CEILING_RATES = (100.0, 200.0, 400.0, 800.0)
+
+
+def ceiling(rates=CEILING_RATES, delay_ms: float = 40.0, seconds: int = 6) -> list[dict]:
+    """The wired topology at each rate, 40 ms each way; see the module doc."""
+    import resource
+
+    cpu = tbmod.default_emulator_cpu()
+    sysctls = {"net.ipv4.tcp_congestion_control": "cubic", "net.ipv4.tcp_no_metrics_save": "1",
+               # Windows for 4 streams over a 80 ms round trip at up to 1 Gbit/s.
+               "net.ipv4.tcp_rmem": "4096 131072 33554432", "net.ipv4.tcp_wmem": "4096 16384 33554432"}
+    out = []
+    print(f"emulator ceiling, wired, {delay_ms:g} ms each way, 4 CUBIC streams, {seconds} s (first omitted):")
+    print(f"{'link':>9} {'goodput':>9} {'of link':>7} {'release p99':>11} {'p99.9':>8} {'max':>9} {'stalls':>6} "
+          f"{'CPU':>6} {'CPU/Mbit':>10} {'steal':>6}")
+    for rate in rates:
+        # Buffer: two bandwidth-delay products of 1500-byte packets.
+        bdp = int(rate * 1e6 / 8 * 2 * delay_ms / 1e3 / 1500)
+        res = from_dict({"seed": 1, "duration_s": 10, "topology": "wired",
+                         "internet": {"rate_mbps": rate, "delay_ms": delay_ms, "buffer_packets": max(2 * bdp, 100)},
+                         "flows": [{"cc": "cubic"}]}).resolved
+        steal0 = _steal_s()
+        with tbmod.testbed(res, sysctls=sysctls, emulator_cpu=cpu) as tb:
+            tb.popen("ue", ["iperf3", "-s", "-1", "-B", tb.ue_ip], stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 5
+            while not tb.run("ue", ["ss", "-Hltn", "sport = :5201"], timeout=5).stdout.strip():
+                if time.monotonic() > deadline:
+                    raise RuntimeError("emulator ceiling: the iperf3 server did not start within 5 s")
+                time.sleep(0.05)
+            r0 = resource.getrusage(resource.RUSAGE_SELF)
+            tb.emulator.start(cpu=cpu, fifo_priority=50)
+            j = json.loads(tb.run("inet", ["iperf3", "-c", tb.ue_ip, "-t", str(seconds), "-O", "1", "-P", "4", "-J"],
+                                  timeout=seconds + 60).stdout)
+            rep = tb.emulator.stop()
+            r1 = resource.getrusage(resource.RUSAGE_SELF)
+            err = _release_error_us(tb.emulator)
+        used = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        got = j["end"]["sum_received"]["bits_per_second"] / 1e6
+        payload = rate * 1448 / 1500
+        row = {"rate_mbps": rate, "goodput_mbps": got, "of_link": got / payload,
+               "release_p99_us": float(np.percentile(err, 99)), "release_p999_us": float(np.percentile(err, 99.9)),
+               "release_max_us": float(err.max()), "stalls": int(rep["stalls"]), "cpu_s": used,
+               "cpu_s_per_mbit": used / max(got * (seconds + 1), 1e-9), "steal_s": _steal_s() - steal0}
+        out.append(row)
+        print(f"{rate:>6.0f} Mb {got:>7.1f} Mb {row['of_link']:>6.1%} {row['release_p99_us']:>9.0f}us "
+              f"{row['release_p999_us']:>6.0f}us {row['release_max_us']:>7.0f}us {row['stalls']:>6} "
+              f"{used:>5.2f}s {row['cpu_s_per_mbit'] * 1e3:>7.2f} ms {row['steal_s']:>5.2f}s", flush=True)
+    ok = [r["rate_mbps"] for r in out if r["of_link"] >= 0.95 and r["release_max_us"] <= 1000]
+    print(f"ceiling (goodput >= 95% of the link, no release error above 1 ms): "
+          f"{max(ok):.0f} Mbit/s" if ok else "ceiling: none of the rates met both conditions")
+    print("(CPU: the emulator's process, user + system, over the whole run including the omitted second; "
+          "the senders and receivers are the kernel's and iperf3's, not counted)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv not in ([], ["--ceiling"]):
+        print(f"usage: python -m xrc.emulation.bench [--ceiling]; got {' '.join(argv)!r}", file=sys.stderr)
+        return 2
     missing = tbmod.missing_requirements(("ip", "ss", "sysctl", "ping", "iperf3"))
     if missing:
         print("emulator timing: skipped; needs " + "; ".join(missing))
+        return 0
+    if argv == ["--ceiling"]:
+        ceiling()
         return 0
     cpu = tbmod.default_emulator_cpu()
     steal0 = _steal_s()
@@ -84,6 +155,7 @@ def main() -> int:
     print(f"emulator iperf3 CUBIC, 20 Mbit/s: {got:.2f} Mbit/s of 19.31 ({got / 19.31 - 1:+.1%}); "
           f"release error median {np.median(err):.1f} us, p99 {np.percentile(err, 99):.1f} us")
     print(f"hypervisor steal during the two: {_steal_s() - steal0:.2f} s")
+    ceiling()
     return 0
 
 
