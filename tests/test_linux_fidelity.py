@@ -54,11 +54,12 @@ KNOWN_MISSES: dict[tuple[str, str], tuple[float, str]] = {
                                                    "lateness on this link gets p95 81.9-88.6 ms (Linux 84.6-87.3)."),
     ("const-20mbit-40ms-67p-bbr", "rtt_mean_ms"): (0.23, "The case sits on BBRv1's drain edge (docs/validation.md, "
                                                    "'Constant trace, 67 packets'): xrc's RTT is 61.7 ms at Linux's 1% "
-                                                   "pacing margin, 47.3 at 2%; Linux's own runs span 52.0-59.3 ms and "
-                                                   "one run alternates between creeping (51->69 ms) and drained "
-                                                   "(46 ms) phases, xrc always creeps. Not found: why Linux's filter "
-                                                   "on xrc's traffic is +1.25% and on Linux's own ideal-timed traffic "
-                                                   "+0.98%."),
+                                                   "pacing margin, 47.3 at 2%; Linux's runs span 52.0-59.3 ms, one run "
+                                                   "alternating creeping and drained phases. The 0.27 points of filter "
+                                                   "that keep xrc creeping are in the receiver's ACK stream: Linux's "
+                                                   "own data re-ACKed with xrc's every-second-segment rule gives "
+                                                   "+1.34% (Linux's real ACKs +0.98%); the structure of Linux's ACKs "
+                                                   "(window-advance condition, the reader's timing) is not modelled."),
 }
 
 

@@ -9,7 +9,7 @@
 //!
 //! ```text
 //! cargo run --release -p xrc-core --example ack_noise -- RESOLVED.json [NOISE.txt [series|shuffle|none] [SEED]]
-//!     [--per-second] [--dump=FILE] [--send-jitter-us=J]
+//!     [--per-second] [--dump=FILE] [--send-jitter-us=J] [--ack-mix=P1,P3]
 //! ```
 //!
 //! `RESOLVED.json`: a resolved `wired` or `trace` scenario with one bulk
@@ -38,15 +38,17 @@
 //! bandwidth BBR paces at in its gain-1 phases; with `--per-second`, also
 //! a line per second; with `--dump=FILE`, the segments it sent and the
 //! ACKs it processed (see `scripts/bbr_rate_analysis.py --xrc-dump`); with
-//! `--send-jitter-us=J`, each data segment enters the path up to J µs late.
+//! `--send-jitter-us=J`, each data segment enters the path up to J µs late;
+//! with `--ack-mix=P1,P3`, the receiver's ACKs are mixed as a real
+//! receiver's reads mix them (see the flag's comment in `main`).
 
 use std::collections::VecDeque;
 use std::io::Write as _;
 
 use xrc_core::engine::{EventQueue, Rng, RngStreams};
 use xrc_core::net::{
-    AckHeader, Component, Dir, DropSite, FlowId, InternetPath, LinkConfig, Observer, Packet, PacketKind, QueueLimit,
-    Released, Standalone,
+    AckHeader, Component, DataHeader, Dir, DropSite, FlowId, InternetPath, LinkConfig, Observer, Packet, PacketKind,
+    QueueLimit, Released, Standalone,
 };
 use xrc_core::scenario::access::AccessNet;
 use xrc_core::scenario::config::Topology;
@@ -174,6 +176,56 @@ fn dump_ack(dump: &mut Option<std::io::BufWriter<std::fs::File>>, now: SimTime, 
     }
 }
 
+/// `--ack-mix`'s state: its random stream, a withheld ACK, and the last
+/// ACK sent (the template of an ACK the receiver did not make).
+struct MixState {
+    rng: Rng,
+    owed: Option<Packet>,
+    last: Option<Packet>,
+}
+
+/// The ACKs the receiver sends for one data segment under `--ack-mix`
+/// (without it, the receiver's own).
+fn mix_acks(mix_p: Option<(f64, f64)>, st: &mut MixState, d: &DataHeader, got: Option<Packet>) -> Vec<Packet> {
+    let Some((p1, p3)) = mix_p else {
+        return got.into_iter().collect();
+    };
+    let end = d.seq + u64::from(d.len);
+    let at = |mut a: Packet| {
+        if let PacketKind::Ack(h) = &mut a.kind {
+            h.ack = end;
+            h.ts_ecr = d.ts_val;
+        }
+        a
+    };
+    let out = match got {
+        // The receiver holds this segment alone: a withheld ACK goes out
+        // now, covering it too; or, with probability P1, the application's
+        // read acknowledges it at once.
+        None => match (st.owed.take(), st.last.clone()) {
+            (Some(a), _) => vec![at(a)],
+            (None, Some(t)) if st.rng.uniform() < p1 => vec![at(t)],
+            _ => vec![],
+        },
+        Some(a) if matches!(&a.kind, PacketKind::Ack(h) if h.sack_len == 0 && h.ack == end) && st.owed.is_none() => {
+            if st.rng.uniform() < p3 {
+                st.owed = Some(a);
+                vec![]
+            } else {
+                vec![a]
+            }
+        }
+        Some(a) => {
+            st.owed = None;
+            vec![a]
+        }
+    };
+    if let Some(a) = out.last() {
+        st.last = Some(a.clone());
+    }
+    out
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     // `--per-second`: also one line per second of mean RTT, retransmissions,
@@ -199,6 +251,25 @@ fn main() {
         },
     };
     args.retain(|a| !a.starts_with("--send-jitter-us="));
+    // `--ack-mix=P1,P3`: a what-if for a real receiver's ACK coverage (Linux
+    // `__tcp_ack_snd_check` sends the every-second-segment ACK only when
+    // the window's right edge advances, else the application's read sends
+    // it later, `tcp_cleanup_rbuf`): each in-order every-second-segment ACK
+    // is, with probability P3, withheld and sent with the next segment (it
+    // covers three), and a segment the receiver holds alone is, with
+    // probability P1, acknowledged at once (as the application's read
+    // does), seeded with SEED.
+    let ack_mix: Option<(f64, f64)> = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--ack-mix=").map(str::to_owned))
+        .map(|v| {
+            let p: Vec<f64> = v.split(',').filter_map(|x| x.parse().ok()).collect();
+            match p[..] {
+                [p1, p3] if (0.0..=1.0).contains(&p1) && (0.0..=1.0).contains(&p3) && p1 + p3 <= 1.0 => (p1, p3),
+                _ => fail(format!("--ack-mix: P1,P3 probabilities with P1 + P3 <= 1, got {v:?}")),
+            }
+        });
+    args.retain(|a| !a.starts_with("--ack-mix="));
     let mut dump = dump_path.map(|p| {
         std::io::BufWriter::new(std::fs::File::create(&p).unwrap_or_else(|e| fail(format!("--dump {p:?}: {e}"))))
     });
@@ -246,6 +317,11 @@ fn main() {
     let id = FlowId(0);
     let mut snd = TcpSender::new(id, tcp, cc);
     let mut rcv = TcpReceiver::new(id, f.receiver.clone());
+    let mut mix = MixState {
+        rng: Rng::from_seed(seed.wrapping_add(0x5eed)),
+        owed: None,
+        last: None,
+    };
     let ms = |x: f64| SimDuration::try_from_millis_f64(x).expect("validated by from_json");
     let rate = |r: Option<f64>| r.map(|m| BitRate::from_bps((m * 1e6) as u64));
     let limit = QueueLimit {
@@ -388,7 +464,8 @@ fn main() {
                     }
                     (Hop::Access, Dir::Down) => {
                         if let PacketKind::Data(d) = &r.pkt.kind {
-                            if let Some(ack) = rcv.on_data(now, d).ack {
+                            let got = rcv.on_data(now, d).ack;
+                            for ack in mix_acks(ack_mix, &mut mix, d, got) {
                                 hops[Hop::Access as usize].push(now, Dir::Up, ack, &mut drops, &mut rel);
                                 stack.extend(rel.drain(..).rev().map(|r| (Hop::Access, r)));
                             }

@@ -15,6 +15,20 @@
 //! The out-of-order data is a sorted queue of disjoint blocks, searched by
 //! bisection (Linux keeps an rbtree, `out_of_order_queue`), so a segment
 //! costs a few lookups whatever the number of holes.
+//!
+//! # Deviations from Linux
+//!
+//! 1. The receiving application reads every byte the moment it is in
+//!    order, and an in-order segment that completes `ack_every` segments
+//!    is acknowledged at once. Linux `__tcp_ack_snd_check` sends that ACK
+//!    only if the receive window's right edge advances; otherwise the
+//!    application's next read sends it (`tcp_cleanup_rbuf`), and segments
+//!    that arrive while the reader holds the socket are processed together
+//!    from its backlog. A real iperf3 receiver behind a 20 Mbit/s trace
+//!    link covers 1 segment with 10 % of its ACKs, 2 with 75 %, 3 or more
+//!    with 13 %; ours 2 with all. Measured effect: BBR's bandwidth filter
+//!    on that link 0.27 percentage points higher (docs/validation.md,
+//!    "Constant trace, 67 packets").
 
 use std::collections::VecDeque;
 
