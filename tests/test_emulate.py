@@ -121,6 +121,9 @@ def test_a_short_cellular_emulation_writes_a_run_directory_with_the_files_of_xrc
     rlc = pq.read_table(out / "rlc.parquet")
     assert rlc.num_rows >= 2900 and "hol_ms" in rlc.column_names
     assert "timeouts" not in pq.read_table(out / "flows.parquet").column_names
+    # The sender's view of the real flow: an RTT sample per ACK of new data.
+    rtt = pq.read_table(out / "rtt.parquet").to_pydict()
+    assert len(rtt["rtt_ms"]) > 100 and set(rtt["flow"]) == {0} and f["rtt_ms"]["p50"] is not None
     assert not no_namespaces_of_children()
 
 
@@ -451,6 +454,7 @@ def test_transfer_and_video_flows_run_as_real_applications_with_their_completion
     s = json.loads((out / "summary.json").read_text())
     assert [f["completed"] for f in s["flows"]] == [True, False]
     assert "chunks.parquet" not in s["not_measured"]
+    assert set(pq.read_table(out / "rtt.parquet").to_pydict()["flow"]) == {0, 1}, "RTT samples of both flows"
     assert not no_namespaces_of_children()
 
 

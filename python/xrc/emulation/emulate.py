@@ -517,6 +517,11 @@ def tables(p: Plan, r: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
             delivered_b = v["delivered_bytes"].astype(np.int64)
             start = float(f["start_s"])
             end = dur if f["stop_s"] is None else min(dur, float(f["stop_s"]))
+            rtt["t"].append(v["rtt_t_ns"] / 1e9)
+            rtt["rtt_ms"].append(v["rtt_ns"] / 1e6)
+            rtt["flow"].append(np.full(v["rtt_ns"].size, k, dtype=u32))
+            rtx["t"].append(v["retransmit_t_ns"] / 1e9)
+            rtx["flow"].append(np.full(v["retransmit_t_ns"].size, k, dtype=u32))
         if app is not None:
             rt, rb = app["read_t_s"], app["read_bytes"]
             if f["traffic"]["kind"] == "transfer":
@@ -539,11 +544,6 @@ def tables(p: Plan, r: dict[str, Any]) -> dict[str, dict[str, np.ndarray]]:
                     ch["written_s"].append(float("nan") if c["written_s"] is None else c["written_s"])
                     ch["delivered_s"].append(got)
                     ch["delivery_time_s"].append(got - c["start_s"])
-            rtt["t"].append(v["rtt_t_ns"] / 1e9)
-            rtt["rtt_ms"].append(v["rtt_ns"] / 1e6)
-            rtt["flow"].append(np.full(v["rtt_ns"].size, k, dtype=u32))
-            rtx["t"].append(v["retransmit_t_ns"] / 1e9)
-            rtx["flow"].append(np.full(v["retransmit_t_ns"].size, k, dtype=u32))
         # Cumulative bytes delivered at each bin's end, differenced.
         edges = np.append(starts + w, np.inf)[: starts.size]
         idx = np.searchsorted(delivered_t, edges, side="right") - 1
