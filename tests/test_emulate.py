@@ -371,7 +371,7 @@ def _loopback_app(tmp_path, *send_args: str, run_s: float = 20.0) -> tuple[dict,
         port = probe.getsockname()[1]
     at = time.monotonic_ns() + 2_000_000_000
     until = at + int(run_s * 1e9)
-    app = [sys.executable, "-m", "xrc.emulation.apps"]
+    app = em.APPS
     sink = subprocess.Popen([*app, "sink", "--bind", "127.0.0.1", "--port", str(port), "--out",
                              str(tmp_path / "sink.json"), "--until", str(until + 2_000_000_000)])
     try:
@@ -455,6 +455,30 @@ def test_transfer_and_video_flows_run_as_real_applications_with_their_completion
     assert [f["completed"] for f in s["flows"]] == [True, False]
     assert "chunks.parquet" not in s["not_measured"]
     assert set(pq.read_table(out / "rtt.parquet").to_pydict()["flow"]) == {0, 1}, "RTT samples of both flows"
+    assert not no_namespaces_of_children()
+
+
+@needs_root
+def test_twelve_short_transfers_each_start_on_time_and_complete(tmp_path):
+    """Twelve 60 kB CUBIC transfers, one every 0.25 s, through a 20 Mbit/s
+    wired link with 20 ms each way: each completes, no sooner than the
+    link's physical limit (two round trips plus the bytes' serialization)
+    and within a second."""
+    import pyarrow.parquet as pq
+
+    flows = "".join(f'[[flows]]\nid = "t{k}"\ncc = "cubic"\nstart_s = {0.25 * k}\n'
+                    f'traffic = {{ kind = "transfer", size_bytes = 60000 }}\n' for k in range(12))
+    sc = tmp_path / "short.toml"
+    sc.write_text('name = "short"\nseed = 1\nduration_s = 4.5\ntopology = "wired"\n[internet]\ndelay_ms = 20.0\n'
+                  'rate_mbps = 20.0\n' + flows)
+    out = tmp_path / "run"
+    r = subprocess.run([*XRC, "emulate", str(sc), "--out", str(out), "--quiet"], capture_output=True, text=True,
+                       timeout=90)
+    assert r.returncode == 0, r.stderr
+    fl = pq.read_table(out / "flows.parquet").to_pydict()
+    assert fl["completed"] == [1] * 12 and fl["bytes_delivered"] == [60000] * 12, fl
+    limit = 2 * 0.040 + 60000 * 8 / 20e6
+    assert all(limit < x < 1.0 for x in fl["fct_s"]), fl["fct_s"]
     assert not no_namespaces_of_children()
 
 

@@ -4,10 +4,12 @@ the ON/OFF video source (``traffic.kind = "video"``), as real programs on
 real kernel sockets, and the sink that receives them. Bulk flows are
 ``iperf3`` (:mod:`xrc.emulation.emulate`).
 
-Each runs as its own process inside a namespace of the emulator::
+Each runs as its own process inside a namespace of the emulator, as a
+script (it needs the standard library only, so it starts in tens of
+milliseconds)::
 
-    python -m xrc.emulation.apps sink --bind IP --port P --out FILE --until T
-    python -m xrc.emulation.apps send --dst IP --port P --cc CC --out FILE --until T [--at T0]
+    python apps.py sink --bind IP --port P --out FILE --until T
+    python apps.py send --dst IP --port P --cc CC --out FILE --until T [--at T0]
                                       (--bytes N | --video PERIOD_S,ON_S,RATE_MBPS)
                                       [--mss N] [--nodelay]
 
@@ -214,7 +216,7 @@ def send(dst: str, port: int, cc: str, out: str, until_ns: int, *, size: int | N
 
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_term)
-    ap = argparse.ArgumentParser(prog="python -m xrc.emulation.apps")
+    ap = argparse.ArgumentParser(prog="apps.py")
     sub = ap.add_subparsers(dest="role", required=True)
     k = sub.add_parser("sink")
     k.add_argument("--bind", required=True)

@@ -69,6 +69,10 @@ from .testbed import MAX_UES, TestbedError, missing_requirements, testbed, ue_ip
 
 #: The kernel module of each algorithm the kernel has.
 LINUX_CC = {"cubic": "cubic", "newreno": "reno", "bbr": "bbr"}
+#: The applications of transfer and video flows, run as a script (standard
+#: library only: 70 ms to start, where importing the xrc package takes 0.5 s,
+#: which matters with many short flows).
+APPS = [sys.executable, str(Path(__file__).with_name("apps.py"))]
 BASE_PORT = 5201
 NONE = 2**32 - 1
 #: Drop stage codes of the emulator's capture, by topology and direction,
@@ -243,7 +247,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
                 tb.popen("ue", ["iperf3", "-s", "-1", "-B", ip, "-p", port],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             else:
-                app_procs.append(tb.popen("ue", [sys.executable, "-m", "xrc.emulation.apps", "sink", "--bind", ip,
+                app_procs.append(tb.popen("ue", [*APPS, "sink", "--bind", ip,
                                                  "--port", port, "--out", str(apps_dir / f"sink{k}.json"),
                                                  "--until", str(guard_ns)],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -260,7 +264,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
             if tr["kind"] == "bulk":
                 continue
             stop_ns = end_ns if f["stop_s"] is None else min(end_ns, t0_ns + int(f["stop_s"] * 1e9))
-            argv = [sys.executable, "-m", "xrc.emulation.apps", "send", "--dst", ue_ip(f.get("ue") or 0),
+            argv = [*APPS, "send", "--dst", ue_ip(f.get("ue") or 0),
                     "--port", str(BASE_PORT + k), "--cc", p.linux_cc[k], "--out", str(apps_dir / f"send{k}.json"),
                     "--at", str(t0_ns + int(f["start_s"] * 1e9)), "--until", str(stop_ns),
                     *_app_socket_args(p.kernel.iperf3.get(k, []))]
