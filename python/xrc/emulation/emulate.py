@@ -663,7 +663,7 @@ def cell_tables(p: Plan, r: dict, flows: dict, starts: np.ndarray, w: float, dur
     pkt_ue = flow_ue[np.where(f < flow_ue.size - 1, f, flow_ue.size - 1)]
     pkt_t = cap["t_out_ns"][dl] / 1e9
     pkt_bits = cap["len"][dl].astype(np.float64) * 8
-    tti_len = 1e-3
+    tti_len = float(res["cell"]["tti_ms"]) / 1e3  # an NR cell's TTI is its slot
     rate = {c: [] for c in ("t", "ue", "available_mbps", "delivered_mbps", "agent_mbps")}
     ues = {c: [] for c in ("ue", "available_bits_active", "delivered_bits_active", "delivered_bits",
                            "carried_bits", "active_s", "tbs_new", "tbs_retx", "tbs_lost", "rlc_drops")}
