@@ -90,6 +90,15 @@ def _parser() -> argparse.ArgumentParser:
                     help="directory of Mahimahi downlink traces (*.down) for the trace study (default: the bundled ones)")
     rp.add_argument("--quiet", action="store_true")
 
+    st = sub.add_parser("study", help="a study beyond the paper into a report (nr: the 5G NR mid-band cell, TDD "
+                                      "against FDD)")
+    st.add_argument("study", choices=["nr"], help="which study")
+    st.add_argument("--out", default=None, help="report directory (report.md, runs.json); default: print only")
+    st.add_argument("--seeds", type=int, default=3, help="seeds per scenario (default 3)")
+    st.add_argument("--quick", action="store_true", help="one seed, 4 s runs (for CI)")
+    st.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
+    st.add_argument("--force", action="store_true", help="write into a non-empty --out")
+
     vl = sub.add_parser("validate-linux", help="real Linux TCP through xrc's emulator against the simulator "
                         "(needs root, TUN, iperf3)")
     vl.add_argument("--cases", default=None, metavar="PATTERNS",
@@ -298,6 +307,19 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 print(f"{args.scenario}: ok ({sc.name}, seed {sc.seed}, {len(sc.resolved['flows'])} flows, "
                       f"{sc.resolved['duration_s']} s)")
+            return 0
+        if args.cmd == "study":
+            from .study_nr import study
+
+            if args.seeds < 1:
+                print(f"xrc: error: --seeds must be at least 1, got {args.seeds}", file=sys.stderr)
+                return 2
+            try:
+                text = study(args.out, seeds=args.seeds, quick=args.quick, jobs=args.jobs, force=args.force)
+            except FileExistsError as e:
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
+            print(text, end="")
             return 0
         if args.cmd == "sweep":
             from pathlib import Path
