@@ -143,6 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--ues", default=None, metavar="N,N,...",
                    help="UE counts of --cell (default 1,10,100,400,1000)")
     b.add_argument("--duration", type=float, default=60.0, help="simulated seconds of --cell (default 60)")
+    b.add_argument("--mu", default="lte,0,3", metavar="CELLS",
+                   help="cells of --cell, comma-separated: lte (20 MHz) and NR numerologies 0..3 (50 MHz FDD, "
+                        "the same traffic; default lte,0,3)")
     b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
     b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
                    help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")
@@ -418,7 +421,11 @@ def main(argv: list[str] | None = None) -> int:
                     raise ScenarioError(f"--ues: UE counts must be in [1, 1000], got {args.ues!r}")
                 if not 0.001 <= args.duration <= 3600:
                     raise ScenarioError(f"--duration must be in [0.001, 3600] s, got {args.duration}")
-                return bench_cell(sizes, args.duration, json_out=args.json, overrides=args.bench_set)
+                cells = [c.strip() for c in args.mu.split(",")]
+                if not cells or any(c not in ("lte", "0", "1", "2", "3") for c in cells):
+                    raise ScenarioError(f"--mu: a comma-separated list of lte and numerologies 0..3, got {args.mu!r}")
+                return bench_cell(sizes, args.duration, json_out=args.json, overrides=args.bench_set,
+                                  cells=cells)
             if args.bench_set or args.ues:
                 raise ScenarioError("--set and --ues apply to --cell only")
             path = args.scenario or str(bundled_scenario(BENCH_SCENARIO))

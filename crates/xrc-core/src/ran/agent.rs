@@ -224,6 +224,7 @@ pub fn feedback(ue_capacity_bps: u64, active_flows: u32, hol: SimDuration) -> Xr
 }
 
 /// What the agent learned this TTI for one UE.
+#[inline]
 pub fn tti_capacity_bits(
     new_tb_bits: u64,
     free_prbs: u16,

@@ -1,7 +1,10 @@
-//! One LTE cell: the base station's PDCP, RLC and MAC for each UE, the air
-//! interface, and the UEs' receive side and uplink.
+//! One LTE or 5G NR cell: the base station's PDCP, RLC and MAC for each
+//! UE, the air interface, and the UEs' receive side and uplink. What the
+//! radio access technology fixes (slot, TBS, TDD pattern, HARQ timing) is in
+//! [`Radio`] (`ran::radio`; NR: `docs/nr.md`).
 //!
-//! Every TTI (1 ms in LTE) the MAC:
+//! Every TTI (1 ms in LTE, the slot in NR; no downlink in a TDD U slot) the
+//! MAC:
 //! 1. reads each UE's CQI and maps it to an MCS and a TBS index
 //!    ([`amc`]);
 //! 2. serves HARQ retransmissions due this TTI first, each on as many PRBs
@@ -10,8 +13,10 @@
 //! 3. shares the remaining resource block groups among the UEs with data
 //!    ([`scheduler`]) and builds one RLC PDU per granted UE;
 //! 4. decides each transmission's fate: it fails with probability `bler`,
-//!    and a failed block is retransmitted `rtt_ttis` TTIs later (NDI = 0)
-//!    up to `max_retx` times, after which RLC UM loses it;
+//!    and a failed block is retransmitted `rtt_ttis` TTIs later (LTE) or
+//!    in the first downlink slot after its HARQ-ACK (NR, `k1_slots`) with
+//!    NDI = 0, up to `max_retx` times, after which RLC UM loses it; a UE
+//!    whose HARQ processes are all busy gets no new block;
 //! 5. reports new-data bits (NDI = 1) and free PRBs to the XRC agent.
 //!
 //! A block sent in the TTI starting at t reaches the UE at

@@ -182,11 +182,12 @@ pub fn allocate_with(
             // key per candidate, compared in two instructions.
             let order = &mut scratch.order;
             order.clear();
+            let full = grid.full_bits();
             order.extend(
                 candidates
                     .iter()
                     .enumerate()
-                    .map(|(k, c)| pf_key(grid.full(c.itbs) / c.avg_bits.max(1.0), k)),
+                    .map(|(k, c)| pf_key(full[c.itbs.get() as usize] / c.avg_bits.max(1.0), k)),
             );
             let served = groups.len().min(order.len());
             if served < order.len() {

@@ -101,8 +101,15 @@ impl TbsGrid {
         self.full[rate.0 as usize]
     }
 
+    /// Bits of the whole band per row.
+    #[inline]
+    pub fn full_bits(&self) -> &[f64] {
+        &self.full
+    }
+
     /// The smallest allocation whose bits at `rate` are at least `bits`; the
     /// whole band if even that is too small.
+    #[inline]
     pub fn min_prbs_for_bits(&self, rate: RateIdx, bits: u32) -> u16 {
         let fits = |n: u16| self.bits(rate, n) >= bits;
         if fits(1) {
@@ -129,6 +136,7 @@ impl TbsGrid {
     /// Bits a share of `prbs` PRBs (fractional) carries at `rate`,
     /// interpolating linearly between whole PRB counts (the XRC agent's
     /// choice 1).
+    #[inline]
     pub fn share_bits(&self, rate: RateIdx, prbs: f64) -> f64 {
         if prbs <= 0.0 {
             return 0.0;
