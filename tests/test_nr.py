@@ -49,3 +49,32 @@ def test_study_nr_reports_every_scheme_under_tdd_and_fdd_and_hystart_alone(tmp_p
     for row in ("| FDD | 3 |", "| TDD DDDSU | 3 |", "| TDD DDDDDDDSUU | 3 |"):
         assert row in text
     assert main(["study", "nr", "--quick", "--out", str(out)]) == 2
+
+
+MMWAVE = str(bundled.scenario("nr/mmwave-blockage.toml"))
+
+
+@pytest.mark.parametrize("override, message", [
+    ("ues.0.channel.pathloss.frequency_ghz=200", "ues.0.channel.pathloss.frequency_ghz must be in [0.5, 100]"),
+    ("ues.0.channel.blockage.mean_blocked_ms=0", "ues.0.channel.blockage.mean_blocked_ms must be in [0.1,"),
+    ("ues.0.channel.pathloss.scenario=rma", "ues.0.channel: unknown variant `rma`, expected `uma` or `umi`"),
+])
+def test_a_bad_mmwave_channel_field_is_an_exit_2_error(override, message, capsys):
+    assert main(["validate", MMWAVE, "--set", override]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_blockage_collapses_the_mmwave_capacity_and_it_recovers():
+    from xrc.runner import simulate
+    from xrc.scenario import load
+
+    # Seed 1: blocked from 5.05 to 5.19 s, 7.26 to 7.36 s, ...
+    t = simulate(load(MMWAVE, overrides=["duration_s=8"]))["tables"]["rlc"]
+    avail = t["available_mbps"]
+    # Line of sight: 256QAM at CQI 15 over 264 PRBs; blocked: far less.
+    hi, lo = float(avail.max()), float(avail.min())
+    assert lo < 0.6 * hi, (lo, hi)
+    # It comes back: the last high sample is after the first low one.
+    low = (avail < 0.6 * hi).nonzero()[0]
+    high = (avail > 0.9 * hi).nonzero()[0]
+    assert low.size and high.size and high[-1] > low[0]

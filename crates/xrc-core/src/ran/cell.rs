@@ -532,8 +532,12 @@ impl Cell {
             .map(|(i, ch)| {
                 let phase_ttis = sr_period.as_nanos() / tti.as_nanos().max(1);
                 let phase = tti * phase_rng.below(phase_ttis.max(1));
+                let mut channel = Channel::new(ch, bandwidth_hz, streams.stream(&format!("channel/ue{i}")));
+                if let Some(nr) = &cfg.nr {
+                    channel.set_nr_cqi_table(nr.mcs_table.table().cqi_table());
+                }
                 Ue {
-                    channel: Channel::new(ch, bandwidth_hz, streams.stream(&format!("channel/ue{i}"))),
+                    channel,
                     itbs: None,
                     cqi: 0,
                     rlc: RlcTx::new(limit),
