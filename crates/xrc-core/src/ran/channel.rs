@@ -525,7 +525,7 @@ impl BlockState {
             };
             // At least 1 ns, so the loop always moves on.
             let d = SimDuration::try_from_millis_f64(self.rng.exponential(mean)).unwrap_or(SimDuration::MAX);
-            self.next_toggle = self.next_toggle + d.max(SimDuration::from_nanos(1));
+            self.next_toggle += d.max(SimDuration::from_nanos(1));
         }
     }
 }
@@ -964,6 +964,6 @@ mod tests {
             Some(15)
         );
         let at_25 = nr_cqi_from_sinr_db(nr::CqiTable::Table2, 25.0).unwrap().get();
-        assert!(at_25 < 15 && at_25 >= 11, "{at_25}");
+        assert!((11..15).contains(&at_25), "{at_25}");
     }
 }
