@@ -53,9 +53,10 @@ test-python: setup
 	$(BIN)/python -m pytest -q tests
 
 ## Speed: the whole simulator on the bench scenario, and the engine alone;
-## one 20 MHz cell with 1, 10, 100, 400 and 1,000 UEs (wall, events/s, peak
-## RSS; about a minute); then the emulator's timing on this host (needs
-## root: skips otherwise); then ns-3's LTE module against xrc (bench-ns3).
+## one cell with 1, 10, 100, 400 and 1,000 UEs (wall, events/s, peak RSS),
+## LTE 20 MHz then NR 50 MHz at mu = 0 and mu = 3 with their cost ratio
+## (about 4 minutes); then the emulator's timing on this host (needs root:
+## skips otherwise); then ns-3's LTE module against xrc (bench-ns3).
 bench: setup
 	$(BIN)/xrc bench
 	cargo bench --bench engine

@@ -127,9 +127,43 @@ def measure_cell(n_ues: int, duration_s: float = 60.0, overrides: list[str] | No
         shutil.rmtree(out, ignore_errors=True)
 
 
+def nr_overrides(cell: str) -> list[str]:
+    """The cell benchmark's scenario as an NR cell of numerology `cell`
+    ("0".."3"): 50 MHz FDD (270 PRBs at μ = 0, 133 at 1, 65 at 2, 32 at 3:
+    about the same bits per millisecond at every μ), the same UEs, flows,
+    uplink and path, the per-TTI table sampled every millisecond; `[]` for
+    "lte"."""
+    if cell == "lte":
+        return []
+    # The per-TTI table sampled once per millisecond, as in the LTE cell:
+    # the same rows per simulated second at every μ.
+    return ["cell.rat=nr", "cell.bandwidth_mhz=50", f"cell.nr.numerology={cell}",
+            f"output.rlc_sample_ttis={2 ** int(cell)}"]
+
+
 def bench_cell(sizes=CELL_SIZES, duration_s: float = 60.0, json_out: str | None = None,
-               overrides: list[str] | None = None) -> int:
-    """Prints the cell benchmark's table (one row per UE count)."""
+               overrides: list[str] | None = None, cells=("lte",)) -> int:
+    """Prints the cell benchmark's tables (one per cell kind, one row per UE
+    count) and, with μ = 0 and μ = 3, their cost ratio."""
+    by_cell = {}
+    for cell in cells:
+        by_cell[cell] = _bench_one_cell(sizes, duration_s, (overrides or []) + nr_overrides(cell), cell,
+                                        user_overrides=overrides)
+    if "0" in by_cell and "3" in by_cell:
+        print("mu = 3 over mu = 0, time in the core per simulated second (same traffic; target: at most 8x):")
+        for r0, r3 in zip(by_cell["0"], by_cell["3"]):
+            print(f"  {r0['ues']:>5} UEs: {r3['core_s'] / r0['core_s']:.2f}x in the core, "
+                  f"{r3['run_s'] / r0['run_s']:.2f}x wall", flush=True)
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump({"duration_s": duration_s, "overrides": overrides or [],
+                       "cells": {c: rows for c, rows in by_cell.items()}}, f, indent=1)
+    return 0
+
+
+def _bench_one_cell(sizes, duration_s: float, overrides: list[str], cell: str,
+                    user_overrides: list[str] | None) -> list[dict]:
+    """One table of :func:`bench_cell`."""
     if overrides:
         # Refused here, before any child runs, if a setting is wrong.
         from pathlib import Path
@@ -137,8 +171,10 @@ def bench_cell(sizes=CELL_SIZES, duration_s: float = 60.0, json_out: str | None 
         from .scenario import load_text
 
         load_text(cell_scenario_text(1, duration_s), base=Path.cwd(), overrides=overrides)
-    what = f"with {' '.join(overrides)}" if overrides else "every output at its default"
-    print(f"one 20 MHz LTE cell (mu = 0: 1 ms TTI), {duration_s:g} s, one bulk CUBIC flow per UE, "
+    what = f"with {' '.join(user_overrides)}" if user_overrides else "every output at its default"
+    kind = ("one 20 MHz LTE cell (1 ms TTI)" if cell == "lte" else
+            f"one 50 MHz NR FDD cell (mu = {cell}: {1 / 2 ** int(cell):g} ms slot)")
+    print(f"{kind}, {duration_s:g} s, one bulk CUBIC flow per UE, "
           f"{what}, written as `xrc run --no-plots` writes it")
     head = (f"{'UEs':>5} {'sim s/wall s':>12} {'wall':>8} {'core':>8} {'events':>10} {'events/s':>10} "
             f"{'peak RSS':>9} {'Parquet':>8}")
@@ -161,10 +197,8 @@ def bench_cell(sizes=CELL_SIZES, duration_s: float = 60.0, json_out: str | None 
             print(f"wall, 1000 UEs over 400 UEs: {by[1000]['run_s'] / by[400]['run_s']:.2f}x (target: at most 3x)")
         if 1000 in by:
             print(f"peak RSS, 1000 UEs: {by[1000]['peak_rss_bytes'] / 1e9:.2f} GB (target: at most 1 GB)")
-    if json_out:
-        with open(json_out, "w") as f:
-            json.dump({"duration_s": duration_s, "overrides": overrides or [], "rows": rows}, f, indent=1)
-    return 0
+    print(flush=True)
+    return rows
 
 
 if __name__ == "__main__":

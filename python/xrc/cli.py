@@ -90,6 +90,15 @@ def _parser() -> argparse.ArgumentParser:
                     help="directory of Mahimahi downlink traces (*.down) for the trace study (default: the bundled ones)")
     rp.add_argument("--quiet", action="store_true")
 
+    st = sub.add_parser("study", help="a study beyond the paper into a report (nr: the 5G NR mid-band cell, TDD "
+                                      "against FDD)")
+    st.add_argument("study", choices=["nr"], help="which study")
+    st.add_argument("--out", default=None, help="report directory (report.md, runs.json); default: print only")
+    st.add_argument("--seeds", type=int, default=3, help="seeds per scenario (default 3)")
+    st.add_argument("--quick", action="store_true", help="one seed, 4 s runs (for CI)")
+    st.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
+    st.add_argument("--force", action="store_true", help="write into a non-empty --out")
+
     vl = sub.add_parser("validate-linux", help="real Linux TCP through xrc's emulator against the simulator "
                         "(needs root, TUN, iperf3)")
     vl.add_argument("--cases", default=None, metavar="PATTERNS",
@@ -134,6 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--ues", default=None, metavar="N,N,...",
                    help="UE counts of --cell (default 1,10,100,400,1000)")
     b.add_argument("--duration", type=float, default=60.0, help="simulated seconds of --cell (default 60)")
+    b.add_argument("--mu", default="lte,0,3", metavar="CELLS",
+                   help="cells of --cell, comma-separated: lte (20 MHz) and NR numerologies 0..3 (50 MHz FDD, "
+                        "the same traffic; default lte,0,3)")
     b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
     b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
                    help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")
@@ -299,6 +311,19 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{args.scenario}: ok ({sc.name}, seed {sc.seed}, {len(sc.resolved['flows'])} flows, "
                       f"{sc.resolved['duration_s']} s)")
             return 0
+        if args.cmd == "study":
+            from .study_nr import study
+
+            if args.seeds < 1:
+                print(f"xrc: error: --seeds must be at least 1, got {args.seeds}", file=sys.stderr)
+                return 2
+            try:
+                text = study(args.out, seeds=args.seeds, quick=args.quick, jobs=args.jobs, force=args.force)
+            except FileExistsError as e:
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
+            print(text, end="")
+            return 0
         if args.cmd == "sweep":
             from pathlib import Path
 
@@ -396,7 +421,11 @@ def main(argv: list[str] | None = None) -> int:
                     raise ScenarioError(f"--ues: UE counts must be in [1, 1000], got {args.ues!r}")
                 if not 0.001 <= args.duration <= 3600:
                     raise ScenarioError(f"--duration must be in [0.001, 3600] s, got {args.duration}")
-                return bench_cell(sizes, args.duration, json_out=args.json, overrides=args.bench_set)
+                cells = [c.strip() for c in args.mu.split(",")]
+                if not cells or any(c not in ("lte", "0", "1", "2", "3") for c in cells):
+                    raise ScenarioError(f"--mu: a comma-separated list of lte and numerologies 0..3, got {args.mu!r}")
+                return bench_cell(sizes, args.duration, json_out=args.json, overrides=args.bench_set,
+                                  cells=cells)
             if args.bench_set or args.ues:
                 raise ScenarioError("--set and --ues apply to --cell only")
             path = args.scenario or str(bundled_scenario(BENCH_SCENARIO))

@@ -56,7 +56,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::amc::{self, Itbs, Prbs};
+use super::tbs_grid::{RateIdx, TbsGrid};
 use crate::net::XrcOption;
 use crate::units::{check_range, check_range_u64, SimDuration, SimTime, MAX_SPAN_MS};
 
@@ -217,24 +217,6 @@ impl AirDelay {
     }
 }
 
-/// Bits a share of `prbs` PRBs (fractional) carries at `itbs`.
-pub fn share_bits(itbs: Itbs, prbs: f64) -> f64 {
-    if prbs <= 0.0 {
-        return 0.0;
-    }
-    let whole = prbs.floor().min(110.0) as u16;
-    let frac = prbs - whole as f64;
-    let at = |n: u16| -> f64 {
-        match Prbs::new(n) {
-            Some(p) => amc::tbs(itbs, p).get() as f64,
-            None => 0.0,
-        }
-    };
-    let lo = at(whole);
-    let hi = if whole < 110 { at(whole + 1) } else { lo };
-    lo + (hi - lo) * frac
-}
-
 /// The feedback for one flow of a UE: eq. (1) and the HoL delay.
 pub fn feedback(ue_capacity_bps: u64, active_flows: u32, hol: SimDuration) -> XrcOption {
     let per_flow = ue_capacity_bps / active_flows.max(1) as u64;
@@ -242,17 +224,19 @@ pub fn feedback(ue_capacity_bps: u64, active_flows: u32, hol: SimDuration) -> Xr
 }
 
 /// What the agent learned this TTI for one UE.
+#[inline]
 pub fn tti_capacity_bits(
     new_tb_bits: u64,
     free_prbs: u16,
     active_ues: u32,
     ue_active: bool,
-    itbs: Option<Itbs>,
+    rate: Option<(RateIdx, &TbsGrid)>,
     include_free: bool,
 ) -> u64 {
     if include_free && ue_active && active_ues > 0 && free_prbs > 0 {
-        if let Some(i) = itbs {
-            let bits = new_tb_bits as f64 + share_bits(i, free_prbs as f64 / active_ues as f64);
+        if let Some((i, grid)) = rate {
+            // Choice 1: the fair share of the free PRBs at the UE's rate.
+            let bits = new_tb_bits as f64 + grid.share_bits(i, free_prbs as f64 / active_ues as f64);
             return bits.round() as u64;
         }
     }
@@ -297,13 +281,14 @@ mod tests {
 
     #[test]
     fn free_prbs_are_shared_among_active_ues_at_each_ues_mcs() {
-        let itbs = Itbs::new(26).unwrap();
+        let grid = TbsGrid::lte(50);
+        let itbs = Some((RateIdx::new(26), &grid));
         // All 50 PRBs free, one active UE: the whole band.
-        assert_eq!(tti_capacity_bits(0, 50, 1, true, Some(itbs), true), 36_696);
+        assert_eq!(tti_capacity_bits(0, 50, 1, true, itbs, true), 36_696);
         // Two active UEs: 25 PRBs each.
-        assert_eq!(tti_capacity_bits(0, 50, 2, true, Some(itbs), true), 18_336);
+        assert_eq!(tti_capacity_bits(0, 50, 2, true, itbs, true), 18_336);
         // Retransmissions (NDI = 0) are not passed in; new data is.
-        assert_eq!(tti_capacity_bits(1000, 0, 1, true, Some(itbs), true), 1000);
+        assert_eq!(tti_capacity_bits(1000, 0, 1, true, itbs, true), 1000);
     }
 
     #[test]

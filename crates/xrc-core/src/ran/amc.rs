@@ -318,6 +318,13 @@ fn piro_snr_gap() -> f64 {
 ///
 /// Returns `None` (CQI 0, "out of range") if even CQI 1 is not supported,
 /// for `-inf`, and for NaN. `+inf` gives CQI 15.
+/// Piro's spectral efficiency `s = log2(1 + SINR / Γ)` (bit/s/Hz) for
+/// `sinr_db` ([`cqi_from_sinr_db`]'s measure; NR's CQI tables use it too).
+pub fn piro_efficiency(sinr_db: f64) -> f64 {
+    let sinr_linear = 10f64.powf(sinr_db / 10.0);
+    (1.0 + sinr_linear / piro_snr_gap()).log2()
+}
+
 pub fn cqi_from_sinr_db(sinr_db: f64) -> Option<Cqi> {
     if sinr_db.is_nan() {
         return None;

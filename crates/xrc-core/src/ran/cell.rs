@@ -1,7 +1,10 @@
-//! One LTE cell: the base station's PDCP, RLC and MAC for each UE, the air
-//! interface, and the UEs' receive side and uplink.
+//! One LTE or 5G NR cell: the base station's PDCP, RLC and MAC for each
+//! UE, the air interface, and the UEs' receive side and uplink. What the
+//! radio access technology fixes (slot, TBS, TDD pattern, HARQ timing) is in
+//! [`Radio`] (`ran::radio`; NR: `docs/nr.md`).
 //!
-//! Every TTI (1 ms in LTE) the MAC:
+//! Every TTI (1 ms in LTE, the slot in NR; no downlink in a TDD U slot) the
+//! MAC:
 //! 1. reads each UE's CQI and maps it to an MCS and a TBS index
 //!    ([`amc`]);
 //! 2. serves HARQ retransmissions due this TTI first, each on as many PRBs
@@ -10,8 +13,10 @@
 //! 3. shares the remaining resource block groups among the UEs with data
 //!    ([`scheduler`]) and builds one RLC PDU per granted UE;
 //! 4. decides each transmission's fate: it fails with probability `bler`,
-//!    and a failed block is retransmitted `rtt_ttis` TTIs later (NDI = 0)
-//!    up to `max_retx` times, after which RLC UM loses it;
+//!    and a failed block is retransmitted `rtt_ttis` TTIs later (LTE) or
+//!    in the first downlink slot after its HARQ-ACK (NR, `k1_slots`) with
+//!    NDI = 0, up to `max_retx` times, after which RLC UM loses it; a UE
+//!    whose HARQ processes are all busy gets no new block;
 //! 5. reports new-data bits (NDI = 1) and free PRBs to the XRC agent.
 //!
 //! A block sent in the TTI starting at t reaches the UE at
@@ -27,13 +32,15 @@ use serde::{Deserialize, Serialize};
 
 use super::abc::{AbcConfig, AbcMarker};
 use super::agent::{self, AgentConfig, AirDelay, CapacityWindow};
-use super::amc::{self, Itbs, Prbs};
+use super::amc;
 use super::channel::{Channel, ChannelConfig};
 use super::netassist::{NetAssistConfig, PeriodStats};
 use super::pbe::{PbeConfig, PbeMonitor, TtiView};
 use super::pdcp::{FlowActivity, PDCP_HEADER_BYTES};
+use super::radio::{NrConfig, Radio, Rat};
 use super::rlc::{Pdu, RlcLimit, RlcRx, RlcTx, RxOutput};
 use super::scheduler::{self, Candidate, Grant, RbgLayout, SchedulerKind};
+use super::tbs_grid::RateIdx;
 use super::uplink::{Uplink, UplinkConfig};
 use crate::engine::{Rng, RngStreams};
 use crate::net::queue::QueueCounters;
@@ -48,9 +55,27 @@ pub struct HarqConfig {
     pub bler: f64,
     /// Retransmissions before giving up (LTE maxHARQ-Tx = 4 transmissions).
     pub max_retx: u32,
-    /// TTIs from a transmission to its retransmission (FDD: 8).
+    /// LTE: TTIs from a transmission to its retransmission (FDD: 8). NR
+    /// times HARQ with `k1_slots` instead and refuses any other value.
     pub rtt_ttis: u32,
+    /// HARQ processes per UE: a UE with every process waiting for its
+    /// HARQ-ACK (or holding a block to retransmit) gets no new transport
+    /// block. Absent: NR 16 (`nrofHARQ-ProcessesForPDSCH`); LTE not
+    /// limited (FDD has 8 and the 8-TTI round trip never needs more unless a
+    /// retransmission is delayed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u32>,
+    /// NR: slots from the PDSCH to its HARQ-ACK (`K1`, the least of
+    /// `dl-DataToUL-ACK`); the HARQ-ACK goes in the first PUCCH slot at or
+    /// after it. Absent: 4. Not for LTE.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub k1_slots: Option<u32>,
 }
+
+/// `harq.k1_slots` when absent.
+pub const DEFAULT_K1_SLOTS: u32 = 4;
+/// `harq.processes` of an NR cell when absent.
+pub const DEFAULT_NR_HARQ_PROCESSES: u32 = 16;
 
 impl Default for HarqConfig {
     fn default() -> Self {
@@ -58,6 +83,8 @@ impl Default for HarqConfig {
             bler: 0.1,
             max_retx: 3,
             rtt_ttis: 8,
+            processes: None,
+            k1_slots: None,
         }
     }
 }
@@ -88,19 +115,26 @@ impl Default for RlcConfig {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct CellConfig {
-    /// Channel bandwidth, MHz (1.4, 3, 5, 10, 15 or 20); when given it sets
-    /// `prbs` (TS 36.101 Table 5.6-1).
+    /// "lte" (default) or "nr" (with `[cell.nr]`).
+    #[serde(skip_serializing_if = "Rat::is_lte")]
+    pub rat: Rat,
+    /// The NR carrier (`rat = "nr"` only; defaults apply when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr: Option<NrConfig>,
+    /// Channel bandwidth, MHz: LTE 1.4, 3, 5, 10, 15 or 20 (TS 36.101 Table
+    /// 5.6-1); NR a channel of TS 38.101-1/-2 Table 5.3.2-1 at the
+    /// numerology. When given it sets `prbs`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bandwidth_mhz: Option<f64>,
-    /// Downlink bandwidth in PRBs (6, 15, 25, 50, 75 or 100); `None` until
+    /// Downlink bandwidth in PRBs (LTE 6, 15, 25, 50, 75 or 100; NR `N_RB`); `None` until
     /// resolved: from `bandwidth_mhz`, else [`DEFAULT_PRBS`]. Read it with
     /// [`CellConfig::prbs`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prbs: Option<u16>,
     pub scheduler: SchedulerKind,
-    /// PF averaging window, TTIs.
+    /// PF averaging window, TTIs (NR: LTE TTIs of 1 ms, i.e. this many ms).
     pub pf_window_ttis: f64,
-    /// TTI length, ms (1 for LTE).
+    /// TTI length, ms (1 for LTE). NR: the slot, set by `nr.numerology`.
     pub tti_ms: f64,
     /// From the end of a TTI to the UE handing the block to RLC, ms.
     pub dl_decode_delay_ms: f64,
@@ -119,6 +153,8 @@ pub struct CellConfig {
 impl Default for CellConfig {
     fn default() -> Self {
         CellConfig {
+            rat: Rat::Lte,
+            nr: None,
             bandwidth_mhz: None,
             prbs: None,
             scheduler: SchedulerKind::Pf,
@@ -147,6 +183,12 @@ impl CellConfig {
 
     /// Applies `bandwidth_mhz` to `prbs`; both given must agree.
     pub fn normalize(&mut self) -> Result<(), String> {
+        if self.rat == Rat::Nr {
+            return self.normalize_nr();
+        }
+        if self.nr.is_some() {
+            return Err("nr: a [cell.nr] section needs rat = \"nr\"".into());
+        }
         if let Some(b) = self.bandwidth_mhz.take() {
             let p = amc::prbs_for_bandwidth_mhz(b).ok_or_else(|| {
                 format!("bandwidth_mhz: {b} is not an LTE channel bandwidth (1.4, 3, 5, 10, 15 or 20 MHz)")
@@ -162,6 +204,61 @@ impl CellConfig {
         Ok(())
     }
 
+    /// NR: `N_RB` from the bandwidth at the numerology, the TTI from the slot.
+    fn normalize_nr(&mut self) -> Result<(), String> {
+        let nr = self.nr.get_or_insert_with(NrConfig::default);
+        nr.validate()?;
+        match (self.bandwidth_mhz.take(), self.prbs) {
+            (Some(b), given) => {
+                let p = nr.n_rb(b)?;
+                if let Some(g) = given.filter(|&g| g != p) {
+                    return Err(format!(
+                        "bandwidth_mhz = {b} means {p} PRBs at numerology {} but prbs = {g}; give one of them",
+                        nr.numerology
+                    ));
+                }
+                self.prbs = Some(p);
+            }
+            (None, Some(_)) => {}
+            (None, None) => {
+                return Err("bandwidth_mhz: an NR cell needs its channel bandwidth (e.g. 100 for 100 MHz)".into())
+            }
+        }
+        let slot_ms = nr.mu()?.slot_duration().as_nanos() as f64 / 1e6;
+        if self.tti_ms != 1.0 && self.tti_ms != slot_ms {
+            return Err(format!(
+                "tti_ms: an NR cell's TTI is the slot of nr.numerology = {} ({slot_ms} ms); leave tti_ms out, got {}",
+                nr.numerology, self.tti_ms
+            ));
+        }
+        self.tti_ms = slot_ms;
+        Ok(())
+    }
+
+    /// The radio this configuration (normalized, validated) describes.
+    pub fn radio(&self) -> Radio {
+        match self.rat {
+            Rat::Lte => Radio::lte(
+                self.prbs(),
+                SimDuration::try_from_millis_f64(self.tti_ms).expect("validated"),
+                self.harq.rtt_ttis,
+            ),
+            Rat::Nr => Radio::nr(
+                self.nr.as_ref().expect("normalized"),
+                self.prbs(),
+                self.harq.k1_slots.unwrap_or(DEFAULT_K1_SLOTS),
+            ),
+        }
+    }
+
+    /// HARQ processes per UE (`None`: not limited).
+    pub fn harq_processes(&self) -> Option<u32> {
+        match self.rat {
+            Rat::Lte => self.harq.processes,
+            Rat::Nr => Some(self.harq.processes.unwrap_or(DEFAULT_NR_HARQ_PROCESSES)),
+        }
+    }
+
     /// Every limit below is what the model can represent and a cell can
     /// physically be; the error reads "field must be in [lo, hi], got v".
     pub fn validate(&self) -> Result<(), String> {
@@ -172,9 +269,63 @@ impl CellConfig {
             c.normalize()?;
             return c.validate();
         }
-        // TS 36.101 Table 5.6-1: 6 (1.4 MHz) to 100 (20 MHz); the TBS table
-        // (TS 36.213 Table 7.1.7.2.1-1) goes to 110.
-        check_range_u64("prbs", self.prbs() as u64, 6, 110)?;
+        match self.rat {
+            // TS 36.101 Table 5.6-1: 6 (1.4 MHz) to 100 (20 MHz); the TBS table
+            // (TS 36.213 Table 7.1.7.2.1-1) goes to 110.
+            Rat::Lte => {
+                check_range_u64("prbs", self.prbs() as u64, 6, 110)?;
+                if self.nr.is_some() {
+                    return Err("nr: a [cell.nr] section needs rat = \"nr\"".into());
+                }
+                if let Some(k) = self.harq.k1_slots {
+                    return Err(format!(
+                        "harq.k1_slots: K1 is NR's HARQ timing; an LTE cell uses harq.rtt_ttis, got {k}"
+                    ));
+                }
+            }
+            Rat::Nr => {
+                let Some(nr) = &self.nr else {
+                    return Err("nr: an NR cell needs its [cell.nr] section (normalize)".into());
+                };
+                nr.validate()?;
+                // TS 38.214's TBS goes to 275 PRBs (`N_RB` ≤ 273 in FR1, 264 in FR2).
+                check_range_u64("prbs", self.prbs() as u64, 1, 275)?;
+                let slot_ms = nr.mu()?.slot_duration().as_nanos() as f64 / 1e6;
+                if self.tti_ms != slot_ms {
+                    return Err(format!(
+                        "tti_ms: an NR cell's TTI is the slot of nr.numerology = {} ({slot_ms} ms), got {}",
+                        nr.numerology, self.tti_ms
+                    ));
+                }
+                if self.harq.rtt_ttis != HarqConfig::default().rtt_ttis {
+                    return Err(format!(
+                        "harq.rtt_ttis: an NR cell times HARQ with harq.k1_slots; leave rtt_ttis out, got {}",
+                        self.harq.rtt_ttis
+                    ));
+                }
+                // dl-DataToUL-ACK of TS 38.331 (Release 15): 0..=15 slots.
+                if let Some(k) = self.harq.k1_slots {
+                    check_range_u64("harq.k1_slots", k as u64, 0, 15)?;
+                }
+            }
+        }
+        if let Some(n) = self.harq.processes {
+            // nrofHARQ-ProcessesForPDSCH goes to 16 (32 in Release 17).
+            check_range_u64("harq.processes", n as u64, 1, 32)?;
+        }
+        // The uplink's periods cannot be shorter than a TTI.
+        if self.uplink.sr_period_ms < self.tti_ms {
+            return Err(format!(
+                "uplink.sr_period_ms must be at least the TTI ({} ms), got {}",
+                self.tti_ms, self.uplink.sr_period_ms
+            ));
+        }
+        if self.uplink.bsr_grant_delay_ms < self.tti_ms {
+            return Err(format!(
+                "uplink.bsr_grant_delay_ms must be at least the TTI ({} ms), got {}",
+                self.tti_ms, self.uplink.bsr_grant_delay_ms
+            ));
+        }
         // An averaging window of one TTI up to 1000 s of TTIs.
         check_range("pf_window_ttis", self.pf_window_ttis, 1.0, 1e6)?;
         // NR's shortest slot (numerology 4: 62.5 µs) to LTE's 10 ms radio frame.
@@ -224,6 +375,7 @@ struct Tb {
 #[derive(Copy, Clone, Debug, Default)]
 pub struct UeTti {
     pub cqi: u8,
+    /// The rate index: I_TBS (LTE) or I_MCS (NR).
     pub itbs: Option<u8>,
     pub hol: SimDuration,
     pub rlc_sdus: u32,
@@ -252,10 +404,14 @@ pub struct UeRadioStats {
 
 struct Ue {
     channel: Channel,
-    itbs: Option<Itbs>,
+    itbs: Option<RateIdx>,
     cqi: u8,
     rlc: RlcTx,
     retx: VecDeque<Tb>,
+    /// When each HARQ process holding a decoded block is released (its
+    /// HARQ-ACK reaches the base station), oldest first; kept only when
+    /// the processes are limited.
+    harq_acks: VecDeque<SimTime>,
     pf_avg_bits: f64,
     air: VecDeque<(SimTime, Pdu)>,
     rx: RlcRx,
@@ -275,7 +431,7 @@ struct Ue {
     /// Flows of this UE that have started and not ended.
     live_flows: u32,
     /// `tti.available_bits` for (ITBS, UEs with live flows), kept while both hold.
-    available_memo: Option<((Itbs, u32), f64)>,
+    available_memo: Option<((RateIdx, u32), f64)>,
     /// `tti.agent_bps` for the capacity window's state, kept while it holds.
     agent_memo: Option<((u64, usize), u64)>,
     /// The channel's CQI never changes (`fixed_cqi`): `cqi` and `itbs` are set once.
@@ -312,10 +468,13 @@ impl CellOutput {
 
 pub struct Cell {
     cfg: CellConfig,
+    /// What the RAT fixes: slot, TBS grids, duplex, HARQ timing.
+    radio: Radio,
+    /// HARQ processes per UE (`None`: not limited).
+    harq_processes: Option<u32>,
     layout: RbgLayout,
     tti: SimDuration,
     dl_delay: SimDuration,
-    harq_rtt: SimDuration,
     inactivity: SimDuration,
     ues: Vec<Ue>,
     activity: FlowActivity,
@@ -342,17 +501,25 @@ pub struct Cell {
     /// active flow.
     tti_served: Vec<u64>,
     tti_active: Vec<bool>,
-    /// CQI -> MCS -> I_TBS, worked out once (`amc::mcs_for_cqi`,
-    /// `amc::itbs_for_mcs`).
-    itbs_for_cqi: [Option<Itbs>; 16],
+    /// PF's forgetting factor per TTI: 1 / (`pf_window_ttis` × slots per ms).
+    pf_a: f64,
 }
 
 impl Cell {
     /// `channels` has one entry per UE.
     pub fn new(cfg: &CellConfig, channels: &[ChannelConfig], streams: &RngStreams) -> Self {
         let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
-        let tti = ms(cfg.tti_ms);
-        let bandwidth_hz = cfg.prbs() as f64 * 180e3;
+        let radio = cfg.radio();
+        let tti = radio.slot;
+        let bandwidth_hz = radio.bandwidth_hz;
+        // Windows are given in LTE TTIs (ms): an NR cell keeps their
+        // duration (the paper's 40 ms), so they hold this many slots each.
+        let scale = radio.slots_per_ms;
+        let window = cfg.agent.window_ttis * scale;
+        let pbe_cfg = PbeConfig {
+            window_ttis: cfg.pbe.window_ttis * scale,
+            ..cfg.pbe.clone()
+        };
         let limit = RlcLimit {
             sdus: cfg.rlc.buffer_packets,
             bytes: cfg.rlc.buffer_bytes,
@@ -365,22 +532,27 @@ impl Cell {
             .map(|(i, ch)| {
                 let phase_ttis = sr_period.as_nanos() / tti.as_nanos().max(1);
                 let phase = tti * phase_rng.below(phase_ttis.max(1));
+                let mut channel = Channel::new(ch, bandwidth_hz, streams.stream(&format!("channel/ue{i}")));
+                if let Some(nr) = &cfg.nr {
+                    channel.set_nr_cqi_table(nr.mcs_table.table().cqi_table());
+                }
                 Ue {
-                    channel: Channel::new(ch, bandwidth_hz, streams.stream(&format!("channel/ue{i}"))),
+                    channel,
                     itbs: None,
                     cqi: 0,
                     rlc: RlcTx::new(limit),
                     retx: VecDeque::new(),
+                    harq_acks: VecDeque::new(),
                     pf_avg_bits: 0.0,
                     air: VecDeque::new(),
                     rx: RlcRx::new(ms(cfg.rlc.t_reordering_ms)),
-                    uplink: Uplink::new(&cfg.uplink, tti, phase),
+                    uplink: Uplink::new(&cfg.uplink, tti, phase, &radio.duplex),
                     ul_pipe: Pipe::new(tti),
-                    cap: CapacityWindow::new(cfg.agent.window_ttis),
-                    served: CapacityWindow::new(cfg.agent.window_ttis),
-                    air_delay: AirDelay::new(cfg.agent.window_ttis),
+                    cap: CapacityWindow::new(window),
+                    served: CapacityWindow::new(window),
+                    air_delay: AirDelay::new(window),
                     abc: AbcMarker::new(&cfg.abc),
-                    pbe: PbeMonitor::new(&cfg.pbe, tti.as_secs_f64()),
+                    pbe: PbeMonitor::new(&pbe_cfg, tti.as_secs_f64()),
                     na: PeriodStats::default(),
                     tti_prbs: 0,
                     tti_tb_ok: None,
@@ -394,10 +566,12 @@ impl Cell {
             })
             .collect();
         let mut cell = Cell {
-            layout: RbgLayout::new(cfg.prbs()),
+            layout: RbgLayout::with_group_size(cfg.prbs(), radio.rbg_size),
+            harq_processes: cfg.harq_processes(),
+            pf_a: 1.0 / (cfg.pf_window_ttis * scale as f64),
+            radio,
             tti,
             dl_delay: tti + ms(cfg.dl_decode_delay_ms),
-            harq_rtt: tti * cfg.harq.rtt_ttis as u64,
             inactivity: cfg.agent.inactivity(),
             cfg: cfg.clone(),
             ues,
@@ -417,14 +591,11 @@ impl Cell {
             air_flows: Vec::new(),
             tti_served: Vec::new(),
             tti_active: Vec::new(),
-            itbs_for_cqi: std::array::from_fn(|c| {
-                amc::Cqi::new(c as u8).map(|c| amc::itbs_for_mcs(amc::mcs_for_cqi(c)))
-            }),
         };
         for u in cell.ues.iter_mut() {
             if let Some(c) = u.channel.constant_cqi() {
                 u.cqi = c.get();
-                u.itbs = cell.itbs_for_cqi[c.get() as usize];
+                u.itbs = cell.radio.rate_for_cqi[c.get() as usize];
                 u.constant_channel = true;
             }
         }
@@ -513,7 +684,11 @@ impl Cell {
 
     /// Runs the MAC for the TTI starting at `now`.
     pub fn on_tti(&mut self, now: SimTime, out: &mut CellOutput) {
-        let total = self.cfg.prbs();
+        let band = self.cfg.prbs();
+        // The slot's downlink: none in a TDD U slot (and an S slot without
+        // a PDSCH); the S slot's PDSCH has fewer symbols.
+        let grid = self.radio.dl_grid(now);
+        let total = if grid.is_some() { band } else { 0 };
         let mut used: u16 = 0;
         let live_ues = self.live_ues.max(1);
         // Steps 1 to 3 in one pass over the UEs (each UE's steps depend on
@@ -527,7 +702,7 @@ impl Cell {
             if !u.constant_channel {
                 let cqi = u.channel.cqi(now);
                 u.cqi = cqi.map_or(0, |c| c.get());
-                u.itbs = cqi.and_then(|c| self.itbs_for_cqi[c.get() as usize]);
+                u.itbs = cqi.and_then(|c| self.radio.rate_for_cqi[c.get() as usize]);
             }
             u.tti.new_bits = 0;
             u.tti.retx_bits = 0;
@@ -536,6 +711,9 @@ impl Cell {
             let active = self.activity.ue_is_active(UeId(i as u32), now, self.inactivity);
             ue_active.push(active);
             active_ues += active as u32;
+            if grid.is_none() {
+                continue;
+            }
             // 2. A HARQ retransmission due, in UE order while PRBs last.
             let mut has_tb = false;
             if let (Some(front), Some(_)) = (u.retx.front(), u.itbs) {
@@ -551,8 +729,9 @@ impl Cell {
                     let ok = Self::transmit(
                         &mut self.harq_rng,
                         &self.cfg.harq,
+                        &self.radio,
+                        self.harq_processes.is_some(),
                         self.dl_delay,
-                        self.harq_rtt,
                         now,
                         i,
                         u,
@@ -562,9 +741,19 @@ impl Cell {
                     u.tti_tb_ok = Some(ok);
                 }
             }
-            // 3. New data: a candidate for the scheduler.
+            // 3. New data: a candidate for the scheduler, if a HARQ process
+            // is free.
             if !has_tb && !u.rlc.is_empty() {
-                if let Some(itbs) = u.itbs {
+                let process_free = match self.harq_processes {
+                    None => true,
+                    Some(n) => {
+                        while u.harq_acks.front().is_some_and(|&t| t <= now) {
+                            u.harq_acks.pop_front();
+                        }
+                        u.harq_acks.len() + u.retx.len() < n as usize
+                    }
+                };
+                if let (Some(itbs), true) = (u.itbs, process_free) {
                     self.candidates.push(Candidate {
                         index: i,
                         itbs,
@@ -574,24 +763,31 @@ impl Cell {
                 }
             }
         }
-        scheduler::allocate_with(
-            self.cfg.scheduler,
-            &self.layout,
-            total - used,
-            &self.candidates,
-            self.rr_start,
-            &mut self.grants,
-            &mut self.sched_scratch,
-        );
-        self.rr_start = self.rr_start.wrapping_add(1);
+        let grants = std::mem::take(&mut self.grants);
+        let mut grants = grants;
+        match grid {
+            Some(g) => {
+                scheduler::allocate_with(
+                    self.cfg.scheduler,
+                    g,
+                    &self.layout,
+                    total - used,
+                    &self.candidates,
+                    self.rr_start,
+                    &mut grants,
+                    &mut self.sched_scratch,
+                );
+                self.rr_start = self.rr_start.wrapping_add(1);
+            }
+            None => grants.clear(),
+        }
         let mut served = std::mem::take(&mut self.tti_served);
         served.clear();
         served.resize(self.ues.len(), 0);
-        let grants = std::mem::take(&mut self.grants);
         for g in grants.iter().cloned() {
             let u = &mut self.ues[g.index];
             let itbs = u.itbs.expect("candidates have an MCS");
-            let bits = amc::tbs(itbs, Prbs::new(g.prbs).expect("1..=110")).get();
+            let bits = grid.expect("grants only in downlink slots").bits(itbs, g.prbs);
             let Some(mut pdu) = u.rlc.build_pdu_from(bits / 8, &mut self.rx_scratch.spare) else {
                 continue;
             };
@@ -637,8 +833,9 @@ impl Cell {
             let ok = Self::transmit(
                 &mut self.harq_rng,
                 &self.cfg.harq,
+                &self.radio,
+                self.harq_processes.is_some(),
                 self.dl_delay,
-                self.harq_rtt,
                 now,
                 g.index,
                 u,
@@ -651,13 +848,13 @@ impl Cell {
         let free = total.saturating_sub(used);
         self.free_prbs_last = free;
         // 4. PF averages, agent, per-TTI view.
-        let pf_a = 1.0 / self.cfg.pf_window_ttis;
-        let full = Prbs::new(total).expect("validated");
+        let pf_a = self.pf_a;
         let scheduled = if self.pbe_enabled {
             self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32
         } else {
             0
         };
+        let radio = &self.radio;
         for (i, u) in self.ues.iter_mut().enumerate() {
             // (Bits of one TBS, far below 2^63: converted as signed, the same
             // value in fewer instructions than from unsigned.)
@@ -674,7 +871,7 @@ impl Cell {
                     own_prbs: u.tti_prbs,
                     idle_prbs: free,
                     scheduled_ues: scheduled,
-                    own_itbs: u.itbs,
+                    own_full_bits: grid.zip(u.itbs).map(|(g, r)| g.full(r)),
                     own_tb: u.tti_tb_ok,
                 });
             }
@@ -683,7 +880,7 @@ impl Cell {
                 free,
                 active_ues,
                 ue_active[i],
-                u.itbs,
+                u.itbs.zip(grid),
                 self.cfg.agent.include_free_prbs,
             );
             u.cap.push(bits);
@@ -715,11 +912,14 @@ impl Cell {
                     match u.available_memo {
                         Some((k, bits)) if k == key => bits,
                         _ => {
-                            let share = total as f64 / live_ues as f64;
-                            let bits = if share >= total as f64 {
-                                amc::tbs(itbs, full).get() as f64
+                            // Per slot, averaged over a TDD pattern's slots
+                            // (so it is the rate a flow can have, not the
+                            // slot's burst).
+                            let share = band as f64 / live_ues as f64;
+                            let bits = if share >= band as f64 {
+                                radio.mean_over_pattern(|g| g.full(itbs))
                             } else {
-                                agent::share_bits(itbs, share)
+                                radio.mean_over_pattern(|g| g.share_bits(itbs, share))
                             };
                             let bits = bits * (1.0 - self.cfg.harq.bler);
                             u.available_memo = Some((key, bits));
@@ -738,8 +938,9 @@ impl Cell {
     fn transmit(
         rng: &mut Rng,
         harq: &HarqConfig,
+        radio: &Radio,
+        track_processes: bool,
         dl_delay: SimDuration,
-        harq_rtt: SimDuration,
         now: SimTime,
         i: usize,
         u: &mut Ue,
@@ -754,8 +955,11 @@ impl Cell {
                 out.air_heads.push((i, at));
             }
             u.air.push_back((at, tb.pdu));
+            if track_processes {
+                u.harq_acks.push_back(radio.harq_ack_at(now));
+            }
         } else if tb.transmissions <= harq.max_retx {
-            tb.due = now + harq_rtt;
+            tb.due = radio.retx_due(now);
             u.retx.push_back(tb);
         } else {
             // HARQ gives up; RLC UM does not retransmit.
@@ -1051,5 +1255,175 @@ mod tests {
         assert!(x.rate_bps > 0);
         assert!(x.hol > SimDuration::ZERO);
         assert_eq!(acks[0].size, 52 + 8);
+    }
+
+    // ---- NR ----
+
+    fn nr_cfg(pattern: Option<&str>, bler: f64) -> CellConfig {
+        let mut cfg = CellConfig {
+            rat: Rat::Nr,
+            bandwidth_mhz: Some(100.0),
+            nr: Some(NrConfig {
+                numerology: 1,
+                tdd_pattern: pattern.map(str::to_string),
+                mcs_table: super::super::radio::NrMcsTable::Qam256,
+                ..NrConfig::default()
+            }),
+            harq: HarqConfig {
+                bler,
+                ..HarqConfig::default()
+            },
+            rlc: RlcConfig {
+                buffer_packets: None,
+                ..RlcConfig::default()
+            },
+            ..CellConfig::default()
+        };
+        cfg.normalize().unwrap();
+        cfg.validate().unwrap();
+        cfg
+    }
+
+    fn nr_cell(cfg: &CellConfig) -> Cell {
+        Cell::new(cfg, &[ChannelConfig::FixedCqi { cqi: 15 }], &RngStreams::new(1))
+    }
+
+    fn slot(n: u64) -> SimTime {
+        SimTime::from_nanos(n * 500_000)
+    }
+
+    /// Keeps the UE's buffer full and sums the new-data bits of `slots` slots.
+    fn saturated_bits(c: &mut Cell, slots: u64) -> (u64, Vec<u64>) {
+        c.register_flow(FlowId(0), 0);
+        c.set_live_flows(0, 1);
+        let mut out = CellOutput::default();
+        let (mut sum, mut per_slot) = (0, Vec::new());
+        let mut seq = 0;
+        for n in 0..slots {
+            while c.ues[0].rlc.bytes() < 2_000_000 {
+                c.enqueue_downlink(slot(n), 0, data(seq)).unwrap();
+                seq += 1448;
+            }
+            c.on_tti(slot(n), &mut out);
+            sum += c.ue_tti(0).new_bits;
+            per_slot.push(c.ue_tti(0).new_bits);
+        }
+        (sum, per_slot)
+    }
+
+    #[test]
+    fn an_nr_cell_has_the_numerologys_slot_and_the_bandwidths_prbs() {
+        let cfg = nr_cfg(None, 0.0);
+        assert_eq!(cfg.prbs(), 273);
+        assert_eq!(cfg.tti_ms, 0.5);
+        let c = nr_cell(&cfg);
+        assert_eq!(c.tti(), SimDuration::from_micros(500));
+    }
+
+    #[test]
+    fn downlink_capacity_of_dddsu_is_three_d_slots_and_the_s_share_of_five_fdd_slots() {
+        let (fdd, fdd_slots) = saturated_bits(&mut nr_cell(&nr_cfg(None, 0.0)), 100);
+        let (tdd, tdd_slots) = saturated_bits(&mut nr_cell(&nr_cfg(Some("DDDSU"), 0.0)), 100);
+        // A D slot carries what an FDD slot carries; the S slot's PDSCH has
+        // 10 - 2 = 8 symbols instead of 12; the U slot carries nothing.
+        let d = fdd_slots[0];
+        assert!(fdd_slots.iter().all(|&b| b == d), "{fdd_slots:?}");
+        assert_eq!(&tdd_slots[..5], &[d, d, d, tdd_slots[3], 0]);
+        let s = tdd_slots[3];
+        assert!(s > d / 2 && s < d * 3 / 4, "S {s} of D {d}");
+        assert_eq!(fdd, 100 * d);
+        assert_eq!(tdd, 20 * (3 * d + s));
+    }
+
+    #[test]
+    fn an_nr_failed_block_waits_for_its_harq_ack_in_a_u_slot_then_the_next_d_slot() {
+        let cfg = nr_cfg(Some("DDDSU"), 0.999);
+        let mut c = nr_cell(&cfg);
+        c.register_flow(FlowId(0), 0);
+        c.enqueue_downlink(slot(0), 0, data(0)).unwrap();
+        let mut out = CellOutput::default();
+        c.on_tti(slot(0), &mut out);
+        assert_eq!(c.radio_stats(0).tbs_new, 1);
+        // Sent in slot 0; K1 = 4 lands on slot 4 (U), whose HARQ-ACK the
+        // gNB has at its end; the retransmission goes in slot 5 (D).
+        for n in 1..5 {
+            c.on_tti(slot(n), &mut out);
+            assert_eq!(c.ue_tti(0).retx_bits, 0, "slot {n}");
+        }
+        c.on_tti(slot(5), &mut out);
+        assert!(c.ue_tti(0).retx_bits > 0);
+        // Sent in slot 1: K1 = 4 is slot 5 (D), so the HARQ-ACK takes the S
+        // slot 8's uplink symbols and the retransmission is in slot 10.
+        let cfg = nr_cfg(Some("DDDSU"), 0.999);
+        let mut c = nr_cell(&cfg);
+        c.register_flow(FlowId(0), 0);
+        let mut out = CellOutput::default();
+        c.on_tti(slot(0), &mut out);
+        c.enqueue_downlink(slot(1), 0, data(0)).unwrap();
+        c.on_tti(slot(1), &mut out);
+        for n in 2..10 {
+            c.on_tti(slot(n), &mut out);
+            assert_eq!(c.ue_tti(0).retx_bits, 0, "slot {n}");
+        }
+        c.on_tti(slot(10), &mut out);
+        assert!(c.ue_tti(0).retx_bits > 0);
+    }
+
+    #[test]
+    fn an_nr_ue_with_every_harq_process_waiting_gets_no_new_block() {
+        let mut cfg = nr_cfg(None, 0.0);
+        // K1 = 15: a block's process is held 16 slots (K1 + the ACK slot).
+        cfg.harq.k1_slots = Some(15);
+        cfg.harq.processes = Some(4);
+        cfg.validate().unwrap();
+        let mut c = nr_cell(&cfg);
+        c.register_flow(FlowId(0), 0);
+        let mut out = CellOutput::default();
+        let mut got = Vec::new();
+        for n in 0..40u64 {
+            for k in 0..4 {
+                c.enqueue_downlink(slot(n), 0, data((n * 4 + k) * 1448)).unwrap();
+            }
+            c.on_tti(slot(n), &mut out);
+            got.push(c.ue_tti(0).new_bits > 0);
+        }
+        // Four blocks, then nothing until the first HARQ-ACK (slot 15, known
+        // at the end of it): slots 16..=19 again, then 32..=35.
+        let sent: Vec<usize> = got.iter().enumerate().filter(|(_, &g)| g).map(|(i, _)| i).collect();
+        assert_eq!(sent, vec![0, 1, 2, 3, 16, 17, 18, 19, 32, 33, 34, 35]);
+    }
+
+    #[test]
+    fn an_nr_agent_averages_over_40_ms_whatever_the_slot() {
+        let mut cfg = nr_cfg(None, 0.0);
+        cfg.agent.include_free_prbs = false;
+        let mut c = nr_cell(&cfg);
+        c.register_flow(FlowId(0), 0);
+        let mut out = CellOutput::default();
+        // One packet per slot for 80 slots (40 ms at 0.5 ms), then 40 idle
+        // slots (20 ms): the 40 ms window still holds half of the busy slots.
+        for n in 0..80u64 {
+            c.enqueue_downlink(slot(n), 0, data(n * 1448)).unwrap();
+            c.on_tti(slot(n), &mut out);
+        }
+        let per_slot = c.ue_tti(0).new_bits;
+        assert!(per_slot > 0);
+        let busy = c.agent_rate_bps(0);
+        assert_eq!(busy, per_slot * 2000);
+        for n in 80..120u64 {
+            c.on_tti(slot(n), &mut out);
+        }
+        assert_eq!(c.agent_rate_bps(0), busy / 2);
+        for n in 120..160u64 {
+            c.on_tti(slot(n), &mut out);
+        }
+        assert_eq!(c.agent_rate_bps(0), 0);
+    }
+
+    #[test]
+    fn lte_windows_stay_in_ttis() {
+        let c = cell(0.0, 15);
+        assert_eq!(c.tti(), SimDuration::from_millis(1));
+        assert_eq!(c.radio.slots_per_ms, 1);
     }
 }

@@ -12,8 +12,21 @@
 //! - `cqi_trace`: CQI values read from a file, piecewise constant in time.
 //!
 //! Path-loss models: 3GPP TR 36.942 §4.5 urban macro
-//! `L = 128.1 + 37.6 log10(R_km)` (2 GHz), free space (Friis), or a
-//! log-distance model `L = L0 + 10 n log10(d / 1 m)`.
+//! `L = 128.1 + 37.6 log10(R_km)` (2 GHz), free space (Friis), a
+//! log-distance model `L = L0 + 10 n log10(d / 1 m)`, or 3GPP TR 38.901
+//! §7.4.1 (Table 7.4.1-1) UMa and UMi-Street Canyon, LOS or NLOS, 0.5 to
+//! 100 GHz (mmWave; the formulas checked against ns-3's
+//! `ThreeGppUmaPropagationLossModel` / `ThreeGppUmiStreetCanyonPropagationLossModel`,
+//! nsnam/ns-3-dev-git `src/propagation/model/three-gpp-propagation-loss-model.cc`).
+//! The trajectory's distance is the 2D distance; d3D adds the height
+//! difference.
+//!
+//! Blockage (mmWave, `blockage`): the line of sight is lost and regained
+//! as an alternating renewal process, clear and blocked periods with
+//! exponential durations of the configured means, starting clear; while
+//! blocked a TR 38.901 LOS path loss is replaced by its NLOS one (and any
+//! other model's loss stays), plus `loss_db` of extra attenuation. So the
+//! capacity collapses and recovers within a slot of the transition.
 //!
 //! Fast fading: Rayleigh, by the sum-of-sinusoids model of Zheng and Xiao
 //! ("Simulation models with correct statistical properties for Rayleigh
@@ -24,11 +37,17 @@
 //! selective scheduling); the CQI the scheduler uses is the one for the
 //! current TTI (ideal, delay-free CQI reporting, as ns-3's default periodic
 //! wideband reports are near-ideal); no inter-cell interference unless
-//! given as a constant power.
+//! given as a constant power. TR 38.901: the effective environment height
+//! h_E of UMa's breakpoint distance is 1 m (the standard's value for UEs
+//! below 13 m; above, a random h_E is not drawn); no spatial consistency or
+//! O2I loss; the formulas are used outside 10 m – 5 km unchanged; blockage
+//! durations are exponential (38.901 §7.6.4's blockage models A/B, which
+//! shape the angular spectrum, are not modelled).
 
 use serde::{Deserialize, Serialize};
 
 use super::amc::{self, Cqi};
+use super::nr;
 use crate::engine::Rng;
 use crate::units::{check_range, SimDuration, SimTime, MAX_SPAN_MS, MAX_SPAN_S};
 
@@ -60,6 +79,9 @@ pub enum ChannelConfig {
         /// Rayleigh fast fading with this maximum Doppler shift (`None`: off).
         #[serde(default)]
         fading_doppler_hz: Option<f64>,
+        /// On/off line-of-sight blockage (`None`: never blocked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blockage: Option<Blockage>,
     },
     CqiTrace {
         /// File of `time_ms cqi` lines (whitespace or comma separated); read
@@ -91,6 +113,47 @@ pub enum PathLoss {
     FreeSpace { frequency_mhz: f64 },
     /// L0 at 1 m plus 10·exponent·log10(d).
     LogDistance { l0_db: f64, exponent: f64 },
+    /// 3GPP TR 38.901 Table 7.4.1-1: `scenario` "uma" or "umi" (street
+    /// canyon), line of sight or not, carrier `frequency_ghz` (0.5 to 100),
+    /// base station height (default 25 m UMa, 10 m UMi) and UE height (1.5 m).
+    Tr38901 {
+        scenario: Tr38901Scenario,
+        los: bool,
+        frequency_ghz: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bs_height_m: Option<f64>,
+        #[serde(default = "default_ue_height_m")]
+        ue_height_m: f64,
+    },
+}
+
+fn default_ue_height_m() -> f64 {
+    1.5
+}
+
+/// A TR 38.901 scenario.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Tr38901Scenario {
+    /// Urban macro (base station at 25 m).
+    Uma,
+    /// Urban micro, street canyon (base station at 10 m).
+    Umi,
+}
+
+/// On/off blockage of the line of sight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Blockage {
+    /// Mean duration of a clear (line-of-sight) period, ms (exponential).
+    pub mean_clear_ms: f64,
+    /// Mean duration of a blocked period, ms (exponential).
+    pub mean_blocked_ms: f64,
+    /// Attenuation added while blocked, dB (on top of NLOS path loss).
+    #[serde(default)]
+    pub loss_db: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -174,7 +237,16 @@ impl ChannelConfig {
                 interference_dbm,
                 shadowing_std_db,
                 fading_doppler_hz,
+                blockage,
             } => {
+                if let Some(b) = blockage {
+                    // A slot (62.5 µs) to the longest span; the model samples
+                    // once per slot.
+                    check_range("blockage.mean_clear_ms", b.mean_clear_ms, 0.1, MAX_SPAN_MS)?;
+                    check_range("blockage.mean_blocked_ms", b.mean_blocked_ms, 0.1, MAX_SPAN_MS)?;
+                    // A human body attenuates mmWave by up to ~40 dB; 100 is beyond.
+                    check_range("blockage.loss_db", b.loss_db, 0.0, 100.0)?;
+                }
                 // -30 dBm (1 µW, below any femto cell) to 80 dBm (100 kW).
                 check_range("tx_power_dbm", *tx_power_dbm, -30.0, 80.0)?;
                 check_range("antenna_gain_db", *antenna_gain_db, -50.0, 50.0)?;
@@ -199,6 +271,21 @@ impl ChannelConfig {
                         check_range("pathloss.l0_db", *l0_db, 0.0, 200.0)?;
                         // Free space is 2, dense urban up to 6; 10 is beyond any measurement.
                         check_range("pathloss.exponent", *exponent, 0.1, 10.0)?;
+                    }
+                    PathLoss::Tr38901 {
+                        scenario,
+                        frequency_ghz,
+                        bs_height_m,
+                        ue_height_m,
+                        ..
+                    } => {
+                        // TR 38.901's range of validity: 0.5 to 100 GHz; UE 1.5 to 22.5 m.
+                        check_range("pathloss.frequency_ghz", *frequency_ghz, 0.5, 100.0)?;
+                        check_range("pathloss.ue_height_m", *ue_height_m, 1.5, 22.5)?;
+                        let h_bs = bs_height_m.unwrap_or(scenario.default_bs_height_m());
+                        // Above the UE by more than h_E = 1 m (the breakpoint
+                        // distance needs both effective heights positive).
+                        check_range("pathloss.bs_height_m", h_bs, ue_height_m + 0.5, 150.0)?;
                     }
                 }
                 // A UE at 1 m to 1000 km from its base station (the path-loss
@@ -260,7 +347,62 @@ impl ChannelConfig {
     }
 }
 
+impl Tr38901Scenario {
+    pub fn default_bs_height_m(self) -> f64 {
+        match self {
+            Tr38901Scenario::Uma => 25.0,
+            Tr38901Scenario::Umi => 10.0,
+        }
+    }
+}
+
+/// TR 38.901 Table 7.4.1-1 at 2D distance `d2` m: (LOS, NLOS) path loss in dB.
+fn tr38901_loss_db(scenario: Tr38901Scenario, fc_ghz: f64, h_bs: f64, h_ut: f64, d2: f64) -> (f64, f64) {
+    let d3 = (d2 * d2 + (h_bs - h_ut) * (h_bs - h_ut)).sqrt();
+    // Note 1: d'_BP = 4 h'_BS h'_UT f_c / c, h' = h − h_E, h_E = 1 m.
+    let d_bp = 4.0 * (h_bs - 1.0) * (h_ut - 1.0) * fc_ghz * 1e9 / 299_792_458.0;
+    let lf = fc_ghz.log10();
+    match scenario {
+        Tr38901Scenario::Uma => {
+            let los = if d2 <= d_bp {
+                28.0 + 22.0 * d3.log10() + 20.0 * lf
+            } else {
+                28.0 + 40.0 * d3.log10() + 20.0 * lf - 9.0 * (d_bp * d_bp + (h_bs - h_ut) * (h_bs - h_ut)).log10()
+            };
+            let nlos = 13.54 + 39.08 * d3.log10() + 20.0 * lf - 0.6 * (h_ut - 1.5);
+            (los, los.max(nlos))
+        }
+        Tr38901Scenario::Umi => {
+            let los = if d2 <= d_bp {
+                32.4 + 21.0 * d3.log10() + 20.0 * lf
+            } else {
+                32.4 + 40.0 * d3.log10() + 20.0 * lf - 9.5 * (d_bp * d_bp + (h_bs - h_ut) * (h_bs - h_ut)).log10()
+            };
+            let nlos = 22.4 + 35.3 * d3.log10() + 21.3 * lf - 0.3 * (h_ut - 1.5);
+            (los, los.max(nlos))
+        }
+    }
+}
+
 impl PathLoss {
+    /// Path loss in dB at `d_m` metres with the line of sight blocked:
+    /// a TR 38.901 LOS model gives its NLOS loss, the others their loss.
+    pub fn blocked_loss_db(&self, d_m: f64) -> f64 {
+        match self {
+            PathLoss::Tr38901 {
+                scenario,
+                frequency_ghz,
+                bs_height_m,
+                ue_height_m,
+                ..
+            } => {
+                let h_bs = bs_height_m.unwrap_or(scenario.default_bs_height_m());
+                tr38901_loss_db(*scenario, *frequency_ghz, h_bs, *ue_height_m, d_m.max(1.0)).1
+            }
+            _ => self.loss_db(d_m),
+        }
+    }
+
     /// Path loss in dB at `d_m` metres.
     pub fn loss_db(&self, d_m: f64) -> f64 {
         let d = d_m.max(1.0);
@@ -271,6 +413,21 @@ impl PathLoss {
                 20.0 * d.log10() + 20.0 * frequency_mhz.log10() - 27.55
             }
             PathLoss::LogDistance { l0_db, exponent } => l0_db + 10.0 * exponent * d.log10(),
+            PathLoss::Tr38901 {
+                scenario,
+                los,
+                frequency_ghz,
+                bs_height_m,
+                ue_height_m,
+            } => {
+                let h_bs = bs_height_m.unwrap_or(scenario.default_bs_height_m());
+                let (l, n) = tr38901_loss_db(*scenario, *frequency_ghz, h_bs, *ue_height_m, d);
+                if *los {
+                    l
+                } else {
+                    n
+                }
+            }
         }
     }
 }
@@ -322,6 +479,22 @@ impl Fading {
 /// The channel state of one UE.
 pub struct Channel {
     kind: Kind,
+    /// NR: the CQI a `distance` channel reports is the highest of this
+    /// table whose efficiency Piro's model supports (`None`: LTE's table).
+    nr_cqi_table: Option<nr::CqiTable>,
+}
+
+/// The NR CQI of `table` for `sinr_db`: the highest whose efficiency is at
+/// most Piro's `log2(1 + SINR/Γ)` ([`amc::cqi_from_sinr_db`]'s rule).
+pub fn nr_cqi_from_sinr_db(table: nr::CqiTable, sinr_db: f64) -> Option<Cqi> {
+    if sinr_db.is_nan() {
+        return None;
+    }
+    let s = amc::piro_efficiency(sinr_db);
+    (1..=15u8)
+        .rev()
+        .find(|&c| nr::cqi_efficiency(table, nr::Cqi::new(c).expect("1..=15")) <= s)
+        .and_then(Cqi::new)
 }
 
 enum Kind {
@@ -333,7 +506,32 @@ enum Kind {
     },
 }
 
+/// The line of sight's on/off state.
+struct BlockState {
+    cfg: Blockage,
+    blocked: bool,
+    next_toggle: SimTime,
+    rng: Rng,
+}
+
+impl BlockState {
+    fn advance(&mut self, now: SimTime) {
+        while self.next_toggle <= now {
+            self.blocked = !self.blocked;
+            let mean = if self.blocked {
+                self.cfg.mean_blocked_ms
+            } else {
+                self.cfg.mean_clear_ms
+            };
+            // At least 1 ns, so the loop always moves on.
+            let d = SimDuration::try_from_millis_f64(self.rng.exponential(mean)).unwrap_or(SimDuration::MAX);
+            self.next_toggle += d.max(SimDuration::from_nanos(1));
+        }
+    }
+}
+
 struct DistanceChannel {
+    blockage: Option<BlockState>,
     pathloss: PathLoss,
     trajectory: Trajectory,
     /// Transmit power + gain − noise − interference, dB (SNR before path loss).
@@ -377,12 +575,27 @@ impl Channel {
                 interference_dbm,
                 shadowing_std_db,
                 fading_doppler_hz,
+                blockage,
             } => {
                 let noise_dbm = THERMAL_NOISE_DBM_HZ + 10.0 * bandwidth_hz.log10() + noise_figure_db;
                 let noise_mw = 10f64.powf(noise_dbm / 10.0) + interference_dbm.map_or(0.0, |i| 10f64.powf(i / 10.0));
                 let budget_db = tx_power_dbm + antenna_gain_db - 10.0 * noise_mw.log10();
                 let fading = fading_doppler_hz.map(|f| Fading::new(f, &mut rng));
+                // Its own stream, seeded from the channel's (only when
+                // configured: other channels draw what they drew before).
+                let blockage = blockage.as_ref().map(|b| {
+                    let mut brng = Rng::from_seed(rng.next_u64());
+                    let first = brng.exponential(b.mean_clear_ms);
+                    BlockState {
+                        cfg: b.clone(),
+                        blocked: false,
+                        next_toggle: SimTime::ZERO
+                            + SimDuration::try_from_millis_f64(first).unwrap_or(SimDuration::MAX),
+                        rng: brng,
+                    }
+                });
                 let mut d = DistanceChannel {
+                    blockage,
                     pathloss: pathloss.clone(),
                     trajectory: trajectory.clone(),
                     budget_db,
@@ -398,7 +611,24 @@ impl Channel {
                 Kind::Distance(Box::new(d))
             }
         };
-        Channel { kind }
+        Channel {
+            kind,
+            nr_cqi_table: None,
+        }
+    }
+
+    /// An NR cell: CQIs from SINR are those of `table` (fixed and traced
+    /// CQIs are read in it by the cell).
+    pub fn set_nr_cqi_table(&mut self, table: nr::CqiTable) {
+        self.nr_cqi_table = Some(table);
+    }
+
+    /// Whether the line of sight is blocked now (`None`: no blockage model).
+    pub fn blocked(&self) -> Option<bool> {
+        match &self.kind {
+            Kind::Distance(d) => d.blockage.as_ref().map(|b| b.blocked),
+            _ => None,
+        }
     }
 
     /// The CQI the UE reports for the TTI starting at `now` (`None`: out of
@@ -417,7 +647,14 @@ impl Channel {
             }
             Kind::Distance(d) => {
                 d.advance(now);
-                amc::cqi_from_sinr_db(d.sinr_db(now))
+                if let Some(b) = d.blockage.as_mut() {
+                    b.advance(now);
+                }
+                let sinr = d.sinr_db(now);
+                match self.nr_cqi_table {
+                    None => amc::cqi_from_sinr_db(sinr),
+                    Some(table) => nr_cqi_from_sinr_db(table, sinr),
+                }
             }
         }
     }
@@ -479,7 +716,11 @@ impl DistanceChannel {
     }
 
     fn sinr_db(&self, now: SimTime) -> f64 {
-        let mut s = self.budget_db - self.pathloss.loss_db(self.distance_m) - self.shadow_db;
+        let loss = match &self.blockage {
+            Some(b) if b.blocked => self.pathloss.blocked_loss_db(self.distance_m) + b.cfg.loss_db,
+            _ => self.pathloss.loss_db(self.distance_m),
+        };
+        let mut s = self.budget_db - loss - self.shadow_db;
         if let Some(f) = &self.fading {
             s += 10.0 * f.power_gain(now).max(1e-12).log10();
         }
@@ -501,6 +742,7 @@ mod tests {
             interference_dbm: None,
             shadowing_std_db: 0.0,
             fading_doppler_hz: fading,
+            blockage: None,
         }
     }
 
@@ -598,5 +840,130 @@ mod tests {
             points: vec![(5.0, 3), (5.0, 4)],
         };
         assert!(bad.validate().is_err());
+    }
+
+    fn tr38901(scenario: Tr38901Scenario, los: bool, fc: f64) -> PathLoss {
+        PathLoss::Tr38901 {
+            scenario,
+            los,
+            frequency_ghz: fc,
+            bs_height_m: None,
+            ue_height_m: 1.5,
+        }
+    }
+
+    #[test]
+    fn tr38901_losses_follow_table_7_4_1_1_on_both_sides_of_the_breakpoint() {
+        // Values from the formulas of TR 38.901 Table 7.4.1-1 as ns-3's
+        // ThreeGpp{Uma,UmiStreetCanyon}PropagationLossModel evaluate them
+        // (h_E = 1 m), computed separately in Python.
+        let cases = [
+            (Tr38901Scenario::Umi, 28.0, 100.0, 103.3759888423402, 123.87964873458938),
+            (
+                Tr38901Scenario::Umi,
+                28.0,
+                3000.0,
+                139.14138823894746,
+                175.96690789425213,
+            ),
+            (Tr38901Scenario::Uma, 3.5, 300.0, 93.40725259224124, 121.27917215248789),
+            (
+                Tr38901Scenario::Uma,
+                3.5,
+                2000.0,
+                121.44409782692168,
+                153.42678465082182,
+            ),
+        ];
+        for (sc, fc, d, los, nlos) in cases {
+            assert!(
+                (tr38901(sc, true, fc).loss_db(d) - los).abs() < 1e-9,
+                "{sc:?} LOS {d} m"
+            );
+            assert!(
+                (tr38901(sc, false, fc).loss_db(d) - nlos).abs() < 1e-9,
+                "{sc:?} NLOS {d} m"
+            );
+            assert!((tr38901(sc, true, fc).blocked_loss_db(d) - nlos).abs() < 1e-9);
+        }
+    }
+
+    fn mmwave(blockage: Option<Blockage>) -> ChannelConfig {
+        ChannelConfig::Distance {
+            pathloss: tr38901(Tr38901Scenario::Umi, true, 28.0),
+            trajectory: Trajectory::Fixed { distance_m: 100.0 },
+            tx_power_dbm: 35.0,
+            antenna_gain_db: 25.0,
+            noise_figure_db: 9.0,
+            interference_dbm: None,
+            shadowing_std_db: 0.0,
+            fading_doppler_hz: None,
+            blockage,
+        }
+    }
+
+    #[test]
+    fn blockage_turns_the_line_of_sight_off_and_on_for_the_configured_mean_durations() {
+        let cfg = mmwave(Some(Blockage {
+            mean_clear_ms: 100.0,
+            mean_blocked_ms: 50.0,
+            loss_db: 10.0,
+        }));
+        cfg.validate().unwrap();
+        let mut ch = Channel::new(&cfg, 400e6, Rng::from_seed(3));
+        ch.set_nr_cqi_table(nr::CqiTable::Table2);
+        let (mut blocked_ms, mut periods, mut last) = (0u64, 0u64, false);
+        let (mut cqi_clear, mut cqi_blocked) = (Vec::new(), Vec::new());
+        for ms in 0..200_000u64 {
+            let c = ch.cqi(SimTime::from_nanos(ms * 1_000_000)).map_or(0, |c| c.get());
+            let b = ch.blocked().unwrap();
+            if b {
+                blocked_ms += 1;
+                cqi_blocked.push(c);
+            } else {
+                cqi_clear.push(c);
+            }
+            if b && !last {
+                periods += 1;
+            }
+            last = b;
+        }
+        // A third of the time blocked, periods of 50 ms on average.
+        let frac = blocked_ms as f64 / 200_000.0;
+        assert!((frac - 1.0 / 3.0).abs() < 0.03, "{frac}");
+        let mean = blocked_ms as f64 / periods as f64;
+        assert!((mean - 50.0).abs() < 5.0, "{mean} ms over {periods} periods");
+        // 28 GHz at 100 m: LOS 103.4 dB, blocked 123.9 + 10 dB.
+        assert!(cqi_clear.iter().all(|&c| c == 15), "{:?}", &cqi_clear[..5]);
+        assert!(cqi_blocked.iter().all(|&c| c < 8), "{:?}", &cqi_blocked[..5]);
+    }
+
+    #[test]
+    fn without_blockage_a_mmwave_channel_never_blocks_and_keeps_its_cqi() {
+        let mut ch = Channel::new(&mmwave(None), 400e6, Rng::from_seed(3));
+        assert_eq!(ch.blocked(), None);
+        let c = ch.cqi(SimTime::ZERO);
+        assert_eq!(ch.cqi(SimTime::from_nanos(10_000_000_000)), c);
+    }
+
+    #[test]
+    fn nr_cqi_from_sinr_uses_the_nr_tables_efficiencies() {
+        // Table 1 is LTE's table: the same CQI for every SINR.
+        for tenth_db in -100..400 {
+            let s = tenth_db as f64 / 10.0;
+            assert_eq!(
+                nr_cqi_from_sinr_db(nr::CqiTable::Table1, s),
+                amc::cqi_from_sinr_db(s),
+                "{s} dB"
+            );
+        }
+        // Table 2 reaches 256QAM (CQI 15, 7.4 bit/s/Hz) only well above
+        // table 1's CQI 15 (5.55).
+        assert_eq!(
+            nr_cqi_from_sinr_db(nr::CqiTable::Table2, 40.0).map(|c| c.get()),
+            Some(15)
+        );
+        let at_25 = nr_cqi_from_sinr_db(nr::CqiTable::Table2, 25.0).unwrap().get();
+        assert!((11..15).contains(&at_25), "{at_25}");
     }
 }

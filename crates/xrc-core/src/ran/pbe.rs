@@ -24,8 +24,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::amc::{self, Itbs, Prbs};
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
@@ -65,7 +63,9 @@ pub struct TtiView {
     pub idle_prbs: u16,
     /// UEs that got PRBs this TTI (this one included if it did).
     pub scheduled_ues: u32,
-    pub own_itbs: Option<Itbs>,
+    /// Bits a transport block over the whole band carries at this UE's
+    /// rate index this slot (`None`: no rate, or no downlink this slot).
+    pub own_full_bits: Option<f64>,
     /// This UE received a transport block this TTI, and whether it decoded.
     pub own_tb: Option<bool>,
 }
@@ -101,9 +101,9 @@ impl PbeMonitor {
         // TTI is a lower bound on the users sharing the cell.
         self.active_ring[self.next] = v.scheduled_ues;
         let n_active = (*self.active_ring.iter().max().unwrap_or(&0)).max(1) as f64;
-        let cp = match (v.own_itbs, Prbs::new(v.cell_prbs)) {
-            (Some(itbs), Some(all)) => {
-                let per_prb = amc::tbs(itbs, all).get() as f64 / v.cell_prbs as f64;
+        let cp = match v.own_full_bits {
+            Some(full) if v.cell_prbs > 0 => {
+                let per_prb = full / v.cell_prbs as f64;
                 per_prb * (v.own_prbs as f64 + v.idle_prbs as f64 / n_active)
             }
             _ => 0.0,
@@ -146,7 +146,7 @@ mod tests {
                 own_prbs: 50,
                 idle_prbs: 0,
                 scheduled_ues: 1,
-                own_itbs: Itbs::new(26),
+                own_full_bits: Some(36_696.0),
                 own_tb: Some(true),
             });
         }
@@ -163,7 +163,7 @@ mod tests {
                 own_prbs: 20,
                 idle_prbs: 10,
                 scheduled_ues: 2,
-                own_itbs: Itbs::new(26),
+                own_full_bits: Some(36_696.0),
                 own_tb: Some(i % 10 != 0),
             });
         }

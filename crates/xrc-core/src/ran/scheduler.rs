@@ -18,7 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::amc::{self, Itbs, Prbs};
+use super::amc;
+use super::tbs_grid::{RateIdx, TbsGrid};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -36,8 +37,13 @@ pub struct RbgLayout {
 }
 
 impl RbgLayout {
+    /// LTE: groups of TS 36.213 Table 7.1.6.1-1.
     pub fn new(total_prbs: u16) -> Self {
-        let p = amc::rbg_size(total_prbs);
+        Self::with_group_size(total_prbs, amc::rbg_size(total_prbs))
+    }
+
+    /// Groups of `p` PRBs (NR: TS 38.214 Table 5.1.2.2.1-1).
+    pub fn with_group_size(total_prbs: u16, p: u16) -> Self {
         let mut sizes = Vec::new();
         let mut left = total_prbs;
         while left > 0 {
@@ -53,7 +59,8 @@ impl RbgLayout {
 #[derive(Clone, Debug)]
 pub struct Candidate {
     pub index: usize,
-    pub itbs: Itbs,
+    /// The UE's rate index in the slot's [`TbsGrid`].
+    pub itbs: RateIdx,
     /// Bytes needed to empty its buffer, headers included.
     pub demand_bytes: u64,
     /// Averaged served rate for PF, bits per TTI.
@@ -71,6 +78,7 @@ pub struct Grant {
 /// that a short last group is used last) among the candidates.
 pub fn allocate(
     kind: SchedulerKind,
+    grid: &TbsGrid,
     layout: &RbgLayout,
     free_prbs: u16,
     candidates: &[Candidate],
@@ -79,6 +87,7 @@ pub fn allocate(
 ) {
     allocate_with(
         kind,
+        grid,
         layout,
         free_prbs,
         candidates,
@@ -97,10 +106,6 @@ pub struct Scratch {
     groups: Vec<u16>,
     groups_for: Option<(u16, Vec<u16>)>,
     order: Vec<u128>,
-    /// Bits of a transport block over the whole band at each I_TBS, for the
-    /// band of `full_for` PRBs (PF's numerator).
-    full_bits: [f64; 27],
-    full_for: Option<u16>,
     want: Vec<usize>,
     got: Vec<usize>,
 }
@@ -117,8 +122,10 @@ fn pf_key(metric: f64, k: usize) -> u128 {
 }
 
 /// [`allocate`] with its working space in `scratch`.
+#[allow(clippy::too_many_arguments)]
 pub fn allocate_with(
     kind: SchedulerKind,
+    grid: &TbsGrid,
     layout: &RbgLayout,
     free_prbs: u16,
     candidates: &[Candidate],
@@ -152,8 +159,7 @@ pub fn allocate_with(
     let needed_groups = |c: &Candidate, groups: &[u16], from: usize| -> usize {
         // Smallest number of groups (from `from`) whose PRBs carry the demand.
         let bits = (c.demand_bytes.saturating_mul(8)).min(u32::MAX as u64) as u32;
-        let max = Prbs::new(110).expect("110 is valid");
-        let prbs_needed = amc::min_prbs_for_bits(c.itbs, bits, max).get();
+        let prbs_needed = grid.min_prbs_for_bits(c.itbs, bits);
         let mut acc = 0u16;
         let mut n = 0;
         for &g in &groups[from..] {
@@ -174,16 +180,9 @@ pub fn allocate_with(
             // linear time and only they are sorted (a full sort made a TTI
             // O(n log n) in the UEs with data). The order is one integer
             // key per candidate, compared in two instructions.
-            if scratch.full_for != Some(layout.total_prbs) {
-                let band = Prbs::new(layout.total_prbs).expect("valid");
-                for (i, f) in scratch.full_bits.iter_mut().enumerate() {
-                    *f = Itbs::new(i as u8).map_or(0.0, |itbs| amc::tbs(itbs, band).get() as f64);
-                }
-                scratch.full_for = Some(layout.total_prbs);
-            }
             let order = &mut scratch.order;
             order.clear();
-            let full = &scratch.full_bits;
+            let full = grid.full_bits();
             order.extend(
                 candidates
                     .iter()
@@ -256,7 +255,7 @@ mod tests {
     fn cand(index: usize, itbs: u8, demand: u64, avg: f64) -> Candidate {
         Candidate {
             index,
-            itbs: Itbs::new(itbs).unwrap(),
+            itbs: RateIdx::new(itbs),
             demand_bytes: demand,
             avg_bits: avg,
         }
@@ -274,7 +273,15 @@ mod tests {
     fn a_backlogged_ue_alone_gets_every_prb() {
         let l = RbgLayout::new(50);
         let mut out = Vec::new();
-        allocate(SchedulerKind::Pf, &l, 50, &[cand(0, 26, 1_000_000, 1.0)], 0, &mut out);
+        allocate(
+            SchedulerKind::Pf,
+            &TbsGrid::lte(50),
+            &l,
+            50,
+            &[cand(0, 26, 1_000_000, 1.0)],
+            0,
+            &mut out,
+        );
         assert_eq!(out, vec![Grant { index: 0, prbs: 50 }]);
     }
 
@@ -283,7 +290,15 @@ mod tests {
         let l = RbgLayout::new(50);
         let mut out = Vec::new();
         // 1502 bytes + headers at ITBS 26: 12032 bits needs 17 PRBs -> 6 groups of 3.
-        allocate(SchedulerKind::Pf, &l, 50, &[cand(0, 26, 1507, 1.0)], 0, &mut out);
+        allocate(
+            SchedulerKind::Pf,
+            &TbsGrid::lte(50),
+            &l,
+            50,
+            &[cand(0, 26, 1507, 1.0)],
+            0,
+            &mut out,
+        );
         assert_eq!(out.len(), 1);
         assert!(out[0].prbs < 50 && out[0].prbs % 3 == 0, "{:?}", out);
     }
@@ -293,7 +308,7 @@ mod tests {
         let l = RbgLayout::new(50);
         let mut out = Vec::new();
         let c = [cand(0, 20, 1_000_000, 20_000.0), cand(1, 20, 1_000_000, 5_000.0)];
-        allocate(SchedulerKind::Pf, &l, 50, &c, 0, &mut out);
+        allocate(SchedulerKind::Pf, &TbsGrid::lte(50), &l, 50, &c, 0, &mut out);
         assert_eq!(out, vec![Grant { index: 1, prbs: 50 }]);
     }
 
@@ -313,7 +328,11 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(k, c)| {
-                let full = amc::tbs(c.itbs, Prbs::new(layout.total_prbs).unwrap()).get() as f64;
+                let full = amc::tbs(
+                    amc::Itbs::new(c.itbs.get()).unwrap(),
+                    amc::Prbs::new(layout.total_prbs).unwrap(),
+                )
+                .get() as f64;
                 (full / c.avg_bits.max(1.0), k)
             })
             .collect();
@@ -326,7 +345,12 @@ mod tests {
             }
             let c = &candidates[k];
             let bits = (c.demand_bytes * 8).min(u32::MAX as u64) as u32;
-            let need = amc::min_prbs_for_bits(c.itbs, bits, Prbs::new(110).unwrap()).get();
+            let need = amc::min_prbs_for_bits(
+                amc::Itbs::new(c.itbs.get()).unwrap(),
+                bits,
+                amc::Prbs::new(110).unwrap(),
+            )
+            .get();
             let (mut acc, mut n) = (0u16, 0usize);
             while next + n < groups.len() && acc < need {
                 acc += groups[next + n];
@@ -386,7 +410,16 @@ mod tests {
                     )
                 })
                 .collect();
-            allocate_with(SchedulerKind::Pf, &layout, prbs, &cands, 0, &mut out, &mut scratch);
+            allocate_with(
+                SchedulerKind::Pf,
+                &TbsGrid::lte(prbs),
+                &layout,
+                prbs,
+                &cands,
+                0,
+                &mut out,
+                &mut scratch,
+            );
             assert_eq!(out, pf_by_full_sort(&layout, prbs, &cands), "round {round}");
         }
     }
@@ -396,7 +429,7 @@ mod tests {
         let l = RbgLayout::new(50);
         let mut out = Vec::new();
         let c = [cand(0, 20, 1_000_000, 0.0), cand(1, 20, 1_000_000, 0.0)];
-        allocate(SchedulerKind::Rr, &l, 50, &c, 0, &mut out);
+        allocate(SchedulerKind::Rr, &TbsGrid::lte(50), &l, 50, &c, 0, &mut out);
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].prbs + out[1].prbs, 50);
         // 17 groups: 9 and 8, the short last group (2 PRBs) on one side.

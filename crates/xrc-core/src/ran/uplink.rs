@@ -27,6 +27,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use super::duplex::Duplex;
 use crate::net::Packet;
 use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
 
@@ -61,12 +62,15 @@ impl Default for UplinkConfig {
 impl UplinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         // TS 36.213 Table 10.1.5-1 goes from 1 to 80 ms; up to 1 s for studies.
-        check_range("sr_period_ms", self.sr_period_ms, 1.0, 1000.0)?;
+        // (NR: down to a slot of numerology 3; the cell checks it is at
+        // least its TTI.)
+        check_range("sr_period_ms", self.sr_period_ms, 0.125, 1000.0)?;
         // Grant timing is a few TTIs in LTE; a second is far beyond it.
         check_range("sr_grant_delay_ms", self.sr_grant_delay_ms, 0.0, 1000.0)?;
         check_range("grant_tx_delay_ms", self.grant_tx_delay_ms, 0.0, 1000.0)?;
-        // At least one TTI: the next PUSCH cannot be in the same TTI.
-        check_range("bsr_grant_delay_ms", self.bsr_grant_delay_ms, 1.0, 1000.0)?;
+        // At least one TTI (the cell checks it against its TTI): the next
+        // PUSCH cannot be in the same TTI.
+        check_range("bsr_grant_delay_ms", self.bsr_grant_delay_ms, 0.125, 1000.0)?;
         // Room for a few ACKs, up to 100x LTE's largest uplink transport
         // block (75376 bits, TS 36.213 Table 7.1.7.2.1-1).
         check_range_u64("grant_bytes", self.grant_bytes as u64, 100, 1_000_000)?;
@@ -82,6 +86,8 @@ pub struct Uplink {
     grant_tx: SimDuration,
     bsr_grant: SimDuration,
     tti: SimDuration,
+    /// TDD: PUSCH only in U slots, SR only in slots with PUCCH (`None`: FDD).
+    tdd: Option<Duplex>,
     grant_bytes: u32,
     /// Buffered packets with their arrival times.
     buffer: VecDeque<(SimTime, Packet)>,
@@ -100,7 +106,7 @@ pub struct Uplink {
 
 impl Uplink {
     /// `sr_phase` places this UE's SR opportunities within the period.
-    pub fn new(cfg: &UplinkConfig, tti: SimDuration, sr_phase: SimDuration) -> Self {
+    pub fn new(cfg: &UplinkConfig, tti: SimDuration, sr_phase: SimDuration, duplex: &Duplex) -> Self {
         let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
         Uplink {
             sr_period: ms(cfg.sr_period_ms),
@@ -109,6 +115,7 @@ impl Uplink {
             grant_tx: ms(cfg.grant_tx_delay_ms),
             bsr_grant: ms(cfg.bsr_grant_delay_ms),
             tti,
+            tdd: duplex.is_tdd().then(|| duplex.clone()),
             grant_bytes: cfg.grant_bytes,
             buffer: VecDeque::new(),
             next_pusch: None,
@@ -130,10 +137,17 @@ impl Uplink {
             // yet, or the buffer status report it carries asks for more.
             return None;
         }
-        let sr = now.next_boundary(self.sr_period, self.sr_phase);
+        let mut sr = now.next_boundary(self.sr_period, self.sr_phase);
         self.srs_sent += 1;
-        // Transmissions start on TTI boundaries.
-        let t = (sr + self.sr_grant + self.grant_tx).next_boundary(self.tti, SimDuration::ZERO);
+        // Transmissions start on TTI boundaries (TDD: the SR waits for a
+        // slot with PUCCH, the PUSCH for a U slot).
+        let t = match &self.tdd {
+            None => (sr + self.sr_grant + self.grant_tx).next_boundary(self.tti, SimDuration::ZERO),
+            Some(d) => {
+                sr = d.next_pucch(sr);
+                d.next_pusch(sr + self.sr_grant + self.grant_tx)
+            }
+        };
         self.next_pusch = Some(t);
         Some(t)
     }
@@ -162,7 +176,10 @@ impl Uplink {
         if self.buffer.is_empty() {
             return None;
         }
-        let t = (now + self.bsr_grant).next_boundary(self.tti, SimDuration::ZERO);
+        let t = match &self.tdd {
+            None => (now + self.bsr_grant).next_boundary(self.tti, SimDuration::ZERO),
+            Some(d) => d.next_pusch(now + self.bsr_grant),
+        };
         self.next_pusch = Some(t);
         Some(t)
     }
@@ -206,11 +223,14 @@ mod tests {
     fn ms(v: u64) -> SimTime {
         SimTime::from_nanos(v * 1_000_000)
     }
+    fn fdd() -> Duplex {
+        Duplex::fdd(SimDuration::from_millis(1))
+    }
 
     #[test]
     fn an_ack_waits_for_the_next_sr_opportunity_then_the_grant_pipeline() {
         let cfg = UplinkConfig::default();
-        let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::from_millis(2));
+        let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::from_millis(2), &fdd());
         // Arrives at 3 ms: next SR at 12 ms, grant at 15, PUSCH at 19.
         assert_eq!(ul.push(ms(3), ack()), Some(ms(19)));
         // A second ACK before the grant rides the same PUSCH.
@@ -231,7 +251,7 @@ mod tests {
             grant_bytes: 100,
             ..UplinkConfig::default()
         };
-        let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::ZERO);
+        let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::ZERO, &fdd());
         let first = ul.push(ms(0), ack()).unwrap();
         let _ = ul.push(ms(0), ack());
         let _ = ul.push(ms(0), ack());
@@ -246,12 +266,40 @@ mod tests {
         let cfg = UplinkConfig::default();
         let mut delays = Vec::new();
         for arrival in 0..10u64 {
-            let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::ZERO);
+            let mut ul = Uplink::new(&cfg, SimDuration::from_millis(1), SimDuration::ZERO, &fdd());
             let t = ul.push(ms(arrival) + SimDuration::from_micros(1), ack()).unwrap();
             delays.push(t.saturating_since(ms(arrival)).as_millis_f64());
         }
         let min = delays.iter().cloned().fold(f64::MAX, f64::min);
         let max = delays.iter().cloned().fold(f64::MIN, f64::max);
         assert!(max - min >= 8.0, "jitter {min}..{max}");
+    }
+
+    #[test]
+    fn a_tdd_ack_pushed_in_a_d_slot_leaves_in_the_next_u_slot_and_its_leftover_in_the_u_slot_after() {
+        let slot = SimDuration::from_micros(500);
+        let d = Duplex::tdd(
+            slot,
+            crate::ran::duplex::parse_pattern("DDDSU", slot).unwrap(),
+            true,
+            true,
+        );
+        // SR every slot, no grant delays: only the pattern delays the ACK.
+        let cfg = UplinkConfig {
+            sr_period_ms: 0.5,
+            sr_grant_delay_ms: 0.0,
+            grant_tx_delay_ms: 0.0,
+            bsr_grant_delay_ms: 0.5,
+            grant_bytes: 100,
+        };
+        let mut ul = Uplink::new(&cfg, slot, SimDuration::ZERO, &d);
+        let at = |n: u64| SimTime::from_nanos(n * 500_000);
+        // Slot 1 is a D slot: the PUSCH is slot 4 (U), not the S slot 3.
+        assert_eq!(ul.push(at(1) + SimDuration::from_nanos(1), ack()), Some(at(4)));
+        let _ = ul.push(at(1) + SimDuration::from_nanos(2), ack());
+        let mut sent = Vec::new();
+        // The second ACK does not fit the grant: the next U slot, 9.
+        assert_eq!(ul.on_pusch(at(4), &mut sent), Some(at(9)));
+        assert_eq!(sent.len(), 1);
     }
 }

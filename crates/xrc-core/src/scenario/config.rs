@@ -834,4 +834,86 @@ mod tests {
             assert_eq!(once, twice);
         }
     }
+
+    fn nr_cell() -> Value {
+        let mut doc = cellular();
+        set(
+            &mut doc,
+            "cell",
+            json!({"rat": "nr", "bandwidth_mhz": 100, "nr": {"numerology": 1, "tdd_pattern": "DDDSU"}}),
+        );
+        doc
+    }
+
+    #[test]
+    fn an_nr_cell_resolves_its_prbs_and_slot_and_resolves_to_itself() {
+        let once = resolve(&nr_cell()).unwrap();
+        let cell = once.cell.as_ref().unwrap();
+        assert_eq!((cell.prbs(), cell.tti_ms), (273, 0.5));
+        let twice = ScenarioConfig::resolve(&serde_json::to_string(&once).unwrap()).unwrap();
+        assert_eq!(once, twice);
+    }
+
+    #[test]
+    fn bad_nr_fields_are_refused_naming_the_field_and_the_value() {
+        let base = nr_cell();
+        let cases: &[(&str, Value, &str)] = &[
+            (
+                "cell.bandwidth_mhz",
+                json!(120),
+                "cell.bandwidth_mhz: 120 MHz at numerology 1",
+            ),
+            ("cell.bandwidth_mhz", json!(12.5), "cell.bandwidth_mhz: 12.5"),
+            (
+                "cell.nr.numerology",
+                json!(4),
+                "cell.nr.numerology must be in [0, 3], got 4",
+            ),
+            ("cell.nr.tdd_pattern", json!("DDXU"), "cell.nr.tdd_pattern: \"DDXU\""),
+            ("cell.nr.tdd_pattern", json!("DDDDDSU"), "3.5 ms"),
+            ("cell.nr.mcs_table", json!("qam1024"), "cell.nr.mcs_table"),
+            (
+                "cell.nr.x_overhead",
+                json!(5),
+                "cell.nr.x_overhead must be 0, 6, 12 or 18, got 5",
+            ),
+            ("cell.nr.layers", json!(0), "cell.nr.layers must be in [1, 4], got 0"),
+            ("cell.nr.pdsch_symbols", json!(15), "cell.nr.pdsch_symbols"),
+            (
+                "cell.nr.frequency_range",
+                json!("fr2"),
+                "cell.nr.frequency_range: Fr2 has no numerology 1",
+            ),
+            (
+                "cell.harq.k1_slots",
+                json!(16),
+                "cell.harq.k1_slots must be in [0, 15], got 16",
+            ),
+            (
+                "cell.harq.processes",
+                json!(0),
+                "cell.harq.processes must be in [1, 32], got 0",
+            ),
+            (
+                "cell.harq.rtt_ttis",
+                json!(4),
+                "cell.harq.rtt_ttis: an NR cell times HARQ with harq.k1_slots",
+            ),
+            ("cell.tti_ms", json!(0.25), "cell.tti_ms: an NR cell's TTI is the slot"),
+            ("cell.rat", json!("umts"), "cell.rat"),
+        ];
+        for (path, v, want) in cases {
+            let e = rejected(&base, path, v.clone());
+            assert!(e.contains(want), "{path} = {v}: {e}");
+        }
+        // NR fields in an LTE cell.
+        let e = rejected(&cellular(), "cell.harq.k1_slots", json!(4));
+        assert!(e.contains("cell.harq.k1_slots"), "{e}");
+        let e = rejected(&cellular(), "cell.nr", json!({"numerology": 1}));
+        assert!(e.contains("cell.nr") && e.contains("rat"), "{e}");
+        // An NR cell without a bandwidth.
+        let mut doc = cellular();
+        set(&mut doc, "cell", json!({"rat": "nr"}));
+        assert!(resolve(&doc).unwrap_err().contains("cell.bandwidth_mhz"));
+    }
 }

@@ -1,7 +1,8 @@
 //! 5G NR tables and arithmetic for the PDSCH: numerologies and channel
 //! bandwidths, the MCS and CQI tables, the transport block size, and the
-//! capacity questions a scheduler asks of them. Nothing here is wired into
-//! the cell yet; this module is self-contained.
+//! capacity questions a scheduler asks of them. An NR cell
+//! (`cell.rat = "nr"`) builds its TBS grids from here
+//! ([`crate::ran::radio`], [`crate::ran::tbs_grid`]).
 //!
 //! # Sources
 //!
