@@ -649,8 +649,16 @@ impl CongestionControl for Xrc {
             Mode::Unfair => {
                 let per_rtt = self.cfg.unfair_gain * self.round_start_cwnd as f64;
                 self.grow(w, per_rtt, acked);
-                if self.track.is_some() {
+                if let Some(t) = &self.track {
+                    // `xrc2` deviation 9: the pulse ends when its window is
+                    // out, not a round trip later when its loss is seen.
                     w.cwnd = w.cwnd.min(self.pulse_limit.max(2));
+                    if w.cwnd >= self.pulse_limit {
+                        self.contended = t.contend_memory;
+                        self.draining = t.drain_rounds;
+                        self.over_budget_rounds = 0;
+                        self.mode = Mode::Track;
+                    }
                 }
             }
             Mode::Internet => {
