@@ -5,7 +5,8 @@ variant.
 Runs the points of ``xrc reproduce`` for Fig. 3 (XRC joined by Illinois or
 CUBIC) and Fig. 5 (the capacity-seeking pairs, with the CUBIC-first
 baselines), with the XRC arm's ``flows.0.cc`` set to the scheme named (the
-baselines are unchanged), and prints the claims ``xrc reproduce`` checks on
+baselines are unchanged; with ``--all``, every paper experiment, Fig. 1 and
+3 to 7, and all 18 claims), and prints the claims ``xrc reproduce`` checks on
 them (its own code, :func:`xrc.reproduce.report.write_report`): Fig. 5 HoL
 within budget, HoL reduction, Fig. 5 fairness, Jain XRC vs CUBIC, median
 queuing delay vs CUBIC+CUBIC; then each run's goodputs and HoL. ``--pairs``
@@ -13,6 +14,7 @@ adds Fig. 5's setting against partners of one's choice (e.g. bbr), with the
 partner stopping at ``--stop`` s, to show the mode ends when it is gone.
 
     .venv/bin/python scripts/xrc2_fairness.py --cc xrc xrc2 --seeds 5 --pairs bbr cubic illinois
+    .venv/bin/python scripts/xrc2_fairness.py --cc xrc xrc2 --seeds 5 --all
 """
 
 from __future__ import annotations
@@ -32,15 +34,21 @@ from xrc.reproduce.experiments import points, run_point
 from xrc.reproduce.report import write_report
 
 
-def claims(cc: str, seeds: list[int], jobs: int, extra: list[str]) -> tuple[list[dict], list[dict]]:
+def claims(cc: str, seeds: list[int], jobs: int, extra: list[str], every: bool = False) -> tuple[list[dict], list[dict]]:
+    """`xrc reproduce`'s Fig. 3 and Fig. 5 points (every paper experiment,
+    Fig. 1 and 3 to 7, with `every`) with the XRC flows running `cc`."""
     pts = []
     for p in points(False, seeds, [], []):
-        if p.exp not in ("fig3", "fig5"):
+        if p.exp == "traces" or (not every and p.exp not in ("fig3", "fig5")):
             continue
         d = p.as_dict()
-        if d["label"].startswith("xrc"):
-            d["overrides"] = [o for o in d["overrides"] if not o.startswith("flows.0.cc=")]
-            d["overrides"] += [f"flows.0.cc={cc}"] + extra
+        if d["label"].startswith("xrc") and cc != "xrc":
+            d["overrides"] = [o[:-len("xrc")] + cc if o.endswith(".cc=xrc") else o for o in d["overrides"]]
+            if p.exp == "fig3":  # the scenario's own first flow is XRC
+                d["overrides"].append(f"flows.0.cc={cc}")
+            if d["gen"].get("short_cc") == "xrc":
+                d["gen"]["short_cc"] = cc
+            d["overrides"] += extra
         pts.append(d)
     res: list[dict] = []
     run_parallel(run_point, pts, jobs, res.append)
@@ -80,16 +88,18 @@ def main() -> None:
     ap.add_argument("--pairs", nargs="*", default=[], help="partners for Fig. 5's setting with a stop")
     ap.add_argument("--stop", type=float, default=15.0)
     ap.add_argument("--set", dest="extra", nargs="*", default=[], help="more overrides for the XRC flow's runs")
+    ap.add_argument("--all", action="store_true", help="every paper experiment (Fig. 1, 3-7), all 18 claims")
     a = ap.parse_args()
     seeds = list(range(1, a.seeds + 1))
     table: dict[str, dict[str, dict]] = {}
     runs: dict[str, list[dict]] = {}
     for cc in a.cc:
-        cl, res = claims(cc, seeds, a.jobs, a.extra)
+        cl, res = claims(cc, seeds, a.jobs, a.extra, a.all)
         table[cc] = {c["id"]: c for c in cl}
         runs[cc] = res
     ids = list(next(iter(table.values())))
-    print(f"### The paper's coexistence claims, seeds {' '.join(map(str, seeds))} (mean, 95% CI)\n")
+    what = "claims" if a.all else "coexistence claims"
+    print(f"### The paper's {what}, seeds {' '.join(map(str, seeds))} (mean, 95% CI)\n")
     print("| claim | paper | " + " | ".join(a.cc) + " |")
     print("|---|---|" + "---|" * len(a.cc))
     for i in ids:
@@ -106,7 +116,8 @@ def main() -> None:
     for cc in a.cc:
         for r in runs[cc]:
             p = r["point"]
-            if p["seed"] != 1 or (cc != a.cc[0] and not p["label"].startswith("xrc")):
+            if p["exp"] not in ("fig3", "fig5") or p["seed"] != 1 or (
+                    cc != a.cc[0] and not p["label"].startswith("xrc")):
                 continue
             arm = cc if p["label"].startswith("xrc") else "–"
             gp = " / ".join(f"{f['goodput_mbps']:.1f}" for f in r["summary"]["flows"])
