@@ -15,7 +15,7 @@ class Scheme:
 
 SCHEMES: dict[str, Scheme] = {s.name: s for s in [
     Scheme("xrc", "XRC", "#d62728"),
-    Scheme("xrc2", "XRC2 (air-aware)", "#ff9896"),
+    Scheme("xrc2", "XRC2 (air-aware, paced, pulsing)", "#ff9896"),
     Scheme("cubic", "CUBIC", "#1f77b4"),
     Scheme("newreno", "NewReno", "#2ca02c"),
     Scheme("illinois", "Illinois", "#9467bd"),

@@ -217,6 +217,14 @@ pub struct Xrc {
     track: Option<super::xrc2::Track>,
     /// `xrc2`: the latest air-delay field (zero without it).
     air: SimDuration,
+    /// `xrc2` (deviation 9): calm rounds left before a competitor seen by
+    /// a pulse is forgotten (0: none known).
+    contended: u32,
+    /// `xrc2` (deviation 9): rounds left in which the queue a pulse left
+    /// behind drains at the HoL-reactive pace.
+    draining: u32,
+    /// `xrc2` (deviation 9): the most a pulse may raise cwnd to.
+    pulse_limit: u32,
 }
 
 impl Xrc {
@@ -249,6 +257,9 @@ impl Xrc {
             mss_hint: 1448,
             track: None,
             air: SimDuration::ZERO,
+            contended: 0,
+            draining: 0,
+            pulse_limit: u32::MAX,
         }
     }
 
@@ -272,7 +283,18 @@ impl Xrc {
     /// `xrc2`: the tracking window W, segments (`cc::xrc2` deviation 4).
     fn track_window(&self, mss: u32) -> Option<u32> {
         let t = self.track.as_ref()?;
-        Some(t.window(self.rate_bps?, self.base_rtt()?, mss))
+        let base = self.base_rtt()?;
+        if self.contended > 0 {
+            // Deviation 9: the share R must fit through the queue the
+            // competitor keeps, not only the room W leaves for one.
+            return Some(t.contended_window(self.rate_bps?, base, self.hol_mean.max(self.hol), mss));
+        }
+        Some(t.window(self.rate_bps?, base, mss))
+    }
+
+    /// `xrc2`: a competitor was seen recently (deviation 9).
+    pub fn contended(&self) -> bool {
+        self.contended > 0
     }
 
     /// `xrc2`: the window follows W on every ACK (deviation 4).
@@ -398,21 +420,40 @@ impl Xrc {
             self.mode = Mode::Internet;
             return;
         }
-        if self.track.is_some() {
+        if let Some(t) = &self.track {
             // `xrc2` (deviation 4): no ramp, probe, hold or reset; the
-            // unfairness mode is entered and left as in choice 4.
-            if over && self.starved {
+            // unfairness mode is entered and left as in choice 4, or
+            // (deviation 9) after `contend_trigger` rounds over budget,
+            // starved or not, while a competitor is known.
+            let known = self.contended > 0;
+            if over && (self.starved || known) {
                 self.over_budget_rounds += 1;
             } else {
                 self.over_budget_rounds = 0;
             }
-            self.mode = if self.over_budget_rounds > self.cfg.unfair_after_rtts
-                || (self.mode == Mode::Unfair && self.over_budget_rounds > 0)
-            {
+            let need = if known {
+                t.contend_trigger
+            } else {
+                self.cfg.unfair_after_rtts
+            };
+            let was = self.mode;
+            self.mode = if self.over_budget_rounds > need || (was == Mode::Unfair && self.over_budget_rounds > 0) {
                 Mode::Unfair
             } else {
                 Mode::Track
             };
+            if self.mode == Mode::Unfair && was != Mode::Unfair {
+                // Deviation 9: one round's growth at `unfair_gain`, then
+                // hold: enough to fill the buffer the competitor keeps
+                // near its budget, not a slow start that overshoots for
+                // the round trip the loss takes to be seen.
+                let gain = self.cfg.unfair_gain.min(t.pulse_gain_cap);
+                self.pulse_limit = (w.cwnd as f64 * (1.0 + gain)).ceil() as u32;
+            }
+            self.draining = self.draining.saturating_sub(1);
+            if !over {
+                self.contended = self.contended.saturating_sub(1);
+            }
             let _ = twnd;
             return;
         }
@@ -488,17 +529,39 @@ impl CongestionControl for Xrc {
         }
     }
 
-    fn ssthresh(&mut self, _now: SimTime, w: &Window, _c: &ConnView) -> u32 {
+    fn ssthresh(&mut self, _now: SimTime, w: &Window, c: &ConnView) -> u32 {
+        if self.contended > 0 {
+            // `xrc2` deviation 9: a loss in a queue a competitor keeps full
+            // is not this sender's excess; it keeps its share's window.
+            if let Some(t) = self.track_window(c.mss) {
+                return reno_ssthresh(w).max(t.min(w.cwnd_clamp));
+            }
+        }
         reno_ssthresh(w)
     }
 
     fn set_state(&mut self, _now: SimTime, _w: &mut Window, _c: &ConnView, new: CaState) {
         if matches!(new, CaState::Recovery | CaState::Loss) {
+            let pulse = self.mode == Mode::Unfair;
             // A loss ends the unfairness mode (the competitors got their signal).
             if self.mode == Mode::Unfair {
-                self.mode = if self.track.is_some() { Mode::Track } else { Mode::Hold };
+                self.mode = if let Some(t) = &self.track {
+                    // Deviation 9: the pulse found a competitor that
+                    // answers losses; remember it, and let the queue the
+                    // pulse left drain before holding the share.
+                    self.contended = t.contend_memory;
+                    self.draining = t.drain_rounds;
+                    Mode::Track
+                } else {
+                    Mode::Hold
+                };
             }
-            self.over_budget_rounds = 0;
+            // `xrc2` (deviation 9) counts on through a loss outside a
+            // pulse: a competitor that keeps the buffer full drops a
+            // packet every round, and the count would never reach N.
+            if self.track.is_none() || pulse {
+                self.over_budget_rounds = 0;
+            }
             self.credit = 0.0;
         }
     }
@@ -585,7 +648,18 @@ impl CongestionControl for Xrc {
             Mode::Track => self.follow_track(w, c.mss),
             Mode::Unfair => {
                 let per_rtt = self.cfg.unfair_gain * self.round_start_cwnd as f64;
-                self.grow(w, per_rtt, acked)
+                self.grow(w, per_rtt, acked);
+                if let Some(t) = &self.track {
+                    // `xrc2` deviation 9: the pulse ends when its window is
+                    // out, not a round trip later when its loss is seen.
+                    w.cwnd = w.cwnd.min(self.pulse_limit.max(2));
+                    if w.cwnd >= self.pulse_limit {
+                        self.contended = t.contend_memory;
+                        self.draining = t.drain_rounds;
+                        self.over_budget_rounds = 0;
+                        self.mode = Mode::Track;
+                    }
+                }
             }
             Mode::Internet => {
                 if w.cwnd < twnd {
@@ -616,7 +690,14 @@ impl CongestionControl for Xrc {
         if !matches!(self.mode, Mode::Track | Mode::Internet) {
             return None;
         }
-        Some(t.pacing(self.rate_bps?, self.hol, self.base_rtt()?, self.mss_hint))
+        // Deviation 9: while a competitor is known and the pulse's queue
+        // has drained, the sender does not yield below its share.
+        let floor = if self.contended > 0 && self.draining == 0 {
+            t.share_floor
+        } else {
+            super::xrc2::GAIN_MIN
+        };
+        Some(t.pacing(self.rate_bps?, self.hol, self.base_rtt()?, self.mss_hint, floor))
     }
 
     fn queuing_delay(&self) -> Option<SimDuration> {
