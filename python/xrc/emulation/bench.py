@@ -56,6 +56,17 @@ def _steal_s() -> float:
     return int(fields[8]) / 100.0  # USER_HZ
 
 
+def _iperf3_server(tb, what: str) -> None:
+    """Starts a one-shot iperf3 server on the UE side and waits (5 s at
+    most) until it listens."""
+    tb.popen("ue", ["iperf3", "-s", "-1", "-B", tb.ue_ip], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 5
+    while not tb.run("ue", ["ss", "-Hltn", "sport = :5201"], timeout=5).stdout.strip():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}: the iperf3 server did not start within 5 s")
+        time.sleep(0.05)
+
+
 def _release_error_us(emu) -> np.ndarray:
     cols = emu.capture_columns()
     t_out = np.frombuffer(cols["t_out_ns"][1], dtype=np.dtype(cols["t_out_ns"][0])).astype(np.int64)
@@ -89,13 +100,7 @@ def cell_timing(seconds: int = 10) -> list[dict]:
                          "flows": [{"cc": "cubic", "ue": 0}]}).resolved
         steal0 = _steal_s()
         with tbmod.testbed(res, sysctls=sysctls, emulator_cpu=cpu) as tb:
-            tb.popen("ue", ["iperf3", "-s", "-1", "-B", tb.ue_ip], stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL)
-            deadline = time.monotonic() + 5
-            while not tb.run("ue", ["ss", "-Hltn", "sport = :5201"], timeout=5).stdout.strip():
-                if time.monotonic() > deadline:
-                    raise RuntimeError("emulator cell timing: the iperf3 server did not start within 5 s")
-                time.sleep(0.05)
+            _iperf3_server(tb, "emulator cell timing")
             tb.emulator.start(cpu=cpu, fifo_priority=50)
             j = json.loads(tb.run("inet", ["iperf3", "-c", tb.ue_ip, "-t", str(seconds), "-P", "4", "-J"],
                                   timeout=seconds + 60).stdout)
@@ -137,13 +142,7 @@ def ceiling(rates=CEILING_RATES, delay_ms: float = 40.0, seconds: int = 6) -> li
                          "flows": [{"cc": "cubic"}]}).resolved
         steal0 = _steal_s()
         with tbmod.testbed(res, sysctls=sysctls, emulator_cpu=cpu) as tb:
-            tb.popen("ue", ["iperf3", "-s", "-1", "-B", tb.ue_ip], stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL)
-            deadline = time.monotonic() + 5
-            while not tb.run("ue", ["ss", "-Hltn", "sport = :5201"], timeout=5).stdout.strip():
-                if time.monotonic() > deadline:
-                    raise RuntimeError("emulator ceiling: the iperf3 server did not start within 5 s")
-                time.sleep(0.05)
+            _iperf3_server(tb, "emulator ceiling")
             r0 = resource.getrusage(resource.RUSAGE_SELF)
             tb.emulator.start(cpu=cpu, fifo_priority=50)
             j = json.loads(tb.run("inet", ["iperf3", "-c", tb.ue_ip, "-t", str(seconds), "-O", "1", "-P", "4", "-J"],
