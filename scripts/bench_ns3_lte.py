@@ -59,32 +59,10 @@ from crossval_ns3 import NS3_VENV, ensure_ns3  # noqa: E402
 
 
 def scenario_text(n_ues: int, sim_time: float) -> str:
-    lines = [
-        f'name = "ns3-cell-{n_ues}ue"',
-        "seed = 1",
-        f"duration_s = {float(sim_time)!r}",
-        'topology = "cellular"',
-        "",
-        "[internet]",
-        "delay_ms = 15.0",
-        "rate_mbps = 1000.0",
-        "",
-        "[cell]",
-        "bandwidth_mhz = 10",
-        'scheduler = "pf"',
-        "",
-        "[cell.harq]",
-        "bler = 0.0",
-        "",
-        "[cell.rlc]",
-        "buffer_packets = 128",
-        "",
-    ]
-    for i in range(n_ues):
-        lines += ["[[ues]]", f'channel = {{ kind = "fixed_cqi", cqi = {CQIS[i % len(CQIS)]} }}', ""]
-    for i in range(n_ues):
-        lines += ["[[flows]]", f'id = "ue{i}"', f"ue = {i}", 'cc = "cubic"', ""]
-    return "\n".join(lines)
+    from xrc.bench import cell_scenario_text
+
+    return cell_scenario_text(n_ues, sim_time, name=f"ns3-cell-{n_ues}ue", bandwidth_mhz=10, cqis=CQIS,
+                              cell_tables=("[cell.harq]", "bler = 0.0", "", "[cell.rlc]", "buffer_packets = 128", ""))
 
 
 def run_xrc(n_ues: int, sim_time: float, xrc_python: str) -> dict:

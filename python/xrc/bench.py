@@ -51,13 +51,17 @@ CELL_SIZES = (1, 10, 100, 400, 1000)
 CELL_CQIS = (15, 13, 11, 9, 7)
 
 
-def cell_scenario_text(n_ues: int, duration_s: float = 60.0) -> str:
+def cell_scenario_text(n_ues: int, duration_s: float = 60.0, *, name: str | None = None, bandwidth_mhz: int = 20,
+                       cqis: tuple[int, ...] = CELL_CQIS, cell_tables: tuple[str, ...] = ()) -> str:
     """The cell benchmark's scenario: one 20 MHz LTE cell (100 PRBs, PF),
     `n_ues` UEs with fixed CQIs (15, 13, 11, 9, 7 in turn), one bulk CUBIC
     flow per UE from the start, 15 ms each way on the Internet path, every
-    output at its default (every series on, RLC sampled every TTI)."""
+    output at its default (every series on, RLC sampled every TTI).
+    ``name``, ``bandwidth_mhz``, ``cqis`` and ``cell_tables`` (TOML lines
+    appended after ``[cell]``, e.g. ``[cell.harq]`` sections) vary it for
+    other benchmarks (scripts/bench_ns3_lte.py)."""
     lines = [
-        f'name = "cell-{n_ues}ue"',
+        f'name = "{name or f"cell-{n_ues}ue"}"',
         "seed = 1",
         f"duration_s = {float(duration_s)!r}",
         'topology = "cellular"',
@@ -67,12 +71,13 @@ def cell_scenario_text(n_ues: int, duration_s: float = 60.0) -> str:
         "rate_mbps = 1000.0",
         "",
         "[cell]",
-        "bandwidth_mhz = 20",
+        f"bandwidth_mhz = {bandwidth_mhz}",
         'scheduler = "pf"',
         "",
+        *cell_tables,
     ]
     for i in range(n_ues):
-        lines += ["[[ues]]", f'channel = {{ kind = "fixed_cqi", cqi = {CELL_CQIS[i % len(CELL_CQIS)]} }}', ""]
+        lines += ["[[ues]]", f'channel = {{ kind = "fixed_cqi", cqi = {cqis[i % len(cqis)]} }}', ""]
     for i in range(n_ues):
         lines += ["[[flows]]", f'id = "ue{i}"', f"ue = {i}", 'cc = "cubic"', ""]
     return "\n".join(lines)
