@@ -16,7 +16,7 @@ REFS = {
     "abc": "Goyal et al., NSDI 2020; authors' tcp_abc.c", "pbe": "Xie, Yi, Jamieson, SIGCOMM 2020",
     "natcp": "Abbasloo et al.; authors' natcp code", "nacubic": "same, CUBIC capped",
     "roccet": "Prause & Akselrod, arXiv 2510.25281; tcp_roccet.c patch",
-    "oracle": "the physical limit: the bottleneck's future delivery opportunities (trace topology)",
+    "oracle": "the physical limit: the bottleneck's future delivery opportunities (a trace, or a shadow of the cell)",
     "oracle-rate": "the rate oracle of the paper's Fig. 1 (present capacity, zero delay; not a bound)",
 }
 

@@ -85,9 +85,10 @@ def points(quick: bool, seeds: list[int], schemes: list[str], traces: list[Path]
             pts.append(Point(exp, label, scenario, tuple(overrides), seed, tuple(gen)))
 
     q = (lambda full, short: short if quick else full)
-    # Fig. 1: one flow on a time-varying channel (+ the rate oracle as
-    # reference: the physical-limit oracle has no schedule on a cell).
-    for cc in FIG1_SCHEMES + ["oracle-rate"]:
+    # Fig. 1: one flow on a time-varying channel, and the physical-limit
+    # oracle (the service of a shadow of the cell whose UE is never short of
+    # data, `ran::shadow`) as the reference.
+    for cc in FIG1_SCHEMES + ["oracle"]:
         add("fig1", cc, _s("fig1-time-varying.toml"), [f"flows.0.cc={cc}", f"duration_s={q(60, 30)}"])
     # Fig. 3: XRC joined by Illinois or CUBIC starting in congestion avoidance.
     for cc in ["illinois", "cubic"]:

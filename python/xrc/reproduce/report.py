@@ -94,7 +94,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
 
     # ---------------- Fig. 1 ----------------
     labels = [lab for (e, lab) in g if e == "fig1"]
-    order = [c for c in ["xrc", "cubic", "newreno", "illinois", "veno", "oracle-rate"] if c in labels]
+    order = [c for c in ["xrc", "cubic", "newreno", "illinois", "veno", "oracle"] if c in labels]
     if order:
         fig, axes = new_figure(len(order), 1, figsize=(9, 1.9 * len(order)), sharex=True)
         for ax, cc in zip(axes[:, 0], order):
@@ -129,9 +129,10 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
             rows.append(f"| {label_of(cc)} | {_fmt(u)} | {_fmt(p50)} | {_fmt(p90)} | {_fmt(fr)} |")
         sections.append(("Fig. 1: a single flow over a time-varying channel",
                          "One UE whose distance to the base station jumps every 2 s (CQI 5 to 15), one bulk flow. "
-                         "The reference line is the rate oracle (`oracle-rate`: the cell's present capacity, paced, "
-                         "with a 20 ms window allowance), which is not a bound: the physical-limit oracle "
-                         "(`oracle`) needs a schedule of future service the cell does not give.",
+                         "The reference line is the physical-limit oracle (`oracle`): it sends each packet to "
+                         "reach the base station just before the TTI that starts sending it, in the TTIs a shadow "
+                         "copy of the cell, whose UE is never short of data, serves it (`ran::shadow`): the "
+                         "most the cell can carry for the UE, with the least queue its transport blocks allow.",
                          rows, [img_a, img_b]))
         if "xrc" in order:
             xr = g[("fig1", "xrc")]
@@ -140,7 +141,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path)
             claims.add("fig1-xrc-util", "XRC fully uses the available capacity",
                        "close to the maximum possible rate", [r["summary"]["ues"][0]["utilization"] for r in xr],
                        lambda v: v >= 0.90, "holds if utilization >= 0.90")
-            others = [c for c in order if c not in ("xrc", "oracle-rate")]
+            others = [c for c in order if c not in ("xrc", "oracle")]
             ratios = []
             for i, rx in enumerate(xr):
                 p90x = max(rx["hol"]["p90"] or 0.0, 1e-3)

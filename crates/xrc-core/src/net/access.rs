@@ -78,8 +78,24 @@ pub trait Access: Component {
     /// from the start, time), each carrying one full 1500-byte packet, no
     /// more in one instant than its queue holds. Returns `false` when this
     /// access network cannot know them ahead (nothing is written).
-    fn oracle_opportunities(&self, _ue: usize, _from: SimTime, _to: SimTime, _out: &mut Vec<(u64, SimTime)>) -> bool {
+    fn oracle_opportunities(
+        &mut self,
+        _ue: usize,
+        _from: SimTime,
+        _to: SimTime,
+        _out: &mut Vec<(u64, SimTime)>,
+    ) -> bool {
         false
+    }
+    /// Prepares [`Access::oracle_opportunities`] for the UE's flows, whose
+    /// segments carry `payload` bytes, or says why this access network
+    /// cannot know them ahead.
+    fn oracle_schedule(&mut self, _ue: usize, _payload: u32) -> Result<(), String> {
+        Err(
+            "only the trace topology (whose trace is known in advance) and a cell whose only UE with flows is \
+             the oracle's know their future service"
+                .into(),
+        )
     }
     /// NATCP's NetAssist: closes the UE's report period. `wired_rtt`: the
     /// network's minimum delay both ways on the wired segment.

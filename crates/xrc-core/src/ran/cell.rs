@@ -667,6 +667,27 @@ impl Cell {
     pub fn hol_delay(&self, ue: usize, now: SimTime) -> SimDuration {
         self.ues[ue].rlc.hol_delay(now)
     }
+    /// Bytes waiting in the UE's RLC buffer.
+    pub fn rlc_bytes(&self, ue: usize) -> u64 {
+        self.ues[ue].rlc.bytes()
+    }
+    /// The number of the first SDU in the UE's RLC buffer of which no byte
+    /// has been sent ([`RlcTx::first_unstarted_sn`]).
+    pub fn rlc_first_unstarted_sn(&self, ue: usize) -> u64 {
+        self.ues[ue].rlc.first_unstarted_sn()
+    }
+    /// The most bits one slot's transport block can carry for one UE (the
+    /// whole band at the highest rate index of either slot kind).
+    pub fn max_tb_bits(&self) -> f64 {
+        let most = |g: &super::tbs_grid::TbsGrid| g.full_bits().iter().cloned().fold(0.0, f64::max);
+        most(&self.radio.grid).max(self.radio.grid_special.as_ref().map_or(0.0, most))
+    }
+    /// Forgets the transport blocks on their way to the UE: for a copy of
+    /// the cell that models only its MAC (the oracle's shadow,
+    /// `ran::shadow`), which nobody receives from.
+    pub fn forget_air(&mut self, ue: usize) {
+        self.ues[ue].air.clear();
+    }
     pub fn free_prbs_last_tti(&self) -> u16 {
         self.free_prbs_last
     }

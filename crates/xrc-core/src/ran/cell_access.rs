@@ -21,6 +21,7 @@
 
 use super::cell::{Cell, CellConfig, CellOutput};
 use super::channel::ChannelConfig;
+use super::shadow::ShadowCell;
 use crate::engine::RngStreams;
 use crate::net::Observer as _;
 use crate::net::{
@@ -52,6 +53,12 @@ pub struct CellAccess {
     scratch: Vec<Packet>,
     /// The UEs' samples of a TTI, handed to the observer in one call.
     samples: Vec<UeSample>,
+    /// What the cell was built from, for the oracle's shadow.
+    built_from: (CellConfig, Vec<ChannelConfig>, u64),
+    /// The UE of each flow of the scenario.
+    flow_ues: Vec<usize>,
+    /// The physical-limit oracle's shadow of its UE, once asked for.
+    shadow: Option<Box<ShadowCell>>,
 }
 
 impl CellAccess {
@@ -75,7 +82,16 @@ impl CellAccess {
             out: CellOutput::default(),
             scratch: Vec::new(),
             samples: Vec::new(),
+            built_from: (cfg.clone(), channels.to_vec(), streams.master_seed()),
+            flow_ues: flow_ues.to_vec(),
+            shadow: None,
         }
+    }
+
+    /// (TTIs in which the oracle's shadow was compared with the cell, TTIs
+    /// in which the UE's blocks differed); `None` without an oracle.
+    pub fn oracle_shadow_agreement(&self) -> Option<(u64, u64)> {
+        self.shadow.as_ref().map(|s| s.agreement())
     }
 
     pub fn cell(&self) -> &Cell {
@@ -115,6 +131,10 @@ impl CellAccess {
         let out = &mut self.out;
         out.clear();
         self.cell.on_tti(now, out);
+        if let Some(sh) = self.shadow.as_deref_mut() {
+            let s = self.cell.ue_tti(sh.ue());
+            sh.check(now, s.new_bits, s.retx_bits);
+        }
         cx.obs().instant(now, tti);
         let tti_s = tti.as_secs_f64();
         self.samples.clear();
@@ -230,6 +250,48 @@ impl Access for CellAccess {
     /// The last TTI's ground truth: the UE's fair share after HARQ losses.
     fn oracle_capacity_bps(&self, ue: usize, _now: SimTime, _ahead: SimDuration, _span: SimDuration) -> Option<f64> {
         Some(self.cell.available_bps(ue))
+    }
+    /// A shadow of the cell with the UE backlogged (`ran::shadow`); only
+    /// when no other UE has a flow.
+    fn oracle_schedule(&mut self, ue: usize, payload: u32) -> Result<(), String> {
+        if let Some(other) = self.flow_ues.iter().find(|&&u| u != ue) {
+            return Err(format!(
+                "the cell's future service for UE {ue} depends on UE {other}'s flows, which the physical-limit \
+                 oracle cannot know ahead: it needs its UE to be the only UE of the cell with flows"
+            ));
+        }
+        if let Some(sh) = &self.shadow {
+            return match sh.payload() == payload {
+                true => Ok(()),
+                false => Err(format!(
+                    "the physical-limit oracle's flows of UE {ue} must send segments of one size ({} and {payload} \
+                     bytes)",
+                    sh.payload()
+                )),
+            };
+        }
+        let (cfg, channels, seed) = &self.built_from;
+        let flow = FlowId(self.flow_ues.iter().position(|&u| u == ue).unwrap_or(0) as u32);
+        self.shadow = Some(Box::new(ShadowCell::new(
+            cfg,
+            channels,
+            &RngStreams::new(*seed),
+            ue,
+            flow,
+            payload,
+            self.until,
+        )));
+        Ok(())
+    }
+    /// The opportunities of the shadow's backlogged UE (`ran::shadow`).
+    fn oracle_opportunities(&mut self, ue: usize, from: SimTime, to: SimTime, out: &mut Vec<(u64, SimTime)>) -> bool {
+        match self.shadow.as_deref_mut() {
+            Some(sh) if sh.ue() == ue => {
+                sh.opportunities(from, to, out);
+                true
+            }
+            _ => false,
+        }
     }
     fn net_assist_report(&mut self, ue: usize, now: SimTime, wired_rtt: SimDuration) -> Option<NetAssistReport> {
         let (bw_bps, min_rtt, flows) = self.cell.net_assist_report(ue, now, wired_rtt);

@@ -23,6 +23,7 @@ pub mod pdcp;
 pub mod radio;
 pub mod rlc;
 pub mod scheduler;
+pub mod shadow;
 pub mod tbs_grid;
 pub mod trace_access;
 pub mod trace_link;

@@ -136,6 +136,14 @@ impl RlcTx {
     pub fn is_empty(&self) -> bool {
         self.sdus.is_empty()
     }
+    /// The sequence number of the first SDU no byte of which has been sent
+    /// (SDU numbers are consecutive: a dropped SDU takes none).
+    pub fn first_unstarted_sn(&self) -> u64 {
+        match self.sdus.front() {
+            Some(h) => h.sn + h.started as u64,
+            None => self.next_sdu_sn,
+        }
+    }
     /// Head-of-line delay at `now`; zero when empty.
     pub fn hol_delay(&self, now: SimTime) -> SimDuration {
         self.sdus

@@ -376,7 +376,10 @@ impl Access for TraceAccess {
     /// The trace is known in advance: its opportunities in (`from`, `to`],
     /// at most as many in one millisecond as the queue holds full packets
     /// (the rest could carry nobody's packet: each was queued before it).
-    fn oracle_opportunities(&self, _ue: usize, from: SimTime, to: SimTime, out: &mut Vec<(u64, SimTime)>) -> bool {
+    fn oracle_schedule(&mut self, _ue: usize, _payload: u32) -> Result<(), String> {
+        Ok(())
+    }
+    fn oracle_opportunities(&mut self, _ue: usize, from: SimTime, to: SimTime, out: &mut Vec<(u64, SimTime)>) -> bool {
         let trace = self.link.trace();
         let held = self.link.full_packets_held();
         let (first, end) = (trace.first_after(from), trace.first_after(to));

@@ -169,8 +169,25 @@ impl AccessNet {
     pub fn oracle_capacity_bps(&self, ue: usize, now: SimTime, ahead: SimDuration, span: SimDuration) -> Option<f64> {
         each!(self, a => a.oracle_capacity_bps(ue, now, ahead, span))
     }
-    pub fn oracle_opportunities(&self, ue: usize, from: SimTime, to: SimTime, out: &mut Vec<(u64, SimTime)>) -> bool {
+    pub fn oracle_opportunities(
+        &mut self,
+        ue: usize,
+        from: SimTime,
+        to: SimTime,
+        out: &mut Vec<(u64, SimTime)>,
+    ) -> bool {
         each!(self, a => a.oracle_opportunities(ue, from, to, out))
+    }
+    pub fn oracle_schedule(&mut self, ue: usize, payload: u32) -> Result<(), String> {
+        each!(self, a => a.oracle_schedule(ue, payload))
+    }
+    /// The cellular oracle's shadow against the cell: (TTIs compared, TTIs
+    /// that differed); `None` elsewhere.
+    pub fn oracle_shadow_agreement(&self) -> Option<(u64, u64)> {
+        match self {
+            AccessNet::Cellular(c) => c.oracle_shadow_agreement(),
+            _ => None,
+        }
     }
     pub fn net_assist_report(&mut self, ue: usize, now: SimTime, wired_rtt: SimDuration) -> Option<NetAssistReport> {
         each!(self, a => a.net_assist_report(ue, now, wired_rtt))

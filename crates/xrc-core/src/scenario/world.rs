@@ -243,17 +243,20 @@ impl World {
             .flows
             .iter()
             .any(|f| f.sender.signals().oracle || f.sender.signals().oracle_schedule);
-        for (k, f) in w.flows.iter().enumerate() {
-            let knows = f.ue.is_some_and(|ue| {
-                w.access
-                    .oracle_opportunities(ue, SimTime::ZERO, SimTime::ZERO, &mut Vec::new())
-            });
-            if f.sender.signals().oracle_schedule && !knows {
+        for k in 0..w.flows.len() {
+            if !w.flows[k].sender.signals().oracle_schedule {
+                continue;
+            }
+            let known = match w.flows[k].ue {
+                Some(ue) => w.access.oracle_schedule(ue, w.cfg.flows[k].tcp.mss),
+                None => Err("the flow has no UE".into()),
+            };
+            if let Err(why) = known {
                 return Err(format!(
                     "flows.{k}.cc = \"oracle\": the physical-limit oracle follows its bottleneck's future \
-                     delivery opportunities, which only the trace topology knows ahead (topology here: {:?}, \
-                     ue {:?}); use cc = \"oracle-rate\", the rate oracle, which is not a bound",
-                    w.cfg.topology, f.ue
+                     delivery opportunities, which this scenario cannot know ahead (topology {:?}, ue {:?}): {why}; \
+                     use cc = \"oracle-rate\", the rate oracle, which is not a bound",
+                    w.cfg.topology, w.flows[k].ue
                 ));
             }
         }
@@ -388,6 +391,12 @@ impl World {
     }
 
     /// The rows recorded and not yet taken.
+    /// The cellular physical-limit oracle's shadow against the cell (TTIs
+    /// compared, TTIs in which the oracle UE's blocks differed;
+    /// `ran::shadow`); `None` without one.
+    pub fn oracle_shadow_agreement(&self) -> Option<(u64, u64)> {
+        self.access.oracle_shadow_agreement()
+    }
     pub fn recorder(&self) -> &Recorder {
         self.rec.tables()
     }
