@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from xrc import bundled
 from xrc.parallel import run_parallel
-from xrc.reproduce.experiments import points, run_point
+from xrc.reproduce.experiments import points, run_point, variant_point
 from xrc.reproduce.report import write_report
 
 
@@ -42,12 +42,9 @@ def claims(cc: str, seeds: list[int], jobs: int, extra: list[str], every: bool =
         if p.exp == "traces" or (not every and p.exp not in ("fig3", "fig5")):
             continue
         d = p.as_dict()
-        if d["label"].startswith("xrc") and cc != "xrc":
-            d["overrides"] = [o[:-len("xrc")] + cc if o.endswith(".cc=xrc") else o for o in d["overrides"]]
-            if p.exp == "fig3":  # the scenario's own first flow is XRC
-                d["overrides"].append(f"flows.0.cc={cc}")
-            if d["gen"].get("short_cc") == "xrc":
-                d["gen"]["short_cc"] = cc
+        v = variant_point(d, cc) if cc != "xrc" else None
+        if v is not None:
+            d = v
             d["overrides"] += extra
         pts.append(d)
     res: list[dict] = []

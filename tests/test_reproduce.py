@@ -18,6 +18,9 @@ def test_quick_reproduction_writes_report_figures_and_claims(tmp_path):
     for c in claims:
         assert {"id", "claim", "paper", "ours", "ci95", "holds"} <= set(c)
         assert isinstance(c["holds"], bool)
+        # The improved XRC's numbers for the same claim, from its own runs.
+        assert {"ours", "ci95", "holds"} <= set(c["xrc2"]), c
+        assert isinstance(c["xrc2"]["holds"], bool)
     ids = {c["id"] for c in claims}
     assert {"fig1-xrc-hol", "fig4-jain-xrc", "fig5-hol-reduction", "fig6-chunk", "fig7-fct", "xrc-cubic-jain"} <= ids
     figs = {p.name for p in (out / "figures").iterdir()}
@@ -26,6 +29,7 @@ def test_quick_reproduction_writes_report_figures_and_claims(tmp_path):
         assert f in figs, f
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "<table>" in html
+    assert "ours (xrc2)" in (out / "report.md").read_text() and "ours (xrc2)" in html
     # The XRC paper's headline claim holds even in the short runs.
     assert next(c for c in claims if c["id"] == "fig1-xrc-hol")["holds"]
     # Every figure has units on its axes, distinct series, delays from 0.
@@ -40,6 +44,27 @@ def test_quick_reproduction_writes_report_figures_and_claims(tmp_path):
     doc = (ROOT / "docs" / "outputs.md").read_text()
     for c in pq.read_schema(out / "results.parquet").names:
         assert f"`{c}`" in doc, c
+    # The XRC arms ran once more with xrc2; the baselines once.
+    t = pq.read_table(out / "results.parquet").to_pandas()
+    v = t[t.variant == "xrc2"]
+    assert len(v) and set(v.label.str[:3]) == {"xrc"} and "xrc2" in set(v.cc)
+    assert not (t[t.variant == ""].cc == "xrc2").any() or set(t[(t.variant == "") & (t.cc == "xrc2")].exp) == {"traces"}
+
+
+def test_reproduce_refuses_an_unknown_variant_naming_it(tmp_path, capsys):
+    out = tmp_path / "r"
+    assert main(["reproduce", "--quick", "--out", str(out), "--quiet", "--variant", "xrc3"]) == 2
+    err = capsys.readouterr().err
+    assert "--variant" in err and "xrc3" in err
+    assert not out.exists()
+
+
+def test_reproduce_without_a_variant_shows_only_the_papers_xrc(tmp_path):
+    from xrc.reproduce import plan
+
+    pts = plan(quick=True, variants=())["points"]
+    assert not any("variant" in p for p in pts)
+    assert len(plan(quick=True)["points"]) > len(pts)
 
 
 def test_reproduce_refuses_to_overwrite_results(tmp_path, capsys):

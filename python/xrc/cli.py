@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--force", action="store_true", help="replace the report directory if it exists")
     rp.add_argument("--traces", metavar="DIR", default=None,
                     help="directory of Mahimahi downlink traces (*.down) for the trace study (default: the bundled ones)")
+    rp.add_argument("--variant", action="append", default=None, metavar="CC",
+                    help="an improved XRC whose claims the report shows beside the paper's xrc (default: xrc2; "
+                         "repeat for several; 'none' for the paper's xrc only)")
     rp.add_argument("--quiet", action="store_true")
 
     st = sub.add_parser("study", help="a study beyond the paper into a report (nr: the 5G NR mid-band cell, TDD "
@@ -337,11 +340,17 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{len(sw.runs())} runs; merged table: {path}")
             return 0
         if args.cmd == "reproduce":
-            from .reproduce import reproduce
+            from . import _core
+            from .reproduce import DEFAULT_VARIANTS, reproduce
             from .runner import OutputError
 
             if args.seeds < 1:
                 raise ScenarioError(f"--seeds: must be at least 1, got {args.seeds}")
+            others = [c for c in _core.schemes() if c != "xrc"]
+            for v in args.variant or []:
+                if v != "none" and v not in others:
+                    raise ScenarioError(f"--variant: {v!r} is not a scheme other than xrc (one of: "
+                                        f"{', '.join(others)}, or none)")
             if not args.quiet:
                 from .reproduce.experiments import trace_files
 
@@ -350,19 +359,27 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"trace study: {len(found)} trace(s) {where}: {', '.join(p.name for p in found)}")
                 sys.stdout.flush()
             try:
+                variants = tuple(v for v in (args.variant or DEFAULT_VARIANTS) if v != "none")
                 res = reproduce(args.out, quick=args.quick, seeds=args.seeds, jobs=args.jobs, engine=args.engine,
-                                address=args.address, force=args.force, progress=not args.quiet, traces=args.traces)
+                                address=args.address, force=args.force, progress=not args.quiet, traces=args.traces,
+                                variants=variants)
             except OutputError as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
             if not args.quiet:
                 m = res["meta"]
                 held = sum(c["holds"] for c in res["claims"])
-                print(f"{m['runs']} runs in {m['wall_time_s']:.1f} s; {held} of {len(res['claims'])} claims hold; "
-                      f"report: {args.out}/report.html")
+                vs = m.get("variants") or []
+                also = "".join(f"; {v}: {sum(bool(c.get(v) and c[v]['holds']) for c in res['claims'])}" for v in vs)
+                print(f"{m['runs']} runs in {m['wall_time_s']:.1f} s; {held} of {len(res['claims'])} claims hold "
+                      f"(xrc{also}); report: {args.out}/report.html")
                 for c in res["claims"]:
                     ours = "-" if c["ours"] is None else f"{c['ours']:.4g}"
-                    print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} ours: {ours}")
+                    extra = "".join(
+                        f"  {v}: {'-' if not c.get(v) or c[v]['ours'] is None else format(c[v]['ours'], '.4g')}"
+                        f" {'holds' if c.get(v) and c[v]['holds'] else 'FAILS'}" for v in vs)
+                    print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} "
+                          f"ours: {ours}{extra}")
             return 0
         if args.cmd == "emulate":
             import subprocess

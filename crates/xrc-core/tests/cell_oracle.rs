@@ -106,7 +106,10 @@ fn describe(cfg: &ScenarioConfig) -> String {
         "{:?} {:?}, BLER {}, SR every {} ms, RLC {:?} packets, Internet {} ms",
         c.rat,
         c.nr.as_ref().map(|n| n.tdd_pattern.clone()),
-        c.harq.bler, c.uplink.sr_period_ms, c.rlc.buffer_packets, cfg.internet.delay_ms
+        c.harq.bler,
+        c.uplink.sr_period_ms,
+        c.rlc.buffer_packets,
+        cfg.internet.delay_ms
     )
 }
 

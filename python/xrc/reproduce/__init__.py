@@ -11,6 +11,12 @@ and ``DIR/metadata.json``: versions, the git commit (when xrc runs from a
 checkout), and every input file (the bundled scenarios, the traces) with
 its SHA-256.
 
+The paper's experiments run twice for their XRC arms: with ``xrc`` (the
+paper's algorithm, faithful) and with the improved variant (``xrc2`` unless
+``--variant`` names another scheme, or ``none``); the baselines run once. The
+claims table shows both; ``claims.json`` has the variant's numbers under its
+name in every claim.
+
 The trace study runs on the bundled traces unless ``--traces DIR`` names a
 directory of Mahimahi downlink traces (``*.down``), such as the public
 traces the study in docs/reproduction.md used.
@@ -30,7 +36,10 @@ import pyarrow.parquet as pq
 
 from .. import __version__, _core, progress as _progress
 from ..outdir import OutputError, check, commit, prepare
-from .experiments import points, run_point, trace_files
+from .experiments import points, run_point, trace_files, variant_point
+
+#: The improved XRC whose claims the report shows beside the paper's `xrc`.
+DEFAULT_VARIANTS = ("xrc2",)
 
 
 def _run_all(pts: list[dict[str, Any]], jobs: int, engine: str, address: str | None,
@@ -99,7 +108,8 @@ def _results_table(results: list[dict[str, Any]]) -> pa.Table:
         u = s["ues"][0] if s["ues"] else None
         for f, fx in zip(s["flows"], r["flows"]):
             rows.append({
-                "exp": p["exp"], "label": p["label"], "seed": p["seed"], "flow": f["id"], "cc": f["cc"],
+                "exp": p["exp"], "label": p["label"], "variant": p.get("variant") or "", "seed": p["seed"],
+                "flow": f["id"], "cc": f["cc"],
                 "goodput_mbps": f["goodput_mbps"], "rtt_p50_ms": f["rtt_ms"]["p50"], "rtt_p95_ms": f["rtt_ms"]["p95"],
                 "retransmits": f["retransmits"], "fct_s": fx["fct_s"],
                 "utilization": u["utilization"] if u else None,
@@ -120,22 +130,29 @@ def _inputs(pts: list[dict[str, Any]], traces: list[Path]) -> dict[str, Any]:
     return {f: {"sha256": sha256_file(f), "bytes": os.path.getsize(f)} for f in files}
 
 
-def plan(*, quick: bool = False, seeds: int = 5, traces: str | Path | None = None) -> dict[str, Any]:
-    """What `reproduce` would run: the points and the trace study's traces
+def plan(*, quick: bool = False, seeds: int = 5, traces: str | Path | None = None,
+         variants: tuple[str, ...] = DEFAULT_VARIANTS) -> dict[str, Any]:
+    """What `reproduce` would run: the points (the XRC arms once more per
+    variant, tagged ``variant``) and the trace study's traces
     (``{"points", "traces", "traces_source"}``)."""
     seed_list = list(range(1, (1 if quick else seeds) + 1))
     trace_list = trace_files(traces)
     pts = [p.as_dict() for p in points(quick, seed_list, list(_core.schemes()), trace_list)]
+    for v in variants:
+        pts += [d for d in (variant_point(p, v) for p in pts if "variant" not in p) if d is not None]
     source = "bundled" if traces is None else str(Path(traces).resolve())
     return {"points": pts, "traces": trace_list, "traces_source": source, "seeds": seed_list}
 
 
 def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int | None = None,
               engine: str = "local", address: str | None = None, force: bool = False,
-              progress: bool = True, traces: str | Path | None = None) -> dict[str, Any]:
+              progress: bool = True, traces: str | Path | None = None,
+              variants: tuple[str, ...] = DEFAULT_VARIANTS) -> dict[str, Any]:
     """Runs everything and writes the report. Returns the claims and the
     metadata. `traces`: a directory of downlink traces for the trace study
-    (default: the bundled ones)."""
+    (default: the bundled ones). `variants`: schemes whose claims are shown
+    beside `xrc`'s, each run in the XRC arms of the paper's experiments."""
+    import tempfile
     from ..runner import git_commit
     from .report import write_report
 
@@ -144,7 +161,11 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
     check(out, force, what="report directory")
     jobs = jobs or os.cpu_count() or 1
     schemes = list(_core.schemes())
-    pl = plan(quick=quick, seeds=seeds, traces=traces)
+    for v in variants:
+        if v not in schemes or v == "xrc":
+            raise ValueError(f"--variant: {v!r} is not a scheme other than xrc (one of: "
+                              f"{', '.join(c for c in schemes if c != 'xrc')}, or none)")
+    pl = plan(quick=quick, seeds=seeds, traces=traces, variants=variants)
     pts, seed_list = pl["points"], pl["seeds"]
     inputs = _inputs(pts, pl["traces"])
     t0 = time.perf_counter()
@@ -160,7 +181,19 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
                 "sim_seconds": sum(r["sim_s"] for r in results), "events": sum(r["events"] for r in results),
                 "traces": {"source": pl["traces_source"], "files": [str(t) for t in pl["traces"]]},
                 "inputs": inputs}
-        claims = write_report(results, meta, staging)
+        base = [r for r in results if "variant" not in r["point"]]
+        meta["variants"] = list(variants)
+        by_variant: dict[str, list[dict[str, Any]]] = {}
+        for v in variants:
+            # The variant's claims from the same report code: its XRC arms in
+            # place of xrc's, every baseline shared.
+            mine = [r for r in results if r["point"].get("variant") == v]
+            swapped = {(r["point"]["exp"], r["point"]["label"]) for r in mine}
+            rs = [r for r in base if (r["point"]["exp"], r["point"]["label"]) not in swapped] + mine
+            with tempfile.TemporaryDirectory() as tmp:
+                (Path(tmp) / "figures").mkdir()
+                by_variant[v] = write_report(rs, dict(meta), Path(tmp))
+        claims = write_report(base, meta, staging, variants=by_variant)
         (staging / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
         (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
         commit(staging, out)

@@ -128,6 +128,26 @@ def points(quick: bool, seeds: list[int], schemes: list[str], traces: list[Path]
     return pts
 
 
+def variant_point(p: dict[str, Any], cc: str) -> dict[str, Any] | None:
+    """The point `p` (a dict of :class:`Point`) with its XRC flows running
+    scheme `cc` instead (tagged ``variant``), or ``None`` when `p` is not an
+    XRC arm of a paper experiment: the baselines and the trace study (which
+    runs every scheme anyway) are the same for every variant. An XRC arm is
+    a point whose label starts with ``xrc``; its flows set to ``xrc`` by an
+    override, Fig. 3's first flow (XRC in the scenario itself) and Fig. 7's
+    XRC short flows run `cc`."""
+    if p["exp"] == "traces" or not p["label"].startswith("xrc"):
+        return None
+    d = json.loads(json.dumps(p))
+    d["overrides"] = [o[:-len("xrc")] + cc if o.endswith(".cc=xrc") else o for o in d["overrides"]]
+    if d["exp"] == "fig3":
+        d["overrides"].append(f"flows.0.cc={cc}")
+    if (d.get("gen") or {}).get("short_cc") == "xrc":
+        d["gen"]["short_cc"] = cc
+    d["variant"] = cc
+    return d
+
+
 def _build(p: dict[str, Any]) -> Scenario:
     gen = p.get("gen") or {}
     sc = load(p["scenario"], overrides=p["overrides"], seed=p["seed"])
