@@ -38,7 +38,7 @@ import pyarrow.parquet as pq
 
 from . import _core, progress as _progress
 from .grouped import GroupedSpill
-from .results import _NUMPY_OF_ARROW, PARQUET_OPTIONS, RunData, arrow_table, columns_to_arrays, decoded, numpy_of
+from .results import _NUMPY_OF_ARROW, RunData, arrow_table, columns_to_arrays, decoded, numpy_of, parquet_options
 from .scenario import Scenario, ScenarioError, read_input
 
 __all__ = ["DRAIN_ROWS", "ROW_GROUP_ROWS", "SMALL_TABLES", "StreamedRun", "TableSink", "stream_run"]
@@ -143,7 +143,7 @@ class TableSink:
     def _submit_row_groups(self, t: pa.Table) -> None:
         def job():
             if self._writer is None:
-                self._writer = pq.ParquetWriter(self.path, self._schema, **PARQUET_OPTIONS)
+                self._writer = pq.ParquetWriter(self.path, self._schema, **parquet_options(self._schema))
             # One contiguous array per column: the file's pages do not depend
             # on how the rows were handed over.
             self._writer.write_table(t.combine_chunks(), row_group_size=self.row_group_rows)
