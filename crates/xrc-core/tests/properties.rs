@@ -142,8 +142,9 @@ fn random_scenario(case: u64) -> Case {
     s.flows = (0..n_flows)
         .map(|k| {
             let mut scheme: &str = cc[rng.below(cc.len() as u64) as usize];
-            if scheme == "oracle" && topology != Topology::Trace {
-                // The physical-limit oracle needs a trace's opportunities.
+            if scheme == "oracle" && topology == Topology::Wired {
+                // The physical-limit oracle needs a trace's opportunities or
+                // a cell's shadow.
                 scheme = "oracle-rate";
             }
             let mut f = common::flow(&format!("f{k}"), None, scheme);
@@ -181,6 +182,15 @@ fn random_scenario(case: u64) -> Case {
             f
         })
         .collect();
+    // In a cell the physical-limit oracle's UE must be the only one with
+    // flows (`ran::shadow`): every flow joins it.
+    if let Some(ue) = s.flows.iter().find(|f| f.cc == "oracle").and_then(|f| f.ue) {
+        if topology == Topology::Cellular {
+            for f in s.flows.iter_mut() {
+                f.ue = Some(ue);
+            }
+        }
+    }
     (s, trace_text, uplink_text, sizes)
 }
 

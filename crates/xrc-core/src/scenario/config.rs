@@ -557,6 +557,52 @@ impl ScenarioConfig {
                 _ => {}
             }
         }
+        self.validate_oracles()
+    }
+
+    /// What the physical-limit oracle (`cc = "oracle"`) needs to know its
+    /// bottleneck's future (`transport::cc::oracle`): a trace, or a cell in
+    /// which no other UE has flows and whose oracle flows send one segment
+    /// size (`ran::shadow`). Checked again when the world is built.
+    fn validate_oracles(&self) -> Result<(), String> {
+        let rate = "use cc = \"oracle-rate\", the rate oracle, which is not a bound";
+        for (k, f) in self.flows.iter().enumerate() {
+            if f.cc != "oracle" {
+                continue;
+            }
+            match self.topology {
+                Topology::Wired => {
+                    return Err(format!(
+                        "flows.{k}.cc = \"oracle\": the wired topology has no known future service (only a trace \
+                         or a cell's shadow gives one); {rate}"
+                    ));
+                }
+                Topology::Trace => {}
+                Topology::Cellular => {
+                    if let Some((j, g)) = self.flows.iter().enumerate().find(|(_, g)| g.ue != f.ue) {
+                        return Err(format!(
+                            "flows.{k}.cc = \"oracle\": flows.{j} is on UE {}, and the cell's future service for \
+                             UE {} depends on it, which the physical-limit oracle cannot know ahead (its UE must be \
+                             the only UE of the cell with flows); {rate}",
+                            g.ue.unwrap_or(0),
+                            f.ue.unwrap_or(0)
+                        ));
+                    }
+                    if let Some((j, g)) = self
+                        .flows
+                        .iter()
+                        .enumerate()
+                        .find(|(_, g)| g.cc == "oracle" && g.tcp.mss != f.tcp.mss)
+                    {
+                        return Err(format!(
+                            "flows.{j}.tcp.mss = {}: the physical-limit oracle's flows of a UE must send one segment \
+                             size (flows.{k}.tcp.mss = {})",
+                            g.tcp.mss, f.tcp.mss
+                        ));
+                    }
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -585,6 +631,38 @@ mod tests {
             "internet": {"rate_mbps": 10.0},
             "flows": [{"cc": "newreno"}],
         })
+    }
+
+    #[test]
+    fn a_cellular_oracle_next_to_another_ues_flow_is_refused_naming_both_flows_and_the_rate_oracle() {
+        let mut doc = cellular();
+        doc["ues"] =
+            json!([{"channel": {"kind": "fixed_cqi", "cqi": 10}}, {"channel": {"kind": "fixed_cqi", "cqi": 5}}]);
+        doc["flows"] = json!([{"ue": 0, "cc": "oracle"}, {"ue": 1, "cc": "cubic"}]);
+        let err = ScenarioConfig::resolve(&doc.to_string()).expect_err("refused");
+        assert!(
+            err.contains("flows.0.cc") && err.contains("flows.1 is on UE 1") && err.contains("oracle-rate"),
+            "{err}"
+        );
+        // Alone on its UE, or sharing it with other flows, it is accepted.
+        doc["flows"] = json!([{"ue": 1, "cc": "oracle"}, {"ue": 1, "cc": "cubic"}]);
+        ScenarioConfig::resolve(&doc.to_string()).expect("one UE with flows");
+    }
+
+    #[test]
+    fn oracle_flows_of_one_ue_with_two_segment_sizes_are_refused_naming_the_mss() {
+        let mut doc = cellular();
+        doc["flows"] = json!([{"ue": 0, "cc": "oracle"}, {"ue": 0, "cc": "oracle", "tcp": {"mss": 536}}]);
+        let err = ScenarioConfig::resolve(&doc.to_string()).expect_err("refused");
+        assert!(err.contains("flows.1.tcp.mss = 536") && err.contains("1448"), "{err}");
+    }
+
+    #[test]
+    fn an_oracle_on_the_wired_topology_is_refused_naming_the_rate_oracle() {
+        let mut doc = wired();
+        doc["flows"] = json!([{"cc": "oracle"}]);
+        let err = ScenarioConfig::resolve(&doc.to_string()).expect_err("refused");
+        assert!(err.contains("flows.0.cc") && err.contains("oracle-rate"), "{err}");
     }
 
     /// Sets a dotted path (`flows.0.tcp.mss`) in a JSON document.
