@@ -72,7 +72,8 @@ def run_one(where: str, buffer: str, cc: str, seed: int, duration_s: float | Non
     fl = t["flows"]
     rtt = t["rtt"]["rtt_ms"][t["rtt"]["flow"] == 0]
     return {
-        "where": where + (f", {buffer} buffer" if buffer else ""), "cc": cc, "seed": seed, "events": r["events"], "wall_s": r["wall_time_s"],
+        "where": where + (f", {buffer} buffer" if buffer else ""), "cc": cc, "seed": seed,
+        "events": r["events"], "wall_s": r["wall_time_s"],
         "goodput_mbps": f["goodput_mbps"],
         "capacity_mbps": u["capacity_mbps"],
         "utilization": u["utilization"],
