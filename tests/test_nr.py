@@ -78,3 +78,64 @@ def test_blockage_collapses_the_mmwave_capacity_and_it_recovers():
     low = (avail < 0.6 * hi).nonzero()[0]
     high = (avail > 0.9 * hi).nonzero()[0]
     assert low.size and high.size and high[-1] > low[0]
+
+
+STATIONARY = str(bundled.scenario("nr/roccet-stationary.toml"))
+MOBILE = str(bundled.scenario("nr/roccet-mobile.toml"))
+
+
+@pytest.mark.parametrize("path", [STATIONARY, MOBILE])
+@pytest.mark.parametrize("cc", ["cubic", "roccet", "bbr3", "xrc", "xrc2"])
+def test_the_roccet_scenarios_validate_with_every_scheme_of_the_comparison(path, cc, capsys):
+    assert main(["validate", path, "--set", f"flows.0.cc={cc}"]) == 0
+    assert "1 flows, 30.0 s" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("override, message", [
+    ("ues.0.channel.shadowing_decorrelation_m=0.5", "ues.0.channel.shadowing_decorrelation_m must be in [1, 10000], "
+                                                    "got 0.5"),
+    ("ues.0.channel.trajectory.points=[[0.0, 200.0], [0.0, 300.0]]",
+     "ues.0.channel.trajectory.points.1: time 0 s must be after the previous point"),
+    ("ues.0.channel.trajectory.points=[[0.0, 0.5]]", "ues.0.channel.trajectory.points.0.1 (distance, m) must be in"),
+])
+def test_a_bad_path_trajectory_is_an_exit_2_error_naming_the_field_and_value(override, message, capsys):
+    assert main(["validate", MOBILE, "--set", override]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_shadowing_on_a_path_without_a_decorrelation_distance_is_an_exit_2_error(tmp_path, capsys):
+    text = open(MOBILE).read().replace("shadowing_decorrelation_m = 50.0\n", "")
+    (tmp_path / "m.toml").write_text(text)
+    assert main(["validate", str(tmp_path / "m.toml")]) == 2
+    assert "ues.0.channel.shadowing_decorrelation_m: required with trajectory kind \"path\"" in capsys.readouterr().err
+
+
+def test_the_stationary_ue_keeps_its_capacity_and_the_driving_ue_sees_it_change_over_seconds():
+    from xrc.runner import simulate
+    from xrc.scenario import load
+
+    per_s = {}
+    for name, path in (("stationary", STATIONARY), ("mobile", MOBILE)):
+        t = simulate(load(path, overrides=["duration_s=12", "flows.0.cc=xrc"]))["tables"]["rlc"]
+        sec = (t["t"] // 1).astype(int)
+        per_s[name] = [float(t["available_mbps"][sec == s].mean()) for s in range(12)]
+    st, mo = per_s["stationary"], per_s["mobile"]
+    # A fixed SINR: the same capacity every second (CQI 13 of table 2).
+    assert max(st) - min(st) < 1e-6 * max(st), st
+    # Driving away through correlated shadowing: one-second means that
+    # differ by more than a third between their best and worst seconds.
+    assert min(mo) < 0.67 * max(mo), mo
+
+
+def test_study_roccet_reports_every_scheme_alone_stationary_and_mobile(tmp_path, capsys):
+    out = tmp_path / "study"
+    assert main(["study", "roccet", "--quick", "--jobs", "1", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text == (out / "report.md").read_text()
+    for cc in ("cubic", "roccet", "bbr3", "xrc", "xrc2"):
+        for where in ("stationary", "mobile"):
+            assert f"| {cc} | {where} |" in text
+    assert "20 runs" in text
+    assert "| roccet | mobile, deep buffer |" in text
+    assert main(["study", "roccet", "--quick", "--out", str(out)]) == 2
+    assert main(["study", "roccet", "--seeds", "0"]) == 2

@@ -94,11 +94,12 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--quiet", action="store_true")
 
     st = sub.add_parser("study", help="a study beyond the paper into a report (nr: the 5G NR mid-band cell, TDD "
-                                      "against FDD)")
-    st.add_argument("study", choices=["nr"], help="which study")
+                                      "against FDD; roccet: the TCP ROCCET paper's comparison, each scheme alone on "
+                                      "the mid-band cell, stationary and mobile)")
+    st.add_argument("study", choices=["nr", "roccet"], help="which study")
     st.add_argument("--out", default=None, help="report directory (report.md, runs.json); default: print only")
-    st.add_argument("--seeds", type=int, default=3, help="seeds per scenario (default 3)")
-    st.add_argument("--quick", action="store_true", help="one seed, 4 s runs (for CI)")
+    st.add_argument("--seeds", type=int, default=None, help="seeds per scenario (default: nr 3, roccet 5)")
+    st.add_argument("--quick", action="store_true", help="one seed, short runs (nr 4 s, roccet 3 s; for CI)")
     st.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     st.add_argument("--force", action="store_true", help="write into a non-empty --out")
 
@@ -315,13 +316,17 @@ def main(argv: list[str] | None = None) -> int:
                       f"{sc.resolved['duration_s']} s)")
             return 0
         if args.cmd == "study":
-            from .study_nr import study
+            if args.study == "roccet":
+                from .study_roccet import study
+            else:
+                from .study_nr import study
 
-            if args.seeds < 1:
+            if args.seeds is not None and args.seeds < 1:
                 print(f"xrc: error: --seeds must be at least 1, got {args.seeds}", file=sys.stderr)
                 return 2
+            seeds = {} if args.seeds is None else {"seeds": args.seeds}
             try:
-                text = study(args.out, seeds=args.seeds, quick=args.quick, jobs=args.jobs, force=args.force)
+                text = study(args.out, quick=args.quick, jobs=args.jobs, force=args.force, **seeds)
             except FileExistsError as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2

@@ -102,6 +102,8 @@ def _bases() -> list[dict[str, Any]]:
         variant(ch + ["blockage"], {"mean_clear_ms": 1000.0, "mean_blocked_ms": 200.0, "loss_db": 10.0}),
         variant(ch + ["trajectory"], {"kind": "schedule", "points": [[0.0, 100.0], [1.0, 200.0]]}),
         variant(ch + ["trajectory"], {"kind": "random_jumps", "interval_s": 1.0, "min_m": 10.0, "max_m": 20.0}),
+        variant(ch, {"kind": "distance", "trajectory": {"kind": "path", "points": [[0.0, 100.0], [1.0, 200.0]]},
+                     "shadowing_std_db": 6.0, "shadowing_decorrelation_m": 50.0}),
         variant(["cell"], {"rat": "nr", "bandwidth_mhz": 100, "rlc": {"buffer_bytes": 1_000_000},
                            "net_assist": {"delay_ms": 5.0}, "harq": {"k1_slots": 4, "processes": 16},
                            "nr": {"numerology": 1, "tdd_pattern": "DDDSU", "frequency_range": "fr1"}}),

@@ -96,6 +96,7 @@ fn random_scenario(case: u64) -> Case {
                             noise_figure_db: 9.0,
                             interference_dbm: None,
                             shadowing_std_db: 4.0,
+                            shadowing_decorrelation_m: None,
                             fading_doppler_hz: if rng.bernoulli(0.5) { Some(20.0) } else { None },
                             blockage: None,
                         }
@@ -287,6 +288,7 @@ fn the_same_seed_gives_the_same_run_and_another_seed_does_not() {
         noise_figure_db: 9.0,
         interference_dbm: None,
         shadowing_std_db: 4.0,
+        shadowing_decorrelation_m: None,
         fading_doppler_hz: Some(10.0),
         blockage: None,
     };

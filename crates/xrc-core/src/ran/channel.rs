@@ -6,9 +6,11 @@
 //! - `distance`: SNR from transmit power, path loss at the UE's distance,
 //!   optional log-normal shadowing (a new draw whenever the UE moves) and
 //!   optional Rayleigh fast fading, then CQI by [`amc::cqi_from_sinr_db`].
-//!   The distance follows a trajectory: fixed, a schedule, or random jumps
+//!   The distance follows a trajectory: fixed, a schedule, random jumps
 //!   (the XRC paper "randomly change[s] the distance between the UE and the
-//!   base station").
+//!   base station"), or a piecewise-linear path (a walk or a drive: the
+//!   distance moves at constant speed between points and is re-read every
+//!   TTI).
 //! - `cqi_trace`: CQI values read from a file, piecewise constant in time.
 //!
 //! Path-loss models: 3GPP TR 36.942 §4.5 urban macro
@@ -27,6 +29,18 @@
 //! blocked a TR 38.901 LOS path loss is replaced by its NLOS one (and any
 //! other model's loss stays), plus `loss_db` of extra attenuation. So the
 //! capacity collapses and recovers within a slot of the transition.
+//!
+//! Shadowing along a `path`: spatially correlated, by Gudmundson's
+//! exponential model ("Correlation model for shadow fading in mobile radio
+//! systems", Electronics Letters 27(23), 1991), as 3GPP TR 38.901 §7.4.4 /
+//! Table 7.5-6 prescribes it (correlation distances UMa 37 m LOS, 50 m NLOS;
+//! UMi 10 / 13 m) and ns-3's `ThreeGppPropagationLossModel::GetShadowing`
+//! updates it: after moving Δ metres, `S' = R·S + sqrt(1 − R²)·σ·N(0, 1)`
+//! with `R = exp(−Δ / d_corr)`, so the shadowing has standard deviation σ
+//! everywhere and decorrelates over `shadowing_decorrelation_m`. Δ is the
+//! change of the UE's distance to the base station (the model is one-
+//! dimensional: a path tangential to the site moves nothing). The other
+//! trajectories keep their independent draw at every jump.
 //!
 //! Fast fading: Rayleigh, by the sum-of-sinusoids model of Zheng and Xiao
 //! ("Simulation models with correct statistical properties for Rayleigh
@@ -76,6 +90,11 @@ pub enum ChannelConfig {
         /// Log-normal shadowing, a new draw whenever the UE moves; dB.
         #[serde(default)]
         shadowing_std_db: f64,
+        /// With a `path` trajectory: the shadowing's decorrelation distance,
+        /// m (Gudmundson; TR 38.901 Table 7.5-6). Required there when
+        /// `shadowing_std_db` > 0, refused with any other trajectory.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        shadowing_decorrelation_m: Option<f64>,
         /// Rayleigh fast fading with this maximum Doppler shift (`None`: off).
         #[serde(default)]
         fading_doppler_hz: Option<f64>,
@@ -173,6 +192,12 @@ pub enum Trajectory {
         min_m: f64,
         max_m: f64,
     },
+    /// (time in s, distance in m), piecewise linear: the UE moves at a
+    /// constant speed from each point to the next (a walk or a drive); the
+    /// first distance holds before the first point, the last after the last.
+    Path {
+        points: Vec<(f64, f64)>,
+    },
 }
 
 /// Parses a CQI trace: one `time_ms cqi` pair per line (whitespace or a
@@ -236,9 +261,29 @@ impl ChannelConfig {
                 noise_figure_db,
                 interference_dbm,
                 shadowing_std_db,
+                shadowing_decorrelation_m,
                 fading_doppler_hz,
                 blockage,
             } => {
+                let is_path = matches!(trajectory, Trajectory::Path { .. });
+                match shadowing_decorrelation_m {
+                    Some(_) if !is_path => {
+                        return Err(
+                            "shadowing_decorrelation_m: only with trajectory kind \"path\" (the other trajectories \
+                             draw independent shadowing at every jump)"
+                                .into(),
+                        )
+                    }
+                    // From a few metres (UMi LOS: 10 m) to far beyond RMa's 120 m.
+                    Some(d) => check_range("shadowing_decorrelation_m", *d, 1.0, 10_000.0)?,
+                    None if is_path && *shadowing_std_db > 0.0 => {
+                        return Err(format!(
+                            "shadowing_decorrelation_m: required with trajectory kind \"path\" and shadowing_std_db \
+                             = {shadowing_std_db} (TR 38.901 Table 7.5-6: UMa 37 m LOS, 50 m NLOS; UMi 10 / 13 m)"
+                        ))
+                    }
+                    None => {}
+                }
                 if let Some(b) = blockage {
                     // A slot (62.5 µs) to the longest span; the model samples
                     // once per slot.
@@ -293,7 +338,7 @@ impl ChannelConfig {
                 let dist = |n: &str, d: f64| check_range(n, d, 1.0, 1e6);
                 match trajectory {
                     Trajectory::Fixed { distance_m } => dist("trajectory.distance_m", *distance_m)?,
-                    Trajectory::Schedule { points } => {
+                    Trajectory::Schedule { points } | Trajectory::Path { points } => {
                         if points.is_empty() {
                             return Err("trajectory.points must not be empty".into());
                         }
@@ -537,6 +582,8 @@ struct DistanceChannel {
     /// Transmit power + gain − noise − interference, dB (SNR before path loss).
     budget_db: f64,
     shadowing_std_db: f64,
+    /// Gudmundson's decorrelation distance along a `path`, m.
+    shadowing_decorrelation_m: f64,
     fading: Option<Fading>,
     rng: Rng,
     distance_m: f64,
@@ -574,6 +621,7 @@ impl Channel {
                 noise_figure_db,
                 interference_dbm,
                 shadowing_std_db,
+                shadowing_decorrelation_m,
                 fading_doppler_hz,
                 blockage,
             } => {
@@ -600,6 +648,7 @@ impl Channel {
                     trajectory: trajectory.clone(),
                     budget_db,
                     shadowing_std_db: *shadowing_std_db,
+                    shadowing_decorrelation_m: shadowing_decorrelation_m.unwrap_or(f64::INFINITY),
                     fading,
                     rng,
                     distance_m: 1.0,
@@ -679,6 +728,29 @@ impl Channel {
 
 impl DistanceChannel {
     fn advance(&mut self, now: SimTime) {
+        if let Trajectory::Path { points } = &self.trajectory {
+            let t = now.as_secs_f64();
+            while self.schedule_idx + 1 < points.len() && points[self.schedule_idx + 1].0 <= t {
+                self.schedule_idx += 1;
+            }
+            let d = path_distance_m(points, self.schedule_idx, t);
+            let sigma = self.shadowing_std_db;
+            if self.next_change.take().is_some() {
+                // The first sample: an independent draw.
+                if sigma > 0.0 {
+                    self.shadow_db = sigma * self.rng.standard_normal();
+                }
+            } else {
+                let moved = (d - self.distance_m).abs();
+                if moved > 0.0 && sigma > 0.0 {
+                    // Gudmundson (1991), as ns-3's ThreeGppPropagationLossModel::GetShadowing.
+                    let r = (-moved / self.shadowing_decorrelation_m).exp();
+                    self.shadow_db = r * self.shadow_db + (1.0 - r * r).sqrt() * sigma * self.rng.standard_normal();
+                }
+            }
+            self.distance_m = d;
+            return;
+        }
         while let Some(t) = self.next_change {
             if t > now {
                 break;
@@ -698,6 +770,7 @@ impl DistanceChannel {
                         .map(|(ts, _)| SimTime::ZERO + SimDuration::try_from_secs_f64(*ts).expect("validated"));
                     true
                 }
+                Trajectory::Path { .. } => unreachable!("handled above"),
                 Trajectory::RandomJumps {
                     interval_s,
                     min_m,
@@ -728,6 +801,16 @@ impl DistanceChannel {
     }
 }
 
+/// The distance of a piecewise-linear path at `t_s`, `idx` being the last
+/// point at or before `t_s` (or 0).
+fn path_distance_m(points: &[(f64, f64)], idx: usize, t_s: f64) -> f64 {
+    let (t0, d0) = points[idx];
+    match points.get(idx + 1) {
+        Some(&(t1, d1)) if t_s > t0 => d0 + (d1 - d0) * (t_s - t0) / (t1 - t0),
+        _ => d0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -741,6 +824,7 @@ mod tests {
             noise_figure_db: 9.0,
             interference_dbm: None,
             shadowing_std_db: 0.0,
+            shadowing_decorrelation_m: None,
             fading_doppler_hz: fading,
             blockage: None,
         }
@@ -785,6 +869,138 @@ mod tests {
         }
         seen.dedup();
         assert!(seen.len() > 15);
+    }
+
+    fn path(points: Vec<(f64, f64)>, shadowing_std_db: f64, decorrelation: Option<f64>) -> ChannelConfig {
+        ChannelConfig::Distance {
+            pathloss: tr38901(Tr38901Scenario::Uma, false, 3.5),
+            trajectory: Trajectory::Path { points },
+            tx_power_dbm: 46.0,
+            antenna_gain_db: 0.0,
+            noise_figure_db: 9.0,
+            interference_dbm: None,
+            shadowing_std_db,
+            shadowing_decorrelation_m: decorrelation,
+            fading_doppler_hz: None,
+            blockage: None,
+        }
+    }
+
+    fn at_s(s: f64) -> SimTime {
+        SimTime::ZERO + SimDuration::try_from_secs_f64(s).unwrap()
+    }
+
+    #[test]
+    fn a_path_moves_the_distance_linearly_between_points_and_holds_it_outside_them() {
+        let cfg = path(vec![(1.0, 100.0), (3.0, 500.0), (4.0, 300.0)], 0.0, None);
+        cfg.validate().unwrap();
+        let mut ch = Channel::new(&cfg, 98e6, Rng::from_seed(1));
+        for (t, want) in [
+            (0.0, 100.0),
+            (1.0, 100.0),
+            (1.5, 200.0),
+            (2.0, 300.0),
+            (3.0, 500.0),
+            (3.25, 450.0),
+            (4.0, 300.0),
+            (9.0, 300.0),
+        ] {
+            ch.cqi(at_s(t));
+            let d = ch.distance_m().unwrap();
+            assert!((d - want).abs() < 1e-6, "at {t} s: {d} m, want {want} m");
+        }
+    }
+
+    #[test]
+    fn along_a_path_the_path_loss_follows_the_distance_every_tti() {
+        // TR 38.901 UMa NLOS at 3.5 GHz: 121.3 dB at 300 m, 153.4 dB at
+        // 2 km (the values of the table test above), so the SINR falls by
+        // 32.1 dB from one end to the other and in between matches the
+        // loss at the interpolated distance.
+        let cfg = path(vec![(0.0, 300.0), (10.0, 2000.0)], 0.0, None);
+        let mut ch = Channel::new(&cfg, 98e6, Rng::from_seed(1));
+        let mut last = f64::INFINITY;
+        for ms in (0..=10_000u64).step_by(500) {
+            ch.cqi(SimTime::from_nanos(ms * 1_000_000));
+            let Kind::Distance(d) = &ch.kind else { unreachable!() };
+            let want_d = 300.0 + 1700.0 * ms as f64 / 10_000.0;
+            assert!((d.distance_m - want_d).abs() < 1e-6);
+            let sinr = d.sinr_db(SimTime::ZERO);
+            let loss = tr38901(Tr38901Scenario::Uma, false, 3.5).loss_db(want_d);
+            assert!((sinr - (d.budget_db - loss)).abs() < 1e-9);
+            assert!(sinr < last, "the SINR must fall while the UE drives away");
+            last = sinr;
+        }
+        let Kind::Distance(d) = &ch.kind else { unreachable!() };
+        let first = d.budget_db - 121.27917215248789;
+        assert!((first - last - (153.42678465082182 - 121.27917215248789)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn shadowing_along_a_path_keeps_its_spread_and_decorrelates_over_the_configured_distance() {
+        // 1 m per step along a straight drive: the lag-1 correlation is
+        // exp(-1/50) = 0.980, the lag-50 one exp(-1) = 0.368, and the
+        // standard deviation stays 6 dB.
+        let steps = 200_000usize;
+        let cfg = path(vec![(0.0, 10.0), (steps as f64, 10.0 + steps as f64)], 6.0, Some(50.0));
+        cfg.validate().unwrap();
+        let mut ch = Channel::new(&cfg, 98e6, Rng::from_seed(7));
+        let mut s = Vec::with_capacity(steps);
+        for k in 0..steps {
+            ch.cqi(at_s(k as f64));
+            let Kind::Distance(d) = &ch.kind else { unreachable!() };
+            s.push(d.shadow_db);
+        }
+        let n = s.len() as f64;
+        let mean = s.iter().sum::<f64>() / n;
+        let var = s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+        let corr = |lag: usize| {
+            s.iter()
+                .zip(&s[lag..])
+                .map(|(a, b)| (a - mean) * (b - mean))
+                .sum::<f64>()
+                / (n - lag as f64)
+                / var
+        };
+        assert!((var.sqrt() - 6.0).abs() < 0.3, "std {}", var.sqrt());
+        assert!((corr(1) - (-1.0f64 / 50.0).exp()).abs() < 0.01, "lag 1: {}", corr(1));
+        assert!((corr(50) - (-1.0f64).exp()).abs() < 0.06, "lag 50: {}", corr(50));
+        // Standing still: the shadowing does not change.
+        let mut still = Channel::new(&path(vec![(0.0, 100.0)], 6.0, Some(50.0)), 98e6, Rng::from_seed(7));
+        let c = still.cqi(SimTime::ZERO);
+        assert_eq!(still.cqi(at_s(100.0)), c);
+    }
+
+    #[test]
+    fn a_path_with_shadowing_needs_a_decorrelation_distance_which_no_other_trajectory_takes() {
+        let e = path(vec![(0.0, 100.0), (1.0, 200.0)], 6.0, None)
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("shadowing_decorrelation_m: required"), "{e}");
+        let e = path(vec![(0.0, 100.0)], 6.0, Some(0.1)).validate().unwrap_err();
+        assert!(
+            e.contains("shadowing_decorrelation_m must be in [1, 10000], got 0.1"),
+            "{e}"
+        );
+        let e = path(vec![(0.0, 100.0), (0.0, 200.0)], 0.0, None)
+            .validate()
+            .unwrap_err();
+        assert!(e.contains("trajectory.points.1: time 0 s must be after"), "{e}");
+        let e = path(vec![], 0.0, None).validate().unwrap_err();
+        assert!(e.contains("trajectory.points must not be empty"), "{e}");
+        let mut fixed = distance(Trajectory::Fixed { distance_m: 100.0 }, None);
+        if let ChannelConfig::Distance {
+            shadowing_decorrelation_m,
+            ..
+        } = &mut fixed
+        {
+            *shadowing_decorrelation_m = Some(50.0);
+        }
+        let e = fixed.validate().unwrap_err();
+        assert!(
+            e.contains("shadowing_decorrelation_m: only with trajectory kind \"path\""),
+            "{e}"
+        );
     }
 
     #[test]
@@ -897,6 +1113,7 @@ mod tests {
             noise_figure_db: 9.0,
             interference_dbm: None,
             shadowing_std_db: 0.0,
+            shadowing_decorrelation_m: None,
             fading_doppler_hz: None,
             blockage,
         }
