@@ -178,6 +178,8 @@ class StreamedRun:
         self.wall_time_s = 0.0
         #: Of which inside the core (running events, handing rows over).
         self.core_time_s = 0.0
+        #: Of which running events (``run_until``), the rows staying in the core.
+        self.events_time_s = 0.0
         self.files: list[str] = []
         self.rows: dict[str, int] = {}
         self._rtt = GroupedSpill(directory, "rtt")
@@ -299,7 +301,9 @@ def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
             # Returns at `t`, at the end, or once `drain_rows` rows are held.
             c0 = time.perf_counter()
             done = sim.run_until(t, max_rows=drain_rows)
-            run.core_time_s += time.perf_counter() - c0
+            spent = time.perf_counter() - c0
+            run.core_time_s += spent
+            run.events_time_s += spent
             if sim.rows_held >= drain_rows:
                 c0 = time.perf_counter()
                 d = sim.drain()
