@@ -55,6 +55,7 @@ impl InternetPath {
         }
     }
 
+    #[inline(always)]
     fn enqueue(
         link: &mut Link,
         now: SimTime,
