@@ -107,8 +107,16 @@ impl<E> EventQueue<E> {
             if let Some(ch) = self.heap.get(first..first + ARITY) {
                 // All four children (the usual case inside the heap): a
                 // fixed, check-free comparison of the four.
-                let (a, b) = if ch[1].key < ch[0].key { (1, ch[1].key) } else { (0, ch[0].key) };
-                let (c, d) = if ch[3].key < ch[2].key { (3, ch[3].key) } else { (2, ch[2].key) };
+                let (a, b) = if ch[1].key < ch[0].key {
+                    (1, ch[1].key)
+                } else {
+                    (0, ch[0].key)
+                };
+                let (c, d) = if ch[3].key < ch[2].key {
+                    (3, ch[3].key)
+                } else {
+                    (2, ch[2].key)
+                };
                 (best, best_key) = if d < b { (first + c, d) } else { (first + a, b) };
             } else {
                 best = first;

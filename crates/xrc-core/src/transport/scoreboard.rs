@@ -121,6 +121,9 @@ pub struct Scoreboard {
 }
 
 impl Scoreboard {
+    // `push` and `ack_cumulative` are inlined into the sender: a `Seg`
+    // passed through a call is copied into its frame.
+    #[inline(always)]
     pub fn push(&mut self, seg: Seg) {
         debug_assert!(self.segs.back().is_none_or(|b| b.end() == seg.seq));
         let (order, seq) = (seg.tx_order, seg.seq);
@@ -180,6 +183,7 @@ impl Scoreboard {
 
     /// Removes segments wholly below `ack`, calling `f` with each removed
     /// segment before its counters are released.
+    #[inline(always)]
     pub fn ack_cumulative(&mut self, ack: u64, mut f: impl FnMut(&Seg)) {
         while let Some(s) = self.segs.front() {
             if s.end() > ack {
