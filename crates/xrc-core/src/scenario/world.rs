@@ -680,6 +680,7 @@ impl World {
         self.after_sender(now, f);
     }
 
+    #[inline(always)]
     fn receiver_receive(&mut self, now: SimTime, f: usize, p: Packet) {
         let PacketKind::Data(d) = &p.kind else { return };
         let fl = &mut self.flows[f];
@@ -706,6 +707,7 @@ impl World {
 
     /// The receiver's ACK leaves the UE: a PBE-CC flow's UE writes its own
     /// capacity estimate into it first.
+    #[inline(always)]
     fn send_ack(&mut self, now: SimTime, f: usize, mut ack: Packet) {
         if self.flows[f].sender.signals().pbe {
             if let Some(r) = self
