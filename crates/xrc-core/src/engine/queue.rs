@@ -103,14 +103,30 @@ impl<E> EventQueue<E> {
             if first >= n {
                 break;
             }
-            let end = (first + ARITY).min(n);
-            let mut best = first;
-            let mut best_key = self.heap[first].key;
-            for c in first + 1..end {
-                let k = self.heap[c].key;
-                if k < best_key {
-                    best = c;
-                    best_key = k;
+            let (mut best, mut best_key);
+            if let Some(ch) = self.heap.get(first..first + ARITY) {
+                // All four children (the usual case inside the heap): a
+                // fixed, check-free comparison of the four.
+                let (a, b) = if ch[1].key < ch[0].key {
+                    (1, ch[1].key)
+                } else {
+                    (0, ch[0].key)
+                };
+                let (c, d) = if ch[3].key < ch[2].key {
+                    (3, ch[3].key)
+                } else {
+                    (2, ch[2].key)
+                };
+                (best, best_key) = if d < b { (first + c, d) } else { (first + a, b) };
+            } else {
+                best = first;
+                best_key = self.heap[first].key;
+                for c in first + 1..n {
+                    let k = self.heap[c].key;
+                    if k < best_key {
+                        best = c;
+                        best_key = k;
+                    }
                 }
             }
             if key <= best_key {

@@ -55,6 +55,7 @@ impl InternetPath {
         }
     }
 
+    #[inline(always)]
     fn enqueue(
         link: &mut Link,
         now: SimTime,
@@ -135,6 +136,11 @@ impl Component for InternetPath {
         }
     }
 
+    // Inlined into the driver's dispatch: the driver's `Io` is then
+    // specialised in place (a wake before any packet goes straight to the
+    // event queue) and the call's frame, which holds packets, goes away;
+    // cachegrind: 6.5 M of the dumbbell's 185 M instructions.
+    #[inline(always)]
     fn fire(&mut self, now: SimTime, timer: InternetTimer, cx: &mut impl Io<InternetTimer>) {
         match timer {
             InternetTimer::FwdAccess(k) => {

@@ -54,6 +54,7 @@ impl Link {
         }
     }
 
+    #[inline(always)]
     pub fn enqueue(&mut self, now: SimTime, pkt: Packet) -> Enqueued {
         let Some(rate) = self.rate else {
             return Enqueued::InPipe(self.pipe.push(now, pkt));
@@ -74,6 +75,7 @@ impl Link {
     }
 
     /// The packet on the wire finished serializing at `now`.
+    #[inline(always)]
     pub fn tx_done(&mut self, now: SimTime) -> TxDone {
         let mut out = TxDone::default();
         if let Some(p) = self.on_wire.take() {

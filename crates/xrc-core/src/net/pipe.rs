@@ -32,6 +32,7 @@ impl Pipe {
     /// head (the caller then schedules one event for it); `None` when an
     /// earlier packet's event is already pending.
     #[must_use]
+    #[inline(always)]
     pub fn push(&mut self, now: SimTime, pkt: Packet) -> Option<SimTime> {
         let at = now + self.delay;
         self.entered += 1;
@@ -41,6 +42,7 @@ impl Pipe {
     }
 
     /// Removes the head if it has arrived by `now`.
+    #[inline(always)]
     pub fn pop_arrived(&mut self, now: SimTime) -> Option<Packet> {
         if self.in_flight.front()?.0 <= now {
             self.left += 1;
