@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::{mean_p95, power};
+
 use xrc_core::engine::Rng;
 use xrc_core::ran::channel::ChannelConfig;
 use xrc_core::ran::radio::{NrConfig, Rat};
@@ -22,24 +24,6 @@ struct Outcome {
     rtt_excess: (f64, f64),
     /// The shadow against the cell: (TTIs compared, TTIs that differed).
     agreement: Option<(u64, u64)>,
-}
-
-fn mean_p95(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let pos = 0.95 * (s.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    (
-        s.iter().sum::<f64>() / s.len() as f64,
-        s[lo] + (s[hi] - s[lo]) * (pos - lo as f64),
-    )
-}
-
-fn power(bytes: u64, delay_ms: f64) -> f64 {
-    bytes as f64 / delay_ms.max(0.1)
 }
 
 fn run(cfg: ScenarioConfig) -> Outcome {

@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::{mean_p95, power};
+
 use xrc_core::engine::Rng;
 use xrc_core::scenario::World;
 use xrc_core::transport::cc::registry::SCHEMES;
@@ -20,23 +22,6 @@ struct Outcome {
     sojourn: (f64, f64),
     /// `xrc reproduce`'s queuing delay: RTT samples less their least, ms.
     rtt_excess: (f64, f64),
-}
-
-/// Mean and 95th percentile (linear interpolation, as numpy's default).
-fn mean_p95(v: &[f64]) -> (f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0);
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let pos = 0.95 * (s.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    let p95 = s[lo] + (s[hi] - s[lo]) * (pos - lo as f64);
-    (s.iter().sum::<f64>() / s.len() as f64, p95)
-}
-
-fn power(bytes: u64, delay_ms: f64) -> f64 {
-    bytes as f64 / delay_ms.max(0.1)
 }
 
 fn run(cfg: xrc_core::scenario::ScenarioConfig, trace: &str) -> Outcome {

@@ -100,3 +100,23 @@ pub fn trace(cc: &str, path: &str, duration_s: f64) -> ScenarioConfig {
     });
     s
 }
+
+/// Mean and 95th percentile (linear interpolation, as numpy's default).
+pub fn mean_p95(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let pos = 0.95 * (s.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    (
+        s.iter().sum::<f64>() / s.len() as f64,
+        s[lo] + (s[hi] - s[lo]) * (pos - lo as f64),
+    )
+}
+
+/// `xrc reproduce`'s power: bytes over a delay, at least 0.1 ms.
+pub fn power(bytes: u64, delay_ms: f64) -> f64 {
+    bytes as f64 / delay_ms.max(0.1)
+}
