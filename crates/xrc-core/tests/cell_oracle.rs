@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{mean_p95, power};
+use common::{flow0_delays, mean_p95, power};
 
 use xrc_core::engine::Rng;
 use xrc_core::ran::channel::ChannelConfig;
@@ -32,17 +32,7 @@ fn run(cfg: ScenarioConfig) -> Outcome {
     w.run_until(end);
     let agreement = w.oracle_shadow_agreement();
     let rec = w.into_result().recorder;
-    let q = &rec.queue_delay;
-    let sojourns: Vec<f64> = (0..q.delay_ms.len())
-        .filter(|&i| q.flow[i] == 0)
-        .map(|i| q.delay_ms[i])
-        .collect();
-    let rtts: Vec<f64> = (0..rec.rtt.rtt_ms.len())
-        .filter(|&i| rec.rtt.flow[i] == 0)
-        .map(|i| rec.rtt.rtt_ms[i])
-        .collect();
-    let least = rtts.iter().cloned().fold(f64::INFINITY, f64::min);
-    let excess: Vec<f64> = rtts.iter().map(|r| r - least).collect();
+    let (sojourns, excess) = flow0_delays(&rec);
     let (m, p) = mean_p95(&sojourns);
     Outcome {
         bytes: rec.flows.bytes_delivered[0],

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{mean_p95, power};
+use common::{flow0_delays, mean_p95, power};
 
 use xrc_core::engine::Rng;
 use xrc_core::scenario::World;
@@ -26,17 +26,7 @@ struct Outcome {
 
 fn run(cfg: xrc_core::scenario::ScenarioConfig, trace: &str) -> Outcome {
     let rec = World::new(cfg, Some(trace)).expect("valid").run().recorder;
-    let q = &rec.queue_delay;
-    let sojourns: Vec<f64> = (0..q.delay_ms.len())
-        .filter(|&i| q.flow[i] == 0)
-        .map(|i| q.delay_ms[i])
-        .collect();
-    let rtts: Vec<f64> = (0..rec.rtt.rtt_ms.len())
-        .filter(|&i| rec.rtt.flow[i] == 0)
-        .map(|i| rec.rtt.rtt_ms[i])
-        .collect();
-    let least = rtts.iter().cloned().fold(f64::INFINITY, f64::min);
-    let excess: Vec<f64> = rtts.iter().map(|r| r - least).collect();
+    let (sojourns, excess) = flow0_delays(&rec);
     Outcome {
         bytes: rec.flows.bytes_delivered[0],
         sojourn: mean_p95(&sojourns),

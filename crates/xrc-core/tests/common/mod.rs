@@ -120,3 +120,19 @@ pub fn mean_p95(v: &[f64]) -> (f64, f64) {
 pub fn power(bytes: u64, delay_ms: f64) -> f64 {
     bytes as f64 / delay_ms.max(0.1)
 }
+
+/// Flow 0's per-packet queuing delays at the bottleneck and its RTT samples
+/// less their least (`xrc reproduce`'s queuing delay), ms.
+pub fn flow0_delays(rec: &xrc_core::metrics::Recorder) -> (Vec<f64>, Vec<f64>) {
+    let q = &rec.queue_delay;
+    let sojourns: Vec<f64> = (0..q.delay_ms.len())
+        .filter(|&i| q.flow[i] == 0)
+        .map(|i| q.delay_ms[i])
+        .collect();
+    let rtts: Vec<f64> = (0..rec.rtt.rtt_ms.len())
+        .filter(|&i| rec.rtt.flow[i] == 0)
+        .map(|i| rec.rtt.rtt_ms[i])
+        .collect();
+    let least = rtts.iter().cloned().fold(f64::INFINITY, f64::min);
+    (sojourns, rtts.iter().map(|r| r - least).collect())
+}
