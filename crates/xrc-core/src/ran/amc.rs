@@ -386,26 +386,7 @@ pub fn tbs(itbs: Itbs, prbs: Prbs) -> TbsBits {
 /// `N_PRB` = 2 on. The one exception is `N_PRB` = 1 at `I_TBS` 6 (328 bits,
 /// more than at 2 PRBs), so `N_PRB` = 1 is tried first, on its own.
 pub fn min_prbs_for_bits(itbs: Itbs, bits: u32, max_prbs: Prbs) -> Prbs {
-    let fits = |n: u16| tbs(itbs, Prbs(n)).0 >= bits;
-    if fits(1) {
-        return Prbs(1);
-    }
-    let max = max_prbs.0;
-    if !fits(max) {
-        return max_prbs;
-    }
-    // Invariant: `lo` does not fit, `hi` fits, and `fits` is monotone on
-    // 2..=hi.
-    let (mut lo, mut hi) = (1u16, max);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Prbs(hi)
+    Prbs(super::least_prbs_fitting(max_prbs.0, |n| tbs(itbs, Prbs(n)).0 >= bits))
 }
 
 /// TS 36.213 Table 7.1.7.2.1-1, one row per `N_PRB` (1..=110) and one column

@@ -28,3 +28,30 @@ pub mod tbs_grid;
 pub mod trace_access;
 pub mod trace_link;
 pub mod uplink;
+
+/// The fewest PRBs in 1..=`max` for which `fits` holds, or `max` if none
+/// does: a binary search that tries 1 PRB on its own first (LTE's `I_TBS` 6
+/// carries more at 1 PRB than at 2) and relies on `fits` being monotone
+/// from 2 PRBs on (the TBS tables of TS 36.213 and TS 38.214 are). The one
+/// search behind `amc::min_prbs_for_bits`, `nr::min_prbs_for_bits` and
+/// `TbsGrid::min_prbs_for_bits`.
+#[inline]
+pub(crate) fn least_prbs_fitting(max: u16, fits: impl Fn(u16) -> bool) -> u16 {
+    if fits(1) {
+        return 1;
+    }
+    if !fits(max) {
+        return max;
+    }
+    // Invariant: `lo` does not fit, `hi` fits.
+    let (mut lo, mut hi) = (1u16, max);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fits(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}

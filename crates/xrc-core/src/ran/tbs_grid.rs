@@ -111,26 +111,7 @@ impl TbsGrid {
     /// whole band if even that is too small.
     #[inline]
     pub fn min_prbs_for_bits(&self, rate: RateIdx, bits: u32) -> u16 {
-        let fits = |n: u16| self.bits(rate, n) >= bits;
-        if fits(1) {
-            return 1;
-        }
-        let max = self.prbs;
-        if !fits(max) {
-            return max;
-        }
-        // Invariant: `lo` does not fit, `hi` fits (rows are monotone from
-        // 2 PRBs on: amc::min_prbs_for_bits, nr::min_prbs_for_bits).
-        let (mut lo, mut hi) = (1u16, max);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        hi
+        super::least_prbs_fitting(self.prbs, |n| self.bits(rate, n) >= bits)
     }
 
     /// Bits a share of `prbs` PRBs (fractional) carries at `rate`,

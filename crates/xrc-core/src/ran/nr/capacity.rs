@@ -59,24 +59,7 @@ pub fn slot_capacity(
 /// every MCS of every table and every `n_PRB`.)
 pub fn min_prbs_for_bits(rate: McsRate, resources: &PdschResources, bits: u32, max_prbs: Prbs) -> Prbs {
     let fits = |n: u16| tbs(rate, resources, Prbs::new(n).expect("1..=max_prbs")).get() >= bits;
-    if fits(1) {
-        return Prbs::new(1).expect("1 PRB");
-    }
-    let max = max_prbs.get();
-    if !fits(max) {
-        return max_prbs;
-    }
-    // Invariant: `lo` does not fit, `hi` fits.
-    let (mut lo, mut hi) = (1u16, max);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Prbs::new(hi).expect("hi ≤ max_prbs")
+    Prbs::new(crate::ran::least_prbs_fitting(max_prbs.get(), fits)).expect("at most max_prbs")
 }
 
 #[cfg(test)]
