@@ -335,7 +335,14 @@ impl ChannelConfig {
                 }
                 // A UE at 1 m to 1000 km from its base station (the path-loss
                 // models hold from 1 m; beyond 1000 km nothing is received).
-                let dist = |n: &str, d: f64| check_range(n, d, 1.0, 1e6);
+                // TR 38.901's UMa and UMi formulas are stated for a 2D
+                // distance of 10 m to 5 km (Table 7.4.1-1), and the distance
+                // here is that 2D distance.
+                let (d_lo, d_hi, why) = match pathloss {
+                    PathLoss::Tr38901 { .. } => (10.0, 5_000.0, " (TR 38.901 Table 7.4.1-1 holds for 10 m to 5 km)"),
+                    _ => (1.0, 1e6, ""),
+                };
+                let dist = |n: &str, d: f64| check_range(n, d, d_lo, d_hi).map_err(|e| format!("{e}{why}"));
                 match trajectory {
                     Trajectory::Fixed { distance_m } => dist("trajectory.distance_m", *distance_m)?,
                     Trajectory::Schedule { points } | Trajectory::Path { points } => {
@@ -938,11 +945,16 @@ mod tests {
 
     #[test]
     fn shadowing_along_a_path_keeps_its_spread_and_decorrelates_over_the_configured_distance() {
-        // 1 m per step along a straight drive: the lag-1 correlation is
-        // exp(-1/50) = 0.980, the lag-50 one exp(-1) = 0.368, and the
-        // standard deviation stays 6 dB.
-        let steps = 200_000usize;
-        let cfg = path(vec![(0.0, 10.0), (steps as f64, 10.0 + steps as f64)], 6.0, Some(50.0));
+        // 1 m per step, driving back and forth between 10 m and 5 km (the
+        // model's range; the shadowing decorrelates with the distance
+        // moved): the lag-1 correlation is exp(-1/50) = 0.980, the lag-50
+        // one exp(-1) = 0.368, and the standard deviation stays 6 dB.
+        let leg = 4_990usize;
+        let steps = 40 * leg;
+        let points = (0..=40)
+            .map(|k| ((k * leg) as f64, if k % 2 == 0 { 10.0 } else { 5_000.0 }))
+            .collect();
+        let cfg = path(points, 6.0, Some(50.0));
         cfg.validate().unwrap();
         let mut ch = Channel::new(&cfg, 98e6, Rng::from_seed(7));
         let mut s = Vec::with_capacity(steps);
@@ -1056,6 +1068,30 @@ mod tests {
             points: vec![(5.0, 3), (5.0, 4)],
         };
         assert!(bad.validate().is_err());
+    }
+
+    #[test]
+    fn a_tr38901_channel_refuses_distances_outside_the_tables_10_m_to_5_km() {
+        let with = |traj: Trajectory| {
+            let mut cfg = distance(traj, None);
+            if let ChannelConfig::Distance { pathloss, .. } = &mut cfg {
+                *pathloss = tr38901(Tr38901Scenario::Umi, true, 28.0);
+            }
+            cfg.validate()
+        };
+        let err = with(Trajectory::Fixed { distance_m: 2.0 }).unwrap_err();
+        assert!(err.contains("trajectory.distance_m") && err.contains("got 2") && err.contains("TR 38.901"));
+        let err = with(Trajectory::Path {
+            points: vec![(0.0, 200.0), (30.0, 6_000.0)],
+        })
+        .unwrap_err();
+        assert!(err.contains("trajectory.points.1.1") && err.contains("6000"), "{err}");
+        with(Trajectory::Fixed { distance_m: 10.0 }).unwrap();
+        with(Trajectory::Fixed { distance_m: 5_000.0 }).unwrap();
+        // The other models keep their 1 m floor.
+        distance(Trajectory::Fixed { distance_m: 2.0 }, None)
+            .validate()
+            .unwrap();
     }
 
     fn tr38901(scenario: Tr38901Scenario, los: bool, fc: f64) -> PathLoss {
