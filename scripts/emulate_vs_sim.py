@@ -3,7 +3,7 @@ cell) and `xrc run` (the simulator's TCP through the same cell) for each
 congestion control and prints the docs/emulation.md table: goodput and
 HoL p90 side by side, with the emulator's timing and the host's steal.
 
-    python scripts/emulate_vs_sim.py OUTDIR [SCENARIO] [--cc cubic,bbr,newreno]
+    python scripts/emulate_vs_sim.py OUTDIR [SCENARIO] [--cc cubic,bbr,newreno] [--seed N]
 
 Needs root, TUN and iperf3 (as `xrc emulate`)."""
 
@@ -30,14 +30,18 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("scenario", nargs="?", default=SCENARIO)
     ap.add_argument("--cc", default="cubic,bbr,newreno")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="master seed for both sides (the channel's trajectory); default: the scenario's")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for cc in a.cc.split(","):
         emu, sim = out / f"emulate-{cc}", out / f"run-{cc}"
-        cmd_e = xrc("emulate", a.scenario, "--set", f"flows.0.cc={cc}", "--out", str(emu), "--force", "--quiet")
-        cmd_s = xrc("run", a.scenario, "--set", f"flows.0.cc={cc}", "--out", str(sim), "--force", "--quiet",
+        seed = [] if a.seed is None else ["--seed", str(a.seed)]
+        cmd_e = xrc("emulate", a.scenario, *seed, "--set", f"flows.0.cc={cc}", "--out", str(emu), "--force",
+                    "--quiet")
+        cmd_s = xrc("run", a.scenario, *seed, "--set", f"flows.0.cc={cc}", "--out", str(sim), "--force", "--quiet",
                     "--no-plots")
         load = os.getloadavg()
         subprocess.run(cmd_e, check=True, timeout=600)
