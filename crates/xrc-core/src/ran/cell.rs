@@ -1079,10 +1079,26 @@ impl Cell {
     }
 
     /// The shortest air-interface round trip: a packet that arrives just at
-    /// a TTI boundary and an ACK that finds an SR opportunity at once.
+    /// a TTI boundary and an ACK that finds an SR opportunity at once. In
+    /// TDD the packet can leave only in a slot with a PDSCH, the SR waits for
+    /// a slot with PUCCH and the ACK for a U slot (`uplink::Uplink::push`):
+    /// the least of that round trip over the pattern's PDSCH slots.
     pub fn min_air_rtt(&self) -> SimDuration {
         let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
-        self.dl_delay + ms(self.cfg.uplink.sr_grant_delay_ms) + ms(self.cfg.uplink.grant_tx_delay_ms) + self.tti
+        let request = ms(self.cfg.uplink.sr_grant_delay_ms) + ms(self.cfg.uplink.grant_tx_delay_ms);
+        let d = &self.radio.duplex;
+        let Some(pattern) = d.pattern() else {
+            return self.dl_delay + request + self.tti;
+        };
+        (0..pattern.len() as u64)
+            .map(|k| SimTime::ZERO + self.tti * k)
+            .filter(|&t| d.next_pdsch(t) == t)
+            .map(|t| {
+                let sr = d.next_pucch(t + self.dl_delay);
+                (d.next_pusch(sr + request) + self.tti).saturating_since(t)
+            })
+            .min()
+            .expect("a validated pattern has a slot with a PDSCH")
     }
 
     /// The UE's current fair-share capacity after HARQ losses, bit/s (the
@@ -1303,6 +1319,25 @@ mod tests {
         cfg.normalize().unwrap();
         cfg.validate().unwrap();
         cfg
+    }
+
+    #[test]
+    fn in_tdd_the_least_air_round_trip_waits_for_a_pucch_slot_and_a_u_slot() {
+        // μ = 1 (0.5 ms slots), decoding 1 ms: the data reaches the UE 3
+        // slots after its slot; SR to grant to PUSCH is 3 + 4 ms = 14 slots;
+        // the ACK reaches the gNB a slot after its PUSCH.
+        assert_eq!(
+            nr_cell(&nr_cfg(None, 0.0)).min_air_rtt(),
+            SimDuration::from_micros(9_000)
+        );
+        // DDDSU (the S slot has a PDSCH and a PUCCH): data in slot 1, the
+        // ACK ready in slot 4 (U: its SR at once), the PUSCH due in slot 18
+        // (S) waits for slot 19 (U), and arrives at 20: 19 slots. Slots 0,
+        // 2 and 3 give 20, 23 and 22.
+        assert_eq!(
+            nr_cell(&nr_cfg(Some("DDDSU"), 0.0)).min_air_rtt(),
+            SimDuration::from_micros(9_500)
+        );
     }
 
     fn nr_cell(cfg: &CellConfig) -> Cell {
