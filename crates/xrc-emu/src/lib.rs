@@ -62,5 +62,5 @@ pub mod stage;
 pub mod sys;
 pub mod wire;
 
-pub use driver::{Dir, Emulator, Options, Side};
+pub use driver::{Dir, Emulator, Options, RtYield, Side};
 pub use model::{build_paths, TraceTexts};

@@ -46,6 +46,9 @@ pub struct RunReport {
     pub in_flight_at_end: u64,
     pub sleeps: u64,
     pub spins: u64,
+    /// Forced pauses of the real-time thread and their total, ns.
+    pub pauses: u64,
+    pub paused_ns: u64,
     /// CPU time of the emulator thread, ns.
     pub cpu_ns: u64,
     pub thread: ThreadSetup,
@@ -100,6 +103,8 @@ impl RunReport {
             in_flight_at_end: e.in_flight(),
             sleeps: e.timing().sleeps,
             spins: e.timing().spins,
+            pauses: e.timing().pauses,
+            paused_ns: e.timing().paused_ns,
             cpu_ns,
             thread,
             xrc_written: t.xrc_written,

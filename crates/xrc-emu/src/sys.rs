@@ -168,6 +168,29 @@ pub fn wait_readable(fds: &[RawFd], timeout_ns: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// Sleeps until `deadline_ns` (monotonic clock), whatever the devices do
+/// (`clock_nanosleep(2)`, absolute).
+pub fn sleep_until(deadline_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is a valid timespec; no remainder is asked for with TIMER_ABSTIME.
+    while unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) }
+        == libc::EINTR
+    {}
+}
+
+/// The kernel's budget for real-time threads: `sched_rt_runtime_us` of
+/// every `sched_rt_period_us` (Linux `Documentation/scheduler/sched-rt-group.rst`).
+/// `None` when unlimited (-1) or unreadable.
+pub fn rt_budget_us() -> Option<(u64, u64)> {
+    let read = |f: &str| -> Option<i64> { std::fs::read_to_string(f).ok()?.trim().parse().ok() };
+    let runtime = read("/proc/sys/kernel/sched_rt_runtime_us")?;
+    let period = read("/proc/sys/kernel/sched_rt_period_us")?;
+    (runtime >= 0 && period > 0).then_some((runtime as u64, period as u64))
+}
+
 /// The two TUN devices of an emulated path: one on the Internet side (the
 /// sender's namespace in the Linux reference harness) and one on the UE
 /// side (the receiver's).
@@ -199,6 +222,9 @@ impl PacketIo for TunPair {
             return Ok(());
         }
         wait_readable(&[self.inet.raw_fd(), self.ue.raw_fd()], deadline_ns - now)
+    }
+    fn pause(&mut self, deadline_ns: u64) {
+        sleep_until(deadline_ns);
     }
 }
 

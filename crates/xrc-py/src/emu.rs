@@ -22,7 +22,7 @@ use xrc_emu::analysis::sender_view;
 use xrc_emu::capture::Fate;
 use xrc_emu::report::RunReport;
 use xrc_emu::sys::{self, Monotonic, ThreadSetup, Tun, TunPair};
-use xrc_emu::{build_paths, Dir, Options, Side, TraceTexts};
+use xrc_emu::{build_paths, Dir, Options, RtYield, Side, TraceTexts};
 
 type Emu = xrc_emu::Emulator<TunPair, Monotonic>;
 type Finished = (Box<Emu>, Result<(), String>, u64, ThreadSetup);
@@ -64,7 +64,14 @@ fn col_u8<'py>(py: Python<'py>, v: &[u8]) -> (&'static str, Bound<'py, PyBytes>)
 }
 
 fn parse_options(json: Option<&str>) -> PyResult<Options> {
-    let mut o = Options::default();
+    let mut o = Options {
+        // On unless `rt_yield` = 0 (the thread sets the real values).
+        rt_yield: Some(RtYield {
+            every_ns: 0,
+            pause_ns: 0,
+        }),
+        ..Options::default()
+    };
     let Some(text) = json else { return Ok(o) };
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("options: {e}")))?;
@@ -83,9 +90,11 @@ fn parse_options(json: Option<&str>) -> PyResult<Options> {
             "late_us" => o.late_ns = n * 1000,
             "xrc_acks" if n <= 1 => o.xrc_acks = n == 1,
             "mtu" if (68..=65_535).contains(&n) => o.mtu = n as usize,
+            // Marked here, set once the thread knows it got SCHED_FIFO.
+            "rt_yield" if n <= 1 => o.rt_yield = (n == 1).then_some(RtYield { every_ns: 0, pause_ns: 0 }),
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535), got {n}"
+                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535, rt_yield 0 or 1), got {n}"
                 )))
             }
         }
@@ -131,6 +140,8 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
     d.set_item("in_flight_at_end", r.in_flight_at_end)?;
     d.set_item("sleeps", r.sleeps)?;
     d.set_item("spins", r.spins)?;
+    d.set_item("pauses", r.pauses)?;
+    d.set_item("paused_s", r.paused_ns as f64 / 1e9)?;
     d.set_item("cpu_s", r.cpu_ns as f64 / 1e9)?;
     let th = PyDict::new(py);
     th.set_item("cpu", r.thread.cpu)?;
@@ -200,7 +211,9 @@ impl Emulator {
     /// topology, `downlink_text` is the downlink trace's contents and
     /// `uplink_text` the uplink's (None: a fat uplink). `options_json`: a
     /// JSON object with `spin_us`, `batch`, `max_sleep_ms`, `snaplen`,
-    /// `late_us`.
+    /// `late_us`, `xrc_acks`, `mtu`, `rt_yield` (1 by default: a thread
+    /// that got `SCHED_FIFO` pauses to stay within the kernel's real-time
+    /// budget, `xrc_emu::RtYield`; 0: never).
     #[new]
     #[pyo3(signature = (resolved_json, inet_tun, ue_tun, downlink_text=None, uplink_text=None, options_json=None))]
     fn new(
@@ -265,6 +278,14 @@ impl Emulator {
             .name("xrc-emu".into())
             .spawn(move || {
                 let setup = sys::setup_thread(cpu, fifo_priority);
+                // Pauses only for a real-time thread, under a limited budget.
+                let wanted = emu.options().rt_yield.is_some();
+                emu.set_rt_yield(
+                    (wanted && setup.fifo_priority.is_some())
+                        .then(sys::rt_budget_us)
+                        .flatten()
+                        .and_then(|(runtime, period)| RtYield::for_budget(runtime, period)),
+                );
                 let cpu0 = sys::thread_cpu_ns();
                 let res = emu.run(&flag, until).map_err(|e| e.to_string());
                 (emu, res, sys::thread_cpu_ns() - cpu0, setup)
