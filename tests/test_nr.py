@@ -57,7 +57,7 @@ MMWAVE = str(bundled.scenario("nr/mmwave-blockage.toml"))
 @pytest.mark.parametrize("override, message", [
     ("ues.0.channel.pathloss.frequency_ghz=200", "ues.0.channel.pathloss.frequency_ghz must be in [0.5, 100]"),
     ("ues.0.channel.blockage.mean_blocked_ms=0", "ues.0.channel.blockage.mean_blocked_ms must be in [0.1,"),
-    ("ues.0.channel.pathloss.scenario=rma", "ues.0.channel: unknown variant `rma`, expected `uma` or `umi`"),
+    ("ues.0.channel.pathloss.scenario=rma", "ues.0.channel.pathloss.scenario: unknown variant `rma`, expected `uma` or `umi`"),
 ])
 def test_a_bad_mmwave_channel_field_is_an_exit_2_error(override, message, capsys):
     assert main(["validate", MMWAVE, "--set", override]) == 2
