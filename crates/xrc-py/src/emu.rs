@@ -42,6 +42,9 @@ enum State {
 pub struct Emulator {
     state: State,
     opts: Options,
+    /// A thread that gets `SCHED_FIFO` pauses within the kernel's
+    /// real-time budget (`xrc_emu::RtYield`).
+    rt_yield: bool,
     names: (String, String),
     report: Option<RunReport>,
 }
@@ -63,16 +66,11 @@ fn col_u8<'py>(py: Python<'py>, v: &[u8]) -> (&'static str, Bound<'py, PyBytes>)
     ("|u1", PyBytes::new(py, v))
 }
 
-fn parse_options(json: Option<&str>) -> PyResult<Options> {
-    let mut o = Options {
-        // On unless `rt_yield` = 0 (the thread sets the real values).
-        rt_yield: Some(RtYield {
-            every_ns: 0,
-            pause_ns: 0,
-        }),
-        ..Options::default()
-    };
-    let Some(text) = json else { return Ok(o) };
+/// The loop's options and whether a real-time thread should pause.
+fn parse_options(json: Option<&str>) -> PyResult<(Options, bool)> {
+    let mut o = Options::default();
+    let mut rt_yield = true;
+    let Some(text) = json else { return Ok((o, rt_yield)) };
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("options: {e}")))?;
     let obj = v
@@ -90,8 +88,8 @@ fn parse_options(json: Option<&str>) -> PyResult<Options> {
             "late_us" => o.late_ns = n * 1000,
             "xrc_acks" if n <= 1 => o.xrc_acks = n == 1,
             "mtu" if (68..=65_535).contains(&n) => o.mtu = n as usize,
-            // Marked here, set once the thread knows it got SCHED_FIFO.
-            "rt_yield" if n <= 1 => o.rt_yield = (n == 1).then_some(RtYield { every_ns: 0, pause_ns: 0 }),
+            // Set once the thread knows whether it got SCHED_FIFO.
+            "rt_yield" if n <= 1 => rt_yield = n == 1,
             _ => {
                 return Err(PyValueError::new_err(format!(
                     "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535, rt_yield 0 or 1), got {n}"
@@ -99,7 +97,7 @@ fn parse_options(json: Option<&str>) -> PyResult<Options> {
             }
         }
     }
-    Ok(o)
+    Ok((o, rt_yield))
 }
 
 fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDict>> {
@@ -224,7 +222,7 @@ impl Emulator {
         uplink_text: Option<String>,
         options_json: Option<&str>,
     ) -> PyResult<Self> {
-        let opts = parse_options(options_json)?;
+        let (opts, rt_yield) = parse_options(options_json)?;
         let cfg = scenario::from_json(resolved_json).map_err(PyValueError::new_err)?;
         let texts = TraceTexts {
             downlink: downlink_text,
@@ -237,6 +235,7 @@ impl Emulator {
         Ok(Emulator {
             state: State::Ready(Box::new(emu)),
             opts,
+            rt_yield,
             names: (inet_tun.to_string(), ue_tun.to_string()),
             report: None,
         })
@@ -274,12 +273,12 @@ impl Emulator {
         };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let wanted = self.rt_yield;
         let handle = std::thread::Builder::new()
             .name("xrc-emu".into())
             .spawn(move || {
                 let setup = sys::setup_thread(cpu, fifo_priority);
                 // Pauses only for a real-time thread, under a limited budget.
-                let wanted = emu.options().rt_yield.is_some();
                 emu.set_rt_yield(
                     (wanted && setup.fifo_priority.is_some())
                         .then(sys::rt_budget_us)
