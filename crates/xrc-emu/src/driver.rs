@@ -81,6 +81,9 @@ pub trait Clock {
     fn thread_cpu_ns(&self) -> Option<u64> {
         None
     }
+    /// Puts the calling thread in `SCHED_FIFO` at `priority`, or back in
+    /// the normal policy with `None` ([`RtYield::demote`]).
+    fn set_realtime(&self, _priority: Option<i32>) {}
 }
 
 /// Where the loop was when it lost time.
@@ -147,6 +150,11 @@ pub struct RtYield {
     pub sleep_permille: u64,
     pub allowance_ns: u64,
     pub pause_ns: u64,
+    /// The thread's `SCHED_FIFO` priority, to pause by leaving the
+    /// real-time policy for `pause_ns` (the loop goes on, sharing the CPU
+    /// with the normal threads that were waiting for it) instead of
+    /// sleeping (`None`).
+    pub demote: Option<i32>,
 }
 
 impl RtYield {
@@ -164,6 +172,7 @@ impl RtYield {
             sleep_permille: (2_000 * (period_us - runtime_us) / period_us).min(500),
             allowance_ns: 1_000_000,
             pause_ns: 100_000,
+            demote: None,
         })
     }
 }
@@ -311,6 +320,8 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     /// The current `RtYield` window: its start (clock time) and the time
     /// the loop has blocked in it, ns.
     window: (u64, u64),
+    /// Clock time the thread left the real-time policy (`RtYield::demote`).
+    demoted_at: Option<u64>,
 }
 
 impl<I: PacketIo, C: Clock> Emulator<I, C> {
@@ -338,6 +349,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             mark: 0,
             cpu_mark: None,
             window: (0, 0),
+            demoted_at: None,
         }
     }
 
@@ -437,7 +449,18 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                     self.window = (t, 0);
                 }
                 let owed = (t - self.window.0) * y.sleep_permille / 1000;
-                if self.window.1 + y.allowance_ns < owed {
+                if let Some(since) = self.demoted_at {
+                    if t - since >= y.pause_ns {
+                        self.clock.set_realtime(y.demote);
+                        self.demoted_at = None;
+                        self.timing.paused_ns += t - since;
+                        self.window.1 += t - since;
+                    }
+                } else if self.window.1 + y.allowance_ns < owed && y.demote.is_some() {
+                    self.clock.set_realtime(None);
+                    self.demoted_at = Some(t);
+                    self.timing.pauses += 1;
+                } else if self.window.1 + y.allowance_ns < owed {
                     let t = self.begin();
                     self.io.pause(t + y.pause_ns);
                     let now = self.clock.now_ns();
@@ -493,10 +516,16 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                     if now.saturating_sub(asked) > self.opts.late_ns {
                         self.stall(asked, now, Phase::Wake);
                     }
-                    self.window.1 += now - t;
+                    if self.demoted_at.is_none() {
+                        self.window.1 += now - t;
+                    }
                     self.mark = now;
                 }
             }
+        }
+        if let (Some(since), Some(y)) = (self.demoted_at.take(), self.opts.rt_yield) {
+            self.clock.set_realtime(y.demote);
+            self.timing.paused_ns += self.clock.now_ns() - since;
         }
         self.ended = self.model_now();
         Ok(())
@@ -849,6 +878,60 @@ pub(crate) mod tests {
         }
         e.run(&AtomicBool::new(false), Some(40_000_000)).unwrap();
         assert_eq!(e.timing().pauses, 0);
+    }
+
+    /// (clock time, priority) of each policy change.
+    type PolicyLog = Rc<std::cell::RefCell<Vec<(u64, Option<i32>)>>>;
+
+    /// A virtual clock that logs the thread's policy changes.
+    #[derive(Clone, Default)]
+    struct PolicyClock(VClock, PolicyLog);
+    impl Clock for PolicyClock {
+        fn now_ns(&self) -> u64 {
+            self.0.now_ns()
+        }
+        fn set_realtime(&self, priority: Option<i32>) {
+            self.1.borrow_mut().push((self.0.now_ns(), priority));
+        }
+    }
+
+    #[test]
+    fn a_demoting_loop_leaves_the_real_time_policy_for_its_pauses_and_ends_in_it() {
+        const LONG_QUEUE: &str = r#"{"seed":1,"duration_s":1,"topology":"wired",
+            "internet":{"rate_mbps":12,"delay_ms":10,"buffer_packets":1000},"flows":[{"cc":"cubic"}]}"#;
+        let cfg = ScenarioConfig::resolve(LONG_QUEUE).unwrap();
+        let clock = PolicyClock::default();
+        let io = FakeIo {
+            clock: clock.0.clone(),
+            inbox: [VecDeque::new(), VecDeque::new()],
+            sent: Vec::new(),
+            cost_ns: 500,
+            slow_send: None,
+        };
+        let paths = build_paths(&cfg, &TraceTexts::default()).unwrap();
+        let mut e = Emulator::new(io, clock.clone(), paths, Options::default());
+        let y = RtYield {
+            demote: Some(50),
+            ..RtYield::for_budget(950_000, 1_000_000).unwrap()
+        };
+        e.set_rt_yield(Some(y));
+        for k in 0..500u64 {
+            e.io.inbox[0].push_back((k * 40_000, ip_packet(100)));
+        }
+        e.run(&AtomicBool::new(false), Some(40_000_000)).unwrap();
+        let log = clock.1.borrow();
+        // Out and back in, alternately, ending real-time; each spell out
+        // lasts at least the pause; nothing slept for it.
+        assert!(log.len() >= 10 && log.len() % 2 == 0, "{} changes", log.len());
+        for pair in log.chunks(2) {
+            assert_eq!((pair[0].1, pair[1].1), (None, Some(50)));
+            assert!(pair[1].0 - pair[0].0 >= y.pause_ns);
+        }
+        let t = e.timing();
+        assert_eq!(t.pauses as usize, log.len() / 2);
+        assert!((2_500_000..=3_300_000).contains(&t.paused_ns), "{} ns out", t.paused_ns);
+        // Releases are not held up by a spell out of the real-time policy.
+        assert!(e.release_errors().iter().all(|&x| x < 10_000));
     }
 
     #[test]

@@ -40,6 +40,16 @@ impl Clock for Monotonic {
     fn thread_cpu_ns(&self) -> Option<u64> {
         Some(thread_cpu_ns())
     }
+    fn set_realtime(&self, priority: Option<i32>) {
+        let (policy, p) = match priority {
+            Some(p) => (libc::SCHED_FIFO, p),
+            None => (libc::SCHED_OTHER, 0),
+        };
+        let param = libc::sched_param { sched_priority: p };
+        // SAFETY: `param` is a valid sched_param; 0 = the calling thread.
+        // A refusal leaves the policy as it was: the loop goes on.
+        unsafe { libc::sched_setscheduler(0, policy, &param) };
+    }
 }
 
 /// Longest interface name the kernel accepts (`IFNAMSIZ` − 1).

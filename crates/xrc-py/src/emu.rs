@@ -44,7 +44,7 @@ pub struct Emulator {
     opts: Options,
     /// A thread that gets `SCHED_FIFO` pauses within the kernel's
     /// real-time budget (`xrc_emu::RtYield`).
-    rt_yield: bool,
+    rt_yield: u8,
     names: (String, String),
     report: Option<RunReport>,
 }
@@ -67,9 +67,9 @@ fn col_u8<'py>(py: Python<'py>, v: &[u8]) -> (&'static str, Bound<'py, PyBytes>)
 }
 
 /// The loop's options and whether a real-time thread should pause.
-fn parse_options(json: Option<&str>) -> PyResult<(Options, bool)> {
+fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
     let mut o = Options::default();
-    let mut rt_yield = true;
+    let mut rt_yield = 1;
     let Some(text) = json else { return Ok((o, rt_yield)) };
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("options: {e}")))?;
@@ -89,10 +89,10 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, bool)> {
             "xrc_acks" if n <= 1 => o.xrc_acks = n == 1,
             "mtu" if (68..=65_535).contains(&n) => o.mtu = n as usize,
             // Set once the thread knows whether it got SCHED_FIFO.
-            "rt_yield" if n <= 1 => rt_yield = n == 1,
+            "rt_yield" if n <= 2 => rt_yield = n as u8,
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535, rt_yield 0 or 1), got {n}"
+                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535, rt_yield 0, 1 or 2), got {n}"
                 )))
             }
         }
@@ -211,7 +211,8 @@ impl Emulator {
     /// JSON object with `spin_us`, `batch`, `max_sleep_ms`, `snaplen`,
     /// `late_us`, `xrc_acks`, `mtu`, `rt_yield` (1 by default: a thread
     /// that got `SCHED_FIFO` pauses to stay within the kernel's real-time
-    /// budget, `xrc_emu::RtYield`; 0: never).
+    /// budget, `xrc_emu::RtYield`; 2: it leaves the real-time policy
+    /// instead of sleeping; 0: never).
     #[new]
     #[pyo3(signature = (resolved_json, inet_tun, ue_tun, downlink_text=None, uplink_text=None, options_json=None))]
     fn new(
@@ -278,12 +279,17 @@ impl Emulator {
             .name("xrc-emu".into())
             .spawn(move || {
                 let setup = sys::setup_thread(cpu, fifo_priority);
-                // Pauses only for a real-time thread, under a limited budget.
+                // Pauses only for a real-time thread, under a limited budget:
+                // `rt_yield` 1 sleeps, 2 leaves the real-time policy.
                 emu.set_rt_yield(
-                    (wanted && setup.fifo_priority.is_some())
+                    (wanted > 0 && setup.fifo_priority.is_some())
                         .then(sys::rt_budget_us)
                         .flatten()
-                        .and_then(|(runtime, period)| RtYield::for_budget(runtime, period)),
+                        .and_then(|(runtime, period)| RtYield::for_budget(runtime, period))
+                        .map(|y| RtYield {
+                            demote: if wanted == 2 { setup.fifo_priority } else { None },
+                            ..y
+                        }),
                 );
                 let cpu0 = sys::thread_cpu_ns();
                 let res = emu.run(&flag, until).map_err(|e| e.to_string());
