@@ -681,7 +681,7 @@ impl World {
         if self.flows[f].state == FlowState::Waiting || self.flows[f].state == FlowState::Done {
             return;
         }
-        if let Some(x) = &ack.xrc {
+        if let Some(x) = &ack.xrc() {
             self.rec.feedback(now, f, x);
         }
         self.out.clear();
