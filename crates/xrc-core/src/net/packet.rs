@@ -217,6 +217,14 @@ impl std::ops::DerefMut for SackBlocks {
     }
 }
 
+impl IntoIterator for SackBlocks {
+    type Item = SackBlock;
+    type IntoIter = std::iter::Take<std::array::IntoIter<SackBlock, MAX_SACK_BLOCKS>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.blocks.into_iter().take(self.len as usize)
+    }
+}
+
 impl AckHeader {
     pub fn sack_blocks(&self) -> SackBlocks {
         let mut out = SackBlocks {
@@ -384,7 +392,11 @@ mod tests {
 
     fn blocks_of(p: &Packet) -> Vec<SackBlock> {
         match &p.kind {
-            PacketKind::Ack(a) => a.sack_blocks().to_vec(),
+            PacketKind::Ack(a) => {
+                let v = a.sack_blocks().to_vec();
+                assert_eq!(a.sack_blocks().into_iter().collect::<Vec<_>>(), v);
+                v
+            }
             PacketKind::Data(_) => panic!("not an ack"),
         }
     }
