@@ -17,9 +17,10 @@
 //!   against `snd_una`). Exact for every edge within 2^31 bytes of the
 //!   ACK, which a window of at most 2^30 bytes (RFC 7323 §2.3; the world
 //!   gives every flow at most that) keeps every SACK block. A block that
-//!   is not (a D-SACK for a segment that 2 GiB overtook) cannot be
-//!   written in 32 bits and is left out of the ACK: Linux's
-//!   `tcp_is_sackblock_valid` would discard it as older than the window.
+//!   is not (only a D-SACK for a segment that 2 GiB of data overtook could
+//!   be) cannot be written in 32 bits and is left out of the ACK; Linux's
+//!   `tcp_is_sackblock_valid` ignores a D-SACK wholly below `undo_marker`
+//!   (where the last recovery began), as such an old one would be.
 //! - The XRC option is its fields (kbit/s in 32 bits, 0.1 ms in 16 bits),
 //!   as [`XrcOption::quantized`] makes it; [`AckHeader::xrc`] gives it
 //!   back exactly.
