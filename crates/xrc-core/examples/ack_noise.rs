@@ -207,7 +207,10 @@ fn mix_acks(mix_p: Option<(f64, f64)>, st: &mut MixState, d: &DataHeader, got: O
             (None, Some(t)) if st.rng.uniform() < p1 => vec![at(t)],
             _ => vec![],
         },
-        Some(a) if matches!(&a.kind, PacketKind::Ack(h) if h.sack_len == 0 && h.ack == end) && st.owed.is_none() => {
+        Some(a)
+            if matches!(&a.kind, PacketKind::Ack(h) if h.sack_blocks().is_empty() && h.ack == end)
+                && st.owed.is_none() =>
+        {
             if st.rng.uniform() < p3 {
                 st.owed = Some(a);
                 vec![]

@@ -610,7 +610,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             let (sched, ref p) = self.released[k];
             let slot = slot_of(p);
             let xrc = match &p.kind {
-                PacketKind::Ack(a) => a.xrc,
+                PacketKind::Ack(a) => a.xrc(),
                 PacketKind::Data(_) => None,
             };
             let start = self.begin();

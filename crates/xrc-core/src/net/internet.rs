@@ -116,6 +116,8 @@ impl Component for InternetPath {
 
     fn start(&mut self, _now: SimTime, _cx: &mut impl Io<InternetTimer>) {}
 
+    // Inlined into the driver too, for the same reason as `fire`.
+    #[inline(always)]
     fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut impl Io<InternetTimer>) {
         match dir {
             Dir::Down => {

@@ -60,12 +60,14 @@ impl Link {
             return Enqueued::InPipe(self.pipe.push(now, pkt));
         };
         if self.on_wire.is_none() && self.queue.is_empty() {
+            // The packet passes through the queue's counters (not its
+            // storage: one copy fewer each way) so conservation holds for
+            // the whole link.
+            if !self.queue.pass(&pkt) {
+                return Enqueued::Dropped(pkt);
+            }
             let done = now + rate.tx_time(pkt.size as u64).unwrap_or(SimDuration::MAX);
-            // The packet passes through the queue's counters so conservation
-            // holds for the whole link.
-            let _ = self.queue.push(now, pkt);
-            let (_, p) = self.queue.pop().expect("just pushed");
-            self.on_wire = Some(p);
+            self.on_wire = Some(pkt);
             return Enqueued::TxStarted(done);
         }
         match self.queue.push(now, pkt) {
@@ -172,6 +174,23 @@ mod tests {
         assert!(matches!(l.enqueue(SimTime::ZERO, pkt()), Enqueued::Dropped(_)));
         let c = l.counters();
         assert_eq!((c.arrived, c.dropped, c.held), (3, 1, 2));
+        assert!(c.conserved());
+    }
+
+    #[test]
+    fn an_idle_link_drops_a_packet_larger_than_its_byte_limit() {
+        let cfg = LinkConfig {
+            rate: BitRate::try_from_mbps(1.0),
+            delay: SimDuration::ZERO,
+            limit: QueueLimit {
+                packets: None,
+                bytes: Some(1000),
+            },
+        };
+        let mut l = Link::new(&cfg);
+        assert!(matches!(l.enqueue(SimTime::ZERO, pkt()), Enqueued::Dropped(_)));
+        let c = l.counters();
+        assert_eq!((c.arrived, c.dropped, c.held), (1, 1, 0));
         assert!(c.conserved());
     }
 }

@@ -18,6 +18,6 @@ pub use component::{Component, Cx, Dir, Effect, Io, Released, Standalone, WakeSi
 pub use internet::{InternetPath, InternetTimer};
 pub use link::{Enqueued, Link, LinkConfig};
 pub use observe::{DropSite, NullObserver, Observer, UeLinkCounters, UeSample};
-pub use packet::{AbcMark, AckHeader, DataHeader, FlowId, Packet, PacketKind, SackBlock, UeId, XrcOption};
+pub use packet::{AbcMark, AckHeader, DataHeader, FlowId, Packet, PacketKind, SackBlock, SackBlocks, UeId, XrcOption};
 pub use pipe::Pipe;
 pub use queue::{DropTail, QueueCounters, QueueLimit};

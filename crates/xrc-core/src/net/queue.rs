@@ -88,6 +88,24 @@ impl<T: ByteSize> DropTail<T> {
         Ok(())
     }
 
+    /// Counts `item` in and at once out again, as [`DropTail::push`] then
+    /// [`DropTail::pop`] would on an empty queue, without storing it:
+    /// `false` when it would not have fitted (counted as dropped).
+    #[inline(always)]
+    pub fn pass(&mut self, item: &T) -> bool {
+        debug_assert!(self.items.is_empty(), "only an empty queue lets an item pass");
+        self.arrived += 1;
+        let size = item.byte_size();
+        let over_packets = self.limit.packets == Some(0);
+        let over_bytes = self.limit.bytes.is_some_and(|b| self.bytes + size > b);
+        if over_packets || over_bytes {
+            self.dropped += 1;
+            return false;
+        }
+        self.departed += 1;
+        true
+    }
+
     /// Removes the head with its arrival time.
     pub fn pop(&mut self) -> Option<(SimTime, T)> {
         let (t, item) = self.items.pop_front()?;
@@ -150,6 +168,31 @@ mod tests {
 
     fn pkt(len: u32) -> Packet {
         Packet::data(FlowId(0), 0, len, SimTime::ZERO, false)
+    }
+
+    #[test]
+    fn passing_an_empty_queue_counts_as_a_push_then_a_pop() {
+        for limit in [
+            QueueLimit::UNLIMITED,
+            QueueLimit::packets(0),
+            QueueLimit::packets(1),
+            QueueLimit {
+                packets: None,
+                bytes: Some(1000),
+            },
+        ] {
+            for len in [100, 1448] {
+                let mut stored = DropTail::new(limit);
+                let mut passed = DropTail::new(limit);
+                let pushed = stored.push(SimTime::ZERO, pkt(len)).is_ok();
+                if pushed {
+                    stored.pop();
+                }
+                assert_eq!(passed.pass(&pkt(len)), pushed, "{limit:?} {len}");
+                assert_eq!(passed.counters(), stored.counters());
+                assert_eq!(passed.bytes(), 0);
+            }
+        }
     }
 
     #[test]

@@ -1288,7 +1288,7 @@ mod tests {
         let mut acks = Vec::new();
         c.on_uplink_arrival(head.unwrap(), 0, &mut acks);
         let PacketKind::Ack(a) = &acks[0].kind else { panic!() };
-        let x = a.xrc.unwrap();
+        let x = a.xrc().unwrap();
         assert!(x.rate_bps > 0);
         assert!(x.hol > SimDuration::ZERO);
         assert_eq!(acks[0].size, 52 + 8);

@@ -377,7 +377,7 @@ mod tests {
         let PacketKind::Ack(a) = &out[1].pkt.kind else {
             panic!("an ACK")
         };
-        assert!(a.xrc.expect("the agent writes its option").rate_bps > 0);
+        assert!(a.xrc().expect("the agent writes its option").rate_bps > 0);
         assert!(s.component().check_conservation().is_ok());
     }
 }

@@ -495,7 +495,7 @@ mod tests {
         let PacketKind::Ack(a) = &up.pkt.kind else {
             panic!("an ACK")
         };
-        let x = a.xrc.expect("the agent writes its option");
+        let x = a.xrc().expect("the agent writes its option");
         // 1500 IP bytes per millisecond: 12 Mbit/s, for the one active flow.
         assert_eq!(x.rate_bps, 12_000_000);
         assert_eq!(s.ticks(), 21, "one sampling instant per millisecond, 0 to 20 ms");

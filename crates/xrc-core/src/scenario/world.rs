@@ -464,9 +464,10 @@ impl World {
 
     // ----- routing between the components and the hosts -----
 
-    /// A packet enters the Internet path. (This, `access_receive` and the
-    /// Internet path's link and pipe calls are inlined: a packet passed
-    /// through a call is copied into its frame, 120 bytes a time.)
+    /// A packet enters the Internet path. (This, `access_receive`,
+    /// `InternetPath::receive` and the Internet path's link and pipe calls
+    /// are inlined: a packet passed through a call is copied into its
+    /// frame, 72 bytes a time.)
     #[inline(always)]
     fn inet_receive(&mut self, now: SimTime, dir: Dir, p: Packet) {
         let mut cx = Cx::new(&mut self.inet_fx, &mut self.q, &mut self.rec);
@@ -681,7 +682,7 @@ impl World {
         if self.flows[f].state == FlowState::Waiting || self.flows[f].state == FlowState::Done {
             return;
         }
-        if let Some(x) = &ack.xrc {
+        if let Some(x) = &ack.xrc() {
             self.rec.feedback(now, f, x);
         }
         self.out.clear();

@@ -7,8 +7,7 @@ use super::config::Recovery;
 use super::output::SenderOutput;
 use super::recovery::{AckInfo, Rexmit};
 use super::TcpSender;
-use crate::net::packet::MAX_SACK_BLOCKS;
-use crate::net::{AckHeader, SackBlock};
+use crate::net::AckHeader;
 use crate::transport::cc::{AckFlags, AckSample, CaState, Feedback, RateSample};
 use crate::transport::rtt::RtoRule;
 use crate::units::{SimDuration, SimTime};
@@ -44,11 +43,9 @@ impl TcpSender {
         // (FLAG_ORIG_SACK_ACKED, F-RTO's evidence).
         let mut orig_sack_acked = false;
         if self.cfg.recovery == Recovery::Sack {
-            let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
-            let n = ack.sack_blocks().len();
-            blocks[..n].copy_from_slice(ack.sack_blocks());
-            blocks[..n].sort_by_key(|b| b.start);
-            for b in &blocks[..n] {
+            let mut blocks = ack.sack_blocks();
+            blocks.sort_by_key(|b| b.start);
+            for b in blocks.iter() {
                 if b.end <= self.send.snd_una || b.start >= self.send.snd_nxt {
                     continue;
                 }
@@ -267,7 +264,7 @@ impl TcpSender {
     /// itself is processed.
     fn deliver_feedback(&mut self, now: SimTime, ack: &AckHeader) {
         let view = self.view(now);
-        if let Some(x) = ack.xrc {
+        if let Some(x) = ack.xrc() {
             self.cc.on_feedback(now, &mut self.w, &view, &Feedback::Xrc(x));
         }
         if self.signals.abc && (ack.abc_accelerate > 0 || ack.abc_brake > 0) {
@@ -277,7 +274,7 @@ impl TcpSender {
             };
             self.cc.on_feedback(now, &mut self.w, &view, &fb);
         }
-        if let (true, Some(r)) = (self.signals.pbe, ack.pbe_kbps.map(|k| k as u64 * 1000)) {
+        if let (true, Some(r)) = (self.signals.pbe, ack.pbe_kbps().map(|k| k as u64 * 1000)) {
             self.cc
                 .on_feedback(now, &mut self.w, &view, &Feedback::Pbe { rate_bps: r });
         }
