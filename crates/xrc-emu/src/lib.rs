@@ -56,6 +56,7 @@ pub mod capture;
 pub mod cell;
 pub mod driver;
 pub mod feedback;
+pub mod gso;
 pub mod model;
 pub mod report;
 pub mod stage;
