@@ -260,8 +260,9 @@ def test_with_gso_a_burst_released_at_one_instant_reaches_a_real_tcp_socket_as_s
     # and the bytes would only have arrived through retransmissions).
     assert report["send_errors"] == 0, report["last_send_error"]
     down = report["down"]
-    assert report["gso"] and down["written"] == down["read"] - down["dropped"]
+    assert report["gso"] and down["written"] + down["dropped"] <= down["read"]
     assert down["packets_per_write"] > 2.0, down
+    assert down["written"] >= n // 1448
     # The capture stays per packet: every data packet is there, none larger
     # than the wire's; reads from the UE side's device (the upload and the
     # ACKs) are wire-sized too: the kernel segmented before handing over.
