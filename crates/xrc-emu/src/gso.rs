@@ -76,8 +76,9 @@
 //! 1. Only packets the model released at the same instant are merged; GRO
 //!    merges whatever one NAPI poll drains (up to 64 packets, then flushes
 //!    at the poll's end).
-//! 2. GRO also merges a FIN or an ECE/CWR-marked segment under conditions;
-//!    these are never merged here (rule 5).
+//! 2. GRO merges a FIN segment as the last of an aggregate, segments that
+//!    all carry ECE, and segments after a CWR one; here a segment with FIN,
+//!    ECE or CWR is always written alone (rule 5).
 //! 3. GRO holds at most 8 flows per bucket (`MAX_GRO_SKBS`); here every
 //!    connection of the instant may have one open super-packet.
 
