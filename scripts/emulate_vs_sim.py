@@ -3,7 +3,12 @@ cell) and `xrc run` (the simulator's TCP through the same cell) for each
 congestion control and prints the docs/emulation.md table: goodput and
 HoL p90 side by side, with the emulator's timing and the host's steal.
 
-    python scripts/emulate_vs_sim.py OUTDIR [SCENARIO] [--cc cubic,bbr,newreno] [--seed N]
+    python scripts/emulate_vs_sim.py OUTDIR [SCENARIO] [--cc cubic,bbr,newreno] [--seed N] [--gso on|off]
+
+``--seed`` sets the master seed of both sides (the channel's trajectory).
+``--gso`` is passed to `xrc emulate` (GSO super-packets to the UE side;
+default: its own default); the table's last column is the packets per write
+to the UE side.
 
 Needs root, TUN and iperf3 (as `xrc emulate`)."""
 
@@ -32,6 +37,7 @@ def main() -> int:
     ap.add_argument("--cc", default="cubic,bbr,newreno")
     ap.add_argument("--seed", type=int, default=None,
                     help="master seed for both sides (the channel's trajectory); default: the scenario's")
+    ap.add_argument("--gso", choices=["on", "off"], default=None)
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -40,7 +46,7 @@ def main() -> int:
         emu, sim = out / f"emulate-{cc}", out / f"run-{cc}"
         seed = [] if a.seed is None else ["--seed", str(a.seed)]
         cmd_e = xrc("emulate", a.scenario, *seed, "--set", f"flows.0.cc={cc}", "--out", str(emu), "--force",
-                    "--quiet")
+                    "--quiet", *(["--gso", a.gso] if a.gso else []))
         cmd_s = xrc("run", a.scenario, *seed, "--set", f"flows.0.cc={cc}", "--out", str(sim), "--force", "--quiet",
                     "--no-plots")
         load = os.getloadavg()
@@ -55,8 +61,8 @@ def main() -> int:
           f"{os.cpu_count()} CPUs")
     print("| cc (Linux) | goodput emulate / run Mbit/s | Δ | HoL p90 emulate / run ms | Δ | RTT p50 emulate / run ms "
           "| retransmits emulate / run | TTI lateness p50/p99/max µs | release error p50/p99/max µs | late TTIs | "
-          "steal s | load before |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "steal s | load before | packets per write |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         e, s = r["emulate"], r["run"]
         fe, fs = e["flows"][0], s["flows"][0]
@@ -69,7 +75,8 @@ def main() -> int:
               f"{fe['retransmits']} / {fs['retransmits']} | "
               f"{t['p50_us']:.0f} / {t['p99_us']:.0f} / {t['max_us']:.0f} | "
               f"{rel['p50_us']:.0f} / {rel['p99_us']:.0f} / {rel['max_us']:.0f} | {t['late']} of {t['n']} | "
-              f"{e['environment']['steal_s']:.2f} | {r['load_before'][0]:.1f} |")
+              f"{e['environment']['steal_s']:.2f} | {r['load_before'][0]:.1f} | "
+              f"{e['timing'].get('ue_side_packets_per_write', float('nan')):.2f} |")
     return 0
 
 

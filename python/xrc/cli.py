@@ -9,7 +9,7 @@
     xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--force] [--pcap] [--list]
     xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
     xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
-    xrc emulate SCENARIO [--set ...] [--out DIR] [--force] [--no-flows] [--xrc-acks] [-- COMMAND ...]
+    xrc emulate SCENARIO [--set ...] [--out DIR] [--force] [--no-flows] [--xrc-acks] [--gso on|off] [-- COMMAND ...]
         (the scenario's network in real time between two namespaces; its
         flows as real Linux TCP; COMMAND in the UE side; needs root)
     xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="do not start the scenario's flows (with a COMMAND and no --out: like mm-link)")
     e.add_argument("--xrc-acks", action="store_true",
                    help="the base station writes XRC's feedback into real ACKs (TCP option 253, ExID 0x5852)")
+    e.add_argument("--gso", choices=["on", "off"], default=None,
+                   help="write TCP segments the link releases at one instant to the UE as one GSO packet, "
+                        "as GRO would merge them (default: see docs/emulation.md)")
     e.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
     v = sub.add_parser("validate", help="check a scenario and print it resolved")
@@ -389,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "emulate":
             import subprocess
 
+            from .emulation.emulate import GSO_DEFAULT
             from .emulation.emulate import main as emulate_main
             from .emulation.testbed import TestbedError
             from .outdir import OutputError
@@ -397,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 return emulate_main(sc, out=args.out, force=args.force, command=command,
                                     run_flows=not args.no_flows, argv=["xrc", *argv] + (["--", *command] if command else []),
-                                    quiet=args.quiet, xrc_acks=args.xrc_acks)
+                                    quiet=args.quiet, xrc_acks=args.xrc_acks,
+                                    gso=GSO_DEFAULT if args.gso is None else args.gso == "on")
             except (TestbedError, OutputError) as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2

@@ -32,6 +32,7 @@ use xrc_core::units::SimTime;
 
 use crate::capture::Capture;
 use crate::cell::CellHandle;
+use crate::gso::{super_header, Coalescer, VnetHdr};
 use crate::model::Paths;
 use crate::stage::{Dropped, Path};
 use crate::wire::parse_ipv4;
@@ -122,6 +123,9 @@ pub trait PacketIo {
     /// One packet from `side`, without blocking; `None` when none waits.
     fn recv(&mut self, side: Side, buf: &mut [u8]) -> io::Result<Option<usize>>;
     fn send(&mut self, side: Side, pkt: &[u8]) -> io::Result<()>;
+    /// One packet made of `parts` with its virtio-net header `hdr` (a TCP
+    /// super-packet, [`crate::gso`]; the UE side with `Options::gso` only).
+    fn send_gso(&mut self, side: Side, hdr: &VnetHdr, parts: &[&[u8]]) -> io::Result<()>;
     /// Returns when a device may be readable or at `deadline_ns` (clock
     /// time). With `busy` the caller is spinning toward a deadline that is
     /// close: a real device returns at once.
@@ -203,6 +207,13 @@ pub struct Options {
     pub mtu: usize,
     /// Forced pauses of a real-time thread (`None`: never pause).
     pub rt_yield: Option<RtYield>,
+    /// The UE-side device takes GSO super-packets (`IFF_VNET_HDR`): TCP
+    /// segments of one connection released at the same instant that Linux
+    /// GRO would merge are written as one packet ([`crate::gso`]), as a
+    /// UE's modem driver hands them to its IP stack.
+    pub gso: bool,
+    /// Most bytes of one super-packet (at most 65 535).
+    pub gso_max_bytes: usize,
 }
 
 impl Default for Options {
@@ -216,6 +227,8 @@ impl Default for Options {
             xrc_acks: false,
             mtu: 1500,
             rt_yield: None,
+            gso: false,
+            gso_max_bytes: crate::gso::MAX_PACKET,
         }
     }
 }
@@ -283,7 +296,10 @@ pub struct Timing {
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct DirCounts {
     pub read: u64,
+    /// Packets written (each constituent of a super-packet counts).
     pub written: u64,
+    /// System calls that wrote them (a super-packet is one).
+    pub writes: u64,
     pub dropped: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
@@ -309,6 +325,10 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     buf: Vec<u8>,
     /// An ACK's bytes with the XRC option added.
     rewrite: Vec<u8>,
+    /// Plans the super-packets of one release instant, and the headers of
+    /// the one being written.
+    coalescer: Coalescer,
+    super_hdr: Vec<u8>,
     released: Vec<(SimTime, Packet)>,
     dropped: Vec<Dropped>,
     send_errors: u64,
@@ -327,6 +347,7 @@ pub struct Emulator<I: PacketIo, C: Clock> {
 impl<I: PacketIo, C: Clock> Emulator<I, C> {
     pub fn new(io: I, clock: C, paths: Paths, opts: Options) -> Self {
         let capture = Capture::new(opts.snaplen);
+        let gso_max = opts.gso_max_bytes;
         Emulator {
             io,
             clock,
@@ -342,6 +363,8 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             ended: 0,
             buf: vec![0u8; 65_536],
             rewrite: Vec::new(),
+            coalescer: Coalescer::new(gso_max),
+            super_hdr: Vec::new(),
             released: Vec::new(),
             dropped: Vec::new(),
             send_errors: 0,
@@ -398,6 +421,9 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
 
     pub fn capture(&self) -> &Capture {
         &self.capture
+    }
+    pub fn options(&self) -> &Options {
+        &self.opts
     }
     pub fn timing(&self) -> &Timing {
         &self.timing
@@ -605,6 +631,10 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             self.slab.release(slot);
             self.counts[dir as usize].dropped += 1;
         }
+        if self.opts.gso && dir.egress() == Side::Ue {
+            self.flush_coalesced(dir);
+            return;
+        }
         let origin = self.origin.expect("running");
         for k in 0..self.released.len() {
             let (sched, ref p) = self.released[k];
@@ -638,6 +668,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                 Ok(()) => {
                     let c = &mut self.counts[dir as usize];
                     c.written += 1;
+                    c.writes += 1;
                     c.bytes_written += len;
                     self.capture.on_written(rec, at, sched.as_nanos());
                 }
@@ -651,6 +682,78 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                 self.timing.late += 1;
             }
             self.slab.release(slot);
+        }
+        self.released.clear();
+    }
+
+    /// [`Self::flush`] toward a device that takes super-packets: the
+    /// packets of each release instant are planned into writes
+    /// ([`Coalescer::plan`]); a write of several is one super-packet, and
+    /// each of its packets is recorded as written when it was.
+    fn flush_coalesced(&mut self, dir: Dir) {
+        let origin = self.origin.expect("running");
+        let side = dir.egress();
+        let mut from = 0;
+        while from < self.released.len() {
+            let at_sched = self.released[from].0;
+            let to = from + self.released[from..].iter().take_while(|(t, _)| *t == at_sched).count();
+            let slots: Vec<u32> = self.released[from..to].iter().map(|(_, p)| slot_of(p)).collect();
+            let pkts: Vec<&[u8]> = slots.iter().map(|&s| self.slab.get(s).0).collect();
+            let mut coalescer = std::mem::take(&mut self.coalescer);
+            let groups = coalescer.plan(&pkts);
+            drop(pkts);
+            for g in groups {
+                let start = self.begin();
+                let pkts: Vec<&[u8]> = g.members.iter().map(|&m| self.slab.get(slots[m]).0).collect();
+                let len: usize;
+                let sent = if pkts.len() == 1 {
+                    len = pkts[0].len();
+                    self.io.send(side, pkts[0])
+                } else {
+                    let idx: Vec<usize> = (0..pkts.len()).collect();
+                    let hdr = super_header(&pkts, &idx, &mut self.super_hdr);
+                    let hl = hdr.hdr_len as usize;
+                    let mut parts: Vec<&[u8]> = Vec::with_capacity(pkts.len() + 1);
+                    parts.push(&self.super_hdr);
+                    parts.extend(pkts.iter().map(|p| &p[hl..]));
+                    len = parts.iter().map(|p| p.len()).sum();
+                    self.io.send_gso(side, &hdr, &parts)
+                };
+                drop(pkts);
+                let at = start.saturating_sub(origin);
+                self.end(start, Phase::Write);
+                let late = at.saturating_sub(at_sched.as_nanos()) > self.opts.late_ns;
+                let ok = sent.is_ok();
+                match sent {
+                    Ok(()) => {
+                        let c = &mut self.counts[dir as usize];
+                        c.writes += 1;
+                        c.bytes_written += len as u64;
+                    }
+                    Err(e) => {
+                        self.send_errors += 1;
+                        self.last_send_error = Some(format!(
+                            "write of {} packet(s) to the {side:?} device: {e}",
+                            g.members.len()
+                        ));
+                    }
+                }
+                for &m in &g.members {
+                    let (_, rec) = self.slab.get(slots[m]);
+                    if ok {
+                        self.counts[dir as usize].written += 1;
+                        self.capture.on_written(rec, at, at_sched.as_nanos());
+                    } else {
+                        self.capture.on_dropped(rec, u8::MAX as usize);
+                    }
+                    if late {
+                        self.timing.late += 1;
+                    }
+                    self.slab.release(slots[m]);
+                }
+            }
+            self.coalescer = coalescer;
+            from = to;
         }
         self.released.clear();
     }
@@ -720,6 +823,8 @@ pub(crate) mod tests {
         pub clock: VClock,
         pub inbox: [VecDeque<(u64, Vec<u8>)>; 2],
         pub sent: Vec<(u64, Side, Vec<u8>)>,
+        /// The virtio-net header of each GSO write: (index in `sent`, header).
+        pub gso: Vec<(usize, VnetHdr)>,
         pub cost_ns: u64,
         /// Extra time the k-th write takes, (k, ns).
         pub slow_send: Option<(usize, u64)>,
@@ -756,6 +861,12 @@ pub(crate) mod tests {
             self.sent.push((self.clock.0.get(), side, pkt.to_vec()));
             Ok(())
         }
+        fn send_gso(&mut self, side: Side, hdr: &VnetHdr, parts: &[&[u8]]) -> io::Result<()> {
+            self.tick();
+            self.gso.push((self.sent.len(), *hdr));
+            self.sent.push((self.clock.0.get(), side, parts.concat()));
+            Ok(())
+        }
         fn wait(&mut self, deadline_ns: u64, _busy: bool) -> io::Result<()> {
             let next_in = self.inbox.iter().filter_map(|q| q.front().map(|(t, _)| *t)).min();
             let now = self.clock.0.get();
@@ -779,6 +890,7 @@ pub(crate) mod tests {
             clock: clock.clone(),
             inbox: [VecDeque::new(), VecDeque::new()],
             sent: Vec::new(),
+            gso: Vec::new(),
             cost_ns: 500,
             slow_send: None,
         };
@@ -1043,6 +1155,66 @@ pub(crate) mod tests {
                 fb.rate_kbps > 0 && (fb.rate_kbps as u64) == agent / 1000,
                 "{fb:?} vs {agent}"
             );
+        }
+    }
+
+    #[test]
+    fn with_gso_a_burst_released_at_one_instant_is_one_write_and_every_packet_is_recorded_at_its_time() {
+        // Twenty opportunities at 10 ms of every 10: the ten segments read at
+        // 0 leave together at 10 ms.
+        let scenario = r#"{"seed":1,"duration_s":1,"topology":"trace",
+            "internet":{"delay_ms":0,"buffer_packets":null},
+            "trace":{"downlink":"x.down","buffer_bytes":null},"flows":[{"cc":"cubic","ue":0}]}"#;
+        let segs: Vec<Vec<u8>> = (0..10)
+            .map(|k| crate::gso::tests::linux_segment(1 + 1448 * k, 100 + k as u16, 1448))
+            .collect();
+        for gso in [false, true] {
+            let mut e = emulator(
+                scenario,
+                TraceTexts {
+                    downlink: Some("10\n".repeat(20)),
+                    uplink: None,
+                },
+            );
+            e.opts.gso = gso;
+            for s in &segs {
+                e.io.inbox[0].push_back((0, s.clone()));
+            }
+            e.run(&AtomicBool::new(false), Some(30_000_000)).unwrap();
+            let down = e.counts(Dir::Down);
+            assert_eq!(down.written, 10);
+            let recs: Vec<_> = e.capture().records().iter().copied().collect();
+            assert!(recs.iter().all(|r| r.fate == crate::capture::Fate::Delivered));
+            assert!(recs.iter().all(|r| r.t_sched == 10_000_000), "{recs:?}");
+            if !gso {
+                assert_eq!(down.writes, 10);
+                assert!(e.io.gso.is_empty());
+                assert_eq!(e.io.sent.iter().map(|x| x.2.clone()).collect::<Vec<_>>(), segs);
+                continue;
+            }
+            assert_eq!(down.writes, 1, "one super-packet");
+            assert_eq!(e.io.sent.len(), 1);
+            let (t, side, bytes) = &e.io.sent[0];
+            assert_eq!(*side, Side::Ue);
+            assert_eq!(
+                e.io.gso,
+                vec![(
+                    0,
+                    crate::gso::super_header(
+                        &segs.iter().map(|v| v.as_slice()).collect::<Vec<_>>(),
+                        &(0..10).collect::<Vec<_>>(),
+                        &mut Vec::new()
+                    )
+                )]
+            );
+            assert_eq!(bytes.len(), 52 + 10 * 1448);
+            assert_eq!(down.bytes_written, bytes.len() as u64);
+            let payload: Vec<u8> = segs.iter().flat_map(|s| s[52..].to_vec()).collect();
+            assert_eq!(bytes[52..], payload[..]);
+            // Every constituent was written when the super-packet was (the
+            // call began a call's cost before the fake clock recorded it).
+            assert!(recs.iter().all(|r| r.t_out == recs[0].t_out && r.t_out + 500 == *t));
+            assert_eq!(e.slab.in_use(), 0);
         }
     }
 

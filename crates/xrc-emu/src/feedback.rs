@@ -49,7 +49,7 @@ pub struct Feedback {
 }
 
 /// One's complement sum of 16-bit words (RFC 1071), not yet inverted.
-fn sum16(mut acc: u32, b: &[u8]) -> u32 {
+pub(crate) fn sum16(mut acc: u32, b: &[u8]) -> u32 {
     let mut chunks = b.chunks_exact(2);
     for c in &mut chunks {
         acc += u16::from_be_bytes([c[0], c[1]]) as u32;
@@ -60,7 +60,7 @@ fn sum16(mut acc: u32, b: &[u8]) -> u32 {
     acc
 }
 
-fn fold(mut acc: u32) -> u16 {
+pub(crate) fn fold(mut acc: u32) -> u16 {
     while acc > 0xffff {
         acc = (acc & 0xffff) + (acc >> 16);
     }

@@ -10,7 +10,10 @@
 //!
 //! 1. [`sys`]: the operating system through `libc`: the monotonic clock,
 //!    TUN devices, `ppoll`, CPU pinning, timer slack, `SCHED_FIFO`.
-//! 2. [`wire`]: reading IPv4/TCP headers (never writing them).
+//! 2. [`wire`]: reading IPv4/TCP headers (never writing them);
+//!    [`gso`]: which TCP segments of one release instant Linux GRO would
+//!    merge, and the super-packet and `virtio_net_hdr` that carry them to
+//!    a UE-side device opened with `IFF_VNET_HDR` (`Options::gso`).
 //! 3. [`stage`], [`cell`] and [`model`]: xrc-core's link models (`net::Link`,
 //!    `ran::trace_link::TraceLink`, `net::Pipe`) and its cell component
 //!    (`ran::cell_access::CellAccess`) behind a narrow interface
@@ -47,7 +50,8 @@
 //! - it is what Mahimahi uses, the emulator the reference numbers
 //!   come from.
 //!
-//! The cost is one `read` and one `write` system call per packet; the
+//! The cost is one `read` and one `write` system call per packet (with
+//! `Options::gso`, one `writev` per GSO super-packet toward the UE); the
 //! measured per-packet cost and the forwarding ceiling are in
 //! `docs/emulation.md`.
 
@@ -56,6 +60,7 @@ pub mod capture;
 pub mod cell;
 pub mod driver;
 pub mod feedback;
+pub mod gso;
 pub mod model;
 pub mod report;
 pub mod stage;

@@ -42,6 +42,9 @@ pub struct RunReport {
     pub fell_behind: bool,
     pub down: DirCounts,
     pub up: DirCounts,
+    /// The UE side took GSO super-packets (`Options::gso`); `down.written /
+    /// down.writes` is then the packets per write.
+    pub gso: bool,
     /// Packets inside the paths at the end.
     pub in_flight_at_end: u64,
     pub sleeps: u64,
@@ -99,6 +102,7 @@ impl RunReport {
             tti,
             release,
             down: e.counts(Dir::Down),
+            gso: e.options().gso,
             up: e.counts(Dir::Up),
             in_flight_at_end: e.in_flight(),
             sleeps: e.timing().sleeps,

@@ -10,6 +10,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::driver::{Clock, PacketIo, Side};
+use crate::gso::{VnetHdr, F_NEEDS_CSUM, GSO_NONE, VNET_HDR_LEN};
 
 /// Nanoseconds on `CLOCK_MONOTONIC`.
 pub fn monotonic_ns() -> u64 {
@@ -62,10 +63,18 @@ pub const IFNAME_MAX: usize = 15;
 /// persistent), so a crash cannot leave it behind. Moving it into another
 /// network namespace (`ip link set NAME netns NS`) keeps the descriptor
 /// valid.
+///
+/// With `vnet_hdr` the device is opened with `IFF_VNET_HDR` (in
+/// little-endian header mode, `TUNSETVNETLE`): every read and write then
+/// starts with a 10-byte `virtio_net_hdr` ([`crate::gso`]). Reads strip it
+/// (and refuse a packet it marks as GSO or as needing a checksum, which a
+/// device without `TUNSETOFFLOAD` never hands over); plain writes prepend
+/// an empty one; [`Tun::send_gso`] writes a TCP super-packet.
 #[derive(Debug)]
 pub struct Tun {
     fd: OwnedFd,
     name: String,
+    vnet_hdr: bool,
 }
 
 #[repr(C)]
@@ -76,8 +85,9 @@ struct IfReqFlags {
 }
 
 impl Tun {
-    /// Creates the device `name` (non-blocking, close-on-exec).
-    pub fn create(name: &str) -> io::Result<Tun> {
+    /// Creates the device `name` (non-blocking, close-on-exec), with the
+    /// virtio-net header if `vnet_hdr`.
+    pub fn create(name: &str, vnet_hdr: bool) -> io::Result<Tun> {
         if name.is_empty() || name.len() > IFNAME_MAX || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -95,7 +105,7 @@ impl Tun {
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let mut req = IfReqFlags {
             name: [0; libc::IFNAMSIZ],
-            flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+            flags: (libc::IFF_TUN | libc::IFF_NO_PI | if vnet_hdr { libc::IFF_VNET_HDR } else { 0 }) as libc::c_short,
             _pad: [0; 22],
         };
         for (d, s) in req.name.iter_mut().zip(name.bytes()) {
@@ -108,10 +118,25 @@ impl Tun {
             let e = io::Error::last_os_error();
             return Err(io::Error::new(e.kind(), format!("TUNSETIFF {name}: {e}")));
         }
+        if vnet_hdr {
+            let le: libc::c_int = 1;
+            // SAFETY: TUNSETVNETLE reads one int.
+            let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETVNETLE, &le as *const libc::c_int) };
+            if rc < 0 {
+                let e = io::Error::last_os_error();
+                return Err(io::Error::new(e.kind(), format!("TUNSETVNETLE {name}: {e}")));
+            }
+        }
         Ok(Tun {
             fd,
             name: name.to_string(),
+            vnet_hdr,
         })
+    }
+
+    /// Whether reads and writes carry the virtio-net header.
+    pub fn vnet_hdr(&self) -> bool {
+        self.vnet_hdr
     }
 
     pub fn name(&self) -> &str {
@@ -120,10 +145,37 @@ impl Tun {
 
     /// One packet, or `None` when nothing is waiting.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        // SAFETY: `buf` is valid for `buf.len()` writable bytes.
-        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
+        let mut hdr = [0u8; VNET_HDR_LEN];
+        let n = if self.vnet_hdr {
+            let iov = [
+                libc::iovec {
+                    iov_base: hdr.as_mut_ptr().cast(),
+                    iov_len: VNET_HDR_LEN,
+                },
+                libc::iovec {
+                    iov_base: buf.as_mut_ptr().cast(),
+                    iov_len: buf.len(),
+                },
+            ];
+            // SAFETY: both iovecs point to writable buffers of their lengths.
+            unsafe { libc::readv(self.fd.as_raw_fd(), iov.as_ptr(), 2) }
+        } else {
+            // SAFETY: `buf` is valid for `buf.len()` writable bytes.
+            unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) }
+        };
+        if n >= 0 && !self.vnet_hdr {
             return Ok(Some(n as usize));
+        }
+        if n >= 0 {
+            let h = VnetHdr::from_bytes(&hdr);
+            if (n as usize) < VNET_HDR_LEN || h.gso_type != GSO_NONE || h.flags & F_NEEDS_CSUM != 0 {
+                return Err(io::Error::other(format!(
+                    "read from {}: a packet of {n} bytes with virtio-net header {h:?}; without offloads \
+                     (TUNSETOFFLOAD) the kernel hands over only segmented, checksummed packets",
+                    self.name
+                )));
+            }
+            return Ok(Some(n as usize - VNET_HDR_LEN));
         }
         let e = io::Error::last_os_error();
         match e.raw_os_error() {
@@ -133,6 +185,10 @@ impl Tun {
     }
 
     pub fn send(&self, pkt: &[u8]) -> io::Result<()> {
+        if self.vnet_hdr {
+            let h = VnetHdr::NONE.bytes();
+            return self.writev(&[iovec_of(&h), iovec_of(pkt)]);
+        }
         loop {
             // SAFETY: `pkt` is valid for `pkt.len()` readable bytes.
             let n = unsafe { libc::write(self.fd.as_raw_fd(), pkt.as_ptr().cast(), pkt.len()) };
@@ -146,8 +202,48 @@ impl Tun {
         }
     }
 
+    /// Writes one packet made of `parts`, preceded by `hdr` (a device with
+    /// the virtio-net header only; one `writev`).
+    pub fn send_gso(&self, hdr: &VnetHdr, parts: &[&[u8]]) -> io::Result<()> {
+        if !self.vnet_hdr {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{}: a GSO write needs a device opened with IFF_VNET_HDR", self.name),
+            ));
+        }
+        let h = hdr.bytes();
+        let mut iov: Vec<libc::iovec> = Vec::with_capacity(parts.len() + 1);
+        iov.push(iovec_of(&h));
+        iov.extend(parts.iter().map(|p| iovec_of(p)));
+        self.writev(&iov)
+    }
+
+    /// One `writev` of `iov` (whose buffers the caller keeps alive).
+    fn writev(&self, iov: &[libc::iovec]) -> io::Result<()> {
+        loop {
+            // SAFETY: every iovec points to readable bytes of its length that
+            // outlive the call (the caller's borrows); writev only reads them.
+            let n = unsafe { libc::writev(self.fd.as_raw_fd(), iov.as_ptr(), iov.len() as libc::c_int) };
+            if n >= 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(e);
+            }
+        }
+    }
+
     pub fn raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+}
+
+/// An iovec over `b` for `writev` (which only reads it).
+fn iovec_of(b: &[u8]) -> libc::iovec {
+    libc::iovec {
+        iov_base: b.as_ptr() as *mut libc::c_void,
+        iov_len: b.len(),
     }
 }
 
@@ -221,6 +317,12 @@ impl PacketIo for TunPair {
         match side {
             Side::Inet => self.inet.send(pkt),
             Side::Ue => self.ue.send(pkt),
+        }
+    }
+    fn send_gso(&mut self, side: Side, hdr: &VnetHdr, parts: &[&[u8]]) -> io::Result<()> {
+        match side {
+            Side::Inet => self.inet.send_gso(hdr, parts),
+            Side::Ue => self.ue.send_gso(hdr, parts),
         }
     }
     fn wait(&mut self, deadline_ns: u64, busy: bool) -> io::Result<()> {

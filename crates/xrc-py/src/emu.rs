@@ -90,9 +90,11 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
             "mtu" if (68..=65_535).contains(&n) => o.mtu = n as usize,
             // Set once the thread knows whether it got SCHED_FIFO.
             "rt_yield" if n <= 2 => rt_yield = n as u8,
+            "gso" if n <= 1 => o.gso = n == 1,
+            "gso_max_bytes" if (1500..=65_535).contains(&n) => o.gso_max_bytes = n as usize,
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535, rt_yield 0, 1 or 2), got {n}"
+                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535, rt_yield 0, 1 or 2, gso 0 or 1, gso_max_bytes 1500..=65535), got {n}"
                 )))
             }
         }
@@ -130,11 +132,21 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
         let x = PyDict::new(py);
         x.set_item("read", c.read)?;
         x.set_item("written", c.written)?;
+        x.set_item("writes", c.writes)?;
+        x.set_item(
+            "packets_per_write",
+            if c.writes > 0 {
+                c.written as f64 / c.writes as f64
+            } else {
+                f64::NAN
+            },
+        )?;
         x.set_item("dropped", c.dropped)?;
         x.set_item("bytes_read", c.bytes_read)?;
         x.set_item("bytes_written", c.bytes_written)?;
         d.set_item(name, x)?;
     }
+    d.set_item("gso", r.gso)?;
     d.set_item("in_flight_at_end", r.in_flight_at_end)?;
     d.set_item("sleeps", r.sleeps)?;
     d.set_item("spins", r.spins)?;
@@ -212,7 +224,8 @@ impl Emulator {
     /// `late_us`, `xrc_acks`, `mtu`, `rt_yield` (1 by default: a thread
     /// that got `SCHED_FIFO` pauses to stay within the kernel's real-time
     /// budget, `xrc_emu::RtYield`; 2: it leaves the real-time policy
-    /// instead of sleeping; 0: never).
+    /// instead of sleeping; 0: never), `gso` (0/1: the UE-side device takes
+    /// GSO super-packets) and `gso_max_bytes`.
     #[new]
     #[pyo3(signature = (resolved_json, inet_tun, ue_tun, downlink_text=None, uplink_text=None, options_json=None))]
     fn new(
@@ -230,8 +243,8 @@ impl Emulator {
             uplink: uplink_text,
         };
         let paths = build_paths(&cfg, &texts).map_err(PyValueError::new_err)?;
-        let inet = Tun::create(inet_tun).map_err(|e| PyOSError::new_err(e.to_string()))?;
-        let ue = Tun::create(ue_tun).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let inet = Tun::create(inet_tun, false).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let ue = Tun::create(ue_tun, opts.gso).map_err(|e| PyOSError::new_err(e.to_string()))?;
         let emu = xrc_emu::Emulator::new(TunPair { inet, ue }, Monotonic, paths, opts.clone());
         Ok(Emulator {
             state: State::Ready(Box::new(emu)),

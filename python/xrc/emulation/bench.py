@@ -17,7 +17,9 @@ Two measurements, each through a fresh pair of namespaces:
   the TTI start lateness (p50, p99, max) and packet release error (p50,
   p99, p99.9, max)
   against the issue's figures (p99 <= 100 us and <= 200 us), with the
-  steal the hypervisor took meanwhile;
+  steal the hypervisor took meanwhile and the packets per write to the UE
+  side (``--cell --gso on|off``: GSO super-packets or not; default
+  ``xrc emulate``'s; ``--streams N``: N streams instead of four);
 - the forwarding ceiling (``--ceiling`` alone, or after the others): the wired
   topology at 40 ms each way (Mahimahi's ``mm-delay 40``) and rising
   rates, four parallel CUBIC iperf3 streams for 6 s (the first omitted):
@@ -88,8 +90,14 @@ TIMING_CELLS = {
 TIMING_CQI = {"LTE 20 MHz, CQI 15": 15, "NR mu=1 40 MHz, CQI 10 (qam256)": 10}
 
 
-def cell_timing(seconds: int = 10) -> list[dict]:
-    """The cell's real-time quality at a high rate; see the module doc."""
+def cell_timing(seconds: int = 10, gso: bool | None = None, streams: int = 4) -> list[dict]:
+    """The cell's real-time quality at a high rate; see the module doc.
+    ``gso``: write what the cell releases at one instant to the UE as GSO
+    super-packets (None: ``xrc emulate``'s default); ``streams``: parallel
+    CUBIC streams of the one iperf3 client."""
+    from .emulate import GSO_DEFAULT
+
+    gso = GSO_DEFAULT if gso is None else gso
     cpu = tbmod.default_emulator_cpu()
     sysctls = {"net.ipv4.tcp_congestion_control": "cubic", "net.ipv4.tcp_no_metrics_save": "1"}
     out = []
@@ -99,22 +107,25 @@ def cell_timing(seconds: int = 10) -> list[dict]:
                          "ues": [{"channel": {"kind": "fixed_cqi", "cqi": TIMING_CQI[name]}}],
                          "flows": [{"cc": "cubic", "ue": 0}]}).resolved
         steal0 = _steal_s()
-        with tbmod.testbed(res, sysctls=sysctls, emulator_cpu=cpu) as tb:
+        with tbmod.testbed(res, sysctls=sysctls, emulator_cpu=cpu, options={"gso": int(gso)}) as tb:
             _iperf3_server(tb, "emulator cell timing")
             tb.emulator.start(cpu=cpu, fifo_priority=50)
-            j = json.loads(tb.run("inet", ["iperf3", "-c", tb.ue_ip, "-t", str(seconds), "-P", "4", "-J"],
+            j = json.loads(tb.run("inet", ["iperf3", "-c", tb.ue_ip, "-t", str(seconds), "-P", str(streams), "-J"],
                                   timeout=seconds + 60).stdout)
             rep = tb.emulator.stop()
         steal = _steal_s() - steal0
         got = j["end"]["sum_received"]["bits_per_second"] / 1e6
         tl, rl = rep["tti_start_lateness"], rep["release_error"]
-        print(f"emulator cell, {name}, 4 CUBIC streams, {seconds} s: {got:.1f} Mbit/s; TTI start lateness "
+        ppw = rep["down"]["packets_per_write"]
+        print(f"emulator cell, {name}, {streams} CUBIC streams, {seconds} s, GSO {'on' if gso else 'off'} "
+              f"({ppw:.2f} packets per write to the UE): {got:.1f} Mbit/s; TTI start lateness "
               f"p50/p99/max {tl['p50_us']:.0f}/{tl['p99_us']:.0f}/{tl['max_us']:.0f} us (p99 target 100: "
               f"{'met' if tl['p99_us'] <= 100 else 'MISSED'}); release error {rl['p50_us']:.0f}/{rl['p99_us']:.0f}/"
               f"{rl['p999_us']:.0f}/{rl['max_us']:.0f} us (p99 target 200: {'met' if rl['p99_us'] <= 200 else 'MISSED'}"
               f"); stalls {rep['stalls']}; steal {steal:.2f} s", flush=True)
         out.append({"cell": name, "goodput_mbps": got, "tti_start_lateness_us": tl, "release_error_us": rl,
-                    "steal_s": steal, "stalls": rep["stalls"]})
+                    "steal_s": steal, "stalls": rep["stalls"], "gso": gso, "packets_per_write": ppw,
+                    "streams": streams})
     return out
 
 
@@ -171,8 +182,21 @@ def ceiling(rates=CEILING_RATES, delay_ms: float = 40.0, seconds: int = 6) -> li
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    gso, streams, rest = None, 4, list(argv)
+    if rest[:1] == ["--cell"]:
+        rest = rest[1:]
+        while len(rest) >= 2 and rest[0] in ("--gso", "--streams"):
+            if rest[0] == "--gso" and rest[1] in ("on", "off"):
+                gso = rest[1] == "on"
+            elif rest[0] == "--streams" and rest[1].isdigit() and 1 <= int(rest[1]) <= 128:
+                streams = int(rest[1])
+            else:
+                break
+            rest = rest[2:]
+        argv = ["--cell", *rest]
     if argv not in ([], ["--ceiling"], ["--cell"]):
-        print(f"usage: python -m xrc.emulation.bench [--ceiling | --cell]; got {' '.join(argv)!r}", file=sys.stderr)
+        print(f"usage: python -m xrc.emulation.bench [--ceiling | --cell [--gso on|off] [--streams 1..128]]; "
+              f"got {' '.join(argv)!r}", file=sys.stderr)
         return 2
     missing = tbmod.missing_requirements(("ip", "ss", "sysctl", "ping", "iperf3"))
     if missing:
@@ -182,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         ceiling()
         return 0
     if argv == ["--cell"]:
-        cell_timing()
+        cell_timing(gso=gso, streams=streams)
         return 0
     cpu = tbmod.default_emulator_cpu()
     steal0 = _steal_s()

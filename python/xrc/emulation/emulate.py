@@ -41,6 +41,12 @@ station writes the cell agent's per-flow capacity and the UE's HoL delay
 into every pure ACK crossing it (TCP option 253 with an RFC 6994 ExID,
 :mod:`xrc-emu`'s ``feedback``), where the TCP header has room.
 
+**GSO super-packets to the UE** (``--gso on|off``, default
+:data:`GSO_DEFAULT`): TCP segments of one connection that the access network
+releases at the same instant and that Linux GRO would merge are written to
+the UE side as one GSO packet, as a UE's modem driver hands them to its IP
+stack (:mod:`xrc-emu`'s ``gso``; the capture still has every packet).
+
 **The run directory** (``--out``) has the files of ``xrc run``, filled
 with what a real run can measure (:func:`tables`); what it cannot is left
 out, not invented, and listed in ``summary.json`` under ``not_measured``.
@@ -69,6 +75,11 @@ from .testbed import MAX_UES, TestbedError, missing_requirements, testbed, ue_ip
 
 #: The kernel module of each algorithm the kernel has.
 LINUX_CC = {"cubic": "cubic", "newreno": "reno", "bbr": "bbr"}
+
+#: Whether ``xrc emulate`` writes GSO super-packets to the UE side unless
+#: ``--gso`` says otherwise (docs/emulation.md, "The cell at its highest
+#: rate", says why this default).
+GSO_DEFAULT = False
 #: The applications of transfer and video flows, run as a script (standard
 #: library only: 70 ms to start, where importing the xrc package takes 0.5 s,
 #: which matters with many short flows).
@@ -124,6 +135,7 @@ class Plan:
     run_flows: bool
     duration_s: float | None
     xrc_acks: bool = False
+    gso: bool = GSO_DEFAULT
     kernel: KernelTcp = field(default_factory=KernelTcp)
 
 
@@ -154,7 +166,7 @@ def _host_addresses() -> list[tuple[str, str]]:
 
 
 def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: bool,
-         xrc_acks: bool = False) -> Plan:
+         xrc_acks: bool = False, gso: bool = GSO_DEFAULT) -> Plan:
     """Checks everything that can be checked before anything is set up;
     raises :class:`EmulateError` naming the field or the missing piece."""
     topo = resolved["topology"]
@@ -201,7 +213,18 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
         command = [os.environ.get("SHELL") or "/bin/sh"]
     return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
                 run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
-                xrc_acks=xrc_acks, kernel=kernel)
+                xrc_acks=xrc_acks, gso=gso, kernel=kernel)
+
+
+def emulator_options(p: Plan) -> dict | None:
+    """The emulator's options (``xrc._core.Emulator``'s ``options_json``)
+    for a plan."""
+    o = {}
+    if p.xrc_acks:
+        o["xrc_acks"] = 1
+    if p.gso:
+        o["gso"] = 1
+    return o or None
 
 
 def _wait_listening(tb, port: int, timeout_s: float = 5.0) -> None:
@@ -232,7 +255,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
     steal0, load0 = cpu_steal_s(), os.getloadavg()
     cmd_proc = None
     with testbed(p.resolved, downlink_text=trace_texts[0], uplink_text=trace_texts[1], sysctls=sysctls,
-                 emulator_cpu=cpu, num_ues=p.num_ues, options={"xrc_acks": 1} if p.xrc_acks else None,
+                 emulator_cpu=cpu, num_ues=p.num_ues, options=emulator_options(p),
                  side_sysctls=p.kernel.sysctls) as tb:
         emu = tb.emulator
         apply_routes(tb, p.kernel)
@@ -336,6 +359,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
         "command": p.command,
         "command_exit": None if cmd_proc is None else cmd_proc.returncode,
         "xrc_acks": p.xrc_acks,
+        "gso": p.gso,
         "kernel_tcp": p.kernel.summary(),
     }
     return result
@@ -774,7 +798,9 @@ def summary(p: Plan, t: dict, r: dict) -> dict[str, Any]:
         "jain_index": jain_over_overlap(t, p.flows) if len(p.flows) > 1 else None,
         "fell_behind": rep["fell_behind"],
         "timing": {"tti_start_lateness_us": rep["tti_start_lateness"], "release_error_us": rep["release_error"],
-                   "stalls": rep["stalls"], "stalled_ms": rep["stalled_ms"]},
+                   "stalls": rep["stalls"], "stalled_ms": rep["stalled_ms"],
+                   "gso": rep["gso"], "ue_side_writes": rep["down"]["writes"],
+                   "ue_side_packets_per_write": rep["down"]["packets_per_write"]},
         "environment": r["environment"],
         "not_measured": not_measured(p),
     }
@@ -805,14 +831,15 @@ def write_run_dir(p: Plan, scenario, r: dict, staging: Path, argv: list[str]) ->
 
 
 def main(scenario, *, out: str | None, force: bool, command: list[str] | None, run_flows: bool,
-         argv: list[str], quiet: bool, xrc_acks: bool = False) -> int:
+         argv: list[str], quiet: bool, xrc_acks: bool = False, gso: bool = GSO_DEFAULT) -> int:
     """``xrc emulate``. Exit 2 for what it refuses (before anything is set
     up), 1 when a run fails, the COMMAND's status in the interactive mode."""
     from ..outdir import OutputError, check, commit, prepare
     from ..scenario import read_input
     from .testbed import terminate_on_sigterm
 
-    p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None, xrc_acks=xrc_acks)
+    p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None, xrc_acks=xrc_acks,
+             gso=gso)
     if out is not None:
         check(Path(out), force)
     trace = scenario.resolved.get("trace") or {}
@@ -856,6 +883,9 @@ def _print_timing(rep: dict, env: dict) -> None:
     line = f"  timing: release error p50/p99/max {fmt(e['p50_us'])}/{fmt(e['p99_us'])}/{fmt(e['max_us'])} us"
     if t:
         line += f"; TTI start lateness p50/p99/max {fmt(t['p50_us'])}/{fmt(t['p99_us'])}/{fmt(t['max_us'])} us"
+    if rep.get("gso"):
+        d = rep["down"]
+        line += f"; GSO: {d['written']} packets in {d['writes']} writes to the UE side"
     line += f"; steal {env['steal_s']:.2f} s" + ("; FELL BEHIND" if rep["fell_behind"] else "")
     print(line, file=sys.stderr)
 
