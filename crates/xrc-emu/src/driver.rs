@@ -1019,6 +1019,7 @@ pub(crate) mod tests {
             sent: Vec::new(),
             cost_ns: 500,
             slow_send: None,
+            gso: Vec::new(),
         };
         let paths = build_paths(&cfg, &TraceTexts::default()).unwrap();
         let mut e = Emulator::new(io, clock.clone(), paths, Options::default());

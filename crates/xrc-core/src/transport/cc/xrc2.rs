@@ -772,7 +772,7 @@ mod tests {
         assert!(p >= share * 95 / 100 - 1, "paced at {p}, share {share}");
         // A later loss in the competitor's full queue is not the sender's
         // excess: the window is not halved below the share's.
-        h.w.cwnd = h.x.target_window(MSS).unwrap() as u32;
+        h.w.cwnd = h.x.target_window(MSS).unwrap();
         loss(&mut h);
         assert!(h.w.ssthresh >= h.w.cwnd, "ssthresh {} cwnd {}", h.w.ssthresh, h.w.cwnd);
     }
