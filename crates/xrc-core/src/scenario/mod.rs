@@ -2,6 +2,7 @@
 
 pub mod access;
 pub mod config;
+mod error_paths;
 mod flow;
 #[cfg(feature = "schema")]
 pub mod schema;
