@@ -160,8 +160,15 @@ def test_ctrl_c_stops_a_blocking_run_long_before_its_end():
         timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
         t0 = time.monotonic()
         timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            tb.emulator.run(30.0)
+        try:
+            report = tb.emulator.run(30.0)
+        except KeyboardInterrupt:
+            pass
+        else:
+            # Seen once in CI (a loaded host): say how, for the next time.
+            pytest.fail(f"the run ended without KeyboardInterrupt after {time.monotonic() - t0:.2f} s "
+                        f"(timer alive: {timer.is_alive()}; report duration {report.get('duration_s')} s, "
+                        f"fell behind {report.get('fell_behind')})")
         took = time.monotonic() - t0
         assert not tb.emulator.running
     # The run was 30 s long; the loop checks for signals every few ms (how

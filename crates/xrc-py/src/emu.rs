@@ -340,6 +340,11 @@ impl Emulator {
                 _ => true,
             };
             if finished {
+                // A Ctrl-C that came as the run ended is not lost.
+                if let Err(e) = py.check_signals() {
+                    self.join()?;
+                    return Err(e);
+                }
                 break;
             }
             py.detach(|| std::thread::sleep(Duration::from_millis(50)));
