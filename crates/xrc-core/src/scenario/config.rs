@@ -762,24 +762,21 @@ mod tests {
             assert!(e.starts_with(&want), "{path}: {e}");
         }
         // A missing field: the object that lacks it.
+        for (object, field) in [("blockage", "mean_clear_ms"), ("trajectory", "distance_m")] {
+            let mut d = doc.clone();
+            d["ues"][0]["channel"][object].as_object_mut().unwrap().remove(field);
+            let e = resolve(&d).unwrap_err();
+            assert!(e.starts_with(&format!("{ch}.{object}: missing field `{field}`")), "{e}");
+        }
+        // A long list stops the narrowing at the list (every element tried
+        // would read the whole document again each time).
+        let mut points: Vec<Value> = (0..20_000).map(|i| json!([i as f64, 10])).collect();
+        points[1_000] = json!([1000.0, "x"]);
         let mut d = doc.clone();
-        d["ues"][0]["channel"]["blockage"]
-            .as_object_mut()
-            .unwrap()
-            .remove("mean_clear_ms");
+        d["ues"][0]["channel"] = json!({"kind": "cqi_trace", "points": points});
         let e = resolve(&d).unwrap_err();
         assert!(
-            e.starts_with(&format!("{ch}.blockage: missing field `mean_clear_ms`")),
-            "{e}"
-        );
-        let mut d = doc.clone();
-        d["ues"][0]["channel"]["trajectory"]
-            .as_object_mut()
-            .unwrap()
-            .remove("distance_m");
-        let e = resolve(&d).unwrap_err();
-        assert!(
-            e.starts_with(&format!("{ch}.trajectory: missing field `distance_m`")),
+            e.starts_with(&format!("{ch}.points: invalid type: string \"x\"")),
             "{e}"
         );
         // A flow's traffic, and an error serde names exactly already.

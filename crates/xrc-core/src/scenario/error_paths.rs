@@ -45,11 +45,17 @@ fn error_with(root: &Value, steps: &[Step], edit: impl FnOnce(&mut Value)) -> Op
     super::config::typed(&v).err()
 }
 
+/// Most times the scenario is deserialized again for one error: each try
+/// reads the whole document, so a long list (a CQI trace of 10^5 points)
+/// stops the narrowing at the list instead of trying every element.
+const MAX_TRIES: usize = 256;
+
 pub(crate) fn narrow(root: &Value, mut steps: Vec<Step>, msg: &str) -> Vec<Step> {
     let original = (steps.clone(), msg.to_string());
     if let Some(field) = msg.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
         return narrow_missing(root, steps, field, &original);
     }
+    let mut tries = 0;
     // At most as deep as the document.
     for _ in 0..64 {
         let Some(node) = at(&mut root.clone(), &steps).cloned() else {
@@ -64,6 +70,10 @@ pub(crate) fn narrow(root: &Value, mut steps: Vec<Step>, msg: &str) -> Vec<Step>
             Value::Array(a) => (0..a.len()).map(Step::Index).collect(),
             _ => break,
         };
+        tries += children.len();
+        if tries > MAX_TRIES {
+            break;
+        }
         let culprits: Vec<Step> = children
             .into_iter()
             .filter(|c| {
@@ -97,6 +107,9 @@ fn narrow_missing(root: &Value, steps: Vec<Step>, field: &str, original: &(Vec<S
     };
     let mut objects = Vec::new();
     collect_objects(&node, &mut Vec::new(), &mut objects);
+    if objects.len() > MAX_TRIES {
+        return steps;
+    }
     let unknown = format!("unknown field `{field}`");
     let found: Vec<Vec<Step>> = objects
         .into_iter()
@@ -121,7 +134,7 @@ fn narrow_missing(root: &Value, steps: Vec<Step>, field: &str, original: &(Vec<S
 }
 
 fn collect_objects(v: &Value, here: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
-    if out.len() > 1_000 {
+    if out.len() > MAX_TRIES {
         return;
     }
     match v {
