@@ -194,14 +194,22 @@ def _run(args: tuple[str, int, float | None, bool]) -> dict[str, Any]:
     return run_one(*args)
 
 
+def prepare_out(out: str | Path | None, force: bool) -> Path | None:
+    """A study's output directory: refused if it holds anything, unless
+    `force`."""
+    if out is None:
+        return None
+    out = Path(out)
+    if out.exists() and any(out.iterdir()) and not force:
+        raise FileExistsError(f"{out} exists and is not empty (use --force)")
+    return out
+
+
 def study(out: str | Path | None, seeds: int = 3, quick: bool = False, jobs: int | None = None,
           force: bool = False) -> str:
     """Runs the study; writes ``report.md`` and ``runs.json`` into `out`
     (if given) and returns the report."""
-    if out is not None:
-        out = Path(out)
-        if out.exists() and any(out.iterdir()) and not force:
-            raise FileExistsError(f"{out} exists and is not empty (use --force)")
+    out = prepare_out(out, force)
     duration = 4.0 if quick else None
     n = 1 if quick else seeds
     todo = [(d, s, duration, False) for s in range(1, n + 1) for d in ("tdd", "fdd")]

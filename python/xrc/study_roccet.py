@@ -49,6 +49,7 @@ from . import bundled
 from .results import summarize
 from .runner import simulate
 from .scenario import load
+from .study_nr import prepare_out
 
 SCENARIOS = {"stationary": "nr/roccet-stationary.toml", "mobile": "nr/roccet-mobile.toml"}
 SCHEMES = ("cubic", "roccet", "bbr3", "xrc", "xrc2")
@@ -141,10 +142,7 @@ def study(out: str | Path | None, seeds: int = 5, quick: bool = False, jobs: int
           force: bool = False) -> str:
     """Runs the study; writes ``report.md`` and ``runs.json`` (without the
     RTT samples) into `out` (if given) and returns the report."""
-    if out is not None:
-        out = Path(out)
-        if out.exists() and any(out.iterdir()) and not force:
-            raise FileExistsError(f"{out} exists and is not empty (use --force)")
+    out = prepare_out(out, force)
     duration = 3.0 if quick else None
     n = 1 if quick else seeds
     todo = [(w, b, cc, s, duration) for b in BUFFERS for w in SCENARIOS for cc in SCHEMES for s in range(1, n + 1)]
