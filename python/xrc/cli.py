@@ -55,7 +55,15 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
     e = sub.add_parser("emulate", help="run a scenario's network in real time with real Linux TCP and "
-                       "applications through it (root; see docs/emulation.md)")
+                       "applications through it (root; see docs/emulation.md)",
+                       usage="xrc emulate [-h] [--seed SEED] [--set PATH=VALUE] [--out OUT] [--force] [--no-flows]\n"
+                             "                   [--xrc-acks] [--gso {on,off}] [--quiet] scenario [-- COMMAND ...]",
+                       epilog="COMMAND (after --) runs in the UE side's namespace. With --no-flows and without --out the "
+                              "network runs until COMMAND (default: $SHELL) exits, like mm-link; otherwise for the "
+                              "scenario's duration_s, and COMMAND ends with it. The Internet side is 10.77.0.1, "
+                              "UE k is 10.77.0.(2+k). Examples: xrc emulate paper/fig1-time-varying --set "
+                              "flows.0.cc=bbr --out runs/emu; xrc emulate paper/fig1-time-varying --no-flows -- "
+                              "ping -c 5 10.77.0.1")
     _scenario_args(e)
     e.add_argument("--out", default=None, help="run directory to create (the files of xrc run)")
     e.add_argument("--force", action="store_true", help="replace the run directory if it exists")
