@@ -256,6 +256,7 @@ def _sweep_figure(sweep_dir: Path, out: Path, formats, problems: list[str]) -> l
         g = ", ".join(f"{k}={_short(ov.get(k))}" for k in rest) or "all runs"
         groups.setdefault(g, {}).setdefault(json.dumps(ov.get(xkey)), []).append(nums)
     fig, axes = new_figure(1, 2, figsize=(11, _height(len(groups))))
+    spread = min(0.1, 0.6 / max(len(groups), 1))
     for metric, ax, ylabel in (("goodput_mbps", axes[0, 0], "total goodput (Mbit/s)"),
                                ("qdelay_p95_ms", axes[0, 1], "p95 per-packet queuing delay (ms)")):
         for i, (g, by_x) in enumerate(sorted(groups.items())):
@@ -264,11 +265,14 @@ def _sweep_figure(sweep_dir: Path, out: Path, formats, problems: list[str]) -> l
                 vals = [n[metric] for n in by_x.get(x, []) if n[metric] is not None]
                 if not vals:
                     continue
-                xv.append(json.loads(x) if numeric else j)
+                # Categories have no order to join by a line; side by side
+                # so that the groups' range bars do not hide each other.
+                xv.append(json.loads(x) if numeric else j + spread * (i - (len(groups) - 1) / 2))
                 mean.append(float(np.mean(vals)))
                 lo.append(mean[-1] - min(vals))
                 hi.append(max(vals) - mean[-1])
-            ax.errorbar(xv, mean, yerr=[lo, hi], marker="o", capsize=3, label=g, **style(i))
+            st = style(i) if numeric else {**style(i), "ls": "none"}
+            ax.errorbar(xv, mean, yerr=[lo, hi], marker="o", capsize=3, label=g, **st)
         ax.set_xlabel(_field_label(xkey))
         if not numeric:
             ax.set_xticks(range(len(xs)), [_short(json.loads(x)) for x in xs])
