@@ -101,6 +101,7 @@ def test_validate_linux_refuses_without_iperf3_with_exit_2(monkeypatch, capsys, 
     (["--duration", "nan"], "got nan"),
     (["--duration", "inf"], "got inf"),
     (["--cpu", "4096"], "--cpu must be one of the CPUs this process may use"),
+    (["--app-nice", "-21"], "--app-nice must be in [-20, 19], got -21"),
     (["--resim", "x.json", "--merge", "y.json", "--out", "z"], "give one of them, not both"),
     (["--resim", "x.json"], "--resim: needs --out DIR"),
 ])

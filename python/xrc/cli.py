@@ -6,7 +6,7 @@
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
     xrc bench --cell [--ues 1,10,100,400,1000] [--duration 60] [--set PATH=VALUE ...]
-    xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--out DIR] [--force] [--pcap] [--list]
+    xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--app-nice N] [--out DIR] [--force] [--pcap] [--list]
     xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
     xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
     xrc emulate SCENARIO [--set ...] [--out DIR] [--force] [--no-flows] [--xrc-acks] [--gso on|off] [-- COMMAND ...]
@@ -128,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
     vl.add_argument("--no-sim", action="store_true", help="real runs only")
     vl.add_argument("--cpu", type=int, default=None, help="CPU to pin the emulator to (default: the last)")
     vl.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO for the emulator")
+    vl.add_argument("--app-nice", type=int, default=None, metavar="N",
+                    help="niceness of the iperf3 client and server, -20..19 (default -20: the host's scheduling "
+                         "delays the applications, and so the ACKs, less)")
     vl.add_argument("--list", action="store_true", help="print the case ids and exit")
     vl.add_argument("--resim", metavar="RESULTS", default=None,
                     help="run only the simulated side again for a results.json (or its directory) and write the "
@@ -248,6 +251,8 @@ def _validate_linux(args, argv: list[str]) -> int:
         if args.cpu not in allowed:
             raise ScenarioError(f"--cpu must be one of the CPUs this process may use "
                                 f"({', '.join(map(str, allowed))}), got {args.cpu}")
+    if args.app_nice is not None and not -20 <= args.app_nice <= 19:
+        raise ScenarioError(f"--app-nice must be in [-20, 19], got {args.app_nice}")
     try:
         cases = linuxref.select_cases(args.cases)
     except ValueError as e:
@@ -259,7 +264,8 @@ def _validate_linux(args, argv: list[str]) -> int:
         linuxref.prepare_out(out, args.force, replace=True)
         res = linuxref.run_cases(cases, out=out, repeats=args.repeats, duration_s=args.duration, pcap=args.pcap,
                                  cpu=args.cpu, fifo_priority=None if args.no_realtime else 50,
-                                 simulate=not args.no_sim, argv=["xrc", *argv], progress=not args.quiet)
+                                 simulate=not args.no_sim, argv=["xrc", *argv], progress=not args.quiet,
+                                 app_nice=linuxref.APP_NICE if args.app_nice is None else args.app_nice)
     except (TestbedError, OutputError) as e:
         print(f"xrc: error: {e}", file=sys.stderr)
         return 2
