@@ -129,8 +129,8 @@ def _parser() -> argparse.ArgumentParser:
     vl.add_argument("--cpu", type=int, default=None, help="CPU to pin the emulator to (default: the last)")
     vl.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO for the emulator")
     vl.add_argument("--app-nice", type=int, default=None, metavar="N",
-                    help="niceness of the iperf3 client and server, -20..19 (default -20: the host's scheduling "
-                         "delays the applications, and so the ACKs, less)")
+                    help="niceness of the iperf3 client and server, -20..19 (default: inherited; -20 lets the "
+                         "host's other work delay the applications, and so the ACKs, less)")
     vl.add_argument("--list", action="store_true", help="print the case ids and exit")
     vl.add_argument("--resim", metavar="RESULTS", default=None,
                     help="run only the simulated side again for a results.json (or its directory) and write the "
