@@ -157,9 +157,13 @@ def test_no_namespace_or_interface_is_left_behind_when_the_block_fails():
 @pytest.fixture
 def python_ctrl_c():
     """Python's own Ctrl-C handler for the test, whatever the process
-    inherited or an earlier test left (in CI's whole-suite run, launched
-    without a terminal, a SIGINT here raised nothing in two runs of two;
-    alone it always did)."""
+    inherited. A command a non-interactive shell starts in the background
+    (`cmd &`, as `setsid nohup ... &` did for CI's whole-suite run) starts
+    with SIGINT ignored (bash), the ignore survives exec, and Python then
+    installs no handler of its own: a SIGINT raised nothing in two such
+    runs of two (measured later: `SigIgn` 0x...6 in /proc/PID/status of a
+    background-launched `xrc validate-linux`, bits 1 and 2 = SIGINT and
+    SIGQUIT)."""
     before = signal.getsignal(signal.SIGINT)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
