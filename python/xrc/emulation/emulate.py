@@ -867,7 +867,8 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
     if not quiet:
         for f in s["flows"]:
             print(f"  flow {f['id']:<10} {f['cc']} (Linux {f['linux_cc']}): goodput {f['goodput_mbps']:.2f} Mbit/s, "
-                  f"RTT p50 {f['rtt_ms']['p50'] or float('nan'):.1f} ms, retransmits {f['retransmits']}")
+                  f"RTT p50 {f['rtt_ms']['p50'] or float('nan'):.1f} p95 {f['rtt_ms']['p95'] or float('nan'):.1f} ms, "
+                  f"retransmits {f['retransmits']}")
         for u in s["ues"]:
             print(f"  UE {u['id']} ({u['address']}): HoL p90 {u['hol_delay_ms']['p90'] or float('nan'):.1f} ms, "
                   f"capacity {u['capacity_mbps']:.2f} Mbit/s")
