@@ -175,6 +175,12 @@ def test_an_over_long_file_name_is_a_message(tmp_path):
     assert r.returncode == 2 and "--out" in r.stderr
 
 
+def test_a_directory_that_is_not_a_run_directory_is_named_as_such(tmp_path):
+    r = _xrc("validate", tmp_path)
+    _no_traceback(r)
+    assert r.returncode == 2 and "is a directory but not a run directory" in r.stderr
+
+
 def test_an_unwritable_out_is_a_message(write_scenario):
     p = write_scenario(MINIMAL_CELL)
     r = _xrc("run", p, "--out", "/proc/xrc-run", "--no-plots", "--quiet")

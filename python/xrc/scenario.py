@@ -268,6 +268,9 @@ def load(path: str | Path, *, overrides: list[str] | None = None, seed: int | No
     try:
         if p.is_dir() and (p / "scenario.resolved.json").is_file():
             p = p / "scenario.resolved.json"
+        if p.is_dir():
+            raise ScenarioError(f"{str(path)!r} is a directory but not a run directory (no scenario.resolved.json); "
+                                "give a scenario file or a run directory")
         if not p.is_file():
             raise ScenarioError(f"scenario file not found: {str(path)!r}")
         text = p.read_text(encoding="utf-8-sig")
