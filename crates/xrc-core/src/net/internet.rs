@@ -16,7 +16,7 @@
 //!  sender j ◄─pipe j──┘
 //! ```
 
-use super::component::{Component, Dir, Io};
+use super::component::{Component, Dir, Io, Timers};
 use super::observe::DropSite;
 use super::observe::Observer as _;
 use super::{Enqueued, Link, LinkConfig, Packet, Pipe, QueueCounters};
@@ -63,7 +63,7 @@ impl InternetPath {
         site: DropSite,
         tx_done: InternetTimer,
         arrive: InternetTimer,
-        cx: &mut impl Io<InternetTimer>,
+        cx: &mut impl Timers<InternetTimer>,
     ) {
         match link.enqueue(now, p) {
             Enqueued::Dropped(p) => cx.obs().dropped(now, site, None, &p),
@@ -116,14 +116,71 @@ impl Component for InternetPath {
 
     fn start(&mut self, _now: SimTime, _cx: &mut impl Io<InternetTimer>) {}
 
-    // Inlined into the driver too, for the same reason as `fire`.
-    #[inline(always)]
     fn receive(&mut self, now: SimTime, dir: Dir, pkt: Packet, cx: &mut impl Io<InternetTimer>) {
+        self.enter(now, dir, pkt, cx);
+    }
+
+    fn fire(&mut self, now: SimTime, timer: InternetTimer, cx: &mut impl Io<InternetTimer>) {
+        if let Some(exit) = self.fire_inside(now, timer, cx) {
+            while let Some(p) = self.take_leaving(now, exit) {
+                cx.out(exit.dir(), p);
+            }
+            self.after_leaving(exit, cx);
+        }
+    }
+}
+
+/// Where the packets a timer lets out leave the path from
+/// ([`InternetPath::fire_inside`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// The forward link's far end: data toward the access network.
+    Down,
+    /// Flow `k`'s return pipe: ACKs toward sender `k`.
+    Up(u32),
+}
+
+impl Exit {
+    pub fn dir(self) -> Dir {
+        match self {
+            Exit::Down => Dir::Down,
+            Exit::Up(_) => Dir::Up,
+        }
+    }
+}
+
+/// The path's calls for a driver that routes every packet at once (the
+/// simulator's world), which is what [`Component`]'s `receive` and `fire`
+/// are made of:
+///
+/// - [`InternetPath::enter`] lets nothing out (a packet entering either way
+///   joins a pipe or a link's queue first), so it takes only [`Timers`]:
+///   its driver lists no effects for it, and routing a packet into the
+///   path never leads back into the driver's routing;
+/// - a timer is [`InternetPath::fire_inside`], then, if it lets packets
+///   out, [`InternetPath::take_leaving`] until `None` (the driver carries
+///   each on before it takes the next) and [`InternetPath::after_leaving`].
+///
+/// Carrying each packet on as it is taken gives the same order as listing
+/// them all first ([`Component::fire`] lists them): the queues they leave
+/// from (the forward link's propagation pipe, a flow's return pipe) are fed
+/// only by this path's own timers (the forward link's `FwdTxDone`, or
+/// `FwdAccess` on a link without a rate; `RevArrive`), never by `enter`,
+/// and carrying a packet on can only make packets enter. So the packets
+/// taken, and the next arrival asked for after them, are those `fire`
+/// lists, and every timer is asked for in the same order.
+///
+/// These are inlined into the driver: a packet passed through a call is
+/// copied into its frame (72 bytes a time).
+impl InternetPath {
+    /// `pkt` enters at `now` travelling `dir`.
+    #[inline(always)]
+    pub fn enter(&mut self, now: SimTime, dir: Dir, pkt: Packet, io: &mut impl Timers<InternetTimer>) {
         match dir {
             Dir::Down => {
                 let k = pkt.flow.0;
                 if let Some(at) = self.fwd_access[k as usize].push(now, pkt) {
-                    cx.wake(at, InternetTimer::FwdAccess(k));
+                    io.wake(at, InternetTimer::FwdAccess(k));
                 }
             }
             Dir::Up => Self::enqueue(
@@ -133,17 +190,21 @@ impl Component for InternetPath {
                 DropSite::InternetReverse,
                 InternetTimer::RevTxDone,
                 InternetTimer::RevArrive,
-                cx,
+                io,
             ),
         }
     }
 
-    // Inlined into the driver's dispatch: the driver's `Io` is then
-    // specialised in place (a wake before any packet goes straight to the
-    // event queue) and the call's frame, which holds packets, goes away;
-    // cachegrind: 6.5 M of the dumbbell's 185 M instructions.
+    /// `timer`, asked for at `now`, is due: moves what stays inside the
+    /// path and asks for the timers that follow; returns where packets
+    /// leave if this timer lets any out.
     #[inline(always)]
-    fn fire(&mut self, now: SimTime, timer: InternetTimer, cx: &mut impl Io<InternetTimer>) {
+    pub fn fire_inside(
+        &mut self,
+        now: SimTime,
+        timer: InternetTimer,
+        io: &mut impl Timers<InternetTimer>,
+    ) -> Option<Exit> {
         match timer {
             InternetTimer::FwdAccess(k) => {
                 while let Some(p) = self.fwd_access[k as usize].pop_arrived(now) {
@@ -154,21 +215,15 @@ impl Component for InternetPath {
                         DropSite::InternetForward,
                         InternetTimer::FwdTxDone,
                         InternetTimer::FwdArrive,
-                        cx,
+                        io,
                     );
                 }
                 if let Some(t) = self.fwd_access[k as usize].next_arrival() {
-                    cx.wake(t, InternetTimer::FwdAccess(k));
+                    io.wake(t, InternetTimer::FwdAccess(k));
                 }
+                None
             }
-            InternetTimer::RevAccess(k) => {
-                while let Some(p) = self.rev_access[k as usize].pop_arrived(now) {
-                    cx.out(Dir::Up, p);
-                }
-                if let Some(t) = self.rev_access[k as usize].next_arrival() {
-                    cx.wake(t, InternetTimer::RevAccess(k));
-                }
-            }
+            InternetTimer::RevAccess(k) => Some(Exit::Up(k)),
             InternetTimer::FwdTxDone | InternetTimer::RevTxDone => {
                 let (link, arrive, tx_done) = if timer == InternetTimer::FwdTxDone {
                     (&mut self.fwd, InternetTimer::FwdArrive, InternetTimer::FwdTxDone)
@@ -177,29 +232,51 @@ impl Component for InternetPath {
                 };
                 let d = link.tx_done(now);
                 if let Some(t) = d.arrival {
-                    cx.wake(t, arrive);
+                    io.wake(t, arrive);
                 }
                 if let Some(t) = d.next_tx_done {
-                    cx.wake(t, tx_done);
+                    io.wake(t, tx_done);
                 }
+                None
             }
-            InternetTimer::FwdArrive => {
-                while let Some(p) = self.fwd.pop_arrived(now) {
-                    cx.out(Dir::Down, p);
-                }
-                if let Some(t) = self.fwd.next_arrival() {
-                    cx.wake(t, InternetTimer::FwdArrive);
-                }
-            }
+            InternetTimer::FwdArrive => Some(Exit::Down),
             InternetTimer::RevArrive => {
                 while let Some(p) = self.rev.pop_arrived(now) {
                     let k = p.flow.0;
                     if let Some(t) = self.rev_access[k as usize].push(now, p) {
-                        cx.wake(t, InternetTimer::RevAccess(k));
+                        io.wake(t, InternetTimer::RevAccess(k));
                     }
                 }
                 if let Some(t) = self.rev.next_arrival() {
-                    cx.wake(t, InternetTimer::RevArrive);
+                    io.wake(t, InternetTimer::RevArrive);
+                }
+                None
+            }
+        }
+    }
+
+    /// The next packet due by `now` to leave from `exit`.
+    #[inline(always)]
+    pub fn take_leaving(&mut self, now: SimTime, exit: Exit) -> Option<Packet> {
+        match exit {
+            Exit::Down => self.fwd.pop_arrived(now),
+            Exit::Up(k) => self.rev_access[k as usize].pop_arrived(now),
+        }
+    }
+
+    /// Once the packets due have left from `exit`: asks for the next one's
+    /// arrival.
+    #[inline(always)]
+    pub fn after_leaving(&mut self, exit: Exit, io: &mut impl Timers<InternetTimer>) {
+        match exit {
+            Exit::Down => {
+                if let Some(t) = self.fwd.next_arrival() {
+                    io.wake(t, InternetTimer::FwdArrive);
+                }
+            }
+            Exit::Up(k) => {
+                if let Some(t) = self.rev_access[k as usize].next_arrival() {
+                    io.wake(t, InternetTimer::RevAccess(k));
                 }
             }
         }
