@@ -424,6 +424,10 @@ impl World {
         }
     }
 
+    /// One event. Inlined into `run_some`'s loop: out of line, its frame
+    /// (the packets of the inlined routing below) was saved and restored
+    /// on every event, 7.8 M of the dumbbell's 156.3 M instructions.
+    #[inline(always)]
     fn dispatch(&mut self, now: SimTime, ev: Ev) {
         match ev {
             Ev::FlowStart(f) => self.flow_start(now, f as usize),
