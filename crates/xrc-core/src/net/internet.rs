@@ -288,7 +288,7 @@ mod tests {
     use super::*;
     use crate::net::component::{Released, Standalone};
     use crate::net::observe::NullObserver;
-    use crate::net::{FlowId, QueueLimit};
+    use crate::net::{FlowId, PacketKind, QueueLimit};
     use crate::units::BitRate;
 
     fn ms(v: u64) -> SimTime {
@@ -322,5 +322,157 @@ mod tests {
         s.advance(ms(300), &mut obs, &mut out);
         assert_eq!((out[1].at, out[1].dir), (ms(200 + 10 + 4) + tx, Dir::Up));
         assert!(s.component().check_conservation().is_ok());
+    }
+
+    /// What a driver saw: every timer asked for and every packet that left,
+    /// in order.
+    #[derive(Debug, PartialEq)]
+    enum Seen {
+        Wake(SimTime, InternetTimer),
+        Left(SimTime, Dir, u32, u64),
+    }
+
+    struct Log {
+        q: crate::engine::EventQueue<InternetTimer>,
+        seen: Vec<Seen>,
+    }
+
+    impl crate::net::WakeSink<InternetTimer> for Log {
+        fn wake(&mut self, at: SimTime, timer: InternetTimer) {
+            self.seen.push(Seen::Wake(at, timer));
+            self.q.schedule(at, timer);
+        }
+    }
+
+    /// The hosts at both ends answer at once, as the world's do: data that
+    /// leaves down brings an ACK up, an ACK that leaves up brings the next
+    /// data packet down (until `budget` runs out).
+    fn answer(p: &Packet, now: SimTime, budget: &mut u32) -> Option<(Dir, Packet)> {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        Some(match &p.kind {
+            PacketKind::Data(d) => (Dir::Up, Packet::ack(p.flow, d.seq + 1, &[], now)),
+            PacketKind::Ack(a) => (Dir::Down, Packet::data(p.flow, a.ack, 1448, now, false)),
+        })
+    }
+
+    fn left(now: SimTime, dir: Dir, p: &Packet) -> Seen {
+        let n = match &p.kind {
+            PacketKind::Data(d) => d.seq,
+            PacketKind::Ack(a) => a.ack,
+        };
+        Seen::Left(now, dir, p.flow.0, n)
+    }
+
+    /// Runs `path` with packets entering at once as they are answered, by
+    /// `Component::fire` with its effects listed then carried out
+    /// (`listed`), or by the driver calls with each packet carried on as it
+    /// is taken.
+    fn drive(mut path: InternetPath, listed: bool) -> Vec<Seen> {
+        use crate::net::{Cx, Direct, Effect};
+        let mut log = Log {
+            q: crate::engine::EventQueue::new(),
+            seen: Vec::new(),
+        };
+        let mut obs = NullObserver;
+        let mut pool: Vec<Vec<Effect<InternetTimer>>> = Vec::new();
+        let mut budget = 400u32;
+        let mut pending: Vec<(Dir, Packet)> = Vec::new();
+        for i in 0..24u64 {
+            let dir = if i % 5 == 4 { Dir::Up } else { Dir::Down };
+            let p = if dir == Dir::Down {
+                Packet::data(FlowId((i % 3) as u32), i, 1448, SimTime::ZERO, false)
+            } else {
+                Packet::ack(FlowId((i % 3) as u32), i, &[], SimTime::ZERO)
+            };
+            path.enter(
+                SimTime::ZERO,
+                dir,
+                p,
+                &mut Direct {
+                    sink: &mut log,
+                    obs: &mut obs,
+                },
+            );
+        }
+        while let Some((now, t)) = log.q.pop_until(ms(10_000)) {
+            assert!(log.q.events_processed() < 100_000, "the driver does not settle");
+            if listed {
+                let mut cx = Cx::new(&mut pool, &mut log, &mut obs);
+                path.fire(now, t, &mut cx);
+                let Some(mut fx) = cx.finish() else { continue };
+                for e in fx.drain(..) {
+                    match e {
+                        Effect::Wake(at, timer) => crate::net::WakeSink::wake(&mut log, at, timer),
+                        Effect::Out(dir, p) => {
+                            log.seen.push(left(now, dir, &p));
+                            pending.extend(answer(&p, now, &mut budget));
+                            for (d, q) in pending.drain(..) {
+                                let mut cx = Cx::new(&mut pool, &mut log, &mut obs);
+                                path.receive(now, d, q, &mut cx);
+                                assert!(cx.finish().is_none(), "a packet entering lets nothing out");
+                            }
+                        }
+                        Effect::Tick | Effect::Rearm => unreachable!("the path lists neither"),
+                    }
+                }
+                pool.push(fx);
+            } else if let Some(exit) = path.fire_inside(
+                now,
+                t,
+                &mut Direct {
+                    sink: &mut log,
+                    obs: &mut obs,
+                },
+            ) {
+                while let Some(p) = path.take_leaving(now, exit) {
+                    log.seen.push(left(now, exit.dir(), &p));
+                    if let Some((d, q)) = answer(&p, now, &mut budget) {
+                        path.enter(
+                            now,
+                            d,
+                            q,
+                            &mut Direct {
+                                sink: &mut log,
+                                obs: &mut obs,
+                            },
+                        );
+                    }
+                }
+                path.after_leaving(
+                    exit,
+                    &mut Direct {
+                        sink: &mut log,
+                        obs: &mut obs,
+                    },
+                );
+            }
+        }
+        assert!(path.check_conservation().is_ok());
+        log.seen
+    }
+
+    #[test]
+    fn carrying_each_packet_on_as_it_is_taken_gives_the_order_of_the_listed_effects() {
+        // Zero and non-zero extra delays, a link with a rate (packets queue
+        // and drop) and one without (straight into its pipe): the hosts
+        // answer within the instant, so packets enter the path while
+        // others are still leaving it.
+        let delays = [SimDuration::ZERO, SimDuration::from_millis(2), SimDuration::ZERO];
+        for rate in [BitRate::try_from_mbps(12.0), None] {
+            let link = LinkConfig {
+                rate,
+                delay: SimDuration::from_millis(5),
+                limit: QueueLimit::packets(6),
+            };
+            let make = || InternetPath::new(&link, &link, &delays);
+            let listed = drive(make(), true);
+            let taken = drive(make(), false);
+            let left = listed.iter().filter(|s| matches!(s, Seen::Left(..))).count();
+            assert!(left > 100, "{rate:?}: only {left} packets left");
+            assert_eq!(listed, taken, "{rate:?}");
+        }
     }
 }
