@@ -70,10 +70,7 @@ pub enum Effect<T> {
 /// timers, let packets out, mark an instant, ask to be re-armed, and tell
 /// an observer what it saw. The driver implements it ([`Cx`] serves both
 /// drivers of this crate), so a component never knows who runs it.
-pub trait Io<T> {
-    type Obs: Observer + ?Sized;
-    /// Asks for `timer` at `at` (not before the current call's `now`).
-    fn wake(&mut self, at: SimTime, timer: T);
+pub trait Io<T>: Timers<T> {
     /// Lets `pkt` out travelling `dir` ([`Effect::Out`]).
     fn out(&mut self, dir: Dir, pkt: Packet);
     /// Marks the end of a sampling instant ([`Effect::Tick`]).
@@ -84,8 +81,38 @@ pub trait Io<T> {
     /// timer behind it): a re-arm must wait for it. When none is, a
     /// component may re-arm at once instead of asking.
     fn is_listing(&self) -> bool;
+}
+
+/// The part of [`Io`] a call that lets no packet out needs: timers and the
+/// observer. Such a call (the Internet path's [`crate::net::InternetPath::enter`])
+/// leaves its driver nothing to carry out, so the driver needs no list of
+/// effects for it ([`Direct`]), and the call cannot lead back into the
+/// driver's routing.
+pub trait Timers<T> {
+    type Obs: Observer + ?Sized;
+    /// Asks for `timer` at `at` (not before the current call's `now`).
+    fn wake(&mut self, at: SimTime, timer: T);
     /// Where observations go, as they happen.
     fn obs(&mut self) -> &mut Self::Obs;
+}
+
+/// The drivers' [`Timers`] for a call that lets nothing out: timers go to
+/// `sink` at once (in the order asked), observations to `obs`.
+pub struct Direct<'a, S: ?Sized, O: ?Sized> {
+    pub sink: &'a mut S,
+    pub obs: &'a mut O,
+}
+
+impl<T, S: WakeSink<T> + ?Sized, O: Observer + ?Sized> Timers<T> for Direct<'_, S, O> {
+    type Obs = O;
+    #[inline(always)]
+    fn wake(&mut self, at: SimTime, timer: T) {
+        self.sink.wake(at, timer);
+    }
+    #[inline(always)]
+    fn obs(&mut self) -> &mut O {
+        self.obs
+    }
 }
 
 /// Where a driver sets timers at once.
@@ -152,7 +179,7 @@ impl<'a, U, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Cx<'a, U, S, O> {
     }
 }
 
-impl<T, U: From<T>, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Io<T> for Cx<'_, U, S, O> {
+impl<T, U: From<T>, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Timers<T> for Cx<'_, U, S, O> {
     type Obs = O;
     #[inline]
     fn wake(&mut self, at: SimTime, timer: T) {
@@ -162,6 +189,13 @@ impl<T, U: From<T>, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Io<T> for Cx<
             self.defer(Effect::Wake(at, U::from(timer)));
         }
     }
+    #[inline]
+    fn obs(&mut self) -> &mut O {
+        self.obs
+    }
+}
+
+impl<T, U: From<T>, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Io<T> for Cx<'_, U, S, O> {
     #[inline]
     fn out(&mut self, dir: Dir, pkt: Packet) {
         self.defer(Effect::Out(dir, pkt));
@@ -179,10 +213,6 @@ impl<T, U: From<T>, S: WakeSink<U> + ?Sized, O: Observer + ?Sized> Io<T> for Cx<
     #[inline]
     fn is_listing(&self) -> bool {
         self.fx.is_some()
-    }
-    #[inline]
-    fn obs(&mut self) -> &mut O {
-        self.obs
     }
 }
 

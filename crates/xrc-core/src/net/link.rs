@@ -92,6 +92,7 @@ impl Link {
     }
 
     /// Takes the packet at the far end if it has arrived by `now`.
+    #[inline(always)]
     pub fn pop_arrived(&mut self, now: SimTime) -> Option<Packet> {
         self.pipe.pop_arrived(now)
     }

@@ -14,8 +14,8 @@ pub mod pipe;
 pub mod queue;
 
 pub use access::{Access, NetAssistReport, NoTimer, WiredAccess};
-pub use component::{Component, Cx, Dir, Effect, Io, Released, Standalone, WakeSink};
-pub use internet::{InternetPath, InternetTimer};
+pub use component::{Component, Cx, Dir, Direct, Effect, Io, Released, Standalone, Timers, WakeSink};
+pub use internet::{Exit, InternetPath, InternetTimer};
 pub use link::{Enqueued, Link, LinkConfig};
 pub use observe::{DropSite, NullObserver, Observer, UeLinkCounters, UeSample};
 pub use packet::{AbcMark, AckHeader, DataHeader, FlowId, Packet, PacketKind, SackBlock, SackBlocks, UeId, XrcOption};
