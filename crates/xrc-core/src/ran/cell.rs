@@ -44,7 +44,7 @@ use super::tbs_grid::RateIdx;
 use super::uplink::{Uplink, UplinkConfig};
 use crate::engine::{Rng, RngStreams};
 use crate::net::queue::QueueCounters;
-use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeId};
+use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeId, UeSample};
 use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -371,23 +371,14 @@ struct Tb {
     due: SimTime,
 }
 
-/// What one TTI looked like for one UE (for metrics).
+/// What one TTI looked like for one UE: the blocks it was sent (the
+/// oracle's shadow compares them). What the recorder samples is in
+/// [`Cell::samples`].
 #[derive(Copy, Clone, Debug, Default)]
 pub struct UeTti {
-    pub cqi: u8,
-    /// The rate index: I_TBS (LTE) or I_MCS (NR).
-    pub itbs: Option<u8>,
-    pub hol: SimDuration,
-    pub rlc_sdus: u32,
-    pub rlc_bytes: u64,
     /// New-data bits scheduled (NDI = 1).
     pub new_bits: u64,
     pub retx_bits: u64,
-    /// Ground truth: what the UE's fair share of the cell carries after
-    /// HARQ losses, bits this TTI (zero when it has no flow).
-    pub available_bits: f64,
-    /// The agent's current per-UE estimate, bit/s.
-    pub agent_bps: u64,
 }
 
 /// Counters of one UE's radio link.
@@ -430,9 +421,10 @@ struct Ue {
     tti_tb_ok: Option<bool>,
     /// Flows of this UE that have started and not ended.
     live_flows: u32,
-    /// `tti.available_bits` for (ITBS, UEs with live flows), kept while both hold.
-    available_memo: Option<((RateIdx, u32), f64)>,
-    /// `tti.agent_bps` for the capacity window's state, kept while it holds.
+    /// The sample's `available_bits` and `available_mbps` for (ITBS, UEs
+    /// with live flows), kept while both hold.
+    available_memo: Option<((RateIdx, u32), f64, f64)>,
+    /// The sample's `agent_bps` for the capacity window's state, kept while it holds.
     agent_memo: Option<((u64, usize), u64)>,
     /// The channel's CQI never changes (`fixed_cqi`): `cqi` and `itbs` are set once.
     constant_channel: bool,
@@ -503,6 +495,12 @@ pub struct Cell {
     tti_active: Vec<bool>,
     /// PF's forgetting factor per TTI: 1 / (`pf_window_ttis` × slots per ms).
     pf_a: f64,
+    /// Every UE's state at the end of the last TTI, `samples[i]` UE i's,
+    /// written in place by `on_tti` in the layout the recorder receives
+    /// (no per-UE assembly after the TTI).
+    samples: Vec<UeSample>,
+    /// The TTI in seconds (the samples' rates).
+    tti_s: f64,
 }
 
 impl Cell {
@@ -591,6 +589,8 @@ impl Cell {
             air_flows: Vec::new(),
             tti_served: Vec::new(),
             tti_active: Vec::new(),
+            samples: vec![UeSample::default(); channels.len()],
+            tti_s: tti.as_secs_f64(),
         };
         for u in cell.ues.iter_mut() {
             if let Some(c) = u.channel.constant_cqi() {
@@ -657,6 +657,10 @@ impl Cell {
     }
     pub fn ue_tti(&self, ue: usize) -> &UeTti {
         &self.ues[ue].tti
+    }
+    /// Every UE's sample at the end of the last TTI, in UE order.
+    pub fn samples(&self) -> &[UeSample] {
+        &self.samples
     }
     pub fn radio_stats(&self, ue: usize) -> UeRadioStats {
         self.ues[ue].stats
@@ -876,7 +880,8 @@ impl Cell {
             0
         };
         let radio = &self.radio;
-        for (i, u) in self.ues.iter_mut().enumerate() {
+        let tti_s = self.tti_s;
+        for ((i, u), sample) in self.ues.iter_mut().enumerate().zip(self.samples.iter_mut()) {
             // (Bits of one TBS, far below 2^63: converted as signed, the same
             // value in fewer instructions than from unsigned.)
             u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as i64 as f64;
@@ -909,15 +914,14 @@ impl Cell {
                 u.na.capacity_bits += bits as f64;
                 u.na.ttis += 1;
             }
-            u.tti.cqi = u.cqi;
-            u.tti.itbs = u.itbs.map(|x| x.get());
-            u.tti.hol = u.rlc.hol_delay(now);
-            u.tti.rlc_sdus = u.rlc.sdus() as u32;
-            u.tti.rlc_bytes = u.rlc.bytes();
+            sample.cqi = u.cqi;
+            sample.hol = u.rlc.hol_delay(now);
+            sample.sdus = u.rlc.sdus() as u32;
+            sample.bytes = u.rlc.bytes();
             // The rate changes only with the window's sum (a division spared
             // for the many TTIs in which a UE's window does not move).
             let state = u.cap.state();
-            u.tti.agent_bps = match u.agent_memo {
+            sample.agent_bps = match u.agent_memo {
                 Some((s, rate)) if s == state => rate,
                 _ => {
                     let rate = u.cap.rate_bps(self.tti);
@@ -925,13 +929,13 @@ impl Cell {
                     rate
                 }
             };
-            u.tti.available_bits = match (u.itbs, u.live_flows > 0) {
+            (sample.available_bits, sample.available_mbps) = match (u.itbs, u.live_flows > 0) {
                 (Some(itbs), true) => {
                     // The same (ITBS, live UEs) gives the same share: worked
                     // out again only when one of them changes.
                     let key = (itbs, live_ues);
                     match u.available_memo {
-                        Some((k, bits)) if k == key => bits,
+                        Some((k, bits, mbps)) if k == key => (bits, mbps),
                         _ => {
                             // Per slot, averaged over a TDD pattern's slots
                             // (so it is the rate a flow can have, not the
@@ -943,12 +947,13 @@ impl Cell {
                                 radio.mean_over_pattern(|g| g.share_bits(itbs, share))
                             };
                             let bits = bits * (1.0 - self.cfg.harq.bler);
-                            u.available_memo = Some((key, bits));
-                            bits
+                            let mbps = bits / tti_s * 1e-6;
+                            u.available_memo = Some((key, bits, mbps));
+                            (bits, mbps)
                         }
                     }
                 }
-                _ => 0.0,
+                _ => (0.0, 0.0),
             };
         }
         self.tti_served = served;
@@ -1104,7 +1109,7 @@ impl Cell {
     /// The UE's current fair-share capacity after HARQ losses, bit/s (the
     /// ground truth of the last TTI).
     pub fn available_bps(&self, ue: usize) -> f64 {
-        self.ues[ue].tti.available_bits / self.tti.as_secs_f64()
+        self.samples[ue].available_bits / self.tti.as_secs_f64()
     }
 
     pub fn live_flows(&self, ue: usize) -> u32 {
@@ -1206,7 +1211,7 @@ mod tests {
         assert_eq!(c.ue_tti(0).new_bits, 36_696);
         assert_eq!(c.free_prbs_last_tti(), 0);
         assert_eq!(out.air_heads, vec![(0, ms(2))]);
-        assert!((c.ue_tti(0).available_bits - 36_696.0).abs() < 1e-9);
+        assert!((c.samples()[0].available_bits - 36_696.0).abs() < 1e-9);
     }
 
     #[test]
