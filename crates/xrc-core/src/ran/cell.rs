@@ -723,7 +723,7 @@ impl Cell {
         // Steps 1 to 3 in one pass over the UEs (each UE's steps depend on
         // its own state and on the PRBs earlier UEs' retransmissions took).
         let mut ue_active = std::mem::take(&mut self.tti_active);
-        ue_active.clear();
+        ue_active.resize(self.ues.len(), false);
         let mut active_ues = 0u32;
         self.candidates.clear();
         for (i, u) in self.ues.iter_mut().enumerate() {
@@ -738,7 +738,7 @@ impl Cell {
             u.tti_prbs = 0;
             u.tti_tb_ok = None;
             let active = self.activity.ue_is_active(UeId(i as u32), now, self.inactivity);
-            ue_active.push(active);
+            ue_active[i] = active;
             active_ues += active as u32;
             if grid.is_none() {
                 continue;
