@@ -330,7 +330,8 @@ impl Observer for RunRecorder {
             let r = &mut self.tables.rlc;
             r.t.extend(std::iter::repeat_n(t, n));
             r.ue.extend(0..n as u32);
-            r.hol_ms.extend(samples.iter().map(|s| s.hol.as_millis_f64()));
+            // `as_millis_f64` with the nanoseconds converted as signed (equal below 2^63).
+            r.hol_ms.extend(samples.iter().map(|s| f(s.hol.as_nanos()) * 1e-6));
             r.sdus.extend(samples.iter().map(|s| s.sdus));
             r.bytes.extend(samples.iter().map(|s| s.bytes));
             r.cqi.extend(samples.iter().map(|s| s.cqi));

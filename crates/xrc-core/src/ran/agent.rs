@@ -137,21 +137,83 @@ impl CapacityWindow {
     }
     /// Average rate in bit/s for TTIs of length `tti`.
     pub fn rate_bps(&self, tti: SimDuration) -> u64 {
-        if self.filled == 0 {
-            return 0;
+        window_rate_bps(self.sum, self.filled, tti)
+    }
+}
+
+/// The average rate, bit/s, of `sum` bits over `filled` TTIs of length `tti`.
+#[inline]
+fn window_rate_bps(sum: u64, filled: usize, tti: SimDuration) -> u64 {
+    if filled == 0 {
+        return 0;
+    }
+    // The same quotient in 64 bits when nothing overflows (a window of
+    // 18 Gbit), which spares a 128-bit division per UE per TTI.
+    match (
+        sum.checked_mul(1_000_000_000),
+        tti.as_nanos().checked_mul(filled as u64),
+    ) {
+        (Some(num), Some(span_ns)) => num / span_ns,
+        _ => {
+            let span_ns = tti.as_nanos() as u128 * filled as u128;
+            ((sum as u128 * 1_000_000_000) / span_ns) as u64
         }
-        // The same quotient in 64 bits when nothing overflows (a window of
-        // 18 Gbit), which spares a 128-bit division per UE per TTI.
-        match (
-            self.sum.checked_mul(1_000_000_000),
-            tti.as_nanos().checked_mul(self.filled as u64),
-        ) {
-            (Some(num), Some(span_ns)) => num / span_ns,
-            _ => {
-                let span_ns = tti.as_nanos() as u128 * self.filled as u128;
-                ((self.sum as u128 * 1_000_000_000) / span_ns) as u64
-            }
+    }
+}
+
+/// The capacity windows of every UE of a cell: the same sliding sums as
+/// one [`CapacityWindow`] per UE, laid out for a cell in which every UE
+/// pushes every TTI. They share one cursor and count of TTIs, and the ring
+/// holds one row of UEs per TTI, so a TTI's push is one pass over
+/// contiguous columns (the bits in, the row out, the sums) instead of a
+/// ring per UE.
+#[derive(Clone, Debug)]
+pub struct CapacityWindows {
+    ues: usize,
+    /// TTIs in the window.
+    len: usize,
+    /// Row `k` (`ring[k * ues..(k + 1) * ues]`): each UE's bits of one TTI.
+    ring: Vec<u64>,
+    sums: Vec<u64>,
+    next: usize,
+    filled: usize,
+}
+
+impl CapacityWindows {
+    pub fn new(ues: usize, n: u32) -> Self {
+        CapacityWindows {
+            ues,
+            len: n as usize,
+            ring: vec![0; ues * n as usize],
+            sums: vec![0; ues],
+            next: 0,
+            filled: 0,
         }
+    }
+    /// One TTI: UE `i` learned `bits[i]` (`bits` has one entry per UE).
+    pub fn push_row(&mut self, bits: &[u64]) {
+        let row = &mut self.ring[self.next * self.ues..(self.next + 1) * self.ues];
+        for ((old, sum), &b) in row.iter_mut().zip(self.sums.iter_mut()).zip(&bits[..self.ues]) {
+            *sum = *sum - *old + b;
+            *old = b;
+        }
+        self.next += 1;
+        if self.next == self.len {
+            self.next = 0;
+        }
+        if self.filled < self.len {
+            self.filled += 1;
+        }
+    }
+    /// UE `ue`'s [`CapacityWindow::state`].
+    #[inline]
+    pub fn state(&self, ue: usize) -> (u64, usize) {
+        (self.sums[ue], self.filled)
+    }
+    /// UE `ue`'s [`CapacityWindow::rate_bps`].
+    #[inline]
+    pub fn rate_bps(&self, ue: usize, tti: SimDuration) -> u64 {
+        window_rate_bps(self.sums[ue], self.filled, tti)
     }
 }
 
@@ -317,5 +379,24 @@ mod tests {
         assert_eq!(f.rate_bps, 10_000_000);
         assert_eq!(f.hol, SimDuration::from_millis(4));
         assert_eq!(feedback(30_000_000, 0, SimDuration::ZERO).rate_bps, 30_000_000);
+    }
+
+    #[test]
+    fn a_cells_windows_hold_the_same_sums_and_rates_as_one_window_per_ue() {
+        let tti = SimDuration::from_micros(500);
+        let mut rng = crate::engine::rng::Rng::from_seed(5);
+        for (ues, n) in [(1usize, 1u32), (3, 40), (7, 5)] {
+            let mut each: Vec<CapacityWindow> = (0..ues).map(|_| CapacityWindow::new(n)).collect();
+            let mut all = CapacityWindows::new(ues, n);
+            for t in 0..200 {
+                let bits: Vec<u64> = (0..ues).map(|_| rng.below(80_000)).collect();
+                all.push_row(&bits);
+                for (u, w) in each.iter_mut().enumerate() {
+                    w.push(bits[u]);
+                    assert_eq!(all.state(u), w.state(), "UE {u}, TTI {t}");
+                    assert_eq!(all.rate_bps(u, tti), w.rate_bps(tti), "UE {u}, TTI {t}");
+                }
+            }
+        }
     }
 }

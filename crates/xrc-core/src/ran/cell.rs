@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::abc::{AbcConfig, AbcMarker};
-use super::agent::{self, AgentConfig, AirDelay, CapacityWindow};
+use super::agent::{self, AgentConfig, AirDelay, CapacityWindow, CapacityWindows};
 use super::amc;
 use super::channel::{Channel, ChannelConfig};
 use super::netassist::{NetAssistConfig, PeriodStats};
@@ -44,7 +44,7 @@ use super::tbs_grid::RateIdx;
 use super::uplink::{Uplink, UplinkConfig};
 use crate::engine::{Rng, RngStreams};
 use crate::net::queue::QueueCounters;
-use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeId};
+use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeId, UeSample};
 use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -371,23 +371,14 @@ struct Tb {
     due: SimTime,
 }
 
-/// What one TTI looked like for one UE (for metrics).
+/// What one TTI looked like for one UE: the blocks it was sent (the
+/// oracle's shadow compares them). What the recorder samples is in
+/// [`Cell::samples`].
 #[derive(Copy, Clone, Debug, Default)]
 pub struct UeTti {
-    pub cqi: u8,
-    /// The rate index: I_TBS (LTE) or I_MCS (NR).
-    pub itbs: Option<u8>,
-    pub hol: SimDuration,
-    pub rlc_sdus: u32,
-    pub rlc_bytes: u64,
     /// New-data bits scheduled (NDI = 1).
     pub new_bits: u64,
     pub retx_bits: u64,
-    /// Ground truth: what the UE's fair share of the cell carries after
-    /// HARQ losses, bits this TTI (zero when it has no flow).
-    pub available_bits: f64,
-    /// The agent's current per-UE estimate, bit/s.
-    pub agent_bps: u64,
 }
 
 /// Counters of one UE's radio link.
@@ -412,12 +403,10 @@ struct Ue {
     /// HARQ-ACK reaches the base station), oldest first; kept only when
     /// the processes are limited.
     harq_acks: VecDeque<SimTime>,
-    pf_avg_bits: f64,
     air: VecDeque<(SimTime, Pdu)>,
     rx: RlcRx,
     uplink: Uplink,
     ul_pipe: Pipe,
-    cap: CapacityWindow,
     /// New-data bits actually sent, over the agent's window (ABC's cr).
     served: CapacityWindow,
     /// The agent's air-interface delay estimate (`agent::AirDelay`).
@@ -430,9 +419,10 @@ struct Ue {
     tti_tb_ok: Option<bool>,
     /// Flows of this UE that have started and not ended.
     live_flows: u32,
-    /// `tti.available_bits` for (ITBS, UEs with live flows), kept while both hold.
-    available_memo: Option<((RateIdx, u32), f64)>,
-    /// `tti.agent_bps` for the capacity window's state, kept while it holds.
+    /// The sample's `available_bits` and `available_mbps` for (ITBS, UEs
+    /// with live flows), kept while both hold.
+    available_memo: Option<((RateIdx, u32), f64, f64)>,
+    /// The sample's `agent_bps` for the capacity window's state, kept while it holds.
     agent_memo: Option<((u64, usize), u64)>,
     /// The channel's CQI never changes (`fixed_cqi`): `cqi` and `itbs` are set once.
     constant_channel: bool,
@@ -497,12 +487,23 @@ pub struct Cell {
     air_enabled: bool,
     /// Flows (by id) whose ACKs carry the agent's air-delay field (`xrc2`).
     air_flows: Vec<bool>,
-    /// Scratch of `on_tti`: new-data bits served to each UE, which have an
-    /// active flow.
+    /// Scratch of `on_tti`: new-data bits served to each UE (zero between
+    /// TTIs), which have an active flow, the agent's bits of each.
     tti_served: Vec<u64>,
     tti_active: Vec<bool>,
+    cap_bits: Vec<u64>,
+    /// Each UE's PF average throughput, bits per TTI.
+    pf_avg: Vec<f64>,
+    /// Each UE's agent capacity window (every UE pushes every TTI).
+    cap: CapacityWindows,
     /// PF's forgetting factor per TTI: 1 / (`pf_window_ttis` × slots per ms).
     pf_a: f64,
+    /// Every UE's state at the end of the last TTI, `samples[i]` UE i's,
+    /// written in place by `on_tti` in the layout the recorder receives
+    /// (no per-UE assembly after the TTI).
+    samples: Vec<UeSample>,
+    /// The TTI in seconds (the samples' rates).
+    tti_s: f64,
 }
 
 impl Cell {
@@ -543,12 +544,10 @@ impl Cell {
                     rlc: RlcTx::new(limit),
                     retx: VecDeque::new(),
                     harq_acks: VecDeque::new(),
-                    pf_avg_bits: 0.0,
                     air: VecDeque::new(),
                     rx: RlcRx::new(ms(cfg.rlc.t_reordering_ms)),
                     uplink: Uplink::new(&cfg.uplink, tti, phase, &radio.duplex),
                     ul_pipe: Pipe::new(tti),
-                    cap: CapacityWindow::new(window),
                     served: CapacityWindow::new(window),
                     air_delay: AirDelay::new(window),
                     abc: AbcMarker::new(&cfg.abc),
@@ -589,8 +588,13 @@ impl Cell {
             abc_enabled: false,
             air_enabled: false,
             air_flows: Vec::new(),
-            tti_served: Vec::new(),
+            tti_served: vec![0; channels.len()],
             tti_active: Vec::new(),
+            cap_bits: Vec::new(),
+            pf_avg: vec![0.0; channels.len()],
+            cap: CapacityWindows::new(channels.len(), window),
+            samples: vec![UeSample::default(); channels.len()],
+            tti_s: tti.as_secs_f64(),
         };
         for u in cell.ues.iter_mut() {
             if let Some(c) = u.channel.constant_cqi() {
@@ -658,6 +662,10 @@ impl Cell {
     pub fn ue_tti(&self, ue: usize) -> &UeTti {
         &self.ues[ue].tti
     }
+    /// Every UE's sample at the end of the last TTI, in UE order.
+    pub fn samples(&self) -> &[UeSample] {
+        &self.samples
+    }
     pub fn radio_stats(&self, ue: usize) -> UeRadioStats {
         self.ues[ue].stats
     }
@@ -692,7 +700,7 @@ impl Cell {
         self.free_prbs_last
     }
     pub fn agent_rate_bps(&self, ue: usize) -> u64 {
-        self.ues[ue].cap.rate_bps(self.tti)
+        self.cap.rate_bps(ue, self.tti)
     }
 
     /// A downlink packet reaches the base station for `ue`: PDCP, then the
@@ -715,7 +723,7 @@ impl Cell {
         // Steps 1 to 3 in one pass over the UEs (each UE's steps depend on
         // its own state and on the PRBs earlier UEs' retransmissions took).
         let mut ue_active = std::mem::take(&mut self.tti_active);
-        ue_active.clear();
+        ue_active.resize(self.ues.len(), false);
         let mut active_ues = 0u32;
         self.candidates.clear();
         for (i, u) in self.ues.iter_mut().enumerate() {
@@ -730,7 +738,7 @@ impl Cell {
             u.tti_prbs = 0;
             u.tti_tb_ok = None;
             let active = self.activity.ue_is_active(UeId(i as u32), now, self.inactivity);
-            ue_active.push(active);
+            ue_active[i] = active;
             active_ues += active as u32;
             if grid.is_none() {
                 continue;
@@ -779,7 +787,7 @@ impl Cell {
                         index: i,
                         itbs,
                         demand_bytes: u.rlc.demand_bytes(),
-                        avg_bits: u.pf_avg_bits,
+                        avg_bits: self.pf_avg[i],
                     });
                 }
             }
@@ -802,9 +810,8 @@ impl Cell {
             }
             None => grants.clear(),
         }
+        // All zero between TTIs (cleared below where the grants wrote).
         let mut served = std::mem::take(&mut self.tti_served);
-        served.clear();
-        served.resize(self.ues.len(), 0);
         for g in grants.iter().cloned() {
             let u = &mut self.ues[g.index];
             let itbs = u.itbs.expect("candidates have an MCS");
@@ -818,7 +825,10 @@ impl Cell {
             served[g.index] = bits as u64;
             // ABC marks ABC-capable packets as they leave the UE's queue.
             let (link, dequeue) = if self.abc_enabled {
-                (u.cap.rate_bps(self.tti) as f64, u.served.rate_bps(self.tti) as f64)
+                (
+                    self.cap.rate_bps(g.index, self.tti) as f64,
+                    u.served.rate_bps(self.tti) as f64,
+                )
             } else {
                 (0.0, 0.0)
             };
@@ -868,70 +878,93 @@ impl Cell {
         self.grants = grants;
         let free = total.saturating_sub(used);
         self.free_prbs_last = free;
-        // 4. PF averages, agent, per-TTI view.
+        // 4. PF averages, agent, per-TTI view: passes over the UEs'
+        // columns. Each UE's state is its own, so the passes do for each UE
+        // the same floating-point operations in the same order as one pass
+        // per UE did; only the loops' nesting changed.
         let pf_a = self.pf_a;
-        let scheduled = if self.pbe_enabled {
-            self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32
-        } else {
-            0
-        };
-        let radio = &self.radio;
-        for (i, u) in self.ues.iter_mut().enumerate() {
-            // (Bits of one TBS, far below 2^63: converted as signed, the same
-            // value in fewer instructions than from unsigned.)
-            u.pf_avg_bits = (1.0 - pf_a) * u.pf_avg_bits + pf_a * served[i] as i64 as f64;
-            if self.abc_enabled {
-                u.served.push(served[i]);
-            }
-            if self.air_enabled {
-                u.air_delay.advance();
-            }
-            if self.pbe_enabled {
-                u.pbe.observe(&TtiView {
-                    cell_prbs: total,
-                    own_prbs: u.tti_prbs,
-                    idle_prbs: free,
-                    scheduled_ues: scheduled,
-                    own_full_bits: grid.zip(u.itbs).map(|(g, r)| g.full(r)),
-                    own_tb: u.tti_tb_ok,
-                });
-            }
-            let bits = agent::tti_capacity_bits(
-                u.tti.new_bits,
-                free,
-                active_ues,
-                ue_active[i],
-                u.itbs.zip(grid),
-                self.cfg.agent.include_free_prbs,
+        // (Bits of one TBS, far below 2^63: converted as signed, the same
+        // value in fewer instructions than from unsigned.) Element-wise,
+        // straight-line.
+        for (avg, &bits) in self.pf_avg.iter_mut().zip(&served) {
+            *avg = (1.0 - pf_a) * *avg + pf_a * bits as i64 as f64;
+        }
+        // The agent's bits of the TTI: the new-data bits served, plus the
+        // fair share of the free PRBs for a UE with an active flow when
+        // some are free (`agent::tti_capacity_bits`; without free PRBs it is
+        // the served bits, the column pushed as it is).
+        let include_free = self.cfg.agent.include_free_prbs;
+        let cap_bits: &[u64] = if include_free && free > 0 && active_ues > 0 && grid.is_some() {
+            self.cap_bits.clear();
+            self.cap_bits.extend(
+                self.ues
+                    .iter()
+                    .zip(&served)
+                    .zip(&ue_active)
+                    .map(|((u, &bits), &active)| {
+                        agent::tti_capacity_bits(bits, free, active_ues, active, u.itbs.zip(grid), include_free)
+                    }),
             );
-            u.cap.push(bits);
-            if self.na_enabled {
-                u.na.capacity_bits += bits as f64;
-                u.na.ttis += 1;
+            &self.cap_bits
+        } else {
+            &served
+        };
+        self.cap.push_row(cap_bits);
+        if self.abc_enabled || self.air_enabled || self.pbe_enabled || self.na_enabled {
+            let scheduled = if self.pbe_enabled {
+                self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32
+            } else {
+                0
+            };
+            for (i, u) in self.ues.iter_mut().enumerate() {
+                if self.abc_enabled {
+                    u.served.push(served[i]);
+                }
+                if self.air_enabled {
+                    u.air_delay.advance();
+                }
+                if self.pbe_enabled {
+                    u.pbe.observe(&TtiView {
+                        cell_prbs: total,
+                        own_prbs: u.tti_prbs,
+                        idle_prbs: free,
+                        scheduled_ues: scheduled,
+                        own_full_bits: grid.zip(u.itbs).map(|(g, r)| g.full(r)),
+                        own_tb: u.tti_tb_ok,
+                    });
+                }
+                if self.na_enabled {
+                    u.na.capacity_bits += cap_bits[i] as f64;
+                    u.na.ttis += 1;
+                }
             }
-            u.tti.cqi = u.cqi;
-            u.tti.itbs = u.itbs.map(|x| x.get());
-            u.tti.hol = u.rlc.hol_delay(now);
-            u.tti.rlc_sdus = u.rlc.sdus() as u32;
-            u.tti.rlc_bytes = u.rlc.bytes();
+        }
+        // The samples, in place.
+        let radio = &self.radio;
+        let tti_s = self.tti_s;
+        for ((i, u), sample) in self.ues.iter_mut().enumerate().zip(self.samples.iter_mut()) {
+            sample.cqi = u.cqi;
+            sample.hol = u.rlc.hol_delay(now);
+            sample.sdus = u.rlc.sdus() as u32;
+            sample.bytes = u.rlc.bytes();
             // The rate changes only with the window's sum (a division spared
             // for the many TTIs in which a UE's window does not move).
-            let state = u.cap.state();
-            u.tti.agent_bps = match u.agent_memo {
+            let state = self.cap.state(i);
+            sample.agent_bps = match u.agent_memo {
                 Some((s, rate)) if s == state => rate,
                 _ => {
-                    let rate = u.cap.rate_bps(self.tti);
+                    let rate = self.cap.rate_bps(i, self.tti);
                     u.agent_memo = Some((state, rate));
                     rate
                 }
             };
-            u.tti.available_bits = match (u.itbs, u.live_flows > 0) {
+            (sample.available_bits, sample.available_mbps) = match (u.itbs, u.live_flows > 0) {
                 (Some(itbs), true) => {
                     // The same (ITBS, live UEs) gives the same share: worked
                     // out again only when one of them changes.
                     let key = (itbs, live_ues);
                     match u.available_memo {
-                        Some((k, bits)) if k == key => bits,
+                        Some((k, bits, mbps)) if k == key => (bits, mbps),
                         _ => {
                             // Per slot, averaged over a TDD pattern's slots
                             // (so it is the rate a flow can have, not the
@@ -943,13 +976,17 @@ impl Cell {
                                 radio.mean_over_pattern(|g| g.share_bits(itbs, share))
                             };
                             let bits = bits * (1.0 - self.cfg.harq.bler);
-                            u.available_memo = Some((key, bits));
-                            bits
+                            let mbps = bits / tti_s * 1e-6;
+                            u.available_memo = Some((key, bits, mbps));
+                            (bits, mbps)
                         }
                     }
                 }
-                _ => 0.0,
+                _ => (0.0, 0.0),
             };
+        }
+        for g in &self.grants {
+            served[g.index] = 0;
         }
         self.tti_served = served;
         self.tti_active = ue_active;
@@ -1104,7 +1141,7 @@ impl Cell {
     /// The UE's current fair-share capacity after HARQ losses, bit/s (the
     /// ground truth of the last TTI).
     pub fn available_bps(&self, ue: usize) -> f64 {
-        self.ues[ue].tti.available_bits / self.tti.as_secs_f64()
+        self.samples[ue].available_bits / self.tti.as_secs_f64()
     }
 
     pub fn live_flows(&self, ue: usize) -> u32 {
@@ -1149,7 +1186,7 @@ impl Cell {
     /// head time.
     pub fn on_uplink_arrival(&mut self, now: SimTime, ue: usize, out: &mut Vec<Packet>) -> Option<SimTime> {
         let enabled = self.cfg.agent.enabled;
-        let rate = self.ues[ue].cap.rate_bps(self.tti);
+        let rate = self.cap.rate_bps(ue, self.tti);
         let hol = self.ues[ue].rlc.hol_delay(now);
         let af = self.activity.active_flows(UeId(ue as u32), now, self.inactivity);
         let u = &mut self.ues[ue];
@@ -1206,7 +1243,7 @@ mod tests {
         assert_eq!(c.ue_tti(0).new_bits, 36_696);
         assert_eq!(c.free_prbs_last_tti(), 0);
         assert_eq!(out.air_heads, vec![(0, ms(2))]);
-        assert!((c.ue_tti(0).available_bits - 36_696.0).abs() < 1e-9);
+        assert!((c.samples()[0].available_bits - 36_696.0).abs() < 1e-9);
     }
 
     #[test]

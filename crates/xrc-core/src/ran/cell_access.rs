@@ -25,7 +25,7 @@ use super::shadow::ShadowCell;
 use crate::engine::RngStreams;
 use crate::net::Observer as _;
 use crate::net::{
-    Access, Component, Dir, DropSite, FlowId, Io, NetAssistReport, Packet, QueueCounters, UeLinkCounters, UeSample,
+    Access, Component, Dir, DropSite, FlowId, Io, NetAssistReport, Packet, QueueCounters, UeLinkCounters,
 };
 use crate::units::{SimDuration, SimTime};
 
@@ -51,8 +51,6 @@ pub struct CellAccess {
     until: SimTime,
     out: CellOutput,
     scratch: Vec<Packet>,
-    /// The UEs' samples of a TTI, handed to the observer in one call.
-    samples: Vec<UeSample>,
     /// What the cell was built from, for the oracle's shadow.
     built_from: (CellConfig, Vec<ChannelConfig>, u64),
     /// The UE of each flow of the scenario.
@@ -81,7 +79,6 @@ impl CellAccess {
             until,
             out: CellOutput::default(),
             scratch: Vec::new(),
-            samples: Vec::new(),
             built_from: (cfg.clone(), channels.to_vec(), streams.master_seed()),
             flow_ues: flow_ues.to_vec(),
             shadow: None,
@@ -136,21 +133,7 @@ impl CellAccess {
             sh.check(now, s.new_bits, s.retx_bits);
         }
         cx.obs().instant(now, tti);
-        let tti_s = tti.as_secs_f64();
-        self.samples.clear();
-        self.samples.extend((0..self.cell.num_ues()).map(|u| {
-            let s = self.cell.ue_tti(u);
-            UeSample {
-                cqi: s.cqi,
-                hol: s.hol,
-                sdus: s.rlc_sdus,
-                bytes: s.rlc_bytes,
-                available_bits: s.available_bits,
-                available_mbps: s.available_bits / tti_s * 1e-6,
-                agent_bps: s.agent_bps,
-            }
-        }));
-        cx.obs().ue_samples(now, &self.samples);
+        cx.obs().ue_samples(now, self.cell.samples());
         Self::after_cell(now, out, cx);
         cx.tick();
         let next = now + tti;

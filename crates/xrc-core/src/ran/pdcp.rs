@@ -26,6 +26,11 @@ pub struct FlowActivity {
     flows: Vec<Option<Activity>>,
     /// The flows of each UE, in increasing flow order.
     by_ue: Vec<Vec<u32>>,
+    /// The latest packet of any flow of each UE: a UE has an active flow
+    /// exactly when its latest packet is recent enough, so the question
+    /// asked of every UE every TTI ([`FlowActivity::ue_is_active`]) reads
+    /// one number instead of each of its flows.
+    ue_latest: Vec<Option<SimTime>>,
 }
 
 impl FlowActivity {
@@ -36,12 +41,19 @@ impl FlowActivity {
             self.flows.resize(i + 1, None);
         }
         if let Some(old) = self.flows[i].take() {
-            self.by_ue[old.ue.0 as usize].retain(|&f| f != flow.0);
+            let o = old.ue.0 as usize;
+            self.by_ue[o].retain(|&f| f != flow.0);
+            // The moved flow's packets no longer count for its old UE.
+            self.ue_latest[o] = self.by_ue[o]
+                .iter()
+                .filter_map(|&f| self.flows[f as usize].as_ref().and_then(|a| a.last_packet))
+                .max();
         }
         self.flows[i] = Some(Activity { ue, last_packet: None });
         let u = ue.0 as usize;
         if self.by_ue.len() <= u {
             self.by_ue.resize_with(u + 1, Vec::new);
+            self.ue_latest.resize(u + 1, None);
         }
         let list = &mut self.by_ue[u];
         let at = list.partition_point(|&f| f < flow.0);
@@ -57,6 +69,9 @@ impl FlowActivity {
     pub fn on_packet(&mut self, flow: FlowId, now: SimTime) {
         if let Some(Some(a)) = self.flows.get_mut(flow.0 as usize) {
             a.last_packet = Some(now);
+            // Packets come in time order: the newest is the latest.
+            let l = &mut self.ue_latest[a.ue.0 as usize];
+            *l = Some(l.map_or(now, |t| t.max(now)));
         }
     }
 
@@ -74,8 +89,13 @@ impl FlowActivity {
     }
 
     /// UEs with at least one active flow.
+    /// (Equal to `active_flows(..) > 0`: some flow's packet is at most
+    /// `inactivity` old exactly when the latest is.)
+    #[inline]
     pub fn ue_is_active(&self, ue: UeId, now: SimTime, inactivity: SimDuration) -> bool {
-        self.active_flows(ue, now, inactivity) > 0
+        self.ue_latest
+            .get(ue.0 as usize)
+            .is_some_and(|l| l.is_some_and(|t| now.saturating_since(t) <= inactivity))
     }
 }
 
@@ -107,5 +127,32 @@ mod tests {
         assert_eq!(a.active_flows(UeId(0), SimTime::ZERO, idle), 0);
         assert_eq!(a.active_flows(UeId(2), SimTime::ZERO, idle), 1);
         assert_eq!(a.active_flows(UeId(7), SimTime::ZERO, idle), 0);
+    }
+
+    #[test]
+    fn a_ue_is_active_exactly_when_one_of_its_flows_is_whatever_the_packets_and_moves() {
+        // Property over random histories: the per-UE latest packet answers
+        // as the scan of the UE's flows does, flows moving between UEs too.
+        let mut rng = crate::engine::rng::Rng::from_seed(11);
+        let idle = SimDuration::from_millis(200);
+        for _ in 0..50 {
+            let mut a = FlowActivity::default();
+            for f in 0..6u32 {
+                a.register(FlowId(f), UeId(rng.below(3) as u32));
+            }
+            let mut now = SimTime::ZERO;
+            for _ in 0..200 {
+                now = now + SimDuration::from_millis(rng.below(120));
+                match rng.below(10) {
+                    0 => a.register(FlowId(rng.below(6) as u32), UeId(rng.below(3) as u32)),
+                    1..=5 => a.on_packet(FlowId(rng.below(6) as u32), now),
+                    _ => {}
+                }
+                for u in 0..4 {
+                    let scan = a.active_flows(UeId(u), now, idle) > 0;
+                    assert_eq!(a.ue_is_active(UeId(u), now, idle), scan, "UE {u} at {now:?}");
+                }
+            }
+        }
     }
 }
