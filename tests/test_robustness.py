@@ -444,8 +444,11 @@ def test_staging_directories_of_dead_runs_are_removed_and_others_kept(tmp_path):
     foreign = tmp_path / ".run.partial-999999998"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("not ours")
+    # Killed between creating its staging directory and marking it.
+    unmarked = tmp_path / ".run.partial-999999997"
+    unmarked.mkdir()
     assert main(["run", str(p), "--out", str(out), "--force", "--quiet", "--no-plots"]) == 0
-    assert not dead.exists() and alive.exists() and foreign.exists()
+    assert not dead.exists() and alive.exists() and foreign.exists() and not unmarked.exists()
 
 
 # A path with no bottleneck (1 Tbit/s, no queue limit): the window grows to

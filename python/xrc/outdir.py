@@ -81,7 +81,16 @@ def clean_stale_in(directory: Path, name: str | None = None) -> list[Path]:
     pat = re.compile(r"^\.(" + (re.escape(name) if name else ".+") + r")\.(partial|old)-(\d+)$")
     for d in sorted(directory.iterdir()):
         m = pat.match(d.name)
-        if not m or not d.is_dir() or pid_alive(int(m.group(3))) or not _ours(d):
+        if not m or not d.is_dir() or pid_alive(int(m.group(3))):
+            continue
+        if not _ours(d):
+            # A process killed between creating its staging directory and
+            # marking it (prepare) leaves it empty; rmdir removes only that.
+            try:
+                d.rmdir()
+                removed.append(d)
+            except OSError:
+                pass
             continue
         out = directory / m.group(1)
         if m.group(2) == "old" and not out.exists():
