@@ -68,6 +68,16 @@ def _packet() -> bytes:
 SOL_PACKET, PACKET_QDISC_BYPASS, ETH_P_IP = 263, 20, 0x0800
 
 
+def _receiver(sock: socket.socket) -> int:
+    """Forks a process on CPU 1 that reads ``sock`` forever; its pid."""
+    child = os.fork()
+    if child == 0:
+        os.sched_setaffinity(0, {1})
+        while True:
+            sock.recv(2048)
+    return child
+
+
 class _Iovec(ctypes.Structure):
     _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
 
@@ -120,11 +130,7 @@ def measure_veth(rps: bool, receiver: bool, batch: int, batches: int) -> tuple[l
                 sock.bind(("10.99.0.1", 9000))
             finally:
                 _setns(here)
-            child = os.fork()
-            if child == 0:
-                os.sched_setaffinity(0, {1})
-                while True:
-                    sock.recv(2048)
+            child = _receiver(sock)
         os.sched_setaffinity(0, {0})
         frame = mac_b + mac_a + struct.pack("!H", ETH_P_IP) + _packet()
         buf = ctypes.create_string_buffer(frame, len(frame))
@@ -186,11 +192,7 @@ def measure(rps: bool, receiver: bool, batch: int, batches: int) -> list[list[fl
                        check=True)
         if sock is not None:
             sock.bind(("10.99.0.1", 9000))
-            child = os.fork()
-            if child == 0:
-                os.sched_setaffinity(0, {1})
-                while True:
-                    sock.recv(2048)
+            child = _receiver(sock)
         os.sched_setaffinity(0, {0})
         pkt = _packet()
         out: list[list[float]] = [[] for _ in range(batch)]
