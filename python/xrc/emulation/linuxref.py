@@ -350,9 +350,11 @@ def _wait_listening(tb, port: int = 5201, timeout_s: float = 5.0) -> None:
 #: BBR's bandwidth samples above the link on this 2-vCPU host
 #: (docs/validation.md, "Where Linux's samples come from": +0.55 to +1.13 %
 #: of the +0.79 to +1.27 % excess), and probe runs at -20 gave 46.9 to 48.6
-#: ms of mean RTT against 49.7 to 54.1 ms (BBR on the smooth link); but a
-#: take of the table at -20 beside two builds was no quieter (53.4 and 53.6
-#: ms), so the stored reference's setting stays the default.
+#: ms of mean RTT against 49.7 to 54.1 ms (BBR on the smooth link). A take
+#: at -20 beside two builds was no quieter (53.4 and 53.6 ms); one on an
+#: idle host moved three BBR numbers toward xrc's but had disturbed runs
+#: (docs/validation.md) and was not stored, so the stored reference's
+#: setting stays the default.
 APP_NICE: int | None = None
 
 
