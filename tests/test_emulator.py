@@ -213,6 +213,54 @@ def test_a_namespace_and_a_setting_left_by_a_dead_process_are_cleaned_at_start_u
         state.unlink(missing_ok=True)
 
 
+_HOLDER = r"""
+import sys
+from xrc.emulation import testbed as t
+with t.allowed_congestion_control([sys.argv[1]]):
+    print("in", flush=True)
+    sys.stdin.readline()
+print("out", flush=True)
+"""
+
+
+@needs_root
+@pytest.mark.parametrize("first_out", ["the other process", "this process"])
+def test_two_processes_testbeds_overlapping_keep_what_the_other_needs_and_restore_the_list_at_the_end(first_out):
+    import sys
+
+    before = ALLOWED.read_text()
+    available = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+    extra = [c for c in ("cubic", "reno", "bbr", *available) if c in available and c not in before.split()]
+    if not extra:
+        pytest.skip(f"every available congestion control is already allowed ({before.strip()})")
+    cc = extra[0]
+    other = subprocess.Popen([sys.executable, "-c", _HOLDER, cc], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert other.stdout.readline().strip() == "in"
+        assert cc in ALLOWED.read_text().split()
+        with tbmod.allowed_congestion_control([cc]):
+            assert ALLOWED.read_text().split() == before.split() + [cc]
+            if first_out == "the other process":
+                other.stdin.write("\n")
+                other.stdin.flush()
+                assert other.stdout.readline().strip() == "out"
+                # This process still needs it: the other one's exit kept it.
+                assert cc in ALLOWED.read_text().split()
+        if first_out == "this process":
+            assert cc in ALLOWED.read_text().split(), "removed while the other process still needs it"
+            other.stdin.write("\n")
+            other.stdin.flush()
+            assert other.stdout.readline().strip() == "out"
+        assert other.wait(timeout=10) == 0
+        assert ALLOWED.read_text() == before
+    finally:
+        if other.poll() is None:
+            other.kill()
+            other.wait()
+        remove_stale()
+
+
 # The two ends of a TCP transfer with known bytes: the UE side receives N
 # bytes and answers with M bytes of its own (an upload, so that the UE
 # side's reads are exercised too); each prints what it got.

@@ -15,10 +15,13 @@ one may only make an algorithm its default if the algorithm is in the
 global ``net.ipv4.tcp_allowed_congestion_control`` (Linux
 ``tcp_set_default_congestion_control`` returns EPERM otherwise), so the
 testbed adds it there for its lifetime and restores the original list on
-the way out. The original is also written to
-``/run/xrc-sysctl-<pid>.json`` first, so that if the process is killed
-without a chance to restore, the next testbed on the machine restores it
-(:func:`remove_stale`).
+the way out. Testbeds of several processes may overlap (two `xrc emulate`
+runs, two test suites), so each writes what it added and the list as it
+was before any testbed to ``/run/xrc-sysctl-<pid>.json``, and every change
+of the list happens under one lock (``/run/xrc-sysctl.lock``): the list is
+always the original plus what the live testbeds need, and the last one out
+restores the original. A process killed without a chance to restore has
+its file cleaned by the next testbed on the machine (:func:`remove_stale`).
 
 Clean-up happens on every exit path of the ``with`` block (normal end,
 exception, ``KeyboardInterrupt``, ``SystemExit`` from the SIGTERM handler
@@ -32,6 +35,7 @@ is gone (left behind by ``kill -9``), and runs before every set-up.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import json
 import os
@@ -116,6 +120,9 @@ def our_namespaces(pid: int | None = None) -> list[str]:
 
 STATE_DIR = Path("/run")
 ALLOWED_CC = "net.ipv4.tcp_allowed_congestion_control"
+#: How long a testbed waits for another process's change of the global list
+#: (held for a read and a write, never across a run).
+LOCK_TIMEOUT_S = 10.0
 
 
 def _sysctl_path(key: str) -> Path:
@@ -124,6 +131,58 @@ def _sysctl_path(key: str) -> Path:
 
 def _state_file(pid: int) -> Path:
     return STATE_DIR / f"xrc-sysctl-{pid}.json"
+
+
+@contextmanager
+def _host_lock() -> Iterator[None]:
+    """The machine-wide lock under which testbeds change the global list."""
+    fd = os.open(STATE_DIR / "xrc-sysctl.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TestbedError(f"{STATE_DIR / 'xrc-sysctl.lock'}: another process held it for more than "
+                                       f"{LOCK_TIMEOUT_S:.0f} s while changing {ALLOWED_CC}") from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read_state(f: Path) -> tuple[str, list[str]] | None:
+    """(the list before any testbed, the names this holder added) from a
+    state file; a file of an older version held only the original."""
+    try:
+        saved = json.loads(f.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(saved, dict) or not isinstance(saved.get(ALLOWED_CC), str):
+        return None
+    needs = saved.get("needs", [])
+    return saved[ALLOWED_CC], [n for n in needs if isinstance(n, str)] if isinstance(needs, list) else []
+
+
+def _states() -> dict[int, tuple[str, list[str]] | None]:
+    out = {}
+    for f in STATE_DIR.glob("xrc-sysctl-*.json"):
+        m = re.match(r"xrc-sysctl-(\d+)\.json$", f.name)
+        if m:
+            out[int(m.group(1))] = _read_state(f)
+    return out
+
+
+def _apply_allowed(original: str, holders: list[tuple[str, list[str]]]) -> None:
+    """Writes the original list plus what the live holders need (under the lock)."""
+    wanted = original.split()
+    for _, needs in holders:
+        wanted += [n for n in needs if n not in wanted]
+    path = _sysctl_path(ALLOWED_CC)
+    if path.read_text().split() != wanted:
+        path.write_text(" ".join(wanted) + "\n")
 
 
 def remove_stale() -> list[str]:
@@ -143,41 +202,52 @@ def remove_stale() -> list[str]:
                     pass
             _run(["ip", "netns", "del", n], check=False)
             removed.append(n)
-    for f in STATE_DIR.glob("xrc-sysctl-*.json"):
-        m = re.match(r"xrc-sysctl-(\d+)\.json$", f.name)
-        if not m or pid_alive(int(m.group(1))):
-            continue
-        try:
-            saved = json.loads(f.read_text())
-            for key, value in saved.items():
-                _sysctl_path(key).write_text(value + "\n")
-                removed.append(f"{key}={value}")
-            f.unlink()
-        except (OSError, ValueError):
-            pass
+    if not any(STATE_DIR.glob("xrc-sysctl-*.json")):
+        return removed
+    with _host_lock():
+        states = _states()
+        dead = {pid: st for pid, st in states.items() if not pid_alive(pid)}
+        if not dead:
+            return removed
+        live = [st for pid, st in states.items() if pid not in dead and st is not None]
+        originals = [st[0] for st in live] or [st[0] for st in dead.values() if st is not None]
+        if originals:
+            _apply_allowed(originals[0], live)
+            removed.append(f"{ALLOWED_CC}={_sysctl_path(ALLOWED_CC).read_text().strip()}")
+        for pid in dead:
+            _state_file(pid).unlink(missing_ok=True)
     return removed
 
 
 @contextmanager
 def allowed_congestion_control(names: list[str]) -> Iterator[None]:
     """Makes ``names`` allowed globally for the block's duration (see the
-    module doc); restores the original list on every exit path."""
+    module doc); on every exit path the list goes back to the original plus
+    what other live testbeds still need."""
     path = _sysctl_path(ALLOWED_CC)
-    original = path.read_text().split()
-    wanted = original + [n for n in names if n not in original]
-    if wanted == original:
-        yield
-        return
     state = _state_file(os.getpid())
-    saved = json.loads(state.read_text()) if state.exists() else {}
-    saved.setdefault(ALLOWED_CC, " ".join(original))
-    state.write_text(json.dumps(saved))
+    with _host_lock():
+        others = [st for pid, st in _states().items() if pid != os.getpid() and st is not None and pid_alive(pid)]
+        original = others[0][0] if others else path.read_text().strip()
+        needs = [n for n in dict.fromkeys(names) if n not in original.split()]
+        if not needs:
+            registered = False
+        else:
+            registered = True
+            state.write_text(json.dumps({ALLOWED_CC: original, "needs": needs}))
+            try:
+                _apply_allowed(original, [*others, (original, needs)])
+            except BaseException:
+                state.unlink(missing_ok=True)
+                raise
     try:
-        path.write_text(" ".join(wanted) + "\n")
         yield
     finally:
-        path.write_text(saved[ALLOWED_CC] + "\n")
-        state.unlink(missing_ok=True)
+        if registered:
+            with _host_lock():
+                state.unlink(missing_ok=True)
+                others = [st for pid, st in _states().items() if st is not None and pid_alive(pid)]
+                _apply_allowed(original, others)
 
 
 def ns_exec(ns: str, argv: list[str]) -> list[str]:
