@@ -102,6 +102,7 @@ def test_validate_linux_refuses_without_iperf3_with_exit_2(monkeypatch, capsys, 
     (["--duration", "inf"], "got inf"),
     (["--cpu", "4096"], "--cpu must be one of the CPUs this process may use"),
     (["--app-nice", "-21"], "--app-nice must be in [-20, 19], got -21"),
+    (["--retake-noisy", "-1"], "--retake-noisy must be in [0, 20], got -1"),
     (["--resim", "x.json", "--merge", "y.json", "--out", "z"], "give one of them, not both"),
     (["--resim", "x.json"], "--resim: needs --out DIR"),
 ])
@@ -239,3 +240,54 @@ def test_a_resim_that_fails_writes_nothing(capsys, tmp_path, monkeypatch):
     assert main(["validate-linux", "--resim", str(src), "--out", str(out), "--quiet"]) == 2
     assert "trace file not found" in capsys.readouterr().err
     assert not out.exists()
+
+
+def _fake_runs(p99s: list[float]):
+    """A run_real stand-in whose k-th call reports release error p99 p99s[k]
+    and a goodput that tells the attempts apart."""
+    calls = []
+
+    def run_one(case, duration_s, traces, run_dir, **kw):
+        p99 = p99s[len(calls)]
+        calls.append(run_dir.name)
+        return {"metrics": {"goodput_mbps": 10.0 + len(calls), "rtt_mean_ms": 50.0, "rtt_p95_ms": 60.0},
+                "flow_start_offset_s": 0.0, "steal_s": {"cpu": 0.0},
+                "load_avg": {"before": [0.0] * 3, "after": [0.0] * 3},
+                "nstat": dict.fromkeys(("TcpExtTCPLossUndo", "TcpExtTCPSpuriousRTOs", "TcpExtTCPLossProbes",
+                                        "TcpExtTCPTimeouts", "TcpExtTCPHystartTrainDetect",
+                                        "TcpExtTCPHystartDelayDetect"), 0),
+                "emulator": {"longest_stalls": [], "release_error": {"n": 1000, "p50_us": 5.0, "p99_us": p99, "p999_us": p99,
+                                               "max_us": p99, "late": 0, "late_threshold_us": 1000.0},
+                             "stalled_ms": 0.0, "cpu_s": 1.0}}
+    return run_one, calls
+
+
+def test_a_noisy_real_run_is_taken_again_and_the_quietest_attempt_kept_with_the_others_set_aside(tmp_path):
+    case = linuxref.select_cases("wired-20mbit-40ms-67p-cubic")[0]
+    # Run 1: noisy, noisier, then noisy again (none under 1 ms: the quietest
+    # of the three, the first, is kept). Run 2: quiet at once, no retake.
+    run_one, calls = _fake_runs([3000.0, 9000.0, 2000.0, 150.0])
+    res = linuxref.run_cases([case], out=tmp_path, repeats=2, duration_s=10.0, pcap=False, cpu=None,
+                             simulate=False, progress=False, retake_noisy=2, run_one=run_one)
+    assert calls == ["real-1", "real-1-retake-1", "real-1-retake-2", "real-2"]
+    entry = res["cases"][0]
+    assert [r["emulator"]["release_error"]["p99_us"] for r in entry["runs"]] == [2000.0, 150.0]
+    assert [r["attempt"] for r in entry["runs"]] == [3, 1]
+    assert [(a["run"], a["attempt"], a["release_error"]["p99_us"]) for a in entry["set_aside"]] == \
+        [(1, 1, 3000.0), (1, 2, 9000.0)]
+    assert entry["linux"]["goodput_mbps"]["mean"] == pytest.approx((13.0 + 14.0) / 2)
+    assert res["settings"]["retake_noisy"] == {"max_retakes": 2, "release_p99_us_above": 1000.0}
+    table = linuxref.markdown(res)
+    assert "set aside by `--retake-noisy`" in table and "| wired-20mbit-40ms-67p-cubic | 1 | 2 | 9000 |" in table
+
+
+def test_without_retakes_a_noisy_run_is_kept_as_it_came():
+    case = linuxref.select_cases("wired-20mbit-40ms-67p-cubic")[0]
+    run_one, calls = _fake_runs([3000.0])
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        res = linuxref.run_cases([case], out=Path(d), repeats=1, duration_s=10.0, pcap=False, cpu=None,
+                                 simulate=False, progress=False, run_one=run_one)
+    assert calls == ["real-1"] and "set_aside" not in res["cases"][0]
+    assert "set aside" not in linuxref.markdown(res)

@@ -6,7 +6,7 @@
     xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
     xrc bench [SCENARIO] [--repeat N]
     xrc bench --cell [--ues 1,10,100,400,1000] [--duration 60] [--set PATH=VALUE ...]
-    xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--app-nice N] [--out DIR] [--force] [--pcap] [--list]
+    xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--app-nice N] [--retake-noisy N] [--out DIR] [--force] [--pcap] [--list]
     xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
     xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
     xrc emulate SCENARIO [--set ...] [--out DIR] [--force] [--no-flows] [--xrc-acks] [--gso on|off] [-- COMMAND ...]
@@ -131,6 +131,10 @@ def _parser() -> argparse.ArgumentParser:
     vl.add_argument("--app-nice", type=int, default=None, metavar="N",
                     help="niceness of the iperf3 client and server, -20..19 (default: inherited; -20 lets the "
                          "host's other work delay the applications, and so the ACKs, less)")
+    vl.add_argument("--retake-noisy", type=int, default=0, metavar="N",
+                    help="run a real run again, up to N times, when the emulator's release error p99 exceeded "
+                         "1 ms (a host that stalled it), and keep the quietest attempt; the others stay in the "
+                         "results, set aside (default 0)")
     vl.add_argument("--list", action="store_true", help="print the case ids and exit")
     vl.add_argument("--resim", metavar="RESULTS", default=None,
                     help="run only the simulated side again for a results.json (or its directory) and write the "
@@ -253,6 +257,8 @@ def _validate_linux(args, argv: list[str]) -> int:
                                 f"({', '.join(map(str, allowed))}), got {args.cpu}")
     if args.app_nice is not None and not -20 <= args.app_nice <= 19:
         raise ScenarioError(f"--app-nice must be in [-20, 19], got {args.app_nice}")
+    if not 0 <= args.retake_noisy <= 20:
+        raise ScenarioError(f"--retake-noisy must be in [0, 20], got {args.retake_noisy}")
     try:
         cases = linuxref.select_cases(args.cases)
     except ValueError as e:
@@ -265,7 +271,8 @@ def _validate_linux(args, argv: list[str]) -> int:
         res = linuxref.run_cases(cases, out=out, repeats=args.repeats, duration_s=args.duration, pcap=args.pcap,
                                  cpu=args.cpu, fifo_priority=None if args.no_realtime else 50,
                                  simulate=not args.no_sim, argv=["xrc", *argv], progress=not args.quiet,
-                                 app_nice=linuxref.APP_NICE if args.app_nice is None else args.app_nice)
+                                 app_nice=linuxref.APP_NICE if args.app_nice is None else args.app_nice,
+                                 retake_noisy=args.retake_noisy)
     except (TestbedError, OutputError) as e:
         print(f"xrc: error: {e}", file=sys.stderr)
         return 2
