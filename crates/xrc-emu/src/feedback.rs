@@ -4,7 +4,10 @@
 //! `XrcOption` of an ACK when it reaches the base station), encoded into
 //! the ACK's TCP header before the emulator writes it to the Internet side.
 //!
-//! Option layout (12 bytes, appended after the ACK's own options):
+//! Option layout (12 bytes, put first, before the ACK's own options: a
+//! receiver walks the list in order and stops at an end-of-list option or
+//! at a malformed length (Linux `tcp_parse_options`), so an option put
+//! after such a list would be unreadable):
 //!
 //! ```text
 //!  NOP NOP | kind 253 | len 10 | ExID (16 bit) | rate kbit/s (32 bit) | HoL 0.1 ms (16 bit)
@@ -85,13 +88,13 @@ pub fn add_option(pkt: &[u8], fb: Feedback, mtu: usize, out: &mut Vec<u8>) -> bo
     if doff < 20 || pkt.len() < ihl + doff || doff + OPTION_BYTES > 60 || pkt.len() + OPTION_BYTES > mtu {
         return false;
     }
-    let opts_end = ihl + doff;
-    out.extend_from_slice(&pkt[..opts_end]);
+    let opts_start = ihl + 20;
+    out.extend_from_slice(&pkt[..opts_start]);
     out.extend_from_slice(&[1, 1, KIND, 10]);
     out.extend_from_slice(&EXID.to_be_bytes());
     out.extend_from_slice(&fb.rate_kbps.to_be_bytes());
     out.extend_from_slice(&fb.hol_tenths_ms.to_be_bytes());
-    out.extend_from_slice(&pkt[opts_end..]);
+    out.extend_from_slice(&pkt[opts_start..]);
     let new_total = out.len();
     // IPv4: total length, header checksum.
     out[2..4].copy_from_slice(&(new_total as u16).to_be_bytes());
@@ -231,5 +234,22 @@ mod tests {
             q.len() + 12,
             &mut out
         ));
+    }
+
+    #[test]
+    fn the_option_stays_readable_behind_an_ack_whose_own_list_ends_early_or_is_malformed() {
+        let fb = Feedback {
+            rate_kbps: 5_000,
+            hol_tenths_ms: 42,
+        };
+        // An end-of-list option, then padding; a kind whose length runs
+        // past the list. A receiver stops at either.
+        for opts in [[0u8, 0, 0, 0], [0x9f, 0x43, 0x6c, 0xdf]] {
+            let p = ack(&opts);
+            let mut out = Vec::new();
+            assert!(add_option(&p, fb, 1500, &mut out));
+            assert!(checksums_ok(&out));
+            assert_eq!(read_option(&out), Some(fb), "{opts:02x?}");
+        }
     }
 }
