@@ -40,7 +40,10 @@
 //! ACKs it processed (see `scripts/bbr_rate_analysis.py --xrc-dump`); with
 //! `--send-jitter-us=J`, each data segment enters the path up to J µs late;
 //! with `--ack-mix=P1,P3`, the receiver's ACKs are mixed as a real
-//! receiver's reads mix them (see the flag's comment in `main`).
+//! receiver's reads mix them (see the flag's comment in `main`). A
+//! scenario with `receiver.ack_on_read` gets the receiver's read after
+//! every packet the access network let out at one instant, as `World`
+//! schedules it.
 
 use std::collections::VecDeque;
 use std::io::Write as _;
@@ -451,32 +454,48 @@ fn main() {
             }
         }};
     }
+    // `receiver.ack_on_read`: the receiver's read is owed once this
+    // instant's packets are all in (World schedules it as an event at the
+    // same instant).
+    let mut read_owed = false;
     // Carries every packet on its way to its next stop, depth first.
     macro_rules! route {
         ($now:expr) => {{
             let now: SimTime = $now;
-            while let Some((from, r)) = stack.pop() {
-                match (from, r.dir) {
-                    (Hop::Internet, Dir::Down) => {
-                        hops[Hop::Access as usize].push(now, Dir::Down, r.pkt, &mut drops, &mut rel);
+            loop {
+                while let Some((from, r)) = stack.pop() {
+                    match (from, r.dir) {
+                        (Hop::Internet, Dir::Down) => {
+                            hops[Hop::Access as usize].push(now, Dir::Down, r.pkt, &mut drops, &mut rel);
+                            stack.extend(rel.drain(..).rev().map(|r| (Hop::Access, r)));
+                        }
+                        (Hop::Access, Dir::Up) => {
+                            hops[Hop::Internet as usize].push(now, Dir::Up, r.pkt, &mut drops, &mut rel);
+                            stack.extend(rel.drain(..).rev().map(|r| (Hop::Internet, r)));
+                        }
+                        (Hop::Access, Dir::Down) => {
+                            if let PacketKind::Data(d) = &r.pkt.kind {
+                                let got = rcv.on_data(now, d);
+                                read_owed |= got.read_owed;
+                                for ack in mix_acks(ack_mix, &mut mix, d, got.ack) {
+                                    hops[Hop::Access as usize].push(now, Dir::Up, ack, &mut drops, &mut rel);
+                                    stack.extend(rel.drain(..).rev().map(|r| (Hop::Access, r)));
+                                }
+                                arm_receiver!();
+                            }
+                        }
+                        (Hop::Internet, Dir::Up) => ack_to_sender!(now, r.pkt),
+                    }
+                }
+                if std::mem::take(&mut read_owed) {
+                    if let Some(ack) = rcv.on_read(now) {
+                        hops[Hop::Access as usize].push(now, Dir::Up, ack, &mut drops, &mut rel);
                         stack.extend(rel.drain(..).rev().map(|r| (Hop::Access, r)));
                     }
-                    (Hop::Access, Dir::Up) => {
-                        hops[Hop::Internet as usize].push(now, Dir::Up, r.pkt, &mut drops, &mut rel);
-                        stack.extend(rel.drain(..).rev().map(|r| (Hop::Internet, r)));
-                    }
-                    (Hop::Access, Dir::Down) => {
-                        if let PacketKind::Data(d) = &r.pkt.kind {
-                            let got = rcv.on_data(now, d).ack;
-                            for ack in mix_acks(ack_mix, &mut mix, d, got) {
-                                hops[Hop::Access as usize].push(now, Dir::Up, ack, &mut drops, &mut rel);
-                                stack.extend(rel.drain(..).rev().map(|r| (Hop::Access, r)));
-                            }
-                            arm_receiver!();
-                        }
-                    }
-                    (Hop::Internet, Dir::Up) => ack_to_sender!(now, r.pkt),
+                    arm_receiver!();
+                    continue;
                 }
+                break;
             }
             for h in [Hop::Internet, Hop::Access] {
                 if let Some(t) = hops[h as usize].next_wakeup() {

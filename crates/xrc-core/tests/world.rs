@@ -198,6 +198,43 @@ fn a_one_packet_per_5_ms_trace_never_delivers_more_than_2_40_mbit_s() {
     }
 }
 
+/// With `receiver.ack_on_read` the receiving application reads once per
+/// arrival instant and one ACK covers all that instant's segments (Linux
+/// `tcp_cleanup_rbuf`): behind a trace with four opportunities to the
+/// millisecond the sender gets one ACK, so one RTT sample, per four
+/// segments instead of one per two, at the same goodput. Without it the
+/// receiver acknowledges every second segment as it arrives.
+#[test]
+fn a_receiver_that_acks_on_read_sends_one_ack_per_arrival_instant_of_a_trace() {
+    let down = "1\n1\n1\n1\n"; // four 1504-byte opportunities every ms
+    for cc in ["cubic", "newreno"] {
+        let run = |on: bool| {
+            let mut cfg = common::trace(cc, "four-per-ms", 10.0);
+            cfg.internet.rate_mbps = None;
+            cfg.flows[0].receiver.ack_on_read = on;
+            World::new(cfg, Some(down)).expect("valid").run().recorder
+        };
+        let (off, on) = (run(false), run(true));
+        let per_sample = |r: &Recorder| r.flows.bytes_delivered[0] as f64 / 1448.0 / r.rtt.rtt_ms.len() as f64;
+        let (a, b) = (per_sample(&off), per_sample(&on));
+        assert!(
+            (1.9..=2.1).contains(&a),
+            "{cc}: {a} segments per RTT sample, ACKs as segments arrive"
+        );
+        assert!(
+            (3.5..=4.1).contains(&b),
+            "{cc}: {b} segments per RTT sample, ACKs at the reads"
+        );
+        let g = |r: &Recorder| r.flows.bytes_delivered[0] as f64;
+        assert!(
+            (g(&on) / g(&off) - 1.0).abs() < 0.03,
+            "{cc}: goodput {} against {} bytes",
+            g(&on),
+            g(&off)
+        );
+    }
+}
+
 /// A trace scenario whose ACKs cross an uplink trace.
 fn with_uplink(cc: &str, uplink_buffer_packets: Option<u32>) -> xrc_core::scenario::ScenarioConfig {
     let mut cfg = common::trace(cc, "one-per-ms", 10.0);

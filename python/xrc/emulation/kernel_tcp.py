@@ -25,8 +25,9 @@ silent default). The knobs, by where Linux keeps them:
   ``tcp_sack`` and ``tcp_dsack``.
 
 Fields that describe the kernel's implementation rather than a setting
-(``tcp.rto_rule``, ``tcp.timer_clock``, ``tcp.timer_hz``, the ``hz`` and
-``seed`` of ``cc_params``) are the running kernel's, and say so in the
+(``tcp.rto_rule``, ``tcp.timer_clock``, ``tcp.timer_hz``,
+``receiver.ack_on_read``, the ``hz`` and ``seed`` of ``cc_params``) are
+the running kernel's, and say so in the
 run's ``summary.json`` (``kernel_tcp.kernel_own``). Everything else
 (``tcp.initial_rto_ms``, ``tcp.undo``, ``tcp.tso``, ``tcp.rwnd_bytes``,
 ``tcp.recovery``, ``tcp.pacing = true`` of a loss-based flow, the receiver's
@@ -237,6 +238,10 @@ def plan(flows: list[dict]) -> KernelTcp:
                         out.ue_route["quickack"] = "1"
                         out.route_fields.setdefault((None, "quickack"), f"flows.{k}.{what} = {v!r}")
                     applied += " (UE-side route quickack)"
+                elif what == "receiver.ack_on_read":
+                    out.kernel_own.append(f"flows.{k}.{what} = {v!r} (the kernel's receiver acknowledges as its "
+                                          f"reads and window allow)")
+                    continue
                 elif what == "receiver.sack":
                     sysctl("ue", "net.ipv4.tcp_sack", "1" if v else "0", k, what)
                     applied += " (UE-side sysctl tcp_sack)"

@@ -65,6 +65,11 @@ enum Ev {
     FlowStop(u32),
     SenderTimer(u32),
     ReceiverTimer(u32),
+    /// Flow `k`'s receiving application reads what arrived at this instant
+    /// (`receiver.ack_on_read`): scheduled at the instant of the segment
+    /// that made an ACK wait, so it runs after every packet the network
+    /// already let out at that instant.
+    ReceiverRead(u32),
     AppTick(u32),
     /// An out-of-band report reaches flow `k`'s sender.
     OutOfBand(u32),
@@ -455,6 +460,13 @@ impl World {
                 }
                 self.arm_receiver_timer(f);
             }
+            Ev::ReceiverRead(f) => {
+                let f = f as usize;
+                if let Some(ack) = self.flows[f].receiver.on_read(now) {
+                    self.send_ack(now, f, ack);
+                }
+                self.arm_receiver_timer(f);
+            }
             Ev::AppTick(f) => self.on_app_tick(now, f as usize),
             Ev::OutOfBand(f) => self.on_out_of_band(now, f as usize),
             Ev::Internet(t) => self.inet_fire(now, t),
@@ -726,6 +738,9 @@ impl World {
                     self.q.schedule(next, Ev::AppTick(f as u32));
                 }
             }
+        }
+        if r.read_owed {
+            self.q.schedule(now, Ev::ReceiverRead(f as u32));
         }
         if let Some(ack) = r.ack {
             self.send_ack(now, f, ack);

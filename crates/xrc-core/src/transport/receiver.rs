@@ -28,7 +28,18 @@
 //!    link covers 1 segment with 10 % of its ACKs, 2 with 75 %, 3 or more
 //!    with 13 %; ours 2 with all. Measured effect: BBR's bandwidth filter
 //!    on that link 0.27 percentage points higher (docs/validation.md,
-//!    "Constant trace, 67 packets").
+//!    "Constant trace, 67 packets"). With `ack_on_read` (off by default)
+//!    the application reads once per arrival instant instead, after every
+//!    segment the network delivers at that instant, and the
+//!    every-`ack_every`-segment ACK waits for that read (Linux
+//!    `tcp_cleanup_rbuf`: one ACK covering all that was read, when more
+//!    than one full segment is unacknowledged), which is what a Linux
+//!    receiver behind a trace link whose opportunities come several to a
+//!    millisecond does (docs/validation.md, "CUBIC on the cellular traces:
+//!    the receiver's ACKs"). Not modelled even then: the window-advance
+//!    condition itself (an ACK at the segment when the right edge
+//!    advances), readers slower than one instant, and the single-segment
+//!    ACK of a pushed segment (`ICSK_ACK_PUSHED`).
 
 use std::collections::VecDeque;
 
@@ -48,6 +59,13 @@ pub struct ReceiverConfig {
     pub delack_timeout_ms: f64,
     /// Segments acknowledged immediately at the start (Linux `TCP_MAX_QUICKACKS` = 16).
     pub quickack_segments: u32,
+    /// The every-`ack_every`-segment ACK is sent when the receiving
+    /// application reads, once per arrival instant after every segment of
+    /// that instant (the host calls [`TcpReceiver::on_read`]), covering
+    /// them all; false: at the segment that completes `ack_every`
+    /// (RFC 5681 §4.2). Out-of-order, hole-filling and quick-mode ACKs stay
+    /// immediate either way.
+    pub ack_on_read: bool,
     /// Send SACK blocks.
     pub sack: bool,
     /// Report duplicate segments in a D-SACK block (RFC 2883; Linux
@@ -62,6 +80,7 @@ impl Default for ReceiverConfig {
             ack_every: 2,
             delack_timeout_ms: 40.0,
             quickack_segments: 16,
+            ack_on_read: false,
             sack: true,
             dsack: true,
         }
@@ -88,6 +107,10 @@ pub struct Received {
     pub ack: Option<Packet>,
     /// The segment carried only bytes already received.
     pub duplicate: bool,
+    /// An ACK now waits for the application's read (`ack_on_read`): the
+    /// host calls [`TcpReceiver::on_read`] once the arrival instant's
+    /// segments are all in. Set only by the segment that made it wait.
+    pub read_owed: bool,
 }
 
 pub struct TcpReceiver {
@@ -104,6 +127,8 @@ pub struct TcpReceiver {
     last_ack_sent: u64,
     unacked_segments: u32,
     quickacks_left: u32,
+    /// An ACK waits for the application's read (`ack_on_read`).
+    read_owed: bool,
     delack_deadline: Option<SimTime>,
     delivered_total: u64,
     acks_sent: u64,
@@ -132,6 +157,7 @@ impl TcpReceiver {
             last_ack_sent: 0,
             unacked_segments: 0,
             quickacks_left: quick,
+            read_owed: false,
             delack_deadline: None,
             delivered_total: 0,
             acks_sent: 0,
@@ -220,20 +246,34 @@ impl TcpReceiver {
         self.unacked_segments += 1;
         // Immediate ACK for out-of-order data, for data that fills a hole,
         // in quick-ACK mode, or when delayed ACKs are off.
-        let immediate = !in_order
-            || had_holes
-            || !self.cfg.delayed_ack
-            || self.quickacks_left > 0
-            || self.unacked_segments >= self.cfg.ack_every;
+        let immediate = !in_order || had_holes || !self.cfg.delayed_ack || self.quickacks_left > 0;
+        let by_count = self.unacked_segments >= self.cfg.ack_every;
         if self.quickacks_left > 0 && in_order {
             self.quickacks_left -= 1;
         }
-        if immediate {
+        if immediate || (by_count && !self.cfg.ack_on_read) {
             r.ack = Some(self.make_ack(now));
-        } else if self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + self.delack);
+        } else {
+            if by_count && !self.read_owed {
+                // Linux __tcp_ack_snd_check leaves it to tcp_cleanup_rbuf.
+                self.read_owed = true;
+                r.read_owed = true;
+            }
+            if self.delack_deadline.is_none() {
+                self.delack_deadline = Some(now + self.delack);
+            }
         }
         r
+    }
+
+    /// The application read what arrived (`ack_on_read`; Linux
+    /// `tcp_cleanup_rbuf`): the ACK that waited for it, covering every
+    /// segment since the last ACK, if one still waits.
+    pub fn on_read(&mut self, now: SimTime) -> Option<Packet> {
+        if !std::mem::take(&mut self.read_owed) || self.unacked_segments < self.cfg.ack_every {
+            return None;
+        }
+        Some(self.make_ack(now))
     }
 
     /// The delayed-ACK timer fired (or may have): send the pending ACK.
@@ -292,6 +332,7 @@ impl TcpReceiver {
 
     fn make_ack(&mut self, _now: SimTime) -> Packet {
         self.unacked_segments = 0;
+        self.read_owed = false;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
         self.acks_sent += 1;
@@ -361,6 +402,55 @@ mod tests {
         let a = r.on_data(t, &seg(1000)).ack.unwrap();
         assert_eq!(ack_of(&a).0, 2000);
         assert_eq!(r.next_timer(), None);
+    }
+
+    fn rx_on_read() -> TcpReceiver {
+        TcpReceiver::new(
+            FlowId(0),
+            ReceiverConfig {
+                quickack_segments: 0,
+                ack_on_read: true,
+                ..ReceiverConfig::default()
+            },
+        )
+    }
+
+    #[test]
+    fn with_ack_on_read_one_ack_at_the_read_covers_every_segment_of_the_arrival_instant() {
+        let mut r = rx_on_read();
+        let t = SimTime::from_nanos(7_000_000);
+        let mut owed = 0;
+        for k in 0..5 {
+            let got = r.on_data(t, &seg(k * 1000));
+            assert!(got.ack.is_none(), "segment {k} acknowledged before the read");
+            owed += got.read_owed as u32;
+        }
+        assert_eq!(owed, 1, "the read is asked for once");
+        let a = r.on_read(t).expect("the read sends the ACK");
+        assert_eq!(ack_of(&a).0, 5000);
+        assert_eq!(r.acks_sent(), 1);
+        assert_eq!(r.next_timer(), None);
+        assert!(r.on_read(t).is_none(), "nothing owed after the ACK");
+    }
+
+    #[test]
+    fn with_ack_on_read_a_lone_segment_still_waits_for_the_delayed_ack_timer() {
+        let mut r = rx_on_read();
+        let got = r.on_data(SimTime::ZERO, &seg(0));
+        assert!(got.ack.is_none() && !got.read_owed);
+        assert!(r.on_read(SimTime::ZERO).is_none());
+        let a = r.on_timer(SimTime::from_nanos(40_000_000)).unwrap();
+        assert_eq!(ack_of(&a).0, 1000);
+    }
+
+    #[test]
+    fn with_ack_on_read_out_of_order_data_is_still_acknowledged_at_once() {
+        let mut r = rx_on_read();
+        let t = SimTime::ZERO;
+        assert!(r.on_data(t, &seg(0)).ack.is_none());
+        let a = r.on_data(t, &seg(2000)).ack.expect("out of order: immediate");
+        assert_eq!(ack_of(&a), (1000, vec![SackBlock { start: 2000, end: 3000 }]));
+        assert!(r.on_data(t, &seg(1000)).ack.is_some(), "filling the hole: immediate");
     }
 
     #[test]
