@@ -16,6 +16,8 @@
 //! Both give a UE no more RBGs than its buffer needs, so the free RBGs the
 //! XRC agent shares out are real.
 
+use std::collections::BinaryHeap;
+
 use serde::{Deserialize, Serialize};
 
 use super::amc;
@@ -106,14 +108,19 @@ pub struct Scratch {
     groups: Vec<u16>,
     groups_for: Option<(u16, Vec<u16>)>,
     order: Vec<u128>,
+    /// PF's candidate keys (a caller's, or made from its candidates).
+    keys: Vec<u128>,
+    /// The best keys so far while PF selects, the worst of them on top.
+    best: BinaryHeap<u128>,
     want: Vec<usize>,
     got: Vec<usize>,
 }
 
 /// PF's order as one integer: ascending keys are decreasing metrics
 /// (`f64::total_cmp`'s order, reversed) and, for equal metrics, increasing
-/// candidate index.
-fn pf_key(metric: f64, k: usize) -> u128 {
+/// candidate index `k` (kept in the low 64 bits).
+#[inline]
+pub fn pf_key(metric: f64, k: usize) -> u128 {
     let b = metric.to_bits() as i64;
     // total_cmp's transform (negative values' magnitude bits flipped), then
     // the sign bit flipped: unsigned order is total_cmp's order.
@@ -121,23 +128,26 @@ fn pf_key(metric: f64, k: usize) -> u128 {
     ((!ordered as u128) << 64) | k as u128
 }
 
-/// [`allocate`] with its working space in `scratch`.
-#[allow(clippy::too_many_arguments)]
-pub fn allocate_with(
-    kind: SchedulerKind,
-    grid: &TbsGrid,
-    layout: &RbgLayout,
-    free_prbs: u16,
-    candidates: &[Candidate],
-    rr_start: usize,
-    out: &mut Vec<Grant>,
-    scratch: &mut Scratch,
-) {
-    out.clear();
-    if candidates.is_empty() || free_prbs == 0 {
-        return;
+/// PF's metric of a candidate: the rate its rate index gives over the whole
+/// band (`full_bits`, the slot grid's) over its average, bits per TTI.
+#[inline]
+pub fn pf_metric(full_bits: &[f64], itbs: RateIdx, avg_bits: f64) -> f64 {
+    full_bits[itbs.get() as usize] / avg_bits.max(1.0)
+}
+
+impl Scratch {
+    /// Where a caller of [`allocate_pf_keyed`] puts its candidates' keys
+    /// (emptied): [`pf_key`] of each one's [`pf_metric`] and its index.
+    pub fn pf_keys(&mut self) -> &mut Vec<u128> {
+        self.keys.clear();
+        &mut self.keys
     }
-    // Free groups: whole groups covering `free_prbs` PRBs, in layout order.
+}
+
+/// Puts in `scratch.groups` the free groups covering `free_prbs` PRBs, whole
+/// groups in layout order (cut again only when `free_prbs` or the layout
+/// changed).
+fn free_groups(scratch: &mut Scratch, layout: &RbgLayout, free_prbs: u16) {
     let groups = &mut scratch.groups;
     if scratch
         .groups_for
@@ -156,66 +166,133 @@ pub fn allocate_with(
         }
         scratch.groups_for = Some((free_prbs, layout.sizes.clone()));
     }
-    let needed_groups = |c: &Candidate, groups: &[u16], from: usize| -> usize {
-        // Smallest number of groups (from `from`) whose PRBs carry the demand.
-        let bits = (c.demand_bytes.saturating_mul(8)).min(u32::MAX as u64) as u32;
-        let prbs_needed = grid.min_prbs_for_bits(c.itbs, bits);
-        let mut acc = 0u16;
-        let mut n = 0;
-        for &g in &groups[from..] {
-            if acc >= prbs_needed {
-                break;
-            }
-            acc += g;
-            n += 1;
+}
+
+/// Smallest number of groups (from `from`) whose PRBs carry `demand_bytes`
+/// at `itbs`.
+fn needed_groups(grid: &TbsGrid, itbs: RateIdx, demand_bytes: u64, groups: &[u16], from: usize) -> usize {
+    let bits = (demand_bytes.saturating_mul(8)).min(u32::MAX as u64) as u32;
+    let prbs_needed = grid.min_prbs_for_bits(itbs, bits);
+    let mut acc = 0u16;
+    let mut n = 0;
+    for &g in &groups[from..] {
+        if acc >= prbs_needed {
+            break;
         }
-        n
-    };
+        acc += g;
+        n += 1;
+    }
+    n
+}
+
+/// Proportional fair from the candidates' keys, put by the caller in
+/// [`Scratch::pf_keys`] (one per candidate, any order): the grants
+/// [`allocate_with`] gives PF for the same candidates. `candidate(k)` is
+/// the UE index, rate index and demand (bytes) of the candidate whose key
+/// carries `k`; it is asked only of the candidates served.
+pub fn allocate_pf_keyed(
+    grid: &TbsGrid,
+    layout: &RbgLayout,
+    free_prbs: u16,
+    scratch: &mut Scratch,
+    candidate: impl Fn(usize) -> (usize, RateIdx, u64),
+    out: &mut Vec<Grant>,
+) {
+    out.clear();
+    if scratch.keys.is_empty() || free_prbs == 0 {
+        return;
+    }
+    free_groups(scratch, layout, free_prbs);
+    let groups = &scratch.groups;
+    // Highest metric first; ties broken by candidate index (deterministic:
+    // a total order, so any selection algorithm gives it). Every UE served
+    // takes at least one group, so only the first `groups.len()` can be
+    // served: they are selected in one pass, each key compared with the
+    // worst of the best so far (a heap of at most `groups.len()`), and
+    // only they are sorted (a full sort made a TTI O(n log n) in the UEs
+    // with data; a selection by partition cost more per key than one
+    // comparison).
+    let keys = &scratch.keys;
+    let order = &mut scratch.order;
+    order.clear();
+    let served = groups.len().min(keys.len());
+    if served < keys.len() {
+        let best = &mut scratch.best;
+        best.clear();
+        best.extend(keys[..served].iter().copied());
+        for &key in &keys[served..] {
+            if key < *best.peek().expect("served > 0") {
+                *best.peek_mut().expect("served > 0") = key;
+            }
+        }
+        order.extend(best.drain());
+    } else {
+        order.extend_from_slice(keys);
+    }
+    order.sort_unstable();
+    let mut next = 0;
+    for &key in order.iter() {
+        if next >= groups.len() {
+            break;
+        }
+        let (index, itbs, demand) = candidate(key as u64 as usize);
+        let n = needed_groups(grid, itbs, demand, groups, next).max(1);
+        let take = n.min(groups.len() - next);
+        let prbs: u16 = groups[next..next + take].iter().sum();
+        next += take;
+        out.push(Grant { index, prbs });
+    }
+}
+
+/// [`allocate`] with its working space in `scratch`.
+#[allow(clippy::too_many_arguments)]
+pub fn allocate_with(
+    kind: SchedulerKind,
+    grid: &TbsGrid,
+    layout: &RbgLayout,
+    free_prbs: u16,
+    candidates: &[Candidate],
+    rr_start: usize,
+    out: &mut Vec<Grant>,
+    scratch: &mut Scratch,
+) {
+    out.clear();
+    if candidates.is_empty() || free_prbs == 0 {
+        return;
+    }
     match kind {
         SchedulerKind::Pf => {
-            // Highest metric first; ties broken by UE order (deterministic:
-            // a total order, so any selection or sorting algorithm gives
-            // it). Every UE served takes at least one group, so only the
-            // first `groups.len()` can be served: they are selected in
-            // linear time and only they are sorted (a full sort made a TTI
-            // O(n log n) in the UEs with data). The order is one integer
-            // key per candidate, compared in two instructions.
-            let order = &mut scratch.order;
-            order.clear();
             let full = grid.full_bits();
-            order.extend(
+            let keys = scratch.pf_keys();
+            keys.extend(
                 candidates
                     .iter()
                     .enumerate()
-                    .map(|(k, c)| pf_key(full[c.itbs.get() as usize] / c.avg_bits.max(1.0), k)),
+                    .map(|(k, c)| pf_key(pf_metric(full, c.itbs, c.avg_bits), k)),
             );
-            let served = groups.len().min(order.len());
-            if served < order.len() {
-                order.select_nth_unstable(served);
-                order.truncate(served);
-            }
-            order.sort_unstable();
-            let mut next = 0;
-            for &key in order.iter() {
-                let k = key as u64 as usize;
-                if next >= groups.len() {
-                    break;
-                }
-                let n = needed_groups(&candidates[k], groups, next).max(1);
-                let take = n.min(groups.len() - next);
-                let prbs: u16 = groups[next..next + take].iter().sum();
-                next += take;
-                out.push(Grant {
-                    index: candidates[k].index,
-                    prbs,
-                });
-            }
+            allocate_pf_keyed(
+                grid,
+                layout,
+                free_prbs,
+                scratch,
+                |k| {
+                    let c = &candidates[k];
+                    (c.index, c.itbs, c.demand_bytes)
+                },
+                out,
+            );
         }
         SchedulerKind::Rr => {
+            free_groups(scratch, layout, free_prbs);
+            let groups = &scratch.groups;
             let k = candidates.len();
             let want = &mut scratch.want;
             want.clear();
-            want.extend(candidates.iter().map(|c| needed_groups(c, groups, 0).max(1)));
+            want.extend(
+                candidates
+                    .iter()
+                    .map(|c| needed_groups(grid, c.itbs, c.demand_bytes, groups, 0).max(1)),
+            );
             let got = &mut scratch.got;
             got.clear();
             got.resize(k, 0);
