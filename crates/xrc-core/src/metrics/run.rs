@@ -8,7 +8,7 @@ use super::Recorder;
 use crate::net::{DropSite, FlowId, Observer, Packet, PacketKind, UeColumns, UeLinkCounters, UeSample, XrcOption};
 use crate::transport::cc::CaState;
 use crate::transport::{SenderOutput, TcpSender};
-use crate::units::{SimDuration, SimTime};
+use crate::units::{all_below_2_pow_52, small_u64_as_f64, SimDuration, SimTime};
 
 /// What to record, from the scenario's `output` section.
 #[derive(Clone, Debug)]
@@ -359,8 +359,17 @@ impl Observer for RunRecorder {
             }
             *bin_bits += bits;
         }
-        for (sum, &bps) in a.bin_agent_sum[..n].iter_mut().zip(cols.agent_bps) {
-            *sum += f(bps);
+        // The same f64s as `f`, packed when every value allows it (rates
+        // and HoLs below 2^52: 4.5 Pbit/s, 52 days).
+        let agent_small = all_below_2_pow_52(cols.agent_bps.iter().copied());
+        if agent_small {
+            for (sum, &bps) in a.bin_agent_sum[..n].iter_mut().zip(cols.agent_bps) {
+                *sum += small_u64_as_f64(bps);
+            }
+        } else {
+            for (sum, &bps) in a.bin_agent_sum[..n].iter_mut().zip(cols.agent_bps) {
+                *sum += f(bps);
+            }
         }
         for c in &mut a.bin_samples[..n] {
             *c += 1;
@@ -371,12 +380,22 @@ impl Observer for RunRecorder {
             r.t.extend(std::iter::repeat_n(t, n));
             r.ue.extend(0..n as u32);
             // `as_millis_f64` with the nanoseconds converted as signed (equal below 2^63).
-            r.hol_ms.extend(cols.hol.iter().map(|h| f(h.as_nanos()) * 1e-6));
+            if all_below_2_pow_52(cols.hol.iter().map(|h| h.as_nanos())) {
+                r.hol_ms
+                    .extend(cols.hol.iter().map(|h| small_u64_as_f64(h.as_nanos()) * 1e-6));
+            } else {
+                r.hol_ms.extend(cols.hol.iter().map(|h| f(h.as_nanos()) * 1e-6));
+            }
             r.sdus.extend_from_slice(cols.sdus);
             r.bytes.extend_from_slice(cols.bytes);
             r.cqi.extend_from_slice(cols.cqi);
             r.available_mbps.extend_from_slice(cols.available_mbps);
-            r.agent_mbps.extend(cols.agent_bps.iter().map(|&b| f(b) * 1e-6));
+            if agent_small {
+                r.agent_mbps
+                    .extend(cols.agent_bps.iter().map(|&b| small_u64_as_f64(b) * 1e-6));
+            } else {
+                r.agent_mbps.extend(cols.agent_bps.iter().map(|&b| f(b) * 1e-6));
+            }
             r.active.extend_from_slice(&a.live[..n]);
         }
     }

@@ -45,7 +45,7 @@ use super::uplink::{Uplink, UplinkConfig};
 use crate::engine::{Rng, RngStreams};
 use crate::net::queue::QueueCounters;
 use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeColumns, UeId};
-use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
+use crate::units::{check_range, check_range_u64, small_u64_as_f64, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -563,6 +563,43 @@ impl SampleColumns {
     }
 }
 
+/// Calls `f(ue, rate index, SDUs, PF average)` for each UE that is a
+/// candidate for new data this TTI, in UE order: data in its buffer, no
+/// block this TTI (a retransmission), a rate index, and a free HARQ process
+/// when they are limited (the HARQ-ACKs received by `now` release theirs
+/// first; asked again, the answer is the same).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn for_each_candidate(
+    now: SimTime,
+    sdus: &[u32],
+    tti_prbs: &[u16],
+    itbs: &[Option<RateIdx>],
+    pf_avg: &[f64],
+    ues: &mut [Ue],
+    harq_processes: Option<u32>,
+    mut f: impl FnMut(usize, RateIdx, u32, f64),
+) {
+    for (i, ((&n, &prbs), (&rate, &avg))) in sdus.iter().zip(tti_prbs).zip(itbs.iter().zip(pf_avg)).enumerate() {
+        if n == 0 || prbs != 0 {
+            continue;
+        }
+        if let Some(processes) = harq_processes {
+            let u = &mut ues[i];
+            while u.harq_acks.front().is_some_and(|&t| t <= now) {
+                u.harq_acks.pop_front();
+            }
+            if u.harq_acks.len() + u.retx.len() >= processes as usize {
+                continue;
+            }
+        }
+        let Some(rate) = rate else {
+            continue;
+        };
+        f(i, rate, n, avg);
+    }
+}
+
 /// Sets or clears bit `i` of a bit set.
 #[inline]
 fn set_bit(bits: &mut [u64], i: usize, on: bool) {
@@ -874,58 +911,78 @@ impl Cell {
                 }
             }
             // 3. New data: each UE with data, no block this TTI and a free
-            // HARQ process is a candidate for the scheduler (for PF, its
-            // key: the demand is asked only of those served).
+            // HARQ process is a candidate for the scheduler. For PF, its key
+            // (the demand is asked only of those served), and only when its
+            // metric passes the last TTI's hint (`Scratch::pf_hint`): every
+            // key is made again when too few pass.
             let full = g.full_bits();
-            let keys = self.sched_scratch.pf_keys();
-            for (i, ((&sdus, &prbs), (&itbs, &avg))) in self
-                .cols
-                .sdus
-                .iter()
-                .zip(&self.tti_prbs)
-                .zip(self.itbs.iter().zip(&self.pf_avg))
-                .enumerate()
-            {
-                if sdus == 0 || prbs != 0 {
-                    continue;
-                }
-                if let Some(n) = self.harq_processes {
-                    let u = &mut self.ues[i];
-                    while u.harq_acks.front().is_some_and(|&t| t <= now) {
-                        u.harq_acks.pop_front();
-                    }
-                    if u.harq_acks.len() + u.retx.len() >= n as usize {
-                        continue;
-                    }
-                }
-                let Some(itbs) = itbs else {
-                    continue;
-                };
-                if pf {
-                    keys.push(scheduler::pf_key(scheduler::pf_metric(full, itbs, avg), i));
-                } else {
-                    self.candidates.push(Candidate {
-                        index: i,
-                        itbs,
-                        demand_bytes: rlc::demand_bytes(self.cols.bytes[i], sdus as u64),
-                        avg_bits: avg,
-                    });
-                }
-            }
+            let harq_processes = self.harq_processes;
+            let (sdus, tti_prbs, itbs, pf_avg) = (&self.cols.sdus, &self.tti_prbs, &self.itbs, &self.pf_avg);
+            let (ues, bytes) = (&mut self.ues, &self.cols.bytes);
             if pf {
-                let (itbs, sdus, bytes) = (&self.itbs, &self.cols.sdus, &self.cols.bytes);
+                let hint = self.sched_scratch.pf_hint();
+                let keys = self.sched_scratch.pf_keys();
+                let mut candidates = 0;
+                for_each_candidate(
+                    now,
+                    sdus,
+                    tti_prbs,
+                    itbs,
+                    pf_avg,
+                    ues,
+                    harq_processes,
+                    |i, rate, _, avg| {
+                        candidates += 1;
+                        let metric = scheduler::pf_metric(full, rate, avg);
+                        if metric >= hint || metric.is_nan() {
+                            keys.push(scheduler::pf_key(metric, i));
+                        }
+                    },
+                );
+                let all_keys = |keys: &mut Vec<u128>| {
+                    for_each_candidate(
+                        now,
+                        sdus,
+                        tti_prbs,
+                        itbs,
+                        pf_avg,
+                        ues,
+                        harq_processes,
+                        |i, rate, _, avg| keys.push(scheduler::pf_key(scheduler::pf_metric(full, rate, avg), i)),
+                    )
+                };
                 scheduler::allocate_pf_keyed(
                     g,
                     &self.layout,
                     total - used,
                     &mut self.sched_scratch,
+                    candidates,
+                    all_keys,
                     |i| {
-                        let itbs = itbs[i].expect("candidates have a rate index");
-                        (i, itbs, rlc::demand_bytes(bytes[i], sdus[i] as u64))
+                        let rate = itbs[i].expect("candidates have a rate index");
+                        (i, rate, rlc::demand_bytes(bytes[i], sdus[i] as u64))
                     },
                     &mut grants,
                 );
             } else {
+                let list = &mut self.candidates;
+                for_each_candidate(
+                    now,
+                    sdus,
+                    tti_prbs,
+                    itbs,
+                    pf_avg,
+                    ues,
+                    harq_processes,
+                    |i, rate, n, avg| {
+                        list.push(Candidate {
+                            index: i,
+                            itbs: rate,
+                            demand_bytes: rlc::demand_bytes(bytes[i], n as u64),
+                            avg_bits: avg,
+                        })
+                    },
+                );
                 scheduler::allocate_with(
                     self.cfg.scheduler,
                     g,
@@ -1017,11 +1074,10 @@ impl Cell {
         // 4. PF averages, agent, per-TTI view: passes over the UEs'
         // columns.
         let pf_a = self.pf_a;
-        // (Bits of one TBS, far below 2^63: converted as signed, the same
-        // value in fewer instructions than from unsigned.) Element-wise,
-        // straight-line.
+        // (Bits of one TBS, a u32: converted by bits, the same value as
+        // `as f64` in packed instructions.) Element-wise, straight-line.
         for (avg, &bits) in self.pf_avg.iter_mut().zip(&served) {
-            *avg = (1.0 - pf_a) * *avg + pf_a * bits as i64 as f64;
+            *avg = (1.0 - pf_a) * *avg + pf_a * small_u64_as_f64(bits);
         }
         // The agent's bits of the TTI: the new-data bits served, plus the
         // fair share of the free PRBs for a UE with an active flow when

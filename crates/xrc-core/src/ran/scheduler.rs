@@ -112,6 +112,9 @@ pub struct Scratch {
     keys: Vec<u128>,
     /// The best keys so far while PF selects, the worst of them on top.
     best: BinaryHeap<u128>,
+    /// PF's metric below which a candidate was not among the best
+    /// `2 × groups` of the last TTI (`None`: every candidate counts).
+    pf_hint: Option<f64>,
     want: Vec<usize>,
     got: Vec<usize>,
 }
@@ -135,12 +138,32 @@ pub fn pf_metric(full_bits: &[f64], itbs: RateIdx, avg_bits: f64) -> f64 {
     full_bits[itbs.get() as usize] / avg_bits.max(1.0)
 }
 
+/// The metric a [`pf_key`] was made of (its inverse).
+fn pf_key_metric(key: u128) -> f64 {
+    let ordered = !((key >> 64) as u64);
+    let t = ordered ^ (1 << 63);
+    // A negative metric's magnitude bits were flipped.
+    let b = if (t as i64) < 0 { t ^ (u64::MAX >> 1) } else { t };
+    f64::from_bits(b)
+}
+
 impl Scratch {
     /// Where a caller of [`allocate_pf_keyed`] puts its candidates' keys
-    /// (emptied): [`pf_key`] of each one's [`pf_metric`] and its index.
+    /// (emptied): [`pf_key`] of each one's [`pf_metric`] and its index,
+    /// for every candidate whose metric is not below [`Scratch::pf_hint`].
     pub fn pf_keys(&mut self) -> &mut Vec<u128> {
         self.keys.clear();
         &mut self.keys
+    }
+
+    /// The metric below which a candidate need not be keyed this TTI: the
+    /// worst of the `2 × groups` best of the last TTI (−∞ when every
+    /// candidate must be). A hint only: [`allocate_pf_keyed`] asks for
+    /// every key when too few candidates pass it. In a steady TTI it holds:
+    /// a UE not served decays its average, so its metric only grows, and at
+    /// least half of the last TTI's best were not served.
+    pub fn pf_hint(&self) -> f64 {
+        self.pf_hint.unwrap_or(f64::NEG_INFINITY)
     }
 }
 
@@ -186,36 +209,49 @@ fn needed_groups(grid: &TbsGrid, itbs: RateIdx, demand_bytes: u64, groups: &[u16
 }
 
 /// Proportional fair from the candidates' keys, put by the caller in
-/// [`Scratch::pf_keys`] (one per candidate, any order): the grants
-/// [`allocate_with`] gives PF for the same candidates. `candidate(k)` is
-/// the UE index, rate index and demand (bytes) of the candidate whose key
-/// carries `k`; it is asked only of the candidates served.
+/// [`Scratch::pf_keys`] (any order): the grants [`allocate_with`] gives PF
+/// for the same candidates. `candidates` is how many there are; the caller
+/// may leave out those whose metric is below [`Scratch::pf_hint`], and
+/// `all_keys` puts every candidate's key (it is called when too few passed
+/// the hint for the best to be among them). `candidate(k)` is the UE index,
+/// rate index and demand (bytes) of the candidate whose key carries `k`; it
+/// is asked only of the candidates served.
+#[allow(clippy::too_many_arguments)]
 pub fn allocate_pf_keyed(
     grid: &TbsGrid,
     layout: &RbgLayout,
     free_prbs: u16,
     scratch: &mut Scratch,
+    candidates: usize,
+    all_keys: impl FnOnce(&mut Vec<u128>),
     candidate: impl Fn(usize) -> (usize, RateIdx, u64),
     out: &mut Vec<Grant>,
 ) {
     out.clear();
-    if scratch.keys.is_empty() || free_prbs == 0 {
+    if candidates == 0 || free_prbs == 0 {
         return;
     }
     free_groups(scratch, layout, free_prbs);
     let groups = &scratch.groups;
+    // The best `groups.len()` are among the keys given when at least that
+    // many were given: every candidate left out is worse than each given.
+    if scratch.keys.len() < groups.len().min(candidates) {
+        scratch.keys.clear();
+        all_keys(&mut scratch.keys);
+        debug_assert_eq!(scratch.keys.len(), candidates);
+    }
     // Highest metric first; ties broken by candidate index (deterministic:
     // a total order, so any selection algorithm gives it). Every UE served
     // takes at least one group, so only the first `groups.len()` can be
     // served: they are selected in one pass, each key compared with the
-    // worst of the best so far (a heap of at most `groups.len()`), and
-    // only they are sorted (a full sort made a TTI O(n log n) in the UEs
-    // with data; a selection by partition cost more per key than one
-    // comparison).
+    // worst of the best so far (a heap), and only they are sorted (a full
+    // sort made a TTI O(n log n) in the UEs with data; a selection by
+    // partition cost more per key than one comparison). Twice as many are
+    // kept: the worst of them is the next TTI's hint.
     let keys = &scratch.keys;
     let order = &mut scratch.order;
     order.clear();
-    let served = groups.len().min(keys.len());
+    let served = (2 * groups.len()).min(keys.len());
     if served < keys.len() {
         let best = &mut scratch.best;
         best.clear();
@@ -230,6 +266,10 @@ pub fn allocate_pf_keyed(
         order.extend_from_slice(keys);
     }
     order.sort_unstable();
+    scratch.pf_hint = match order.last() {
+        Some(&worst) if served < candidates => Some(pf_key_metric(worst)),
+        _ => None,
+    };
     let mut next = 0;
     for &key in order.iter() {
         if next >= groups.len() {
@@ -275,6 +315,8 @@ pub fn allocate_with(
                 layout,
                 free_prbs,
                 scratch,
+                candidates.len(),
+                |_| unreachable!("every key was given"),
                 |k| {
                     let c = &candidates[k];
                     (c.index, c.itbs, c.demand_bytes)
@@ -462,6 +504,7 @@ mod tests {
                 for (ka, kb) in [(0, 1), (1, 0), (5, 5)] {
                     let want = b.total_cmp(&a).then(ka.cmp(&kb));
                     assert_eq!(pf_key(a, ka).cmp(&pf_key(b, kb)), want, "{i} {j} {ka} {kb}");
+                    assert_eq!(pf_key_metric(pf_key(a, ka)).to_bits(), a.to_bits(), "{i}");
                 }
             }
         }
@@ -499,6 +542,76 @@ mod tests {
             );
             assert_eq!(out, pf_by_full_sort(&layout, prbs, &cands), "round {round}");
         }
+    }
+
+    #[test]
+    fn pf_with_only_the_keys_that_pass_the_last_ttis_hint_grants_what_pf_with_every_key_grants() {
+        // Property over PF's own dynamics (served UEs' averages rise, the
+        // others decay; data comes and goes; rate indices change now and
+        // then): the hint never changes a grant, whether it holds or not.
+        let mut rng = crate::engine::Rng::from_seed(17);
+        let (prbs, n) = (100u16, 90usize);
+        let layout = RbgLayout::new(prbs);
+        let grid = TbsGrid::lte(prbs);
+        let mut avg = vec![0.0f64; n];
+        let mut itbs: Vec<u8> = (0..n).map(|i| [26u8, 20, 15, 9, 4][i % 5]).collect();
+        let (mut every, mut hinted) = (Scratch::default(), Scratch::default());
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        let mut passed_all = 0;
+        for tti in 0..2000 {
+            if rng.below(50) == 0 {
+                itbs[rng.below(n as u64) as usize] = rng.below(27) as u8;
+            }
+            let has_data: Vec<bool> = (0..n).map(|i| (i + tti) % 37 != 0 || rng.below(2) == 0).collect();
+            let cands: Vec<Candidate> = (0..n)
+                .filter(|&i| has_data[i])
+                .map(|i| cand(i, itbs[i], 1 + rng.below(30_000), avg[i]))
+                .collect();
+            allocate_with(
+                SchedulerKind::Pf,
+                &grid,
+                &layout,
+                prbs,
+                &cands,
+                0,
+                &mut want,
+                &mut every,
+            );
+            let full = grid.full_bits();
+            let hint = hinted.pf_hint();
+            let keys = hinted.pf_keys();
+            for c in &cands {
+                let m = pf_metric(full, c.itbs, c.avg_bits);
+                if m >= hint || m.is_nan() {
+                    keys.push(pf_key(m, c.index));
+                }
+            }
+            passed_all += (hinted.keys.len() == cands.len()) as u32;
+            let all = |keys: &mut Vec<u128>| {
+                keys.extend(
+                    cands
+                        .iter()
+                        .map(|c| pf_key(pf_metric(full, c.itbs, c.avg_bits), c.index)),
+                )
+            };
+            let by_index = |i: usize| {
+                let c = cands.iter().find(|c| c.index == i).expect("a candidate");
+                (i, c.itbs, c.demand_bytes)
+            };
+            allocate_pf_keyed(&grid, &layout, prbs, &mut hinted, cands.len(), all, by_index, &mut got);
+            assert_eq!(got, want, "TTI {tti}");
+            let mut served = vec![0.0; n];
+            for g in &got {
+                served[g.index] = grid.bits(RateIdx::new(itbs[g.index]), g.prbs) as f64;
+            }
+            for (a, s) in avg.iter_mut().zip(&served) {
+                *a = 0.99 * *a + 0.01 * s;
+            }
+        }
+        assert!(
+            passed_all < 200,
+            "the hint left most candidates out ({passed_all} TTIs keyed all)"
+        );
     }
 
     #[test]
