@@ -142,7 +142,7 @@ mod tests {
             }
             let mut now = SimTime::ZERO;
             for _ in 0..200 {
-                now = now + SimDuration::from_millis(rng.below(120));
+                now += SimDuration::from_millis(rng.below(120));
                 match rng.below(10) {
                     0 => a.register(FlowId(rng.below(6) as u32), UeId(rng.below(3) as u32)),
                     1..=5 => a.on_packet(FlowId(rng.below(6) as u32), now),
