@@ -114,6 +114,7 @@ impl RlcTx {
 
     /// Buffers an SDU of `sdu_bytes` (IP packet plus PDCP header), or hands
     /// the packet back when the buffer is full.
+    #[inline]
     pub fn push(&mut self, now: SimTime, pkt: Packet, sdu_bytes: u32) -> Result<(), Packet> {
         self.arrived += 1;
         let over_sdus = self.limit.sdus.is_some_and(|n| self.sdus.len() as u64 >= n as u64);

@@ -248,12 +248,9 @@ pub fn allocate_pf_keyed(
     // sort made a TTI O(n log n) in the UEs with data; a selection by
     // partition cost more per key than one comparison). Twice as many are
     // kept: the worst of them is the next TTI's hint.
-    let keys = &scratch.keys;
-    let order = &mut scratch.order;
-    order.clear();
-    let served = (2 * groups.len()).min(keys.len());
-    if served < keys.len() {
-        let best = &mut scratch.best;
+    let served = (2 * groups.len()).min(scratch.keys.len());
+    let order = if served < scratch.keys.len() {
+        let (keys, best, order) = (&scratch.keys, &mut scratch.best, &mut scratch.order);
         best.clear();
         best.extend(keys[..served].iter().copied());
         for &key in &keys[served..] {
@@ -261,10 +258,13 @@ pub fn allocate_pf_keyed(
                 *best.peek_mut().expect("served > 0") = key;
             }
         }
+        order.clear();
         order.extend(best.drain());
+        order
     } else {
-        order.extend_from_slice(keys);
-    }
+        // Every key is kept: sorted where it is.
+        &mut scratch.keys
+    };
     order.sort_unstable();
     scratch.pf_hint = match order.last() {
         Some(&worst) if served < candidates => Some(pf_key_metric(worst)),
