@@ -49,6 +49,9 @@ struct InstantAcc {
     bin_available_bits: Vec<f64>,
     bin_agent_sum: Vec<f64>,
     bin_samples: Vec<u64>,
+    /// Samples of the bin taken column by column, of every UE at once (to
+    /// add to each UE's `bin_samples`: one count, not one per UE).
+    bin_samples_all: u64,
 }
 
 impl InstantAcc {
@@ -60,6 +63,7 @@ impl InstantAcc {
             bin_available_bits: vec![0.0; ues],
             bin_agent_sum: vec![0.0; ues],
             bin_samples: vec![0; ues],
+            bin_samples_all: 0,
         }
     }
 }
@@ -236,8 +240,9 @@ impl RunRecorder {
                 .push(inst.bin_available_bits[u] / width.as_secs_f64() * 1e-6);
             r.delivered_mbps
                 .push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
-            r.agent_mbps.push(if inst.bin_samples[u] > 0 {
-                inst.bin_agent_sum[u] / inst.bin_samples[u] as f64 * 1e-6
+            let samples = inst.bin_samples[u] + inst.bin_samples_all;
+            r.agent_mbps.push(if samples > 0 {
+                inst.bin_agent_sum[u] / samples as f64 * 1e-6
             } else {
                 0.0
             });
@@ -246,6 +251,7 @@ impl RunRecorder {
             inst.bin_agent_sum[u] = 0.0;
             inst.bin_samples[u] = 0;
         }
+        inst.bin_samples_all = 0;
         self.bin_index += 1;
     }
 
@@ -382,8 +388,12 @@ impl Observer for RunRecorder {
                 *sum += f(bps);
             }
         }
-        for c in &mut a.bin_samples[..n] {
-            *c += 1;
+        if n == a.bin_samples.len() {
+            a.bin_samples_all += 1;
+        } else {
+            for c in &mut a.bin_samples[..n] {
+                *c += 1;
+            }
         }
         if self.sample {
             let t = now.as_secs_f64();
