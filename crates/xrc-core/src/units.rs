@@ -50,6 +50,24 @@ pub fn check_duration_ms(name: &str, v: f64, zero_ok: bool) -> Result<(), String
 }
 
 /// [`check_range`] for integers.
+/// `x as f64` for `x < 2^52`, by bit operations a compiler turns into
+/// packed instructions (x86-64's baseline, SSE2, converts 64-bit integers
+/// one at a time): 2^52's exponent or'ed into `x`'s bits gives 2^52 + x
+/// exactly, and 2^52 is subtracted exactly. The caller guarantees the
+/// bound ([`all_below_2_pow_52`]).
+#[inline]
+pub fn small_u64_as_f64(x: u64) -> f64 {
+    debug_assert!(x < 1 << 52, "{x} is not below 2^52");
+    f64::from_bits(x | 0x4330_0000_0000_0000) - 4_503_599_627_370_496.0
+}
+
+/// Whether every value is below 2^52 (so [`small_u64_as_f64`] is exact
+/// for each): one OR over them, packed.
+#[inline]
+pub fn all_below_2_pow_52(xs: impl Iterator<Item = u64>) -> bool {
+    xs.fold(0, |acc, x| acc | x) < 1 << 52
+}
+
 pub fn check_range_u64(name: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if (lo..=hi).contains(&v) {
         Ok(())
@@ -306,6 +324,19 @@ impl BitRate {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_small_u64_becomes_the_same_f64_by_bits_as_by_conversion() {
+        let mut rng = crate::engine::rng::Rng::from_seed(3);
+        let edges = [0u64, 1, 2, 1 << 31, (1 << 32) + 7, (1 << 52) - 1, (1 << 52) - 2];
+        let random = (0..10_000).map(|i| rng.next_u64() >> (12 + i % 52));
+        for x in edges.into_iter().chain(random) {
+            assert_eq!(small_u64_as_f64(x).to_bits(), (x as f64).to_bits(), "{x}");
+        }
+        assert!(all_below_2_pow_52(edges.into_iter()));
+        assert!(!all_below_2_pow_52([3, 1 << 52, 5].into_iter()));
+        assert!(all_below_2_pow_52(std::iter::empty()));
+    }
     use super::*;
 
     #[test]

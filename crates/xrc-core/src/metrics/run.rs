@@ -5,10 +5,14 @@
 //! flows are alive, bytes per bin) live here, not in the components.
 
 use super::Recorder;
-use crate::net::{DropSite, FlowId, Observer, Packet, PacketKind, UeLinkCounters, UeSample, XrcOption};
+use crate::net::{DropSite, FlowId, Observer, Packet, PacketKind, UeColumns, UeLinkCounters, UeSample, XrcOption};
 use crate::transport::cc::CaState;
 use crate::transport::{SenderOutput, TcpSender};
-use crate::units::{SimDuration, SimTime};
+use crate::units::{all_below_2_pow_52, small_u64_as_f64, SimDuration, SimTime};
+
+/// From this many UEs an instant's samples are recorded column by column
+/// ([`Observer::ue_columns`]), below it row by row: the same values.
+const COLUMNS_FROM_UES: usize = 8;
 
 /// What to record, from the scenario's `output` section.
 #[derive(Clone, Debug)]
@@ -22,20 +26,46 @@ pub struct RecordOptions {
     pub queue_delay_trace: bool,
 }
 
-/// Per-UE accumulators for the summary and the rate series.
+/// Per-UE accumulators for the summary and the rate series, of events.
 #[derive(Clone, Debug, Default)]
 struct UeAcc {
     live_flows: u32,
-    available_bits_active: f64,
     delivered_bits_active: f64,
-    active_ns: u64,
-    bin_available_bits: f64,
     bin_delivered_bits: f64,
     /// Over the whole run, active or not.
     delivered_bits: f64,
-    bin_agent_sum: f64,
-    bin_samples: u64,
     rlc_drops: u64,
+}
+
+/// The per-UE accumulators every sampling instant adds to, one column per
+/// field (`x[u]` UE u's): a cell's instant adds to every UE's, in
+/// element-wise passes over contiguous arrays.
+#[derive(Clone, Debug, Default)]
+struct InstantAcc {
+    /// 1 while the UE has a live flow (the `active` column of the samples).
+    live: Vec<u8>,
+    available_bits_active: Vec<f64>,
+    active_ns: Vec<u64>,
+    bin_available_bits: Vec<f64>,
+    bin_agent_sum: Vec<f64>,
+    bin_samples: Vec<u64>,
+    /// Samples of the bin taken column by column, of every UE at once (to
+    /// add to each UE's `bin_samples`: one count, not one per UE).
+    bin_samples_all: u64,
+}
+
+impl InstantAcc {
+    fn new(ues: usize) -> Self {
+        InstantAcc {
+            live: vec![0; ues],
+            available_bits_active: vec![0.0; ues],
+            active_ns: vec![0; ues],
+            bin_available_bits: vec![0.0; ues],
+            bin_agent_sum: vec![0.0; ues],
+            bin_samples: vec![0; ues],
+            bin_samples_all: 0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -61,6 +91,7 @@ pub struct RunRecorder {
     tables: Recorder,
     opts: RecordOptions,
     ues: Vec<UeAcc>,
+    inst: InstantAcc,
     flows: Vec<FlowAcc>,
     /// Sampling instants so far, and whether the current one is sampled.
     instants: u64,
@@ -75,6 +106,7 @@ impl RunRecorder {
             tables: Recorder::default(),
             opts,
             ues: vec![UeAcc::default(); ues],
+            inst: InstantAcc::new(ues),
             flows: vec![FlowAcc::default(); flows],
             instants: 0,
             sample: false,
@@ -102,6 +134,7 @@ impl RunRecorder {
         self.flows[f].started = true;
         if let Some(u) = ue {
             self.ues[u].live_flows += 1;
+            self.inst.live[u] = 1;
         }
     }
 
@@ -109,6 +142,7 @@ impl RunRecorder {
     pub fn flow_ended(&mut self, _f: usize, ue: Option<usize>) {
         if let Some(u) = ue {
             self.ues[u].live_flows -= 1;
+            self.inst.live[u] = (self.ues[u].live_flows > 0) as u8;
         }
     }
 
@@ -197,24 +231,27 @@ impl RunRecorder {
                 .push(fl.bin_bytes as f64 * 8.0 / width.as_secs_f64() * 1e-6);
             fl.bin_bytes = 0;
         }
+        let inst = &mut self.inst;
         for (u, acc) in self.ues.iter_mut().enumerate() {
             let r = &mut self.tables.ue_rate;
             r.t.push(t);
             r.ue.push(u as u32);
             r.available_mbps
-                .push(acc.bin_available_bits / width.as_secs_f64() * 1e-6);
+                .push(inst.bin_available_bits[u] / width.as_secs_f64() * 1e-6);
             r.delivered_mbps
                 .push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
-            r.agent_mbps.push(if acc.bin_samples > 0 {
-                acc.bin_agent_sum / acc.bin_samples as f64 * 1e-6
+            let samples = inst.bin_samples[u] + inst.bin_samples_all;
+            r.agent_mbps.push(if samples > 0 {
+                inst.bin_agent_sum[u] / samples as f64 * 1e-6
             } else {
                 0.0
             });
-            acc.bin_available_bits = 0.0;
+            inst.bin_available_bits[u] = 0.0;
             acc.bin_delivered_bits = 0.0;
-            acc.bin_agent_sum = 0.0;
-            acc.bin_samples = 0;
+            inst.bin_agent_sum[u] = 0.0;
+            inst.bin_samples[u] = 0;
         }
+        inst.bin_samples_all = 0;
         self.bin_index += 1;
     }
 
@@ -260,10 +297,10 @@ impl RunRecorder {
         let acc = &self.ues[u];
         let r = &mut self.tables.ues;
         r.ue.push(u as u32);
-        r.available_bits_active.push(acc.available_bits_active);
+        r.available_bits_active.push(self.inst.available_bits_active[u]);
         r.delivered_bits_active.push(acc.delivered_bits_active);
         r.delivered_bits.push(acc.delivered_bits);
-        r.active_s.push(acc.active_ns as f64 * 1e-9);
+        r.active_s.push(self.inst.active_ns[u] as f64 * 1e-9);
         r.carried_bits.push(link.carried_bits);
         r.tbs_new.push(link.tbs_new);
         r.tbs_retx.push(link.tbs_retx);
@@ -308,49 +345,92 @@ impl Observer for RunRecorder {
     }
 
     /// The same rows and sums as [`Observer::ue_sample`] for each UE in
-    /// order, written column by column (a cell of many UEs records one row
-    /// per UE every TTI).
-    fn ue_samples(&mut self, now: SimTime, samples: &[UeSample]) {
+    /// order, column by column: the sums element-wise over the
+    /// accumulators' columns (each UE's additions the same, in the same
+    /// order), the sampled columns copied or converted as whole slices (a
+    /// cell of many UEs records one row per UE every TTI).
+    fn ue_columns(&mut self, now: SimTime, cols: &UeColumns<'_>) {
+        let n = cols.len();
+        if n < COLUMNS_FROM_UES {
+            // A few UEs: row by row costs less than a pass per column.
+            for ue in 0..n {
+                self.ue_sample(now, ue, &cols.get(ue));
+            }
+            return;
+        }
         let len_ns = self.instant_len.as_nanos();
         // A rate in bit/s is far below 2^63: converted as signed, the same
         // f64 in fewer instructions than from unsigned.
         let f = |bps: u64| if bps < 1 << 63 { bps as i64 as f64 } else { bps as f64 };
-        for (acc, s) in self.ues.iter_mut().zip(samples) {
-            if acc.live_flows > 0 {
-                acc.available_bits_active += s.available_bits;
-                acc.active_ns += len_ns;
+        let a = &mut self.inst;
+        let bits = &cols.available_bits[..n];
+        for (sum, &b) in a.bin_available_bits[..n].iter_mut().zip(bits) {
+            *sum += b;
+        }
+        // While a UE has a live flow. Without one, adding +0.0 is adding
+        // nothing: a sum that starts at +0.0 and adds sums of bits is never
+        // −0.0, the one value +0.0 changes. Straight-line, so packed.
+        let (live, active_bits, active_ns) = (&a.live[..n], &mut a.available_bits_active[..n], &mut a.active_ns[..n]);
+        for i in 0..n {
+            let on = live[i] != 0;
+            active_bits[i] += if on { bits[i] } else { 0.0 };
+            active_ns[i] += if on { len_ns } else { 0 };
+        }
+        // The same f64s as `f`, packed when every value allows it (rates
+        // and HoLs below 2^52: 4.5 Pbit/s, 52 days).
+        let agent_small = all_below_2_pow_52(cols.agent_bps.iter().copied());
+        if agent_small {
+            for (sum, &bps) in a.bin_agent_sum[..n].iter_mut().zip(cols.agent_bps) {
+                *sum += small_u64_as_f64(bps);
             }
-            acc.bin_available_bits += s.available_bits;
-            acc.bin_agent_sum += f(s.agent_bps);
-            acc.bin_samples += 1;
+        } else {
+            for (sum, &bps) in a.bin_agent_sum[..n].iter_mut().zip(cols.agent_bps) {
+                *sum += f(bps);
+            }
+        }
+        if n == a.bin_samples.len() {
+            a.bin_samples_all += 1;
+        } else {
+            for c in &mut a.bin_samples[..n] {
+                *c += 1;
+            }
         }
         if self.sample {
-            let n = samples.len();
             let t = now.as_secs_f64();
             let r = &mut self.tables.rlc;
             r.t.extend(std::iter::repeat_n(t, n));
             r.ue.extend(0..n as u32);
             // `as_millis_f64` with the nanoseconds converted as signed (equal below 2^63).
-            r.hol_ms.extend(samples.iter().map(|s| f(s.hol.as_nanos()) * 1e-6));
-            r.sdus.extend(samples.iter().map(|s| s.sdus));
-            r.bytes.extend(samples.iter().map(|s| s.bytes));
-            r.cqi.extend(samples.iter().map(|s| s.cqi));
-            r.available_mbps.extend(samples.iter().map(|s| s.available_mbps));
-            r.agent_mbps.extend(samples.iter().map(|s| f(s.agent_bps) * 1e-6));
-            r.active.extend(self.ues[..n].iter().map(|a| (a.live_flows > 0) as u8));
+            if all_below_2_pow_52(cols.hol.iter().map(|h| h.as_nanos())) {
+                r.hol_ms
+                    .extend(cols.hol.iter().map(|h| small_u64_as_f64(h.as_nanos()) * 1e-6));
+            } else {
+                r.hol_ms.extend(cols.hol.iter().map(|h| f(h.as_nanos()) * 1e-6));
+            }
+            r.sdus.extend_from_slice(cols.sdus);
+            r.bytes.extend_from_slice(cols.bytes);
+            r.cqi.extend_from_slice(cols.cqi);
+            r.available_mbps.extend_from_slice(cols.available_mbps);
+            if agent_small {
+                r.agent_mbps
+                    .extend(cols.agent_bps.iter().map(|&b| small_u64_as_f64(b) * 1e-6));
+            } else {
+                r.agent_mbps.extend(cols.agent_bps.iter().map(|&b| f(b) * 1e-6));
+            }
+            r.active.extend_from_slice(&a.live[..n]);
         }
     }
 
     fn ue_sample(&mut self, now: SimTime, ue: usize, s: &UeSample) {
-        let acc = &mut self.ues[ue];
-        let active = acc.live_flows > 0;
+        let a = &mut self.inst;
+        let active = a.live[ue] != 0;
         if active {
-            acc.available_bits_active += s.available_bits;
-            acc.active_ns += self.instant_len.as_nanos();
+            a.available_bits_active[ue] += s.available_bits;
+            a.active_ns[ue] += self.instant_len.as_nanos();
         }
-        acc.bin_available_bits += s.available_bits;
-        acc.bin_agent_sum += s.agent_bps as f64;
-        acc.bin_samples += 1;
+        a.bin_available_bits[ue] += s.available_bits;
+        a.bin_agent_sum[ue] += s.agent_bps as f64;
+        a.bin_samples[ue] += 1;
         if self.sample {
             let r = &mut self.tables.rlc;
             r.t.push(now.as_secs_f64());
@@ -398,9 +478,11 @@ mod tests {
     }
 
     #[test]
-    fn samples_of_every_ue_at_once_record_what_one_call_per_ue_records() {
-        let mut one = RunRecorder::new(opts(3), 4, 2);
-        let mut all = RunRecorder::new(opts(3), 4, 2);
+    fn columns_of_every_ue_at_once_record_what_one_call_per_ue_records() {
+        // Enough UEs for the columns (fewer are recorded row by row).
+        let n = COLUMNS_FROM_UES as u64 + 3;
+        let mut one = RunRecorder::new(opts(3), n as usize, 2);
+        let mut all = RunRecorder::new(opts(3), n as usize, 2);
         for r in [&mut one, &mut all] {
             r.flow_started(0, Some(1));
             r.flow_started(1, Some(3));
@@ -409,7 +491,7 @@ mod tests {
         for tti in 0..10u64 {
             let now = SimTime::from_nanos(tti * 1_000_000);
             samples.clear();
-            samples.extend((0..4u64).map(|u| UeSample {
+            samples.extend((0..n).map(|u| UeSample {
                 cqi: (u + tti) as u8 % 16,
                 hol: SimDuration::from_nanos(123_457 * (u + 1) * tti),
                 sdus: (u * tti) as u32,
@@ -418,20 +500,48 @@ mod tests {
                 available_mbps: 1.0005 * (u + tti) as f64,
                 agent_bps: 7_000_003 * (u + 1) * tti,
             }));
+            if tti == 6 {
+                // UE 1's only flow ends: its sums stop while active.
+                one.flow_ended(0, Some(1));
+                all.flow_ended(0, Some(1));
+            }
             one.instant(now, SimDuration::from_millis(1));
             for (u, s) in samples.iter().enumerate() {
                 one.ue_sample(now, u, s);
             }
             all.instant(now, SimDuration::from_millis(1));
-            all.ue_samples(now, &samples);
+            let col = |f: fn(&UeSample) -> u64| samples.iter().map(f).collect::<Vec<u64>>();
+            let cqi: Vec<u8> = samples.iter().map(|s| s.cqi).collect();
+            let hol: Vec<SimDuration> = samples.iter().map(|s| s.hol).collect();
+            let sdus: Vec<u32> = samples.iter().map(|s| s.sdus).collect();
+            let bytes = col(|s| s.bytes);
+            let available_bits: Vec<f64> = samples.iter().map(|s| s.available_bits).collect();
+            let available_mbps: Vec<f64> = samples.iter().map(|s| s.available_mbps).collect();
+            let agent_bps = col(|s| s.agent_bps);
+            all.ue_columns(
+                now,
+                &UeColumns {
+                    cqi: &cqi,
+                    hol: &hol,
+                    sdus: &sdus,
+                    bytes: &bytes,
+                    available_bits: &available_bits,
+                    available_mbps: &available_mbps,
+                    agent_bps: &agent_bps,
+                },
+            );
         }
         for r in [&mut one, &mut all] {
             r.close_bin(SimTime::from_nanos(10_000_000));
-            for u in 0..4 {
+            for u in 0..n as usize {
                 r.ue_end(u, &UeLinkCounters::default());
             }
         }
-        assert_eq!(one.tables().rlc.rows(), 4 * 4, "every third TTI of 10, four UEs");
+        assert_eq!(
+            one.tables().rlc.rows(),
+            4 * n as usize,
+            "every third TTI of 10, every UE"
+        );
         assert_eq!(columns_bytes(one.tables()), columns_bytes(all.tables()));
     }
 }

@@ -17,7 +17,7 @@ pub use access::{Access, NetAssistReport, NoTimer, WiredAccess};
 pub use component::{Component, Cx, Dir, Direct, Effect, Io, Released, Standalone, Timers, WakeSink};
 pub use internet::{Exit, InternetPath, InternetTimer};
 pub use link::{Enqueued, Link, LinkConfig};
-pub use observe::{DropSite, NullObserver, Observer, UeLinkCounters, UeSample};
+pub use observe::{DropSite, NullObserver, Observer, UeColumns, UeLinkCounters, UeSample};
 pub use packet::{AbcMark, AckHeader, DataHeader, FlowId, Packet, PacketKind, SackBlock, SackBlocks, UeId, XrcOption};
 pub use pipe::Pipe;
 pub use queue::{DropTail, QueueCounters, QueueLimit};

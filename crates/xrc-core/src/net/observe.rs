@@ -70,16 +70,53 @@ pub trait Observer {
     /// A packet of `flow` left `ue`'s bottleneck queue after `delay` there.
     fn sojourn(&mut self, _now: SimTime, _ue: usize, _flow: FlowId, _delay: SimDuration) {}
     /// A sampling instant of length `len` ended at `now`; the UEs'
-    /// [`Observer::ue_sample`]s follow.
+    /// [`Observer::ue_sample`]s (or their [`Observer::ue_columns`]) follow.
     fn instant(&mut self, _now: SimTime, _len: SimDuration) {}
     /// One UE's state at the end of the instant.
     fn ue_sample(&mut self, _now: SimTime, _ue: usize, _s: &UeSample) {}
-    /// Every UE's state at the end of the instant, `samples[i]` UE i's: one
-    /// call per instant for a cell of many UEs (an observer may then record
-    /// them column by column). By default, [`Observer::ue_sample`] for each.
-    fn ue_samples(&mut self, now: SimTime, samples: &[UeSample]) {
-        for (ue, s) in samples.iter().enumerate() {
-            self.ue_sample(now, ue, s);
+    /// Every UE's state at the end of the instant, as columns (`cols.cqi[i]`
+    /// and the rest UE i's): one call per instant for a cell of many UEs, so
+    /// an observer may copy whole columns instead of gathering rows. By
+    /// default, [`Observer::ue_sample`] for each UE in order.
+    fn ue_columns(&mut self, now: SimTime, cols: &UeColumns<'_>) {
+        for ue in 0..cols.len() {
+            self.ue_sample(now, ue, &cols.get(ue));
+        }
+    }
+}
+
+/// Every UE's [`UeSample`] at the end of one instant, field by field: each
+/// slice has one entry per UE, in UE order (a cell keeps its UEs' state in
+/// these columns and lends them as they are).
+#[derive(Copy, Clone, Debug)]
+pub struct UeColumns<'a> {
+    pub cqi: &'a [u8],
+    pub hol: &'a [SimDuration],
+    pub sdus: &'a [u32],
+    pub bytes: &'a [u64],
+    pub available_bits: &'a [f64],
+    pub available_mbps: &'a [f64],
+    pub agent_bps: &'a [u64],
+}
+
+impl UeColumns<'_> {
+    /// The number of UEs (every column has this length).
+    pub fn len(&self) -> usize {
+        self.cqi.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.cqi.is_empty()
+    }
+    /// UE `ue`'s sample.
+    pub fn get(&self, ue: usize) -> UeSample {
+        UeSample {
+            cqi: self.cqi[ue],
+            hol: self.hol[ue],
+            sdus: self.sdus[ue],
+            bytes: self.bytes[ue],
+            available_bits: self.available_bits[ue],
+            available_mbps: self.available_mbps[ue],
+            agent_bps: self.agent_bps[ue],
         }
     }
 }

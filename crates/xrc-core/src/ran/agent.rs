@@ -143,7 +143,7 @@ impl CapacityWindow {
 
 /// The average rate, bit/s, of `sum` bits over `filled` TTIs of length `tti`.
 #[inline]
-fn window_rate_bps(sum: u64, filled: usize, tti: SimDuration) -> u64 {
+pub fn window_rate_bps(sum: u64, filled: usize, tti: SimDuration) -> u64 {
     if filled == 0 {
         return 0;
     }
@@ -204,6 +204,14 @@ impl CapacityWindows {
         if self.filled < self.len {
             self.filled += 1;
         }
+    }
+    /// Every UE's sum over the window, `sums()[i]` UE i's.
+    pub fn sums(&self) -> &[u64] {
+        &self.sums
+    }
+    /// TTIs counted (the same for every UE).
+    pub fn filled(&self) -> usize {
+        self.filled
     }
     /// UE `ue`'s [`CapacityWindow::state`].
     #[inline]

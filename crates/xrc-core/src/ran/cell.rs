@@ -38,14 +38,14 @@ use super::netassist::{NetAssistConfig, PeriodStats};
 use super::pbe::{PbeConfig, PbeMonitor, TtiView};
 use super::pdcp::{FlowActivity, PDCP_HEADER_BYTES};
 use super::radio::{NrConfig, Radio, Rat};
-use super::rlc::{Pdu, RlcLimit, RlcRx, RlcTx, RxOutput};
+use super::rlc::{self, Pdu, RlcLimit, RlcRx, RlcTx, RxOutput};
 use super::scheduler::{self, Candidate, Grant, RbgLayout, SchedulerKind};
 use super::tbs_grid::RateIdx;
 use super::uplink::{Uplink, UplinkConfig};
 use crate::engine::{Rng, RngStreams};
 use crate::net::queue::QueueCounters;
-use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeId, UeSample};
-use crate::units::{check_range, check_range_u64, SimDuration, SimTime};
+use crate::net::{AbcMark, FlowId, Packet, PacketKind, Pipe, UeColumns, UeId};
+use crate::units::{check_range, check_range_u64, small_u64_as_f64, SimDuration, SimTime};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -373,7 +373,7 @@ struct Tb {
 
 /// What one TTI looked like for one UE: the blocks it was sent (the
 /// oracle's shadow compares them). What the recorder samples is in
-/// [`Cell::samples`].
+/// [`Cell::columns`].
 #[derive(Copy, Clone, Debug, Default)]
 pub struct UeTti {
     /// New-data bits scheduled (NDI = 1).
@@ -393,10 +393,11 @@ pub struct UeRadioStats {
     pub bits_decoded: u64,
 }
 
+/// A UE's state that a TTI touches only when the UE is served, sent a
+/// retransmission or has a changing channel; what every TTI reads of every
+/// UE is in the cell's columns ([`Cell`]).
 struct Ue {
     channel: Channel,
-    itbs: Option<RateIdx>,
-    cqi: u8,
     rlc: RlcTx,
     retx: VecDeque<Tb>,
     /// When each HARQ process holding a decoded block is released (its
@@ -414,17 +415,15 @@ struct Ue {
     abc: AbcMarker,
     pbe: PbeMonitor,
     na: PeriodStats,
-    /// This TTI: PRBs the UE got and whether its block decodes.
-    tti_prbs: u16,
+    /// This TTI: whether the UE's block decodes.
     tti_tb_ok: Option<bool>,
     /// Flows of this UE that have started and not ended.
     live_flows: u32,
     /// The sample's `available_bits` and `available_mbps` for (ITBS, UEs
     /// with live flows), kept while both hold.
     available_memo: Option<((RateIdx, u32), f64, f64)>,
-    /// The sample's `agent_bps` for the capacity window's state, kept while it holds.
-    agent_memo: Option<((u64, usize), u64)>,
-    /// The channel's CQI never changes (`fixed_cqi`): `cqi` and `itbs` are set once.
+    /// The channel's CQI never changes (`fixed_cqi`): its CQI and rate index
+    /// (the cell's columns) are set once.
     constant_channel: bool,
     tti: UeTti,
     stats: UeRadioStats,
@@ -498,12 +497,118 @@ pub struct Cell {
     cap: CapacityWindows,
     /// PF's forgetting factor per TTI: 1 / (`pf_window_ttis` × slots per ms).
     pf_a: f64,
-    /// Every UE's state at the end of the last TTI, `samples[i]` UE i's,
-    /// written in place by `on_tti` in the layout the recorder receives
-    /// (no per-UE assembly after the TTI).
-    samples: Vec<UeSample>,
+    /// Every UE's sample at the end of the last TTI, in the columns the
+    /// recorder copies; `sdus` and `bytes` mirror the RLC buffers.
+    cols: SampleColumns,
+    /// Each UE's rate index (`None`: no CQI), set once for a constant
+    /// channel, every TTI otherwise.
+    itbs: Vec<Option<RateIdx>>,
+    /// Some UE's channel varies (its CQI is read every TTI).
+    varying_channels: bool,
+    /// When each UE's head RLC SDU arrived (`SimTime::MAX` when the buffer
+    /// is empty: a HoL of zero), mirrored where the buffer changes.
+    rlc_head: Vec<SimTime>,
+    /// PRBs each UE got this TTI (zero until the TTI writes them).
+    tti_prbs: Vec<u16>,
+    /// UEs whose per-TTI fields the TTI wrote (reset at the next).
+    touched: Vec<usize>,
+    /// UEs with a transport block waiting for retransmission, one bit each
+    /// (`retx_ues[i / 64] >> (i % 64)`).
+    retx_ues: Vec<u64>,
+    /// Each UE's window sum the `agent_bps` column was worked out for, and
+    /// the TTIs the windows counted then (`usize::MAX`: never).
+    agent_memo_sum: Vec<u64>,
+    agent_memo_filled: usize,
+    /// The `available_*` columns must be worked out again (the UEs' live
+    /// flows changed since).
+    available_stale: bool,
     /// The TTI in seconds (the samples' rates).
     tti_s: f64,
+}
+
+/// The recorder's per-UE columns ([`UeColumns`]), owned.
+#[derive(Debug, Default)]
+struct SampleColumns {
+    cqi: Vec<u8>,
+    hol: Vec<SimDuration>,
+    sdus: Vec<u32>,
+    bytes: Vec<u64>,
+    available_bits: Vec<f64>,
+    available_mbps: Vec<f64>,
+    agent_bps: Vec<u64>,
+}
+
+impl SampleColumns {
+    fn new(n: usize) -> Self {
+        SampleColumns {
+            cqi: vec![0; n],
+            hol: vec![SimDuration::ZERO; n],
+            sdus: vec![0; n],
+            bytes: vec![0; n],
+            available_bits: vec![0.0; n],
+            available_mbps: vec![0.0; n],
+            agent_bps: vec![0; n],
+        }
+    }
+    fn view(&self) -> UeColumns<'_> {
+        UeColumns {
+            cqi: &self.cqi,
+            hol: &self.hol,
+            sdus: &self.sdus,
+            bytes: &self.bytes,
+            available_bits: &self.available_bits,
+            available_mbps: &self.available_mbps,
+            agent_bps: &self.agent_bps,
+        }
+    }
+}
+
+/// Calls `f(ue, rate index, SDUs, PF average)` for each UE that is a
+/// candidate for new data this TTI, in UE order: data in its buffer, no
+/// block this TTI (a retransmission), a rate index, and a free HARQ process
+/// when they are limited (the HARQ-ACKs received by `now` release theirs
+/// first; asked again, the answer is the same).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn for_each_candidate(
+    now: SimTime,
+    sdus: &[u32],
+    tti_prbs: &[u16],
+    itbs: &[Option<RateIdx>],
+    pf_avg: &[f64],
+    ues: &mut [Ue],
+    harq_processes: Option<u32>,
+    mut f: impl FnMut(usize, RateIdx, u32, f64),
+) {
+    for (i, ((&n, &prbs), (&rate, &avg))) in sdus.iter().zip(tti_prbs).zip(itbs.iter().zip(pf_avg)).enumerate() {
+        if n == 0 || prbs != 0 {
+            continue;
+        }
+        if let Some(processes) = harq_processes {
+            let u = &mut ues[i];
+            while u.harq_acks.front().is_some_and(|&t| t <= now) {
+                u.harq_acks.pop_front();
+            }
+            if u.harq_acks.len() + u.retx.len() >= processes as usize {
+                continue;
+            }
+        }
+        let Some(rate) = rate else {
+            continue;
+        };
+        f(i, rate, n, avg);
+    }
+}
+
+/// Sets or clears bit `i` of a bit set.
+#[inline]
+fn set_bit(bits: &mut [u64], i: usize, on: bool) {
+    let (w, b) = (i / 64, i % 64);
+    if on {
+        bits[w] |= 1 << b;
+    } else {
+        bits[w] &= !(1 << b);
+    }
 }
 
 impl Cell {
@@ -539,8 +644,6 @@ impl Cell {
                 }
                 Ue {
                     channel,
-                    itbs: None,
-                    cqi: 0,
                     rlc: RlcTx::new(limit),
                     retx: VecDeque::new(),
                     harq_acks: VecDeque::new(),
@@ -553,17 +656,16 @@ impl Cell {
                     abc: AbcMarker::new(&cfg.abc),
                     pbe: PbeMonitor::new(&pbe_cfg, tti.as_secs_f64()),
                     na: PeriodStats::default(),
-                    tti_prbs: 0,
                     tti_tb_ok: None,
                     live_flows: 0,
                     available_memo: None,
-                    agent_memo: None,
                     constant_channel: false,
                     tti: UeTti::default(),
                     stats: UeRadioStats::default(),
                 }
             })
             .collect();
+        let n = channels.len();
         let mut cell = Cell {
             layout: RbgLayout::with_group_size(cfg.prbs(), radio.rbg_size),
             harq_processes: cfg.harq_processes(),
@@ -593,14 +695,25 @@ impl Cell {
             cap_bits: Vec::new(),
             pf_avg: vec![0.0; channels.len()],
             cap: CapacityWindows::new(channels.len(), window),
-            samples: vec![UeSample::default(); channels.len()],
+            cols: SampleColumns::new(n),
+            itbs: vec![None; n],
+            varying_channels: false,
+            rlc_head: vec![SimTime::MAX; n],
+            tti_prbs: vec![0; n],
+            touched: Vec::new(),
+            retx_ues: vec![0; n.div_ceil(64)],
+            agent_memo_sum: vec![0; n],
+            agent_memo_filled: usize::MAX,
+            available_stale: true,
             tti_s: tti.as_secs_f64(),
         };
-        for u in cell.ues.iter_mut() {
+        for (i, u) in cell.ues.iter_mut().enumerate() {
             if let Some(c) = u.channel.constant_cqi() {
-                u.cqi = c.get();
-                u.itbs = cell.radio.rate_for_cqi[c.get() as usize];
+                cell.cols.cqi[i] = c.get();
+                cell.itbs[i] = cell.radio.rate_for_cqi[c.get() as usize];
                 u.constant_channel = true;
+            } else {
+                cell.varying_channels = true;
             }
         }
         cell
@@ -653,6 +766,7 @@ impl Cell {
     pub fn set_live_flows(&mut self, ue: usize, n: u32) {
         let was = self.ues[ue].live_flows > 0;
         self.ues[ue].live_flows = n;
+        self.available_stale = true;
         match (was, n > 0) {
             (false, true) => self.live_ues += 1,
             (true, false) => self.live_ues -= 1,
@@ -662,9 +776,11 @@ impl Cell {
     pub fn ue_tti(&self, ue: usize) -> &UeTti {
         &self.ues[ue].tti
     }
-    /// Every UE's sample at the end of the last TTI, in UE order.
-    pub fn samples(&self) -> &[UeSample] {
-        &self.samples
+    /// Every UE's sample at the end of the last TTI, as columns in UE
+    /// order (read right after [`Cell::on_tti`]: `sdus` and `bytes` follow
+    /// the RLC buffers as packets arrive).
+    pub fn columns(&self) -> UeColumns<'_> {
+        self.cols.view()
     }
     pub fn radio_stats(&self, ue: usize) -> UeRadioStats {
         self.ues[ue].stats
@@ -708,10 +824,24 @@ impl Cell {
     pub fn enqueue_downlink(&mut self, now: SimTime, ue: usize, pkt: Packet) -> Result<(), Packet> {
         self.activity.on_packet(pkt.flow, now);
         let sdu = pkt.size + PDCP_HEADER_BYTES;
-        self.ues[ue].rlc.push(now, pkt, sdu)
+        let rlc = &mut self.ues[ue].rlc;
+        let r = rlc.push(now, pkt, sdu);
+        if r.is_ok() {
+            self.cols.sdus[ue] = rlc.sdus() as u32;
+            self.cols.bytes[ue] = rlc.bytes();
+            self.rlc_head[ue] = rlc.head_arrival().unwrap_or(SimTime::MAX);
+        }
+        r
     }
 
     /// Runs the MAC for the TTI starting at `now`.
+    ///
+    /// What every TTI reads or writes of every UE (channel, buffer, PF
+    /// average, agent window, sample) is in the cell's columns, kept where it
+    /// changes; a UE's own [`Ue`] is touched only when the UE is served,
+    /// retransmits or has a varying channel. Each UE's floating-point
+    /// operations are the same, in the same order, as when one pass per UE
+    /// did everything: only the loops' nesting changed.
     pub fn on_tti(&mut self, now: SimTime, out: &mut CellOutput) {
         let band = self.cfg.prbs();
         // The slot's downlink: none in a TDD U slot (and an S slot without
@@ -720,82 +850,139 @@ impl Cell {
         let total = if grid.is_some() { band } else { 0 };
         let mut used: u16 = 0;
         let live_ues = self.live_ues.max(1);
-        // Steps 1 to 3 in one pass over the UEs (each UE's steps depend on
-        // its own state and on the PRBs earlier UEs' retransmissions took).
-        let mut ue_active = std::mem::take(&mut self.tti_active);
-        ue_active.resize(self.ues.len(), false);
-        let mut active_ues = 0u32;
-        self.candidates.clear();
-        for (i, u) in self.ues.iter_mut().enumerate() {
-            // 1. Channel state, and whether a flow of the UE is active.
-            if !u.constant_channel {
-                let cqi = u.channel.cqi(now);
-                u.cqi = cqi.map_or(0, |c| c.get());
-                u.itbs = cqi.and_then(|c| self.radio.rate_for_cqi[c.get() as usize]);
-            }
-            u.tti.new_bits = 0;
-            u.tti.retx_bits = 0;
-            u.tti_prbs = 0;
+        // The last TTI's per-UE fields, where it wrote them.
+        for &i in &self.touched {
+            let u = &mut self.ues[i];
+            u.tti = UeTti::default();
             u.tti_tb_ok = None;
-            let active = self.activity.ue_is_active(UeId(i as u32), now, self.inactivity);
-            ue_active[i] = active;
-            active_ues += active as u32;
-            if grid.is_none() {
-                continue;
-            }
-            // 2. A HARQ retransmission due, in UE order while PRBs last.
-            let mut has_tb = false;
-            if let (Some(front), Some(_)) = (u.retx.front(), u.itbs) {
-                if front.due <= now && used + front.prbs <= total {
-                    let mut tb = u.retx.pop_front().expect("due");
-                    let prbs = tb.prbs;
-                    used += prbs;
-                    has_tb = true;
-                    tb.transmissions += 1;
-                    u.stats.tbs_retx += 1;
-                    u.tti.retx_bits = tb.bits as u64;
-                    u.tti_prbs = prbs;
-                    let ok = Self::transmit(
-                        &mut self.harq_rng,
-                        &self.cfg.harq,
-                        &self.radio,
-                        self.harq_processes.is_some(),
-                        self.dl_delay,
-                        now,
-                        i,
-                        u,
-                        tb,
-                        out,
-                    );
-                    u.tti_tb_ok = Some(ok);
-                }
-            }
-            // 3. New data: a candidate for the scheduler, if a HARQ process
-            // is free.
-            if !has_tb && !u.rlc.is_empty() {
-                let process_free = match self.harq_processes {
-                    None => true,
-                    Some(n) => {
-                        while u.harq_acks.front().is_some_and(|&t| t <= now) {
-                            u.harq_acks.pop_front();
-                        }
-                        u.harq_acks.len() + u.retx.len() < n as usize
-                    }
-                };
-                if let (Some(itbs), true) = (u.itbs, process_free) {
-                    self.candidates.push(Candidate {
-                        index: i,
-                        itbs,
-                        demand_bytes: u.rlc.demand_bytes(),
-                        avg_bits: self.pf_avg[i],
-                    });
+            self.tti_prbs[i] = 0;
+        }
+        self.touched.clear();
+        // 1. Channel state (constant channels were read once).
+        if self.varying_channels {
+            for (i, u) in self.ues.iter_mut().enumerate() {
+                if !u.constant_channel {
+                    let cqi = u.channel.cqi(now);
+                    self.cols.cqi[i] = cqi.map_or(0, |c| c.get());
+                    self.itbs[i] = cqi.and_then(|c| self.radio.rate_for_cqi[c.get() as usize]);
                 }
             }
         }
+        let pf = self.cfg.scheduler == SchedulerKind::Pf;
+        self.candidates.clear();
         let grants = std::mem::take(&mut self.grants);
         let mut grants = grants;
-        match grid {
-            Some(g) => {
+        if let Some(g) = grid {
+            // 2. HARQ retransmissions due, in UE order while PRBs last: only
+            // the UEs holding a block to retransmit.
+            for w in 0..self.retx_ues.len() {
+                let mut word = self.retx_ues[w];
+                while word != 0 {
+                    let i = w * 64 + word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    let u = &mut self.ues[i];
+                    let (Some(front), Some(_)) = (u.retx.front(), self.itbs[i]) else {
+                        continue;
+                    };
+                    if front.due <= now && used + front.prbs <= total {
+                        let mut tb = u.retx.pop_front().expect("due");
+                        let prbs = tb.prbs;
+                        used += prbs;
+                        tb.transmissions += 1;
+                        u.stats.tbs_retx += 1;
+                        u.tti.retx_bits = tb.bits as u64;
+                        self.tti_prbs[i] = prbs;
+                        self.touched.push(i);
+                        let ok = Self::transmit(
+                            &mut self.harq_rng,
+                            &self.cfg.harq,
+                            &self.radio,
+                            self.harq_processes.is_some(),
+                            self.dl_delay,
+                            now,
+                            i,
+                            u,
+                            tb,
+                            out,
+                        );
+                        u.tti_tb_ok = Some(ok);
+                        set_bit(&mut self.retx_ues, i, !u.retx.is_empty());
+                    }
+                }
+            }
+            // 3. New data: each UE with data, no block this TTI and a free
+            // HARQ process is a candidate for the scheduler. For PF, its key
+            // (the demand is asked only of those served), and only when its
+            // metric passes the last TTI's hint (`Scratch::pf_hint`): every
+            // key is made again when too few pass.
+            let full = g.full_bits();
+            let harq_processes = self.harq_processes;
+            let (sdus, tti_prbs, itbs, pf_avg) = (&self.cols.sdus, &self.tti_prbs, &self.itbs, &self.pf_avg);
+            let (ues, bytes) = (&mut self.ues, &self.cols.bytes);
+            if pf {
+                let hint = self.sched_scratch.pf_hint();
+                let keys = self.sched_scratch.pf_keys();
+                let mut candidates = 0;
+                for_each_candidate(
+                    now,
+                    sdus,
+                    tti_prbs,
+                    itbs,
+                    pf_avg,
+                    ues,
+                    harq_processes,
+                    |i, rate, _, avg| {
+                        candidates += 1;
+                        let metric = scheduler::pf_metric(full, rate, avg);
+                        if metric >= hint || metric.is_nan() {
+                            keys.push(scheduler::pf_key(metric, i));
+                        }
+                    },
+                );
+                let all_keys = |keys: &mut Vec<u128>| {
+                    for_each_candidate(
+                        now,
+                        sdus,
+                        tti_prbs,
+                        itbs,
+                        pf_avg,
+                        ues,
+                        harq_processes,
+                        |i, rate, _, avg| keys.push(scheduler::pf_key(scheduler::pf_metric(full, rate, avg), i)),
+                    )
+                };
+                scheduler::allocate_pf_keyed(
+                    g,
+                    &self.layout,
+                    total - used,
+                    &mut self.sched_scratch,
+                    candidates,
+                    all_keys,
+                    |i| {
+                        let rate = itbs[i].expect("candidates have a rate index");
+                        (i, rate, rlc::demand_bytes(bytes[i], sdus[i] as u64))
+                    },
+                    &mut grants,
+                );
+            } else {
+                let list = &mut self.candidates;
+                for_each_candidate(
+                    now,
+                    sdus,
+                    tti_prbs,
+                    itbs,
+                    pf_avg,
+                    ues,
+                    harq_processes,
+                    |i, rate, n, avg| {
+                        list.push(Candidate {
+                            index: i,
+                            itbs: rate,
+                            demand_bytes: rlc::demand_bytes(bytes[i], n as u64),
+                            avg_bits: avg,
+                        })
+                    },
+                );
                 scheduler::allocate_with(
                     self.cfg.scheduler,
                     g,
@@ -806,19 +993,23 @@ impl Cell {
                     &mut grants,
                     &mut self.sched_scratch,
                 );
-                self.rr_start = self.rr_start.wrapping_add(1);
             }
-            None => grants.clear(),
+            self.rr_start = self.rr_start.wrapping_add(1);
+        } else {
+            grants.clear();
         }
         // All zero between TTIs (cleared below where the grants wrote).
         let mut served = std::mem::take(&mut self.tti_served);
         for g in grants.iter().cloned() {
             let u = &mut self.ues[g.index];
-            let itbs = u.itbs.expect("candidates have an MCS");
+            let itbs = self.itbs[g.index].expect("candidates have an MCS");
             let bits = grid.expect("grants only in downlink slots").bits(itbs, g.prbs);
             let Some(mut pdu) = u.rlc.build_pdu_from(bits / 8, &mut self.rx_scratch.spare) else {
                 continue;
             };
+            self.cols.sdus[g.index] = u.rlc.sdus() as u32;
+            self.cols.bytes[g.index] = u.rlc.bytes();
+            self.rlc_head[g.index] = u.rlc.head_arrival().unwrap_or(SimTime::MAX);
             used += g.prbs;
             u.stats.tbs_new += 1;
             u.tti.new_bits = bits as u64;
@@ -853,7 +1044,8 @@ impl Cell {
                     }
                 }
             }
-            u.tti_prbs = g.prbs;
+            self.tti_prbs[g.index] = g.prbs;
+            self.touched.push(g.index);
             let tb = Tb {
                 pdu,
                 bits,
@@ -874,45 +1066,57 @@ impl Cell {
                 out,
             );
             u.tti_tb_ok = Some(ok);
+            set_bit(&mut self.retx_ues, g.index, !u.retx.is_empty());
         }
         self.grants = grants;
         let free = total.saturating_sub(used);
         self.free_prbs_last = free;
         // 4. PF averages, agent, per-TTI view: passes over the UEs'
-        // columns. Each UE's state is its own, so the passes do for each UE
-        // the same floating-point operations in the same order as one pass
-        // per UE did; only the loops' nesting changed.
+        // columns.
         let pf_a = self.pf_a;
-        // (Bits of one TBS, far below 2^63: converted as signed, the same
-        // value in fewer instructions than from unsigned.) Element-wise,
-        // straight-line.
+        // (Bits of one TBS, a u32: converted by bits, the same value as
+        // `as f64` in packed instructions.) Element-wise, straight-line.
         for (avg, &bits) in self.pf_avg.iter_mut().zip(&served) {
-            *avg = (1.0 - pf_a) * *avg + pf_a * bits as i64 as f64;
+            *avg = (1.0 - pf_a) * *avg + pf_a * small_u64_as_f64(bits);
         }
         // The agent's bits of the TTI: the new-data bits served, plus the
         // fair share of the free PRBs for a UE with an active flow when
-        // some are free (`agent::tti_capacity_bits`; without free PRBs it is
-        // the served bits, the column pushed as it is).
+        // some are free (`agent::tti_capacity_bits`; without free PRBs, or
+        // without a UE with an active flow, it is the served bits, the
+        // column pushed as it is). Which UEs have an active flow is asked
+        // only then.
         let include_free = self.cfg.agent.include_free_prbs;
-        let cap_bits: &[u64] = if include_free && free > 0 && active_ues > 0 && grid.is_some() {
-            self.cap_bits.clear();
-            self.cap_bits.extend(
-                self.ues
-                    .iter()
-                    .zip(&served)
-                    .zip(&ue_active)
-                    .map(|((u, &bits), &active)| {
-                        agent::tti_capacity_bits(bits, free, active_ues, active, u.itbs.zip(grid), include_free)
-                    }),
-            );
-            &self.cap_bits
-        } else {
-            &served
-        };
+        let mut with_free = false;
+        if include_free && free > 0 && grid.is_some() {
+            let mut ue_active = std::mem::take(&mut self.tti_active);
+            ue_active.clear();
+            let mut active_ues = 0u32;
+            let (activity, inactivity) = (&self.activity, self.inactivity);
+            ue_active.extend((0..self.ues.len()).map(|i| {
+                let active = activity.ue_is_active(UeId(i as u32), now, inactivity);
+                active_ues += active as u32;
+                active
+            }));
+            if active_ues > 0 {
+                self.cap_bits.clear();
+                self.cap_bits.extend(
+                    self.itbs
+                        .iter()
+                        .zip(&served)
+                        .zip(&ue_active)
+                        .map(|((&itbs, &bits), &active)| {
+                            agent::tti_capacity_bits(bits, free, active_ues, active, itbs.zip(grid), include_free)
+                        }),
+                );
+                with_free = true;
+            }
+            self.tti_active = ue_active;
+        }
+        let cap_bits: &[u64] = if with_free { &self.cap_bits } else { &served };
         self.cap.push_row(cap_bits);
         if self.abc_enabled || self.air_enabled || self.pbe_enabled || self.na_enabled {
             let scheduled = if self.pbe_enabled {
-                self.ues.iter().filter(|u| u.tti_prbs > 0).count() as u32
+                self.tti_prbs.iter().filter(|&&p| p > 0).count() as u32
             } else {
                 0
             };
@@ -926,10 +1130,10 @@ impl Cell {
                 if self.pbe_enabled {
                     u.pbe.observe(&TtiView {
                         cell_prbs: total,
-                        own_prbs: u.tti_prbs,
+                        own_prbs: self.tti_prbs[i],
                         idle_prbs: free,
                         scheduled_ues: scheduled,
-                        own_full_bits: grid.zip(u.itbs).map(|(g, r)| g.full(r)),
+                        own_full_bits: grid.zip(self.itbs[i]).map(|(g, r)| g.full(r)),
                         own_tb: u.tti_tb_ok,
                     });
                 }
@@ -939,57 +1143,77 @@ impl Cell {
                 }
             }
         }
-        // The samples, in place.
-        let radio = &self.radio;
-        let tti_s = self.tti_s;
-        for ((i, u), sample) in self.ues.iter_mut().enumerate().zip(self.samples.iter_mut()) {
-            sample.cqi = u.cqi;
-            sample.hol = u.rlc.hol_delay(now);
-            sample.sdus = u.rlc.sdus() as u32;
-            sample.bytes = u.rlc.bytes();
-            // The rate changes only with the window's sum (a division spared
-            // for the many TTIs in which a UE's window does not move).
-            let state = self.cap.state(i);
-            sample.agent_bps = match u.agent_memo {
-                Some((s, rate)) if s == state => rate,
-                _ => {
-                    let rate = self.cap.rate_bps(i, self.tti);
-                    u.agent_memo = Some((state, rate));
-                    rate
-                }
-            };
-            (sample.available_bits, sample.available_mbps) = match (u.itbs, u.live_flows > 0) {
-                (Some(itbs), true) => {
-                    // The same (ITBS, live UEs) gives the same share: worked
-                    // out again only when one of them changes.
-                    let key = (itbs, live_ues);
-                    match u.available_memo {
-                        Some((k, bits, mbps)) if k == key => (bits, mbps),
-                        _ => {
-                            // Per slot, averaged over a TDD pattern's slots
-                            // (so it is the rate a flow can have, not the
-                            // slot's burst).
-                            let share = band as f64 / live_ues as f64;
-                            let bits = if share >= band as f64 {
-                                radio.mean_over_pattern(|g| g.full(itbs))
-                            } else {
-                                radio.mean_over_pattern(|g| g.share_bits(itbs, share))
-                            };
-                            let bits = bits * (1.0 - self.cfg.harq.bler);
-                            let mbps = bits / tti_s * 1e-6;
-                            u.available_memo = Some((key, bits, mbps));
-                            (bits, mbps)
+        // The samples, in their columns. The HoL from the mirrored head.
+        for (hol, &head) in self.cols.hol.iter_mut().zip(&self.rlc_head) {
+            *hol = now.saturating_since(head);
+        }
+        // The agent's rate changes only with the window's sum and the TTIs
+        // counted: worked out again only for the UEs whose sum moved (a
+        // division spared for the many TTIs in which a UE's window does not
+        // move), or for every UE while the window fills.
+        let filled = self.cap.filled();
+        let refill = filled != self.agent_memo_filled;
+        self.agent_memo_filled = filled;
+        let tti = self.tti;
+        for ((memo, &sum), rate) in self
+            .agent_memo_sum
+            .iter_mut()
+            .zip(self.cap.sums())
+            .zip(&mut self.cols.agent_bps)
+        {
+            if refill || *memo != sum {
+                *memo = sum;
+                *rate = agent::window_rate_bps(sum, filled, tti);
+            }
+        }
+        // The ground truth depends on the UE's rate index, whether it has a
+        // live flow and how many UEs have one: worked out again only when
+        // one of them can have changed (a varying channel, a flow starting
+        // or ending), and then per UE only when its key changed.
+        if self.varying_channels || self.available_stale {
+            self.available_stale = false;
+            let radio = &self.radio;
+            let tti_s = self.tti_s;
+            let bler = self.cfg.harq.bler;
+            for (((u, &itbs), avail_bits), avail_mbps) in self
+                .ues
+                .iter_mut()
+                .zip(&self.itbs)
+                .zip(&mut self.cols.available_bits)
+                .zip(&mut self.cols.available_mbps)
+            {
+                (*avail_bits, *avail_mbps) = match (itbs, u.live_flows > 0) {
+                    (Some(itbs), true) => {
+                        // The same (ITBS, live UEs) gives the same share: worked
+                        // out again only when one of them changes.
+                        let key = (itbs, live_ues);
+                        match u.available_memo {
+                            Some((k, bits, mbps)) if k == key => (bits, mbps),
+                            _ => {
+                                // Per slot, averaged over a TDD pattern's slots
+                                // (so it is the rate a flow can have, not the
+                                // slot's burst).
+                                let share = band as f64 / live_ues as f64;
+                                let bits = if share >= band as f64 {
+                                    radio.mean_over_pattern(|g| g.full(itbs))
+                                } else {
+                                    radio.mean_over_pattern(|g| g.share_bits(itbs, share))
+                                };
+                                let bits = bits * (1.0 - bler);
+                                let mbps = bits / tti_s * 1e-6;
+                                u.available_memo = Some((key, bits, mbps));
+                                (bits, mbps)
+                            }
                         }
                     }
-                }
-                _ => (0.0, 0.0),
-            };
+                    _ => (0.0, 0.0),
+                };
+            }
         }
         for g in &self.grants {
             served[g.index] = 0;
         }
         self.tti_served = served;
-        self.tti_active = ue_active;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1141,7 +1365,7 @@ impl Cell {
     /// The UE's current fair-share capacity after HARQ losses, bit/s (the
     /// ground truth of the last TTI).
     pub fn available_bps(&self, ue: usize) -> f64 {
-        self.samples[ue].available_bits / self.tti.as_secs_f64()
+        self.cols.available_bits[ue] / self.tti.as_secs_f64()
     }
 
     pub fn live_flows(&self, ue: usize) -> u32 {
@@ -1231,6 +1455,72 @@ mod tests {
     }
 
     #[test]
+    fn the_cells_columns_follow_each_ues_buffer_window_and_retransmissions_through_random_traffic() {
+        // Property: whatever arrives and whatever HARQ does, after every TTI
+        // the columns the recorder copies (and the set of UEs with a block to
+        // retransmit) say what each UE's own state says.
+        let cfg = CellConfig {
+            harq: HarqConfig {
+                bler: 0.3,
+                ..HarqConfig::default()
+            },
+            ..CellConfig::default()
+        };
+        cfg.validate().unwrap();
+        let n = 70;
+        let channels: Vec<ChannelConfig> = (0..n)
+            .map(|i| match i % 10 {
+                // Varying, and without a CQI for a while (no rate index).
+                9 => ChannelConfig::CqiTrace {
+                    file: None,
+                    points: vec![(0.0, 3), (40.0 + (i / 10) as f64, 0), (90.0, 12)],
+                },
+                _ => ChannelConfig::FixedCqi {
+                    cqi: (i % 15 + 1) as u8,
+                },
+            })
+            .collect();
+        let mut c = Cell::new(&cfg, &channels, &RngStreams::new(5));
+        for u in 0..n {
+            c.register_flow(FlowId(u as u32), u);
+            c.set_live_flows(u, (u % 3 != 0) as u32);
+        }
+        let mut rng = Rng::from_seed(9);
+        let mut out = CellOutput::default();
+        let mut seq = 0;
+        for t in 0..300u64 {
+            let now = ms(t);
+            if t == 150 {
+                c.set_live_flows(0, 1);
+                c.set_live_flows(1, 0);
+            }
+            for _ in 0..rng.below(60) {
+                let u = rng.below(n as u64) as usize;
+                let _ = c.enqueue_downlink(now, u, Packet::data(FlowId(u as u32), seq, 1448, now, false));
+                seq += 1448;
+            }
+            out.clear();
+            c.on_tti(now, &mut out);
+            let cols = c.columns();
+            for u in 0..n {
+                let ue = &c.ues[u];
+                assert_eq!(cols.sdus[u] as usize, ue.rlc.sdus(), "UE {u} at {t} ms");
+                assert_eq!(cols.bytes[u], ue.rlc.bytes(), "UE {u} at {t} ms");
+                assert_eq!(cols.hol[u], ue.rlc.hol_delay(now), "UE {u} at {t} ms");
+                assert_eq!(cols.agent_bps[u], c.agent_rate_bps(u), "UE {u} at {t} ms");
+                let retx = (c.retx_ues[u / 64] >> (u % 64)) & 1 == 1;
+                assert_eq!(retx, !ue.retx.is_empty(), "UE {u} at {t} ms");
+                let live = (u % 3 != 0 && u != 1) || (u == 1 && t < 150) || (u == 0 && t >= 150);
+                assert_eq!(
+                    cols.available_bits[u] > 0.0,
+                    live && c.itbs[u].is_some(),
+                    "UE {u} at {t} ms"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_saturated_ue_at_cqi_15_gets_36696_bits_per_tti() {
         let mut c = cell(0.0, 15);
         c.register_flow(FlowId(0), 0);
@@ -1243,7 +1533,7 @@ mod tests {
         assert_eq!(c.ue_tti(0).new_bits, 36_696);
         assert_eq!(c.free_prbs_last_tti(), 0);
         assert_eq!(out.air_heads, vec![(0, ms(2))]);
-        assert!((c.samples()[0].available_bits - 36_696.0).abs() < 1e-9);
+        assert!((c.columns().available_bits[0] - 36_696.0).abs() < 1e-9);
     }
 
     #[test]

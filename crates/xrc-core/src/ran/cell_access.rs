@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Timers: the TTI (the MAC schedules one TTI, then the observer gets
-//! every UE's [`UeSample`], then [`crate::net::Effect::Tick`] lets the
-//! oracle read the new ground truth), a transport block reaching a UE, a
+//! every UE's sample as columns, [`crate::net::UeColumns`], then
+//! [`crate::net::Effect::Tick`] lets the oracle read the new ground
+//! truth), a transport block reaching a UE, a
 //! UE's RLC reordering timer, a UE's granted PUSCH, and ACKs reaching the
 //! base station.
 //!
@@ -133,7 +134,7 @@ impl CellAccess {
             sh.check(now, s.new_bits, s.retx_bits);
         }
         cx.obs().instant(now, tti);
-        cx.obs().ue_samples(now, self.cell.samples());
+        cx.obs().ue_columns(now, &self.cell.columns());
         Self::after_cell(now, out, cx);
         cx.tick();
         let next = now + tti;

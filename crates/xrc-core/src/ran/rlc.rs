@@ -31,6 +31,16 @@ pub const MAC_HEADER_BYTES: u32 = 3;
 pub const RLC_HEADER_BYTES: u32 = 2;
 pub const RLC_LI_BYTES: u32 = 2;
 
+/// Bytes a transport block needs to empty a buffer of `sdus` SDUs holding
+/// `bytes` bytes, headers included ([`RlcTx::demand_bytes`]).
+#[inline]
+pub fn demand_bytes(bytes: u64, sdus: u64) -> u64 {
+    if sdus == 0 {
+        return 0;
+    }
+    bytes + (MAC_HEADER_BYTES + RLC_HEADER_BYTES) as u64 + RLC_LI_BYTES as u64 * (sdus - 1)
+}
+
 /// One SDU waiting in the transmit buffer.
 #[derive(Debug)]
 struct Sdu {
@@ -104,6 +114,7 @@ impl RlcTx {
 
     /// Buffers an SDU of `sdu_bytes` (IP packet plus PDCP header), or hands
     /// the packet back when the buffer is full.
+    #[inline]
     pub fn push(&mut self, now: SimTime, pkt: Packet, sdu_bytes: u32) -> Result<(), Packet> {
         self.arrived += 1;
         let over_sdus = self.limit.sdus.is_some_and(|n| self.sdus.len() as u64 >= n as u64);
@@ -150,12 +161,13 @@ impl RlcTx {
             .front()
             .map_or(SimDuration::ZERO, |s| now.saturating_since(s.arrival))
     }
+    /// When the head SDU entered the buffer (`None` when empty).
+    pub fn head_arrival(&self) -> Option<SimTime> {
+        self.sdus.front().map(|s| s.arrival)
+    }
     /// Bytes a transport block needs to empty the buffer, headers included.
     pub fn demand_bytes(&self) -> u64 {
-        if self.sdus.is_empty() {
-            return 0;
-        }
-        self.bytes + (MAC_HEADER_BYTES + RLC_HEADER_BYTES) as u64 + RLC_LI_BYTES as u64 * (self.sdus.len() as u64 - 1)
+        demand_bytes(self.bytes, self.sdus.len() as u64)
     }
 
     /// Fills a PDU for a transport block of `tb_bytes`. Returns `None` when

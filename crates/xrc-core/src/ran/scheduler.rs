@@ -16,6 +16,8 @@
 //! Both give a UE no more RBGs than its buffer needs, so the free RBGs the
 //! XRC agent shares out are real.
 
+use std::collections::BinaryHeap;
+
 use serde::{Deserialize, Serialize};
 
 use super::amc;
@@ -106,14 +108,22 @@ pub struct Scratch {
     groups: Vec<u16>,
     groups_for: Option<(u16, Vec<u16>)>,
     order: Vec<u128>,
+    /// PF's candidate keys (a caller's, or made from its candidates).
+    keys: Vec<u128>,
+    /// The best keys so far while PF selects, the worst of them on top.
+    best: BinaryHeap<u128>,
+    /// PF's metric below which a candidate was not among the best
+    /// `2 × groups` of the last TTI (`None`: every candidate counts).
+    pf_hint: Option<f64>,
     want: Vec<usize>,
     got: Vec<usize>,
 }
 
 /// PF's order as one integer: ascending keys are decreasing metrics
 /// (`f64::total_cmp`'s order, reversed) and, for equal metrics, increasing
-/// candidate index.
-fn pf_key(metric: f64, k: usize) -> u128 {
+/// candidate index `k` (kept in the low 64 bits).
+#[inline]
+pub fn pf_key(metric: f64, k: usize) -> u128 {
     let b = metric.to_bits() as i64;
     // total_cmp's transform (negative values' magnitude bits flipped), then
     // the sign bit flipped: unsigned order is total_cmp's order.
@@ -121,23 +131,46 @@ fn pf_key(metric: f64, k: usize) -> u128 {
     ((!ordered as u128) << 64) | k as u128
 }
 
-/// [`allocate`] with its working space in `scratch`.
-#[allow(clippy::too_many_arguments)]
-pub fn allocate_with(
-    kind: SchedulerKind,
-    grid: &TbsGrid,
-    layout: &RbgLayout,
-    free_prbs: u16,
-    candidates: &[Candidate],
-    rr_start: usize,
-    out: &mut Vec<Grant>,
-    scratch: &mut Scratch,
-) {
-    out.clear();
-    if candidates.is_empty() || free_prbs == 0 {
-        return;
+/// PF's metric of a candidate: the rate its rate index gives over the whole
+/// band (`full_bits`, the slot grid's) over its average, bits per TTI.
+#[inline]
+pub fn pf_metric(full_bits: &[f64], itbs: RateIdx, avg_bits: f64) -> f64 {
+    full_bits[itbs.get() as usize] / avg_bits.max(1.0)
+}
+
+/// The metric a [`pf_key`] was made of (its inverse).
+fn pf_key_metric(key: u128) -> f64 {
+    let ordered = !((key >> 64) as u64);
+    let t = ordered ^ (1 << 63);
+    // A negative metric's magnitude bits were flipped.
+    let b = if (t as i64) < 0 { t ^ (u64::MAX >> 1) } else { t };
+    f64::from_bits(b)
+}
+
+impl Scratch {
+    /// Where a caller of [`allocate_pf_keyed`] puts its candidates' keys
+    /// (emptied): [`pf_key`] of each one's [`pf_metric`] and its index,
+    /// for every candidate whose metric is not below [`Scratch::pf_hint`].
+    pub fn pf_keys(&mut self) -> &mut Vec<u128> {
+        self.keys.clear();
+        &mut self.keys
     }
-    // Free groups: whole groups covering `free_prbs` PRBs, in layout order.
+
+    /// The metric below which a candidate need not be keyed this TTI: the
+    /// worst of the `2 × groups` best of the last TTI (−∞ when every
+    /// candidate must be). A hint only: [`allocate_pf_keyed`] asks for
+    /// every key when too few candidates pass it. In a steady TTI it holds:
+    /// a UE not served decays its average, so its metric only grows, and at
+    /// least half of the last TTI's best were not served.
+    pub fn pf_hint(&self) -> f64 {
+        self.pf_hint.unwrap_or(f64::NEG_INFINITY)
+    }
+}
+
+/// Puts in `scratch.groups` the free groups covering `free_prbs` PRBs, whole
+/// groups in layout order (cut again only when `free_prbs` or the layout
+/// changed).
+fn free_groups(scratch: &mut Scratch, layout: &RbgLayout, free_prbs: u16) {
     let groups = &mut scratch.groups;
     if scratch
         .groups_for
@@ -156,66 +189,152 @@ pub fn allocate_with(
         }
         scratch.groups_for = Some((free_prbs, layout.sizes.clone()));
     }
-    let needed_groups = |c: &Candidate, groups: &[u16], from: usize| -> usize {
-        // Smallest number of groups (from `from`) whose PRBs carry the demand.
-        let bits = (c.demand_bytes.saturating_mul(8)).min(u32::MAX as u64) as u32;
-        let prbs_needed = grid.min_prbs_for_bits(c.itbs, bits);
-        let mut acc = 0u16;
-        let mut n = 0;
-        for &g in &groups[from..] {
-            if acc >= prbs_needed {
-                break;
-            }
-            acc += g;
-            n += 1;
+}
+
+/// Smallest number of groups (from `from`) whose PRBs carry `demand_bytes`
+/// at `itbs`.
+fn needed_groups(grid: &TbsGrid, itbs: RateIdx, demand_bytes: u64, groups: &[u16], from: usize) -> usize {
+    let bits = (demand_bytes.saturating_mul(8)).min(u32::MAX as u64) as u32;
+    let prbs_needed = grid.min_prbs_for_bits(itbs, bits);
+    let mut acc = 0u16;
+    let mut n = 0;
+    for &g in &groups[from..] {
+        if acc >= prbs_needed {
+            break;
         }
-        n
+        acc += g;
+        n += 1;
+    }
+    n
+}
+
+/// Proportional fair from the candidates' keys, put by the caller in
+/// [`Scratch::pf_keys`] (any order): the grants [`allocate_with`] gives PF
+/// for the same candidates. `candidates` is how many there are; the caller
+/// may leave out those whose metric is below [`Scratch::pf_hint`], and
+/// `all_keys` puts every candidate's key (it is called when too few passed
+/// the hint for the best to be among them). `candidate(k)` is the UE index,
+/// rate index and demand (bytes) of the candidate whose key carries `k`; it
+/// is asked only of the candidates served.
+#[allow(clippy::too_many_arguments)]
+pub fn allocate_pf_keyed(
+    grid: &TbsGrid,
+    layout: &RbgLayout,
+    free_prbs: u16,
+    scratch: &mut Scratch,
+    candidates: usize,
+    all_keys: impl FnOnce(&mut Vec<u128>),
+    candidate: impl Fn(usize) -> (usize, RateIdx, u64),
+    out: &mut Vec<Grant>,
+) {
+    out.clear();
+    if candidates == 0 || free_prbs == 0 {
+        return;
+    }
+    free_groups(scratch, layout, free_prbs);
+    let groups = &scratch.groups;
+    // The best `groups.len()` are among the keys given when at least that
+    // many were given: every candidate left out is worse than each given.
+    if scratch.keys.len() < groups.len().min(candidates) {
+        scratch.keys.clear();
+        all_keys(&mut scratch.keys);
+        debug_assert_eq!(scratch.keys.len(), candidates);
+    }
+    // Highest metric first; ties broken by candidate index (deterministic:
+    // a total order, so any selection algorithm gives it). Every UE served
+    // takes at least one group, so only the first `groups.len()` can be
+    // served: they are selected in one pass, each key compared with the
+    // worst of the best so far (a heap), and only they are sorted (a full
+    // sort made a TTI O(n log n) in the UEs with data; a selection by
+    // partition cost more per key than one comparison). Twice as many are
+    // kept: the worst of them is the next TTI's hint.
+    let served = (2 * groups.len()).min(scratch.keys.len());
+    let order = if served < scratch.keys.len() {
+        let (keys, best, order) = (&scratch.keys, &mut scratch.best, &mut scratch.order);
+        best.clear();
+        best.extend(keys[..served].iter().copied());
+        for &key in &keys[served..] {
+            if key < *best.peek().expect("served > 0") {
+                *best.peek_mut().expect("served > 0") = key;
+            }
+        }
+        order.clear();
+        order.extend(best.drain());
+        order
+    } else {
+        // Every key is kept: sorted where it is.
+        &mut scratch.keys
     };
+    order.sort_unstable();
+    scratch.pf_hint = match order.last() {
+        Some(&worst) if served < candidates => Some(pf_key_metric(worst)),
+        _ => None,
+    };
+    let mut next = 0;
+    for &key in order.iter() {
+        if next >= groups.len() {
+            break;
+        }
+        let (index, itbs, demand) = candidate(key as u64 as usize);
+        let n = needed_groups(grid, itbs, demand, groups, next).max(1);
+        let take = n.min(groups.len() - next);
+        let prbs: u16 = groups[next..next + take].iter().sum();
+        next += take;
+        out.push(Grant { index, prbs });
+    }
+}
+
+/// [`allocate`] with its working space in `scratch`.
+#[allow(clippy::too_many_arguments)]
+pub fn allocate_with(
+    kind: SchedulerKind,
+    grid: &TbsGrid,
+    layout: &RbgLayout,
+    free_prbs: u16,
+    candidates: &[Candidate],
+    rr_start: usize,
+    out: &mut Vec<Grant>,
+    scratch: &mut Scratch,
+) {
+    out.clear();
+    if candidates.is_empty() || free_prbs == 0 {
+        return;
+    }
     match kind {
         SchedulerKind::Pf => {
-            // Highest metric first; ties broken by UE order (deterministic:
-            // a total order, so any selection or sorting algorithm gives
-            // it). Every UE served takes at least one group, so only the
-            // first `groups.len()` can be served: they are selected in
-            // linear time and only they are sorted (a full sort made a TTI
-            // O(n log n) in the UEs with data). The order is one integer
-            // key per candidate, compared in two instructions.
-            let order = &mut scratch.order;
-            order.clear();
             let full = grid.full_bits();
-            order.extend(
+            let keys = scratch.pf_keys();
+            keys.extend(
                 candidates
                     .iter()
                     .enumerate()
-                    .map(|(k, c)| pf_key(full[c.itbs.get() as usize] / c.avg_bits.max(1.0), k)),
+                    .map(|(k, c)| pf_key(pf_metric(full, c.itbs, c.avg_bits), k)),
             );
-            let served = groups.len().min(order.len());
-            if served < order.len() {
-                order.select_nth_unstable(served);
-                order.truncate(served);
-            }
-            order.sort_unstable();
-            let mut next = 0;
-            for &key in order.iter() {
-                let k = key as u64 as usize;
-                if next >= groups.len() {
-                    break;
-                }
-                let n = needed_groups(&candidates[k], groups, next).max(1);
-                let take = n.min(groups.len() - next);
-                let prbs: u16 = groups[next..next + take].iter().sum();
-                next += take;
-                out.push(Grant {
-                    index: candidates[k].index,
-                    prbs,
-                });
-            }
+            allocate_pf_keyed(
+                grid,
+                layout,
+                free_prbs,
+                scratch,
+                candidates.len(),
+                |_| unreachable!("every key was given"),
+                |k| {
+                    let c = &candidates[k];
+                    (c.index, c.itbs, c.demand_bytes)
+                },
+                out,
+            );
         }
         SchedulerKind::Rr => {
+            free_groups(scratch, layout, free_prbs);
+            let groups = &scratch.groups;
             let k = candidates.len();
             let want = &mut scratch.want;
             want.clear();
-            want.extend(candidates.iter().map(|c| needed_groups(c, groups, 0).max(1)));
+            want.extend(
+                candidates
+                    .iter()
+                    .map(|c| needed_groups(grid, c.itbs, c.demand_bytes, groups, 0).max(1)),
+            );
             let got = &mut scratch.got;
             got.clear();
             got.resize(k, 0);
@@ -385,6 +504,7 @@ mod tests {
                 for (ka, kb) in [(0, 1), (1, 0), (5, 5)] {
                     let want = b.total_cmp(&a).then(ka.cmp(&kb));
                     assert_eq!(pf_key(a, ka).cmp(&pf_key(b, kb)), want, "{i} {j} {ka} {kb}");
+                    assert_eq!(pf_key_metric(pf_key(a, ka)).to_bits(), a.to_bits(), "{i}");
                 }
             }
         }
@@ -422,6 +542,76 @@ mod tests {
             );
             assert_eq!(out, pf_by_full_sort(&layout, prbs, &cands), "round {round}");
         }
+    }
+
+    #[test]
+    fn pf_with_only_the_keys_that_pass_the_last_ttis_hint_grants_what_pf_with_every_key_grants() {
+        // Property over PF's own dynamics (served UEs' averages rise, the
+        // others decay; data comes and goes; rate indices change now and
+        // then): the hint never changes a grant, whether it holds or not.
+        let mut rng = crate::engine::Rng::from_seed(17);
+        let (prbs, n) = (100u16, 90usize);
+        let layout = RbgLayout::new(prbs);
+        let grid = TbsGrid::lte(prbs);
+        let mut avg = vec![0.0f64; n];
+        let mut itbs: Vec<u8> = (0..n).map(|i| [26u8, 20, 15, 9, 4][i % 5]).collect();
+        let (mut every, mut hinted) = (Scratch::default(), Scratch::default());
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        let mut passed_all = 0;
+        for tti in 0..2000 {
+            if rng.below(50) == 0 {
+                itbs[rng.below(n as u64) as usize] = rng.below(27) as u8;
+            }
+            let has_data: Vec<bool> = (0..n).map(|i| (i + tti) % 37 != 0 || rng.below(2) == 0).collect();
+            let cands: Vec<Candidate> = (0..n)
+                .filter(|&i| has_data[i])
+                .map(|i| cand(i, itbs[i], 1 + rng.below(30_000), avg[i]))
+                .collect();
+            allocate_with(
+                SchedulerKind::Pf,
+                &grid,
+                &layout,
+                prbs,
+                &cands,
+                0,
+                &mut want,
+                &mut every,
+            );
+            let full = grid.full_bits();
+            let hint = hinted.pf_hint();
+            let keys = hinted.pf_keys();
+            for c in &cands {
+                let m = pf_metric(full, c.itbs, c.avg_bits);
+                if m >= hint || m.is_nan() {
+                    keys.push(pf_key(m, c.index));
+                }
+            }
+            passed_all += (hinted.keys.len() == cands.len()) as u32;
+            let all = |keys: &mut Vec<u128>| {
+                keys.extend(
+                    cands
+                        .iter()
+                        .map(|c| pf_key(pf_metric(full, c.itbs, c.avg_bits), c.index)),
+                )
+            };
+            let by_index = |i: usize| {
+                let c = cands.iter().find(|c| c.index == i).expect("a candidate");
+                (i, c.itbs, c.demand_bytes)
+            };
+            allocate_pf_keyed(&grid, &layout, prbs, &mut hinted, cands.len(), all, by_index, &mut got);
+            assert_eq!(got, want, "TTI {tti}");
+            let mut served = vec![0.0; n];
+            for g in &got {
+                served[g.index] = grid.bits(RateIdx::new(itbs[g.index]), g.prbs) as f64;
+            }
+            for (a, s) in avg.iter_mut().zip(&served) {
+                *a = 0.99 * *a + 0.01 * s;
+            }
+        }
+        assert!(
+            passed_all < 200,
+            "the hint left most candidates out ({passed_all} TTIs keyed all)"
+        );
     }
 
     #[test]
