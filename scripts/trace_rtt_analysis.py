@@ -47,24 +47,13 @@ from pathlib import Path
 
 import numpy as np
 
+# The capture's helpers (sequence unwrapping, the iperf3 data connection)
+# are bbr_rate_analysis.py's, beside this script.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bbr_rate_analysis import Unwrap, data_flow  # noqa: E402
+
 MSS = 1448
 NS = 1_000_000_000
-
-
-class Unwrap:
-    def __init__(self, isn: int):
-        self.isn, self.high = isn, 0
-
-    def __call__(self, x: int) -> int:
-        rel = (x - self.isn) & 0xFFFF_FFFF
-        base = self.high & ~0xFFFF_FFFF
-        v = base + rel
-        if v + (1 << 31) < self.high:
-            v += 1 << 32
-        elif v > self.high + (1 << 31) and v >= 1 << 32:
-            v -= 1 << 32
-        self.high = max(self.high, v)
-        return v
 
 
 def from_capture(run: Path):
@@ -73,8 +62,7 @@ def from_capture(run: Path):
     ``extra`` holds the receiver-side arrays for the batch analysis."""
     cap = dict(np.load(run / "capture.npz"))
     meta = json.loads((run / "meta.json").read_text())
-    flows = [f for f in meta["flows"] if f["proto"] == 6 and f["dport"] == 5201]
-    flow = max(flows, key=lambda f: f["payload_down"])["index"]
+    flow = data_flow(meta)
     sel = np.nonzero((cap["flow"] == flow) & (cap["is_tcp"] == 1))[0]
     fr = {k: v[sel] for k, v in cap.items()}
     d = fr["dir"] == 0
