@@ -434,25 +434,31 @@ def step_at(t_grid, t, v):
     return out
 
 
+def read_dump(path: Path):
+    """The segments [(t, start, end)] and ACKs [(t, cum, [(l, r)...])] of
+    an ``ack_noise --dump`` file, times as written; ValueError naming the
+    line that is neither."""
+    segs, acks = [], []
+    with open(path) as fh:
+        for n, line in enumerate(fh, 1):
+            f = line.split()
+            if f and f[0] == "S" and len(f) == 4:
+                segs.append((int(f[1]), int(f[2]), int(f[3])))
+            elif f and f[0] == "A" and len(f) >= 3 and len(f) % 2 == 1:
+                v = [int(x) for x in f[1:]]
+                acks.append((v[0], v[1], list(zip(v[2::2], v[3::2]))))
+            else:
+                raise ValueError(f"line {n}: expected 'S t start end' or 'A t cum [l r]...', got {line.strip()!r}")
+    return segs, acks
+
+
 def xrc_dump(a) -> int:
     """``--xrc-dump``: Linux's rate sampler and BBR filter over xrc's own
     segments and ACKs; prints the traffic's shape (segments per ACK, new
     segments each ACK covers, back-to-back sends) and the filter's excess
     over the link's payload rate, as for a real run's clocks."""
-    segs, acks = [], []
     try:
-        with open(a.xrc_dump) as fh:
-            for n, line in enumerate(fh, 1):
-                f = line.split()
-                if f and f[0] == "S" and len(f) == 4:
-                    segs.append((int(f[1]), int(f[2]), int(f[3])))
-                elif f and f[0] == "A" and len(f) >= 3 and len(f) % 2 == 1:
-                    v = [int(x) for x in f[1:]]
-                    acks.append((v[0], v[1], list(zip(v[2::2], v[3::2]))))
-                else:
-                    print(f"--xrc-dump {a.xrc_dump}: line {n}: expected 'S t start end' or 'A t cum [l r]...', "
-                          f"got {line.strip()!r}", file=sys.stderr)
-                    return 2
+        segs, acks = read_dump(Path(a.xrc_dump))
     except (OSError, ValueError) as e:
         print(f"--xrc-dump {a.xrc_dump}: {e}", file=sys.stderr)
         return 2

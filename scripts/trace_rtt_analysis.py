@@ -50,7 +50,7 @@ import numpy as np
 # The capture's helpers (sequence unwrapping, the iperf3 data connection)
 # are bbr_rate_analysis.py's, beside this script.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bbr_rate_analysis import Unwrap, data_flow  # noqa: E402
+from bbr_rate_analysis import Unwrap, data_flow, read_dump  # noqa: E402
 
 MSS = 1448
 NS = 1_000_000_000
@@ -108,17 +108,10 @@ def from_capture(run: Path):
 
 
 def from_dump(path: Path):
-    segs, acks = [], []
-    with open(path) as fh:
-        for n, line in enumerate(fh, 1):
-            f = line.split()
-            if f and f[0] == "S" and len(f) == 4:
-                segs.append((int(f[1]), int(f[2]), int(f[3])))
-            elif f and f[0] == "A" and len(f) >= 3 and len(f) % 2 == 1:
-                v = [int(x) for x in f[1:]]
-                acks.append((v[0], v[1], list(zip(v[2::2], v[3::2]))))
-            else:
-                raise ValueError(f"{path}: line {n}: expected 'S t start end' or 'A t cum [l r]...', got {line!r}")
+    try:
+        segs, acks = read_dump(path)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
     if not segs or not acks:
         raise ValueError(f"{path}: no segments or no ACKs")
     z = segs[0][0]
