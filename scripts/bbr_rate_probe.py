@@ -15,6 +15,11 @@ Writes into ``OUT_DIR``:
   namespace every ``--ss-interval`` seconds (default 0.05), each block headed
   ``T <CLOCK_REALTIME seconds>``: Linux BBR's own bandwidth estimate
   (``bbr:(bw:...)``), min RTT, gains, cwnd, pacing rate, unacked;
+- ``ss-rx.txt`` (with ``--ss-receiver``): ``ss -tinm`` of the same
+  connection in the receiver's namespace, same format: the receive side's
+  ``rcv_ssthresh``, ``rcv_space``, ``rcv_rtt`` and socket memory
+  (``skmem:(r<queued>,rb<rcvbuf>,...)``), the state that decides whether
+  the receiver acknowledges at once (``__tcp_ack_snd_check``);
 - ``meta.json``: the real-time origin of the capture's clock (to place the
   ``ss`` polls on it), the emulator's timing report, the hypervisor's steal
   time and the load average over the run, the sender's ``nstat`` counters,
@@ -49,6 +54,8 @@ def main() -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--ss-interval", type=float, default=0.05)
     ap.add_argument("--no-ss", action="store_true", help="do not poll ss (its forks disturb the sender's CPU)")
+    ap.add_argument("--ss-receiver", action="store_true",
+                    help="also poll ss -tinm in the receiver's namespace (ss-rx.txt): its receive window state")
     ap.add_argument("--no-rps", action="store_true",
                     help="turn Receive Packet Steering off on both devices (the testbed turns it on): each "
                          "namespace's stack then runs inside the emulator's write, on the emulator's CPU")
@@ -110,6 +117,11 @@ def main() -> int:
             loop = (f"while true; do echo T $(date +%s.%N); ss -tin dst {UE_IP} dport = 5201; "
                     f"sleep {a.ss_interval:g}; done")
             tb.popen("inet", ["sh", "-c", loop], stdout=ss_file, stderr=subprocess.DEVNULL)
+        ss_rx = open(out / "ss-rx.txt", "w") if a.ss_receiver and not a.no_ss else None
+        if ss_rx is not None:
+            loop = (f"while true; do echo T $(date +%s.%N); ss -tinm src {UE_IP} sport = 5201; "
+                    f"sleep {a.ss_interval:g}; done")
+            tb.popen("ue", ["sh", "-c", loop], stdout=ss_rx, stderr=subprocess.DEVNULL)
         cli = tb.run("inet", [*prefix, "iperf3", "-c", UE_IP, "-t", f"{a.duration_s:g}", "-i", "0.1", "-J"],
                      timeout=a.duration_s + 60, check=False)
         (out / "iperf3.json").write_text(cli.stdout)
@@ -118,6 +130,8 @@ def main() -> int:
         rep = emu.stop()
         tb.stop_processes()
         ss_file.close()
+        if ss_rx is not None:
+            ss_rx.close()
         cols = {k: (np.frombuffer(v[1], dtype=np.dtype(v[0])) if isinstance(v, tuple) else v)
                 for k, v in emu.capture_columns().items()}
         flows = emu.flows()

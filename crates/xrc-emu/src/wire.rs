@@ -1,8 +1,8 @@
 //! Reading IPv4 and TCP headers (RFC 791, RFC 9293) out of the bytes a TUN
 //! device hands over, as far as the capture needs them: the 5-tuple, TCP
-//! sequence and acknowledgment numbers, flags, payload length, and the
-//! timestamps (RFC 7323 §3) and SACK (RFC 2018 §3) options. Packets are
-//! never modified.
+//! sequence and acknowledgment numbers, flags, the window field, payload
+//! length, and the window scale (RFC 7323 §2), timestamps (RFC 7323 §3)
+//! and SACK (RFC 2018 §3) options. Packets are never modified.
 
 /// TCP flags as in the header's low byte.
 pub mod flags {
@@ -23,6 +23,12 @@ pub struct TcpFields {
     pub seq: u32,
     pub ack: u32,
     pub flags: u8,
+    /// The header's window field as sent (unscaled; RFC 7323 §2.3: the
+    /// receive window is this shifted left by the peer's `wscale` from
+    /// its SYN, except in a SYN itself).
+    pub window: u16,
+    /// The window-scale option's shift count (a SYN's; RFC 7323 §2.2).
+    pub wscale: Option<u8>,
     /// Payload bytes.
     pub payload: u16,
     /// (TSval, TSecr) when the timestamps option is present.
@@ -101,6 +107,7 @@ pub fn parse_ipv4(b: &[u8]) -> Option<Ipv4Info> {
                 seq: be32(l4, 4),
                 ack: be32(l4, 8),
                 flags: l4[13],
+                window: be16(l4, 14),
                 payload: (len as usize).saturating_sub(ihl + doff) as u16,
                 ..TcpFields::default()
             };
@@ -126,6 +133,7 @@ fn parse_options(mut o: &[u8], t: &mut TcpFields) {
                 }
                 let body = &o[2..l];
                 match kind {
+                    3 if body.len() == 1 => t.wscale = Some(body[0]),
                     8 if body.len() == 8 => t.ts = Some((be32(body, 0), be32(body, 4))),
                     5 => {
                         for (k, c) in body.chunks_exact(8).take(MAX_SACK).enumerate() {
@@ -207,6 +215,23 @@ pub(crate) mod tests {
         assert_eq!(t.payload, 0);
         assert_eq!(t.sack_blocks(), &[(3000, 4448), (1000, 2448)]);
         assert_eq!(t.ts, Some((1, 2)));
+    }
+
+    #[test]
+    fn the_window_field_and_a_syns_window_scale_are_read_as_sent() {
+        // MSS 1460, SACK permitted, timestamps, NOP, window scale 10: a Linux SYN.
+        let mut o = vec![2, 4, 0x05, 0xb4, 4, 2];
+        o.extend(ts_opt(9, 0));
+        o.extend([1, 3, 3, 10]);
+        let mut p = tcp_packet(7, 0, flags::SYN, &o, 0);
+        p[34..36].copy_from_slice(&64240u16.to_be_bytes());
+        let t = parse_ipv4(&p).unwrap().tcp.unwrap();
+        assert_eq!((t.window, t.wscale, t.ts), (64240, Some(10), Some((9, 0))));
+        // An ACK carries no scale; its field is the scaled-down window.
+        let mut p = tcp_packet(8, 1, flags::ACK, &ts_opt(1, 2), 0);
+        p[34..36].copy_from_slice(&1681u16.to_be_bytes());
+        let t = parse_ipv4(&p).unwrap().tcp.unwrap();
+        assert_eq!((t.window, t.wscale), (1681, None));
     }
 
     #[test]

@@ -365,7 +365,9 @@ impl Emulator {
     /// are ns since the run started (`t_sched_ns`: when the model released
     /// it, so `t_out_ns − t_sched_ns` is its release error); `fate`: 0 delivered, 1 dropped, 2
     /// inside at the end; `dir`: 0 down, 1 up; `flow`: index into
-    /// `flows()` (2**32 − 1: not IPv4); `xrc_option`: 1 where the base
+    /// `flows()` (2**32 − 1: not IPv4); `window`: the TCP header's window
+    /// field as sent (unscaled), `wscale`: a SYN's window-scale shift (255:
+    /// none); `xrc_option`: 1 where the base
     /// station wrote the XRC option (`xrc_rate_kbps`, `xrc_hol_tenths_ms`).
     fn capture_columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let cap = self.emu()?.capture();
@@ -388,7 +390,8 @@ impl Emulator {
             Vec::with_capacity(n),
             Vec::with_capacity(n),
         );
-        let mut u32s: Vec<Vec<u32>> = (0..15).map(|_| Vec::with_capacity(n)).collect();
+        let mut u32s: Vec<Vec<u32>> = (0..16).map(|_| Vec::with_capacity(n)).collect();
+        let mut wscale = Vec::with_capacity(n);
         for r in recs.iter() {
             t_in.push(r.t_in);
             t_out.push(r.t_out);
@@ -405,8 +408,18 @@ impl Emulator {
             is_tcp.push(r.tcp.is_some() as u8);
             flags.push(t.flags);
             n_sack.push(t.n_sack);
+            wscale.push(t.wscale.unwrap_or(u8::MAX));
             let (tsval, tsecr) = t.ts.unwrap_or((0, 0));
-            let mut row = vec![r.flow, r.len as u32, t.seq, t.ack, t.payload as u32, tsval, tsecr];
+            let mut row = vec![
+                r.flow,
+                r.len as u32,
+                t.seq,
+                t.ack,
+                t.payload as u32,
+                tsval,
+                tsecr,
+                t.window as u32,
+            ];
             for &(l, rr) in &t.sack {
                 row.push(l);
                 row.push(rr);
@@ -425,6 +438,7 @@ impl Emulator {
         d.set_item("is_tcp", col_u8(py, &is_tcp))?;
         d.set_item("tcp_flags", col_u8(py, &flags))?;
         d.set_item("n_sack", col_u8(py, &n_sack))?;
+        d.set_item("wscale", col_u8(py, &wscale))?;
         d.set_item("xrc_option", col_u8(py, &xrc_on))?;
         d.set_item("xrc_rate_kbps", col_u32(py, &xrc_rate))?;
         d.set_item("xrc_hol_tenths_ms", col_u32(py, &xrc_hol))?;
@@ -436,6 +450,7 @@ impl Emulator {
             "payload",
             "tsval",
             "tsecr",
+            "window",
             "sack1_left",
             "sack1_right",
             "sack2_left",
