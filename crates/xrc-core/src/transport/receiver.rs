@@ -36,10 +36,17 @@
 //!    than one full segment is unacknowledged), which is what a Linux
 //!    receiver behind a trace link whose opportunities come several to a
 //!    millisecond does (docs/validation.md, "CUBIC on the cellular traces:
-//!    the receiver's ACKs"). Not modelled even then: the window-advance
-//!    condition itself (an ACK at the segment when the right edge
-//!    advances), readers slower than one instant, and the single-segment
-//!    ACK of a pushed segment (`ICSK_ACK_PUSHED`).
+//!    the receiver's ACKs"). Measured on real receivers, Linux switches
+//!    between the two: with `rcv_ssthresh` one segment below the window
+//!    clamp the second segment's ACK goes at once (this default), with it
+//!    at the clamp the ACK waits for the read (`ack_on_read`); what moves
+//!    it between the two is not known, so this rule stays the default and
+//!    the other an option (docs/validation.md, "Why it is not the
+//!    default").
+//!    Not modelled either way: the window arithmetic itself, readers
+//!    slower than one instant, and the single-segment ACK of a read that
+//!    empties the queue after a full segment marked PSH
+//!    (`ICSK_ACK_PUSHED`).
 
 use std::collections::VecDeque;
 
