@@ -86,15 +86,19 @@ def main() -> int:
                             seeds=a.seeds)
             row = {"id": entry["id"]}
             print(entry["id"])
-            for k in ("goodput_mbps", "rtt_mean_ms", "rtt_p95_ms", "retransmits", "cwnd_mean_pkts", "rtt_samples"):
+            for k in ("goodput_mbps", "rtt_mean_ms", "rtt_p95_ms", "retransmits", "cwnd_mean_pkts", "rtt_samples",
+                      "ss_exit_cwnd_pkts"):
                 lin = ((entry.get("linux") or {}).get(k) or {}).get("mean")
                 old = entry["xrc"]["metrics"].get(k)
                 new = fresh["xrc"]["metrics"].get(k)
+                if old is None and new is None:
+                    continue  # no slow-start exit (BBR)
                 d_old, d_new = L.delta(old, lin), L.delta(new, lin)
                 row[k] = {"linux": lin, "stored": old, "with": new, "delta_stored": d_old, "delta_with": d_new}
                 fmt = lambda d: "   –  " if d is None else f"{d * 100:+6.1f}%"  # noqa: E731
-                print(f"  {k:15s} Linux {lin if lin is not None else float('nan'):9.2f}  stored {old:9.2f} "
-                      f"({fmt(d_old)})  with {new:9.2f} ({fmt(d_new)})")
+                num = lambda x: float("nan") if x is None else x  # noqa: E731
+                print(f"  {k:17s} Linux {num(lin):9.2f}  stored {num(old):9.2f} "
+                      f"({fmt(d_old)})  with {num(new):9.2f} ({fmt(d_new)})")
             out.append(row)
     L.sim_scenario = orig
     if a.json:
