@@ -221,7 +221,7 @@ def test_resimulating_a_trace_case_models_its_uplink_and_drops_the_fat_uplink_ma
     assert sim["uplink_trace_modelled"] is True
     tr = sim["scenario"]["trace"]
     assert tr["uplink"] == tr["downlink"] == "const-20mbit.trace", "the constant trace carries the ACKs too"
-    assert sim["flow_start_s"] == 0.3, "the real runs' trace phase, to 100 ms"
+    assert sim["flow_start_s"] == 0.26, "the real runs' trace phase (to 0.1 ms: slow start on a trace moves with it)"
     table = linuxref.markdown(out)
     assert f"| {cid} |" in table and "‡" not in table
     assert "simulated again on" in table
@@ -291,3 +291,22 @@ def test_without_retakes_a_noisy_run_is_kept_as_it_came():
                                  simulate=False, progress=False, run_one=run_one)
     assert calls == ["real-1"] and "set_aside" not in res["cases"][0]
     assert "set aside" not in linuxref.markdown(res)
+
+
+def test_simulated_goodput_counts_only_whole_bins_when_the_flow_starts_between_bin_edges():
+    # A flow that starts 50 ms into the run at 1 Mbit/s exactly; the run
+    # ends 5.05 s in, so its last 100 ms bin holds only 50 ms of data.
+    t = np.round(np.arange(0.0, 5.01, 0.1), 3)
+    nbytes = np.full(t.size, 12_500, dtype=np.uint64)
+    nbytes[-1] = 6_250
+    tables = {
+        "flow_throughput": {"t": t, "flow": np.zeros(t.size, np.uint32), "bytes": nbytes},
+        "rtt": {"t": np.array([2.0, 3.0]), "flow": np.zeros(2, np.uint32), "rtt_ms": np.array([40.0, 50.0])},
+        "retransmits": {"t": np.array([]), "flow": np.array([], np.uint32)},
+        "drops": {"flow": np.array([], np.uint32), "location": np.array([], np.uint8)},
+        "cwnd": {"t": np.array([0.05]), "flow": np.zeros(1, np.uint32), "cwnd": np.array([10]),
+                 "ssthresh": np.array([0x7FFF_FFFF])},
+    }
+    m = linuxref.sim_metrics(tables, start_s=0.05, t0=1.0, t1=5.0)
+    assert m["goodput_mbps"] == pytest.approx(1.0), "the half-filled last bin is left out, not counted as whole"
+    assert m["rtt_mean_ms"] == 45.0 and m["ss_exit_cwnd_pkts"] is None
