@@ -388,10 +388,11 @@ def sender_inputs(fr, clock: str, keep_order: bool = False, path: UpPath | None 
 
 # ------------------------------------------------------------------- ss
 
-def parse_ss(path: Path, realtime_origin_ns: int):
-    txt = path.read_text().split("\nT ")
-    rows = []
-    for blk in txt:
+def ss_polls(path: Path):
+    """The polls of an ``ss -ti`` loop's output (blocks headed ``T
+    <CLOCK_REALTIME seconds>``): (time in s, the text of each established
+    socket in that poll)."""
+    for blk in path.read_text().split("\nT "):
         lines = blk.strip().splitlines()
         if not lines:
             continue
@@ -399,8 +400,13 @@ def parse_ss(path: Path, realtime_origin_ns: int):
             t = float(lines[0].replace("T ", ""))
         except ValueError:
             continue
-        body = " ".join(lines[1:])
-        ents = [e for e in body.split("ESTAB") if "bbr:(" in e]
+        yield t, " ".join(lines[1:]).split("ESTAB")[1:]
+
+
+def parse_ss(path: Path, realtime_origin_ns: int):
+    rows = []
+    for t, socks in ss_polls(path):
+        ents = [e for e in socks if "bbr:(" in e]
         if not ents:
             continue
         e = max(ents, key=lambda e: int((re.search(r"bytes_sent:(\d+)", e) or re.search("()", "0")).group(1) or 0))

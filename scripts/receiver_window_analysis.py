@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bbr_rate_analysis import Unwrap, data_flow  # noqa: E402
+from bbr_rate_analysis import Unwrap, data_flow, ss_polls  # noqa: E402
 
 NS = 1_000_000_000
 
@@ -88,12 +88,13 @@ def receiver_state(run: Path):
     if not path.is_file():
         return []
     rows = []
-    for entry in path.read_text().split("ESTAB")[1:]:
-        got = re.search(r"bytes_received:(\d+)", entry)
-        sk = re.search(r"skmem:\(r(\d+),rb(\d+)", entry)
-        ss = re.search(r"rcv_ssthresh:(\d+)", entry)
-        if got and sk and ss and int(got.group(1)) > 1_000_000:
-            rows.append((int(ss.group(1)), int(sk.group(2)), int(sk.group(1))))
+    for _, socks in ss_polls(path):
+        for entry in socks:
+            got = re.search(r"bytes_received:(\d+)", entry)
+            sk = re.search(r"skmem:\(r(\d+),rb(\d+)", entry)
+            ss = re.search(r"rcv_ssthresh:(\d+)", entry)
+            if got and sk and ss and int(got.group(1)) > 1_000_000:
+                rows.append((int(ss.group(1)), int(sk.group(2)), int(sk.group(1))))
     return rows
 
 

@@ -50,7 +50,7 @@ import numpy as np
 # The capture's helpers (sequence unwrapping, the iperf3 data connection)
 # are bbr_rate_analysis.py's, beside this script.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bbr_rate_analysis import Unwrap, data_flow, read_dump  # noqa: E402
+from bbr_rate_analysis import Unwrap, data_flow, read_dump, ss_polls  # noqa: E402
 
 MSS = 1448
 NS = 1_000_000_000
@@ -292,16 +292,8 @@ def ss_window(run: Path, extra, t0, t1):
     p = run / "ss.txt"
     rows = []
     if p.exists() and meta.get("realtime_origin_ns") is not None:
-        for blk in p.read_text().split("\nT "):
-            lines = blk.strip().splitlines()
-            if not lines:
-                continue
-            try:
-                t = float(lines[0].replace("T ", ""))
-            except ValueError:
-                continue
-            body = " ".join(lines[1:])
-            ents = [e for e in body.split("ESTAB") if "cwnd:" in e and "bytes_acked" in e]
+        for t, socks in ss_polls(p):
+            ents = [e for e in socks if "cwnd:" in e and "bytes_acked" in e]
             if not ents:
                 continue
             e = max(ents, key=lambda e: int(re.search(r"bytes_acked:(\d+)", e).group(1)))
