@@ -150,3 +150,37 @@ def test_a_run_directory_of_a_bundled_scenario_is_unchanged_by_streaming(tmp_pat
     run_to_dir(sc, tmp_path / "run", plots=False)
     for p in sorted((tmp_path / "mem").glob("*.parquet")):
         assert p.read_bytes() == (tmp_path / "run" / p.name).read_bytes(), p.name
+
+
+def test_rows_given_by_instant_spill_the_same_values_as_rows_given_one_by_one(tmp_path):
+    # The per-TTI table's shape (every group 0..n-1 at each instant) taken
+    # by `add_masked`, mixed with batches of another shape and of another
+    # number of groups, against `add` of the kept rows and the in-memory
+    # grouping.
+    rng = np.random.default_rng(11)
+    fast = GroupedSpill(tmp_path, "fast", chunk_values=900)
+    slow = GroupedSpill(tmp_path, "slow", chunk_values=900)
+    groups, values = [], []
+    try:
+        for i in range(40):
+            n = 7 if i < 25 else 5
+            m = int(rng.integers(0, 60))
+            if i % 9 == 4:
+                g = rng.integers(0, 9, m * n).astype(np.uint32)  # not by instant
+            else:
+                g = np.tile(np.arange(n, dtype=np.uint32), m)
+            v = rng.exponential(3.0, g.size)
+            keep = rng.random(g.size) < (0.0 if i == 13 else 0.7)
+            fast.add_masked(g, v, keep)
+            slow.add(g[keep], v[keep])
+            groups.append(g[keep])
+            values.append(v[keep])
+            if i == 30:
+                assert np.array_equal(fast.values(3), slow.values(3))
+        mem = GroupedArrays(np.concatenate(groups), np.concatenate(values))
+        for g in range(-1, 11):
+            assert np.array_equal(fast.values(g), mem.values(g)), g
+            assert np.array_equal(slow.values(g), mem.values(g)), g
+    finally:
+        fast.close()
+        slow.close()

@@ -73,30 +73,76 @@ class GroupedSpill:
         # distinct ids and where each starts (and the chunk's end).
         self._chunks: list[tuple[int, np.ndarray, np.ndarray]] = []
         self._written = 0
+        # Batches given by instant (`add_masked`): (values, keep), each of
+        # shape (instants, groups), all with the same number of groups.
+        self._buf_tiles: list[tuple[np.ndarray, np.ndarray]] = []
 
     def add(self, groups: np.ndarray, values: np.ndarray) -> None:
         if len(groups) == 0:
             return
+        self._flush_tiles()
         self._buf_groups.append(np.asarray(groups, dtype=np.uint32))
         self._buf_values.append(np.asarray(values, dtype=np.float64))
         self._buffered += len(groups)
         if self._buffered >= self._chunk_values:
             self._flush()
 
+    def add_masked(self, groups: np.ndarray, values: np.ndarray, keep: np.ndarray) -> None:
+        """``add(groups[keep], values[keep])``, in one pass when the rows
+        come by instant, every group 0..n-1 in order at each (the per-TTI
+        table: one row per UE per sampled TTI). Such a batch is taken as an
+        (instants x groups) matrix and transposed when the chunk is written,
+        instead of being sorted: the same values in the same order."""
+        groups = np.asarray(groups)
+        n = int(groups.max()) + 1 if groups.size else 0
+        tiled = (n > 0 and groups.size % n == 0
+                 and np.array_equal(groups.reshape(-1, n), np.broadcast_to(np.arange(n, dtype=groups.dtype),
+                                                                           (groups.size // n, n))))
+        if not tiled:
+            self.add(groups[keep], np.asarray(values)[keep])
+            return
+        if self._buffered:
+            self._flush()
+        if self._buf_tiles and self._buf_tiles[0][0].shape[1] != n:
+            self._flush_tiles()
+        self._buf_tiles.append((np.asarray(values, dtype=np.float64).reshape(-1, n),
+                                np.asarray(keep, dtype=bool).reshape(-1, n)))
+        if sum(v.size for v, _ in self._buf_tiles) >= self._chunk_values:
+            self._flush_tiles()
+
+    def _flush_tiles(self) -> None:
+        if not self._buf_tiles:
+            return
+        v = np.concatenate([t[0] for t in self._buf_tiles])
+        k = np.concatenate([t[1] for t in self._buf_tiles])
+        self._buf_tiles = []
+        # Group-major, each group's values in instant order: what a stable
+        # sort by group of the rows kept gives.
+        vals = v.T[k.T]
+        counts = k.sum(axis=0)
+        present = np.flatnonzero(counts)
+        if present.size:
+            bounds = np.r_[0, np.cumsum(counts[present])]
+            self._write_chunk(present.astype(np.int64), bounds, vals)
+
+    def _write_chunk(self, ids: np.ndarray, bounds: np.ndarray, v: np.ndarray) -> None:
+        self._chunks.append((self._written, ids, bounds))
+        self._file.write(np.ascontiguousarray(v, dtype="<f8").tobytes())
+        self._written += len(v)
+
     def _flush(self) -> None:
+        self._flush_tiles()
         if not self._buffered:
             return
         g, v = _sorted_by_group(np.concatenate(self._buf_groups), np.concatenate(self._buf_values))
         # Sorted: each group's run starts where the value changes.
         starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-        self._chunks.append((self._written, g[starts].astype(np.int64), np.append(starts, len(g))))
-        self._file.write(np.ascontiguousarray(v, dtype="<f8").tobytes())
-        self._written += len(v)
+        self._write_chunk(g[starts].astype(np.int64), np.append(starts, len(g)), v)
         self._buf_groups, self._buf_values, self._buffered = [], [], 0
 
     def values(self, group: int) -> np.ndarray:
         """Group `group`'s values in recording order (empty if none)."""
-        if self._buffered:
+        if self._buffered or self._buf_tiles:
             self._flush()
         self._file.flush()
         spans = []

@@ -193,8 +193,7 @@ class StreamedRun:
         """One batch's rows: what the summary needs of the long series."""
         rtt, rlc, qd = tables["rtt"], tables["rlc"], tables["queue_delay"]
         self._rtt.add(rtt["flow"], rtt["rtt_ms"])
-        active = rlc["active"] == 1
-        self._hol.add(rlc["ue"][active], rlc["hol_ms"][active])
+        self._hol.add_masked(rlc["ue"], rlc["hol_ms"], rlc["active"] == 1)
         self._qd.add(qd["ue"], qd["delay_ms"])
         for name in SMALL_TABLES:
             self._small[name].append(tables[name])
