@@ -454,9 +454,12 @@ def test_staging_directories_of_dead_runs_are_removed_and_others_kept(tmp_path):
 # A path with no bottleneck (1 Tbit/s, no queue limit): the window grows to
 # TCP's largest, and the run is long in wall time. 65000-byte segments keep
 # each burst (one event) to 16,520 packets.
+# About 5 s of wall time per 30 simulated seconds on the 2026-11-25 host:
+# 300 s, so that a run is still going when the tests below interrupt it
+# after 3-5 s on a host several times faster than that.
 HEAVY = """
 seed = 1
-duration_s = 30.0
+duration_s = 300.0
 topology = "wired"
 [internet]
 rate_mbps = 1e6
