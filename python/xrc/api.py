@@ -322,14 +322,11 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
 
     from .sweep import Sweep, run_sweep
 
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
-        if seeds < 1:
-            raise ScenarioError(f"seeds: must be at least 1, got {seeds}")
-        seed_list = list(range(1, seeds + 1))
-    else:
-        seed_list = [int(s) for s in seeds]
-        if not seed_list:
-            raise ScenarioError("seeds: empty list")
+    from .sweep import seed_list as _seed_list
+
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ScenarioError(f"jobs must be at least 1, got {jobs!r}")
+    seed_list = _seed_list(seeds, "seeds")
     variants: list[dict[str, Any]] = []
     grid = dict(grid or {})
     for k, vals in grid.items():
@@ -345,6 +342,10 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
     if not variants:
         variants = [{}]
     common = overrides_from_kwargs(overrides)
+    both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
+    if both:
+        raise ScenarioError(f"{', '.join(both)}: both a keyword (every run) and in grid (varied); give it in one "
+                            f"of them")
 
     def go(root: Path):
         base = _base_file(scenario, root)

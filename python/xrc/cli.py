@@ -310,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return 2
     try:
+        if getattr(args, "jobs", None) is not None and args.jobs < 1:
+            # 0 would silently mean every core, -1 fail deep inside.
+            raise ScenarioError(f"--jobs must be at least 1, got {args.jobs}")
         if getattr(args, "scenario", None) is not None:
             # A name of a bundled scenario works from any directory.
             from .bundled import resolve_scenario_arg
@@ -476,6 +479,10 @@ def main(argv: list[str] | None = None) -> int:
                                   cells=cells)
             if args.bench_set or args.ues:
                 raise ScenarioError("--set and --ues apply to --cell only")
+            if args.repeat < 1:
+                raise ScenarioError(f"--repeat must be at least 1, got {args.repeat}")
+            if not 0 < args.ns3_seconds < float("inf"):
+                raise ScenarioError(f"--ns3-seconds must be a positive number of seconds, got {args.ns3_seconds}")
             path = args.scenario or str(bundled_scenario(BENCH_SCENARIO))
             return bench(path, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
     except ScenarioError as e:

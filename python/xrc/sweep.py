@@ -50,6 +50,7 @@ import functools
 import hashlib
 import itertools
 import json
+import operator
 import os
 import sys
 import tomllib
@@ -61,7 +62,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import _core, progress as _progress
+from . import _core, progress as _progress, tomlw
 from .outdir import clean_stale_in
 from .scenario import Scenario, ScenarioError, load, parse_value
 
@@ -122,18 +123,59 @@ def _toml_value(v: Any) -> str:
         return json.dumps(v)
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, (dict, list, tuple)):
+        # Python's repr of a table is not TOML (and of a list, only by luck).
+        return tomlw._value(v)
     return str(v)
+
+
+#: Seeds are the core's u64.
+_SEED_MAX = 2**64 - 1
+
+
+def seed_list(value: Any, where: str = "sweep.seeds") -> list[int]:
+    """The seeds a sweep runs: a count N (seeds 1..N) or a list of distinct
+    seeds. Raises :class:`ScenarioError` naming `where` and the value."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ScenarioError(f"{where}: must be at least 1, got {value}")
+        return list(range(1, value + 1))
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise ScenarioError(f"{where}: expected a count or a non-empty list of seeds, got {value!r}")
+    seeds = []
+    for s in value:
+        try:
+            n = None if isinstance(s, bool) else operator.index(s)   # ints, NumPy's too; not 1.5 or "1"
+        except TypeError:
+            n = None
+        if n is None or not 0 <= n <= _SEED_MAX:
+            raise ScenarioError(f"{where}: seeds are integers in [0, {_SEED_MAX}], got {s!r}")
+        seeds.append(n)
+    if not seeds:
+        raise ScenarioError(f"{where}: expected a count or a non-empty list of seeds, got {value!r}")
+    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if repeated:
+        # The same run twice: duplicate rows in the table, and identical
+        # "seeds" that look like a scenario without randomness.
+        raise ScenarioError(f"{where}: seed(s) {', '.join(map(str, repeated))} given more than once")
+    return seeds
 
 
 def load_sweep(path: str | Path) -> Sweep:
     """Reads and checks a sweep file. Raises :class:`ScenarioError` naming the field."""
     p = Path(path)
+    if p.is_dir():
+        raise ScenarioError(f"sweep file {str(path)!r} is a directory; give a sweep file (TOML)")
     if not p.is_file():
         raise ScenarioError(f"sweep file not found: {str(path)!r}")
     try:
         doc = tomllib.loads(p.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"sweep {str(path)!r} is not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"cannot read sweep {str(path)!r}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read sweep {str(path)!r}: {e.strerror or e}") from None
     unknown = set(doc) - {"scenario", "seeds", "set", "grid", "runs"}
     if unknown:
         raise ScenarioError(f"sweep: unknown key(s) {sorted(unknown)}; expected scenario, seeds, set, grid, runs")
@@ -142,21 +184,18 @@ def load_sweep(path: str | Path) -> Sweep:
     scenario = (p.parent / doc["scenario"]).resolve()
     if not scenario.is_file():
         raise ScenarioError(f"sweep.scenario: file not found: {doc['scenario']!r} (looked at {scenario})")
-    seeds_v = doc.get("seeds", 1)
-    if isinstance(seeds_v, int) and not isinstance(seeds_v, bool):
-        if seeds_v < 1:
-            raise ScenarioError(f"sweep.seeds: must be at least 1, got {seeds_v}")
-        seeds = list(range(1, seeds_v + 1))
-    elif isinstance(seeds_v, list) and seeds_v and all(isinstance(s, int) and s >= 0 for s in seeds_v):
-        seeds = list(seeds_v)
-    else:
-        raise ScenarioError(f"sweep.seeds: expected a count or a list of non-negative integers, got {seeds_v!r}")
+    seeds = seed_list(doc.get("seeds", 1))
     common = doc.get("set", [])
     if not (isinstance(common, list) and all(isinstance(s, str) for s in common)):
         raise ScenarioError(f"sweep.set: expected a list of PATH=VALUE strings, got {common!r}")
     grid = doc.get("grid", {})
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise ScenarioError("sweep.grid: expected a table of non-empty lists")
+    both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
+    if both:
+        # The grid's value would silently win over `set` in every run.
+        raise ScenarioError(f"sweep: {', '.join(both)} is both in set (every run) and in grid (varied); "
+                            f"give it in one of them")
     variants: list[dict[str, Any]] = []
     if grid:
         keys = sorted(grid)
@@ -258,6 +297,8 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
               address: str | None = None, progress: bool = True,
               on_done: Callable[[str], None] | None = None) -> Path:
     """Runs every point not yet done and writes the merged table."""
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ScenarioError(f"--jobs must be at least 1, got {jobs}")
     out = Path(out)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     # A killed sweep leaves staging directories of unfinished runs.

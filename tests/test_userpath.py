@@ -1,0 +1,136 @@
+"""The new user's path beyond scenario contents: command-line options,
+sweep files, files and directories. Bad input is a message naming the
+option (or field, or file) and the value, with exit status 2: never a
+traceback, a silent default or a wrong table. Each test failed before the
+fix it guards."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+import xrc
+from xrc.cli import main
+from xrc.scenario import ScenarioError
+from xrc.sweep import load_sweep
+
+from .conftest import SCENARIOS
+
+FIG1 = SCENARIOS / "paper" / "fig1-time-varying.toml"
+XRC = [sys.executable, "-m", "xrc.cli"]
+
+
+def _xrc(*args, timeout=120, **kw):
+    return subprocess.run([*XRC, *map(str, args)], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def _sweep(tmp_path, body: str):
+    p = tmp_path / "s.toml"
+    p.write_text(f'scenario = "{FIG1}"\n' + body)
+    return p
+
+
+# ---------------------------------------------------------------------------
+# Sweep files.
+
+def test_a_sweep_file_that_is_not_utf8_is_a_message_not_a_traceback(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_bytes(b'scenario = "caf\xe9.toml"\n')
+    r = _xrc("sweep", p, "--out", tmp_path / "o")
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "s.toml" in r.stderr and "UTF-8" in r.stderr, r.stderr
+
+
+def test_a_sweep_file_that_is_a_directory_is_named_as_such(tmp_path, capsys):
+    (tmp_path / "s.toml").mkdir()
+    assert main(["sweep", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err, err
+
+
+@pytest.mark.parametrize("seeds,shown", [
+    ("[1, 1]", "1"),             # the same run twice: duplicate rows and a false "no randomness" warning
+    ("[true]", "True"),          # a boolean is not a seed
+    ("[18446744073709551616]", "18446744073709551616"),   # beyond u64: was misquoted as 1.8e+19
+])
+def test_sweep_seeds_that_repeat_or_are_not_seeds_are_refused_naming_them(seeds, shown, tmp_path):
+    p = _sweep(tmp_path, f"seeds = {seeds}\n")
+    with pytest.raises(ScenarioError) as e:
+        load_sweep(p)
+    assert "sweep.seeds" in str(e.value) and shown in str(e.value), str(e.value)
+
+
+def test_the_python_sweep_refuses_repeated_seeds_and_seeds_that_are_not_integers():
+    for seeds, shown in (([1, 1], "1"), ("abc", "'abc'"), ([1.5], "1.5")):
+        with pytest.raises(ScenarioError) as e:
+            xrc.sweep("paper/fig1-time-varying", seeds=seeds, duration_s=0.2)
+        assert "seeds" in str(e.value) and shown in str(e.value), str(e.value)
+
+
+def test_a_grid_of_tables_runs_each_table_as_the_field(tmp_path):
+    # A grid value that is a table was written back as a Python repr
+    # ("{'cc': 'cubic'}") and refused as not a table.
+    p = _sweep(tmp_path, 'seeds = 1\nset = ["duration_s=0.5"]\n'
+                         '[grid]\n"flows.0.tcp" = [{ initial_cwnd = 4 }, { initial_cwnd = 20 }]\n'
+                         '"flows.0.receiver.ack_on_read" = [true]\n')
+    sw = load_sweep(p)
+    assert main(["sweep", str(p), "--out", str(tmp_path / "o"), "--jobs", "1", "--quiet"]) == 0
+    df = pq.read_table(tmp_path / "o" / "summary.parquet").to_pandas()
+    assert len(df) == len(sw.runs()) == 2
+    assert sorted(df["set:flows.0.tcp"]) == ["{'initial_cwnd': 20}", "{'initial_cwnd': 4}"]
+
+
+def test_a_field_both_set_for_every_run_and_varied_by_the_grid_is_refused(tmp_path):
+    # The grid silently won over `set`.
+    p = _sweep(tmp_path, 'set = ["flows.0.cc=bbr"]\n[grid]\n"flows.0.cc" = ["cubic", "xrc"]\n')
+    with pytest.raises(ScenarioError) as e:
+        load_sweep(p)
+    assert "flows.0.cc" in str(e.value) and "set" in str(e.value) and "grid" in str(e.value), str(e.value)
+
+
+# ---------------------------------------------------------------------------
+# Options.
+
+@pytest.mark.parametrize("cmd", [
+    ["sweep", "SWEEP", "--out", "OUT"],
+    ["reproduce", "--quick", "--out", "OUT"],
+    ["study", "nr", "--quick"],
+    ["study", "roccet", "--quick"],
+    ["fuzz", "--cases", "1", "--out", "OUT"],
+])
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+def test_jobs_below_one_is_refused_before_anything_runs(cmd, jobs, tmp_path):
+    # -1 was a traceback (sweep, study), a report "on -1 worker(s)"
+    # (reproduce) or one worker (fuzz); 0 silently meant every core.
+    sweep = _sweep(tmp_path, 'set = ["duration_s=0.2"]\n')
+    args = [str(sweep) if a == "SWEEP" else str(tmp_path / "o") if a == "OUT" else a for a in cmd]
+    r = _xrc(*args, "--jobs", jobs, timeout=60)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    assert f"--jobs must be at least 1, got {jobs}" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_python_sweep_refuses_jobs_below_one():
+    with pytest.raises(ScenarioError, match="jobs must be at least 1, got 0"):
+        xrc.sweep("paper/fig1-time-varying", seeds=1, jobs=0, duration_s=0.2)
+
+
+@pytest.mark.parametrize("opt,value", [("--repeat", "0"), ("--repeat", "-1"), ("--ns3-seconds", "0"),
+                                       ("--ns3-seconds", "-1"), ("--ns3-seconds", "nan")])
+def test_bench_refuses_a_repeat_count_or_ns3_time_that_means_nothing(opt, value, capsys):
+    # --repeat 0 ran once anyway; --ns3-seconds -1 printed "-50x faster".
+    assert main(["bench", opt, value]) == 2
+    err = capsys.readouterr().err
+    assert opt in err and value in err, err
+
+
+def test_a_seed_beyond_64_bits_is_quoted_as_given(capsys):
+    # It reached the core as a float: "floating point `1e+23`".
+    assert main(["validate", str(FIG1), "--seed", "99999999999999999999999"]) == 2
+    err = capsys.readouterr().err
+    assert "seed" in err and "99999999999999999999999" in err, err
