@@ -6,8 +6,11 @@ fix it guards."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import pyarrow.parquet as pq
 import pytest
@@ -18,6 +21,7 @@ from xrc.scenario import ScenarioError
 from xrc.sweep import load_sweep
 
 from .conftest import SCENARIOS
+from .test_robustness import HEAVY
 
 FIG1 = SCENARIOS / "paper" / "fig1-time-varying.toml"
 XRC = [sys.executable, "-m", "xrc.cli"]
@@ -134,3 +138,99 @@ def test_a_seed_beyond_64_bits_is_quoted_as_given(capsys):
     assert main(["validate", str(FIG1), "--seed", "99999999999999999999999"]) == 2
     err = capsys.readouterr().err
     assert "seed" in err and "99999999999999999999999" in err, err
+
+
+# ---------------------------------------------------------------------------
+# Signals: SIGTERM (what `timeout`, a job scheduler or `kill` sends, to the
+# main process only) stops a command as Ctrl-C does.
+
+def _terminate_when(proc, ready, seconds=60):
+    """Waits until ready() (or the process ended), then sends SIGTERM to the
+    main process alone; returns the seconds it took to exit."""
+    t_end = time.monotonic() + seconds
+    while not ready() and proc.poll() is None and time.monotonic() < t_end:
+        time.sleep(0.05)
+    assert proc.poll() is None, "ended before it could be terminated"
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail("SIGTERM did not stop it within 20 s")
+    return time.monotonic() - t0
+
+
+def _staging(d):
+    return [p for p in d.iterdir() if ".partial-" in p.name] if d.is_dir() else []
+
+
+def test_sigterm_stops_a_run_leaving_the_earlier_run_directory_and_no_staging_directory(tmp_path):
+    # The run died at once, its hidden staging directory (the series
+    # written so far) left beside --out until a later run there.
+    (tmp_path / "s.toml").write_text(HEAVY)
+    out = tmp_path / "o"
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--no-plots", "--quiet",
+                 "--set", "duration_s=0.2"]) == 0
+    before = (out / "summary.json").read_bytes()
+    proc = subprocess.Popen([*XRC, "run", str(tmp_path / "s.toml"), "--out", str(out), "--force", "--no-plots"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    took = _terminate_when(proc, lambda: bool(_staging(tmp_path)))
+    err = proc.stderr.read().decode()
+    assert took < 5.0, f"{took:.1f} s to stop"
+    assert proc.returncode == 128 + signal.SIGTERM and "terminated" in err and "Traceback" not in err, err
+    assert _staging(tmp_path) == []
+    assert (out / "summary.json").read_bytes() == before
+
+
+def test_sigterm_stops_a_sweep_and_its_workers(tmp_path):
+    # The workers were orphaned: they went on running their runs after
+    # the sweep had exited.
+    (tmp_path / "base.toml").write_text(HEAVY)
+    (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 12\n')
+    runs = tmp_path / "o" / "runs"
+    # stderr into a file: an orphaned worker would hold a pipe open.
+    with open(tmp_path / "err", "wb") as err:
+        proc = subprocess.Popen([*XRC, "sweep", str(tmp_path / "sw.toml"), "--out", str(tmp_path / "o"), "--jobs",
+                                 "2", "--quiet"], stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    took = _terminate_when(proc, lambda: len(_staging(runs)) == 2)
+    assert took < 5.0, f"{took:.1f} s to stop"
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, (tmp_path / "err").read_text())
+    time.sleep(0.5)
+    try:
+        os.killpg(proc.pid, 0)
+        alive = True
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "a worker outlived the sweep"
+    assert _staging(runs) == []
+    assert not any((d / "summary.json").exists() for d in runs.iterdir())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_a_study_at_once_and_writes_no_report(sig, tmp_path):
+    # SIGTERM killed the main process alone and left its workers running
+    # (exit status -15); Ctrl-C already stopped it and is checked alongside.
+    proc = subprocess.Popen([*XRC, "study", "nr", "--seeds", "40", "--jobs", "2", "--out", str(tmp_path / "o")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(2.0)
+    assert proc.poll() is None, "ended before it could be interrupted"
+    t0 = time.monotonic()
+    # Ctrl-C reaches the whole process group, SIGTERM the main process.
+    (os.killpg if sig == signal.SIGINT else os.kill)(proc.pid, sig)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail("did not stop within 30 s")
+    took = time.monotonic() - t0
+    err = proc.stderr.read().decode()
+    assert took < 3.0, f"{took:.1f} s to stop"
+    assert proc.returncode == (130 if sig == signal.SIGINT else 128 + signal.SIGTERM), err
+    assert "Traceback" not in err, err
+    assert not (tmp_path / "o" / "report.md").exists()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # no worker left behind

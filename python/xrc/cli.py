@@ -289,7 +289,36 @@ def _validate_linux(args, argv: list[str]) -> int:
     return 0
 
 
+class _Terminated(SystemExit):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C so that staging directories
+    are removed and worker processes stopped (``finally`` and ``except
+    BaseException`` blocks), then exits with 128 + the signal."""
+
+
+def _on_terminate(signum, _frame):
+    raise _Terminated(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    # Without this the process died at once: its staging directory stayed
+    # beside --out and a sweep's workers went on running, orphaned.
+    saved = {s: signal.signal(s, _on_terminate) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _main(argv)
+    except _Terminated as e:
+        print(f"xrc: terminated ({signal.Signals(e.code - 128).name})", file=sys.stderr)
+        return e.code
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["fuzz"]:
         from .fuzz import main as fuzz_main
