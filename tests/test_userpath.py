@@ -234,3 +234,47 @@ def test_ctrl_c_or_sigterm_stops_a_study_at_once_and_writes_no_report(sig, tmp_p
     assert not (tmp_path / "o" / "report.md").exists()
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)  # no worker left behind
+
+
+# ---------------------------------------------------------------------------
+# Files and directories.
+
+@pytest.fixture
+def small_disk(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_sweep_on_a_full_disk_is_a_message_and_keeps_the_earlier_table(jobs, small_disk, tmp_path):
+    # A run that could not be written was a traceback (exit 1); a merged
+    # table that could not be written did not name its file.
+    out = small_disk / "sw"
+    p = _sweep(tmp_path, 'seeds = [1]\nset = ["duration_s=0.3", "output.rlc_sample_ttis=100"]\n')
+    assert main(["sweep", str(p), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    table = (out / "summary.parquet").read_bytes()
+    free = os.statvfs(small_disk)
+    (small_disk / "fill").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 4096))
+    more = _sweep(tmp_path, 'seeds = [1, 2, 3]\nset = ["duration_s=0.3", "output.rlc_sample_ttis=100"]\n')
+    r = _xrc("sweep", more, "--out", out, "--jobs", jobs, "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "No space left" in r.stderr and str(out) in r.stderr, r.stderr
+    assert (out / "summary.parquet").read_bytes() == table
+    assert not [x for x in (out / "runs").iterdir() if x.name.startswith(".")]
+    # The runs are done; only the table cannot be written.
+    (small_disk / "fill").unlink()
+    assert main(["sweep", str(more), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    (out / "summary.parquet").unlink()
+    free = os.statvfs(small_disk)
+    (small_disk / "fill").write_bytes(b"\0" * (free.f_bavail * free.f_frsize))
+    r = _xrc("sweep", more, "--out", out, "--jobs", "1", "--quiet")
+    assert r.returncode == 2 and "No space left" in r.stderr and "summary.parquet" in r.stderr, r.stderr
+    assert sorted(x.name for x in out.iterdir()) == ["runs", "sweep.json"]

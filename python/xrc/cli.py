@@ -391,12 +391,19 @@ def _main(argv: list[str] | None = None) -> int:
         if args.cmd == "sweep":
             from pathlib import Path
 
+            from .outdir import OutputError
             from .sweep import load_sweep, run_sweep
 
             sw = load_sweep(args.sweep)
             out = args.out or str(Path("runs") / Path(args.sweep).stem)
-            path = run_sweep(sw, out, jobs=args.jobs, engine=args.engine, address=args.address,
-                             progress=not args.quiet)
+            try:
+                path = run_sweep(sw, out, jobs=args.jobs, engine=args.engine, address=args.address,
+                                 progress=not args.quiet)
+            except OutputError as e:
+                # A run that could not be written (a full disk): the runs
+                # done before it are kept, the earlier table is untouched.
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
             if not args.quiet:
                 print(f"{len(sw.runs())} runs; merged table: {path}")
             return 0

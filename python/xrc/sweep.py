@@ -63,7 +63,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _core, progress as _progress, tomlw
-from .outdir import clean_stale_in
+from .outdir import OutputError, clean_stale_in
 from .scenario import Scenario, ScenarioError, load, parse_value
 
 
@@ -266,8 +266,12 @@ def _merge(out: Path, runs: list[RunSpec]) -> Path:
     table = pa.table({c: [r.get(c) for r in rows] for c in cols})
     path = out / "summary.parquet"
     tmp = out / ".summary.parquet.tmp"
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"--out {str(out)!r}: cannot write {path}: {e.strerror or e}") from None
     return path
 
 
@@ -357,8 +361,12 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
     report = {"runs": [{"run_id": r.run_id, "overrides": list(r.overrides), "seed": r.seed} for r in
                        sorted(runs, key=lambda r: r.run_id)], "warnings": warnings}
     tmp = out / ".sweep.json.tmp"
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    os.replace(tmp, out / "sweep.json")
+    try:
+        tmp.write_text(json.dumps(report, indent=2) + "\n")
+        os.replace(tmp, out / "sweep.json")
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"--out {str(out)!r}: cannot write {out / 'sweep.json'}: {e.strerror or e}") from None
     return path
 
 
