@@ -231,7 +231,7 @@ def test_ctrl_c_or_sigterm_stops_a_study_at_once_and_writes_no_report(sig, tmp_p
     assert took < 3.0, f"{took:.1f} s to stop"
     assert proc.returncode == (130 if sig == signal.SIGINT else 128 + signal.SIGTERM), err
     assert "Traceback" not in err, err
-    assert not (tmp_path / "o" / "report.md").exists()
+    assert not (tmp_path / "o").exists()
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)  # no worker left behind
 
@@ -278,3 +278,27 @@ def test_a_sweep_on_a_full_disk_is_a_message_and_keeps_the_earlier_table(jobs, s
     r = _xrc("sweep", more, "--out", out, "--jobs", "1", "--quiet")
     assert r.returncode == 2 and "No space left" in r.stderr and "summary.parquet" in r.stderr, r.stderr
     assert sorted(x.name for x in out.iterdir()) == ["runs", "sweep.json"]
+
+
+@pytest.mark.parametrize("study", ["nr", "roccet"])
+def test_a_study_out_that_cannot_be_a_directory_fails_before_any_run(study, tmp_path):
+    # It failed only after every run, naming the path but not the option.
+    (tmp_path / "f").write_text("")
+    for out in (tmp_path / "f", tmp_path / "f" / "sub"):
+        r = _xrc("study", study, "--quick", "--jobs", "1", "--out", out, timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert f"--out {str(out)!r}" in r.stderr, r.stderr
+        assert r.stdout == "", "ran the study anyway"
+
+
+def test_a_study_replaced_on_a_full_disk_keeps_its_earlier_report_and_runs(small_disk):
+    # report.md was written before runs.json: a failure between them left
+    # a new report beside the old runs.
+    out = small_disk / "nr"
+    assert main(["study", "nr", "--quick", "--jobs", "1", "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    free = os.statvfs(small_disk)
+    (small_disk / "fill").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - len(before["report.md"]) - 8192))
+    r = _xrc("study", "nr", "--quick", "--jobs", "1", "--seeds", "1", "--out", out, "--force", timeout=120)
+    assert r.returncode == 2 and "No space left" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before

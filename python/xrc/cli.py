@@ -381,9 +381,11 @@ def _main(argv: list[str] | None = None) -> int:
                 print(f"xrc: error: --seeds must be at least 1, got {args.seeds}", file=sys.stderr)
                 return 2
             seeds = {} if args.seeds is None else {"seeds": args.seeds}
+            from .outdir import OutputError
+
             try:
                 text = study(args.out, quick=args.quick, jobs=args.jobs, force=args.force, **seeds)
-            except FileExistsError as e:
+            except OutputError as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
             print(text, end="")
