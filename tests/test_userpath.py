@@ -302,3 +302,28 @@ def test_a_study_replaced_on_a_full_disk_keeps_its_earlier_report_and_runs(small
     r = _xrc("study", "nr", "--quick", "--jobs", "1", "--seeds", "1", "--out", out, "--force", timeout=120)
     assert r.returncode == 2 and "No space left" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_the_same_field_set_twice_is_refused_naming_both_values(capsys):
+    # The last one silently won.
+    assert main(["validate", str(FIG1), "--set", "duration_s=5", "--set", "duration_s = 6"]) == 2
+    err = capsys.readouterr().err
+    assert "--set duration_s" in err and "5" in err and "6" in err, err
+    # A table and a field inside it are not the same field.
+    assert main(["validate", str(FIG1), "--set", "flows.0={cc='cubic', ue=0}", "--set", "flows.0.cc=bbr"]) == 0
+
+
+def test_a_sweep_setting_the_same_field_twice_is_refused(tmp_path):
+    p = _sweep(tmp_path, 'set = ["duration_s=1", "duration_s=2"]\n')
+    with pytest.raises(ScenarioError, match="duration_s"):
+        load_sweep(p)
+
+
+@pytest.mark.parametrize("out", ["", ".", "./"])
+def test_an_out_that_names_the_current_directory_is_refused_before_the_run(out, tmp_path):
+    # In an empty directory the run went to its end, then failed to put
+    # "." in place ("Device or resource busy").
+    r = _xrc("run", FIG1, "--set", "duration_s=0.3", "--no-plots", "--out", out, "--force", cwd=tmp_path, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "--out" in r.stderr and "current directory" in r.stderr and "busy" not in r.stderr, r.stderr
+    assert r.stdout == "" and list(tmp_path.iterdir()) == []

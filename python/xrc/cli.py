@@ -42,6 +42,16 @@ def _scenario_args(p: argparse.ArgumentParser) -> None:
                    help="override a scenario field, e.g. --set flows.0.cc=cubic (repeatable)")
 
 
+def _check_sets(overrides: list[str], flag: str = "--set") -> None:
+    """Refuses the same field given twice (the last one silently won)."""
+    seen: dict[str, str] = {}
+    for o in overrides:
+        path = o.partition("=")[0].strip()
+        if path in seen and "=" in o:
+            raise ScenarioError(f"{flag} {path}: given twice ({seen[path]!r} and {o!r}); give it once")
+        seen[path] = o
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="xrc", description="XRC and the cellular congestion-control lab.")
     ap.add_argument("--version", action="store_true", help="print versions and exit")
@@ -342,6 +352,8 @@ def _main(argv: list[str] | None = None) -> int:
         if getattr(args, "jobs", None) is not None and args.jobs < 1:
             # 0 would silently mean every core, -1 fail deep inside.
             raise ScenarioError(f"--jobs must be at least 1, got {args.jobs}")
+        _check_sets(getattr(args, "overrides", None) or [])
+        _check_sets(getattr(args, "bench_set", None) or [])
         if getattr(args, "scenario", None) is not None:
             # A name of a bundled scenario works from any directory.
             from .bundled import resolve_scenario_arg

@@ -188,6 +188,12 @@ def load_sweep(path: str | Path) -> Sweep:
     common = doc.get("set", [])
     if not (isinstance(common, list) and all(isinstance(s, str) for s in common)):
         raise ScenarioError(f"sweep.set: expected a list of PATH=VALUE strings, got {common!r}")
+    seen: dict[str, str] = {}
+    for o in common:
+        k = o.partition("=")[0].strip()
+        if k in seen:
+            raise ScenarioError(f"sweep.set: {k} given twice ({seen[k]!r} and {o!r}); give it once")
+        seen[k] = o
     grid = doc.get("grid", {})
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise ScenarioError("sweep.grid: expected a table of non-empty lists")
