@@ -327,3 +327,46 @@ def test_an_out_that_names_the_current_directory_is_refused_before_the_run(out, 
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "--out" in r.stderr and "current directory" in r.stderr and "busy" not in r.stderr, r.stderr
     assert r.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("opt,value", [("--ues", ""), ("--ues", " "), ("--mu", " ")])
+def test_an_empty_list_for_the_cell_bench_is_refused_not_taken_as_the_default(opt, value, capsys):
+    # --ues '' ran the full default bench (1 to 1,000 UEs, minutes).
+    assert main(["bench", "--cell", opt, value]) == 2
+    err = capsys.readouterr().err
+    assert opt in err and repr(value) in err, err
+
+
+@pytest.mark.parametrize("where", ["missing/x.json", "DIR"])
+def test_a_cell_bench_json_that_cannot_be_written_is_refused_before_measuring(where, tmp_path, capsys):
+    # It failed only after every measurement had run.
+    target = tmp_path if where == "DIR" else tmp_path / where
+    assert main(["bench", "--cell", "--ues", "1", "--duration", "0.01", "--mu", "lte", "--json", str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert "--json" in err and str(target) in err, err
+    assert "UEs" not in out, "measured anyway"
+
+
+def test_sigterm_stops_the_cell_bench_and_its_measuring_process(tmp_path):
+    # The run being measured went on, orphaned, after the bench had exited.
+    with open(tmp_path / "err", "wb") as err:
+        proc = subprocess.Popen([*XRC, "bench", "--cell", "--ues", "400", "--duration", "60", "--mu", "lte"],
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    import psutil
+
+    def child():
+        try:
+            return psutil.Process(proc.pid).children()
+        except psutil.NoSuchProcess:
+            return []
+
+    _terminate_when(proc, lambda: bool(child()))
+    assert proc.returncode == 128 + signal.SIGTERM, (tmp_path / "err").read_text()
+    time.sleep(0.5)
+    try:
+        os.killpg(proc.pid, 0)
+        alive = True
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "the measured run outlived the bench"

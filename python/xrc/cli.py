@@ -515,7 +515,7 @@ def _main(argv: list[str] | None = None) -> int:
                 from .bench import CELL_SIZES, bench_cell
 
                 try:
-                    sizes = tuple(int(x) for x in args.ues.split(",")) if args.ues else CELL_SIZES
+                    sizes = tuple(int(x) for x in args.ues.split(",")) if args.ues is not None else CELL_SIZES
                 except ValueError:
                     raise ScenarioError(f"--ues: a comma-separated list of UE counts, got {args.ues!r}") from None
                 if not sizes or any(not 1 <= n <= 1000 for n in sizes):
@@ -525,9 +525,17 @@ def _main(argv: list[str] | None = None) -> int:
                 cells = [c.strip() for c in args.mu.split(",")]
                 if not cells or any(c not in ("lte", "0", "1", "2", "3") for c in cells):
                     raise ScenarioError(f"--mu: a comma-separated list of lte and numerologies 0..3, got {args.mu!r}")
+                if args.json is not None:
+                    # Checked before measuring (it failed only after every run).
+                    from pathlib import Path
+
+                    j = Path(args.json)
+                    if j.is_dir() or not j.parent.is_dir():
+                        raise ScenarioError(f"--json {args.json!r}: " + ("is a directory" if j.is_dir() else
+                                            f"no such directory {str(j.parent)!r}"))
                 return bench_cell(sizes, args.duration, json_out=args.json, overrides=args.bench_set,
                                   cells=cells)
-            if args.bench_set or args.ues:
+            if args.bench_set or args.ues is not None:
                 raise ScenarioError("--set and --ues apply to --cell only")
             if args.repeat < 1:
                 raise ScenarioError(f"--repeat must be at least 1, got {args.repeat}")
