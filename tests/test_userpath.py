@@ -370,3 +370,43 @@ def test_sigterm_stops_the_cell_bench_and_its_measuring_process(tmp_path):
     except ProcessLookupError:
         alive = False
     assert not alive, "the measured run outlived the bench"
+
+
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "a"
+    assert main(["run", str(FIG1), "--set", "duration_s=1", "--out", str(out), "--quiet", "--no-plots"]) == 0
+    return out
+
+
+def test_plotting_a_run_with_a_damaged_parquet_file_names_the_file(a_run, tmp_path):
+    # A traceback from pyarrow (exit 1).
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(a_run, bad)
+    (bad / "rtt.parquet").write_text("not parquet\n")
+    r = _xrc("plot", bad, a_run, "--out", tmp_path / "p")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "rtt.parquet" in r.stderr, r.stderr
+    with pytest.raises(ScenarioError, match="rtt.parquet"):
+        xrc.read_run(bad).rtt
+
+
+def test_a_damaged_json_file_of_a_run_directory_is_named(a_run, tmp_path, capsys):
+    # "a file of the run directory is not valid JSON": which one?
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(a_run, bad)
+    (bad / "summary.json").write_text("{")
+    assert main(["plot", str(bad), "--out", str(tmp_path / "p")]) == 2
+    assert "summary.json" in capsys.readouterr().err
+
+
+def test_the_same_label_for_two_runs_is_refused(a_run, tmp_path, capsys):
+    # Two curves under one name in every legend.
+    assert main(["plot", str(a_run), str(a_run), "--label", "x", "--label", "x", "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "--label" in err and "'x'" in err, err
+    assert not (tmp_path / "p").exists()

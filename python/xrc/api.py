@@ -132,15 +132,16 @@ def read_run(directory: str | Path) -> "Run":
     """The :class:`Run` of a run directory (``xrc run --out DIR``); tables
     are read from its Parquet files when first used."""
     d = Path(directory)
-    try:
-        summary = json.loads((d / "summary.json").read_text())
-        scenario = json.loads((d / "scenario.resolved.json").read_text())
-        meta = json.loads((d / "metadata.json").read_text())
-    except FileNotFoundError as e:
-        raise ScenarioError(f"{str(directory)!r} is not a run directory (no {Path(e.filename).name})") from None
-    except ValueError as e:
-        raise ScenarioError(f"{str(directory)!r}: a file of the run directory is not valid JSON: {e}") from None
-    return Run(scenario=scenario, summary=summary, metadata=meta, directory=d)
+    docs = {}
+    for name in ("summary.json", "scenario.resolved.json", "metadata.json"):
+        try:
+            docs[name] = json.loads((d / name).read_text())
+        except FileNotFoundError:
+            raise ScenarioError(f"{str(directory)!r} is not a run directory (no {name})") from None
+        except ValueError as e:
+            raise ScenarioError(f"{str(directory)!r}: {name} is not valid JSON: {e}") from None
+    return Run(scenario=docs["scenario.resolved.json"], summary=docs["summary.json"], metadata=docs["metadata.json"],
+               directory=d)
 
 
 class Run:
@@ -212,7 +213,11 @@ class Run:
         path = self.directory / f"{name}.parquet"
         if not path.is_file():
             raise ScenarioError(f"{str(self.directory)!r} has no {path.name}")
-        t = pq.read_table(path)
+        try:
+            t = pq.read_table(path)
+        except (OSError, ValueError) as e:
+            # pyarrow's ArrowInvalid (a damaged file) is a ValueError.
+            raise ScenarioError(f"{str(self.directory)!r}: cannot read {path.name}: {e}") from None
         return {c: t.column(c).to_numpy() for c in t.column_names if c != "flow_id"}
 
     @property
