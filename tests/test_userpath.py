@@ -410,3 +410,12 @@ def test_the_same_label_for_two_runs_is_refused(a_run, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--label" in err and "'x'" in err, err
     assert not (tmp_path / "p").exists()
+
+
+def test_a_numpy_integer_seed_runs_as_the_same_plain_seed():
+    # TypeError: Object of type int64 is not JSON serializable.
+    import numpy as np
+
+    a = xrc.run("paper/fig1-time-varying", duration_s=0.3, seed=np.int64(3))
+    b = xrc.run("paper/fig1-time-varying", duration_s=0.3, seed=3)
+    assert a.seed == 3 and a.summary["flows"] == b.summary["flows"]

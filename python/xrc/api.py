@@ -113,7 +113,8 @@ def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None
     figures) and the Run reads from it; without, everything stays in
     memory. Bad input raises :class:`xrc.ScenarioError` naming the field.
     """
-    sc = _scenario(scenario, overrides_from_kwargs(overrides), seed)
+    # A NumPy integer (a seed from np.arange) as the plain int JSON takes.
+    sc = _scenario(scenario, overrides_from_kwargs(overrides), _plain(seed))
     if out is not None:
         from .runner import run_to_dir
 
