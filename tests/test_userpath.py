@@ -419,3 +419,23 @@ def test_a_numpy_integer_seed_runs_as_the_same_plain_seed():
     a = xrc.run("paper/fig1-time-varying", duration_s=0.3, seed=np.int64(3))
     b = xrc.run("paper/fig1-time-varying", duration_s=0.3, seed=3)
     assert a.seed == 3 and a.summary["flows"] == b.summary["flows"]
+
+
+def test_a_sweep_into_a_directory_that_is_not_a_sweep_directory_is_refused(a_run, tmp_path):
+    # It wrote runs/, summary.parquet and sweep.json into a run directory
+    # (which `xrc plot` then read as the one run, and `xrc run --force`
+    # would have deleted with the sweep in it).
+    import shutil
+
+    target = tmp_path / "run"
+    shutil.copytree(a_run, target)
+    before = sorted(p.name for p in target.iterdir())
+    p = _sweep(tmp_path, 'set = ["duration_s=0.2"]\n')
+    r = _xrc("sweep", p, "--out", target, "--jobs", "1", "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"--out {str(target)!r}" in r.stderr and "sweep" in r.stderr, r.stderr
+    assert sorted(p.name for p in target.iterdir()) == before
+    # An empty directory, or a sweep's own (resumed), is fine.
+    (tmp_path / "empty").mkdir()
+    assert main(["sweep", str(p), "--out", str(tmp_path / "empty"), "--jobs", "1", "--quiet"]) == 0
+    assert main(["sweep", str(p), "--out", str(tmp_path / "empty"), "--jobs", "1", "--quiet"]) == 0

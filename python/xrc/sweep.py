@@ -310,7 +310,17 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ScenarioError(f"--jobs must be at least 1, got {jobs}")
     out = Path(out)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
+    try:
+        # A sweep directory holds runs/ (sweep.json once merged; the Python
+        # API writes base.scenario.json first). Anything else is not
+        # written into: a run directory would take the sweep in.
+        others = out.is_dir() and {p.name for p in out.iterdir()} - {"base.scenario.json"}
+        if others and not ((out / "runs").is_dir() or (out / "sweep.json").is_file()):
+            raise OutputError(f"--out {str(out)!r} holds files that are not a sweep's (no runs/ or sweep.json); "
+                              f"choose another directory for the sweep")
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
     # A killed sweep leaves staging directories of unfinished runs.
     clean_stale_in(out / "runs")
     runs = sweep.runs()
