@@ -449,3 +449,20 @@ def test_a_sweep_into_a_directory_that_is_not_a_sweep_directory_is_refused(a_run
     (tmp_path / "empty").mkdir()
     assert main(["sweep", str(p), "--out", str(tmp_path / "empty"), "--jobs", "1", "--quiet"]) == 0
     assert main(["sweep", str(p), "--out", str(tmp_path / "empty"), "--jobs", "1", "--quiet"]) == 0
+
+
+@pytest.mark.parametrize("body,shown", [
+    ("seeds = 100000000000\n", "100000000000"),
+    ("[grid]\n" + "".join(f'"k{i}" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n' for i in range(9)), "1000000000 runs"),
+])
+def test_a_sweep_too_large_to_list_is_refused_before_it_fills_the_memory(body, shown, tmp_path):
+    # MemoryError (a traceback) after filling the memory, on a shared machine.
+    import resource
+
+    p = _sweep(tmp_path, body)
+    r = _xrc("sweep", p, "--out", tmp_path / "o", timeout=60,
+             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+    assert shown in r.stderr and "1000000" in r.stderr, r.stderr
+    with pytest.raises(ScenarioError, match="1000000000 runs"):
+        xrc.sweep("paper/fig1-time-varying", grid={f"k{i}": list(range(10)) for i in range(9)})

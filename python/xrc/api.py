@@ -328,7 +328,7 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
 
     from .sweep import Sweep, run_sweep
 
-    from .sweep import seed_list as _seed_list
+    from .sweep import check_size, seed_list as _seed_list
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ScenarioError(f"jobs must be at least 1, got {jobs!r}")
@@ -338,6 +338,10 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
     for k, vals in grid.items():
         if not isinstance(vals, (list, tuple)) or not vals:
             raise ScenarioError(f"grid[{k!r}]: expected a non-empty list of values, got {vals!r}")
+    import math
+
+    check_size((math.prod(len(v) for v in grid.values()) if grid else 0) + len(runs or []) or 1, len(seed_list),
+               "sweep")
     if grid:
         import itertools
 

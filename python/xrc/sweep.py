@@ -50,6 +50,7 @@ import functools
 import hashlib
 import itertools
 import json
+import math
 import operator
 import os
 import sys
@@ -132,6 +133,18 @@ def _toml_value(v: Any) -> str:
 #: Seeds are the core's u64.
 _SEED_MAX = 2**64 - 1
 
+#: The most runs a sweep may hold: each is resolved (and listed) before
+#: anything runs, so a mistyped count (seeds = 100000000000, ten keys of
+#: ten values) must be refused before it fills the memory.
+MAX_RUNS = 1_000_000
+
+
+def check_size(n_variants: int, n_seeds: int, where: str = "sweep") -> None:
+    """Refuses a sweep of more than :data:`MAX_RUNS` runs."""
+    if n_variants * n_seeds > MAX_RUNS:
+        raise ScenarioError(f"{where}: {n_variants} override set(s) x {n_seeds} seed(s) = {n_variants * n_seeds} runs, "
+                            f"more than the {MAX_RUNS} a sweep may hold")
+
 
 def seed_list(value: Any, where: str = "sweep.seeds") -> list[int]:
     """The seeds a sweep runs: a count N (seeds 1..N) or a list of distinct
@@ -139,6 +152,8 @@ def seed_list(value: Any, where: str = "sweep.seeds") -> list[int]:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
             raise ScenarioError(f"{where}: must be at least 1, got {value}")
+        if value > MAX_RUNS:
+            raise ScenarioError(f"{where}: {value} seeds, more than the {MAX_RUNS} runs a sweep may hold")
         return list(range(1, value + 1))
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
         raise ScenarioError(f"{where}: expected a count or a non-empty list of seeds, got {value!r}")
@@ -202,14 +217,15 @@ def load_sweep(path: str | Path) -> Sweep:
         # The grid's value would silently win over `set` in every run.
         raise ScenarioError(f"sweep: {', '.join(both)} is both in set (every run) and in grid (varied); "
                             f"give it in one of them")
+    runs = doc.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise ScenarioError("sweep.runs: expected an array of tables")
+    check_size((math.prod(len(v) for v in grid.values()) if grid else 0) + len(runs) or 1, len(seeds))
     variants: list[dict[str, Any]] = []
     if grid:
         keys = sorted(grid)
         for combo in itertools.product(*(grid[k] for k in keys)):
             variants.append(dict(zip(keys, combo)))
-    runs = doc.get("runs", [])
-    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
-        raise ScenarioError("sweep.runs: expected an array of tables")
     variants.extend(runs)
     if not variants:
         variants = [{}]
