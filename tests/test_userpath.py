@@ -299,7 +299,7 @@ def test_a_study_replaced_on_a_full_disk_keeps_its_earlier_report_and_runs(small
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     free = os.statvfs(small_disk)
     (small_disk / "fill").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - len(before["report.md"]) - 8192))
-    r = _xrc("study", "nr", "--quick", "--jobs", "1", "--seeds", "1", "--out", out, "--force", timeout=120)
+    r = _xrc("study", "nr", "--quick", "--jobs", "1", "--out", out, "--force", timeout=120)
     assert r.returncode == 2 and "No space left" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
@@ -466,3 +466,18 @@ def test_a_sweep_too_large_to_list_is_refused_before_it_fills_the_memory(body, s
     assert shown in r.stderr and "1000000" in r.stderr, r.stderr
     with pytest.raises(ScenarioError, match="1000000000 runs"):
         xrc.sweep("paper/fig1-time-varying", grid={f"k{i}": list(range(10)) for i in range(9)})
+
+
+@pytest.mark.parametrize("cmd", [["reproduce", "--out", "OUT"], ["study", "nr"], ["study", "roccet"]])
+@pytest.mark.parametrize("seeds,quick,shown", [("100000000", False, "100000000"), ("0", False, "got 0"),
+                                               ("3", True, "--quick")])
+def test_seeds_out_of_reason_or_ignored_by_quick_are_refused(cmd, seeds, quick, shown, tmp_path):
+    # 10^8 seeds: a MemoryError traceback after filling the memory (study)
+    # or a run of everything; --seeds with --quick was silently ignored.
+    import resource
+
+    args = [str(tmp_path / "o") if a == "OUT" else a for a in cmd] + ["--seeds", seeds] + (["--quick"] if quick else [])
+    r = _xrc(*args, timeout=60, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+    assert "--seeds" in r.stderr and shown in r.stderr, r.stderr
+    assert r.stdout == "" and not (tmp_path / "o").exists()

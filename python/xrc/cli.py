@@ -52,6 +52,22 @@ def _check_sets(overrides: list[str], flag: str = "--set") -> None:
         seen[path] = o
 
 
+#: More seeds per experiment than anyone runs; 10^8 filled the memory
+#: listing the runs (a MemoryError traceback).
+MAX_SEEDS = 10_000
+
+
+def _check_seeds(args) -> None:
+    """--seeds of reproduce and study: in [1, MAX_SEEDS], and not with
+    --quick, which runs one seed (it was silently ignored)."""
+    if args.seeds is None:
+        return
+    if not 1 <= args.seeds <= MAX_SEEDS:
+        raise ScenarioError(f"--seeds must be in [1, {MAX_SEEDS}], got {args.seeds}")
+    if args.quick:
+        raise ScenarioError(f"--seeds {args.seeds} with --quick: --quick runs one seed; drop one of them")
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="xrc", description="XRC and the cellular congestion-control lab.")
     ap.add_argument("--version", action="store_true", help="print versions and exit")
@@ -102,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="run every experiment of the XRC paper into a report")
     rp.add_argument("--out", required=True, help="report directory to create")
     rp.add_argument("--quick", action="store_true", help="one seed, shorter runs (for CI)")
-    rp.add_argument("--seeds", type=int, default=5, help="seeds per experiment (default 5)")
+    rp.add_argument("--seeds", type=int, default=None, help="seeds per experiment (default 5; --quick: 1)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     rp.add_argument("--engine", choices=["local", "dask"], default="local")
     rp.add_argument("--address", default=None, help="Dask scheduler address (default: a local cluster)")
@@ -389,9 +405,7 @@ def _main(argv: list[str] | None = None) -> int:
             else:
                 from .study_nr import study
 
-            if args.seeds is not None and args.seeds < 1:
-                print(f"xrc: error: --seeds must be at least 1, got {args.seeds}", file=sys.stderr)
-                return 2
+            _check_seeds(args)
             seeds = {} if args.seeds is None else {"seeds": args.seeds}
             from .outdir import OutputError
 
@@ -426,8 +440,9 @@ def _main(argv: list[str] | None = None) -> int:
             from .reproduce import DEFAULT_VARIANTS, reproduce
             from .runner import OutputError
 
-            if args.seeds < 1:
-                raise ScenarioError(f"--seeds: must be at least 1, got {args.seeds}")
+            _check_seeds(args)
+            if args.seeds is None:
+                args.seeds = 5
             others = [c for c in _core.schemes() if c != "xrc"]
             for v in args.variant or []:
                 if v != "none" and v not in others:
