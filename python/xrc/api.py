@@ -113,7 +113,8 @@ def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None
     figures) and the Run reads from it; without, everything stays in
     memory. Bad input raises :class:`xrc.ScenarioError` naming the field.
     """
-    sc = _scenario(scenario, overrides_from_kwargs(overrides), seed)
+    # A NumPy integer (a seed from np.arange) as the plain int JSON takes.
+    sc = _scenario(scenario, overrides_from_kwargs(overrides), _plain(seed))
     if out is not None:
         from .runner import run_to_dir
 
@@ -132,15 +133,16 @@ def read_run(directory: str | Path) -> "Run":
     """The :class:`Run` of a run directory (``xrc run --out DIR``); tables
     are read from its Parquet files when first used."""
     d = Path(directory)
-    try:
-        summary = json.loads((d / "summary.json").read_text())
-        scenario = json.loads((d / "scenario.resolved.json").read_text())
-        meta = json.loads((d / "metadata.json").read_text())
-    except FileNotFoundError as e:
-        raise ScenarioError(f"{str(directory)!r} is not a run directory (no {Path(e.filename).name})") from None
-    except ValueError as e:
-        raise ScenarioError(f"{str(directory)!r}: a file of the run directory is not valid JSON: {e}") from None
-    return Run(scenario=scenario, summary=summary, metadata=meta, directory=d)
+    docs = {}
+    for name in ("summary.json", "scenario.resolved.json", "metadata.json"):
+        try:
+            docs[name] = json.loads((d / name).read_text())
+        except FileNotFoundError:
+            raise ScenarioError(f"{str(directory)!r} is not a run directory (no {name})") from None
+        except ValueError as e:
+            raise ScenarioError(f"{str(directory)!r}: {name} is not valid JSON: {e}") from None
+    return Run(scenario=docs["scenario.resolved.json"], summary=docs["summary.json"], metadata=docs["metadata.json"],
+               directory=d)
 
 
 class Run:
@@ -212,7 +214,11 @@ class Run:
         path = self.directory / f"{name}.parquet"
         if not path.is_file():
             raise ScenarioError(f"{str(self.directory)!r} has no {path.name}")
-        t = pq.read_table(path)
+        try:
+            t = pq.read_table(path)
+        except (OSError, ValueError) as e:
+            # pyarrow's ArrowInvalid (a damaged file) is a ValueError.
+            raise ScenarioError(f"{str(self.directory)!r}: cannot read {path.name}: {e}") from None
         return {c: t.column(c).to_numpy() for c in t.column_names if c != "flow_id"}
 
     @property
@@ -322,19 +328,20 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
 
     from .sweep import Sweep, run_sweep
 
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
-        if seeds < 1:
-            raise ScenarioError(f"seeds: must be at least 1, got {seeds}")
-        seed_list = list(range(1, seeds + 1))
-    else:
-        seed_list = [int(s) for s in seeds]
-        if not seed_list:
-            raise ScenarioError("seeds: empty list")
+    from .sweep import check_size, seed_list as _seed_list
+
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ScenarioError(f"jobs must be at least 1, got {jobs!r}")
+    seed_list = _seed_list(seeds, "seeds")
     variants: list[dict[str, Any]] = []
     grid = dict(grid or {})
     for k, vals in grid.items():
         if not isinstance(vals, (list, tuple)) or not vals:
             raise ScenarioError(f"grid[{k!r}]: expected a non-empty list of values, got {vals!r}")
+    import math
+
+    check_size((math.prod(len(v) for v in grid.values()) if grid else 0) + len(runs or []) or 1, len(seed_list),
+               "sweep")
     if grid:
         import itertools
 
@@ -345,6 +352,10 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
     if not variants:
         variants = [{}]
     common = overrides_from_kwargs(overrides)
+    both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
+    if both:
+        raise ScenarioError(f"{', '.join(both)}: both a keyword (every run) and in grid (varied); give it in one "
+                            f"of them")
 
     def go(root: Path):
         base = _base_file(scenario, root)

@@ -118,8 +118,14 @@ def measure_cell(n_ues: int, duration_s: float = 60.0, overrides: list[str] | No
         t0 = time.perf_counter()
         p = subprocess.Popen([sys.executable, "-m", "xrc.bench", "--child", str(n_ues), repr(duration_s),
                               os.path.join(out, "run"), *(overrides or [])], stdout=subprocess.PIPE, text=True)
-        text = p.stdout.read()
-        _, status, usage = os.wait4(p.pid, 0)
+        try:
+            text = p.stdout.read()
+            _, status, usage = os.wait4(p.pid, 0)
+        except BaseException:
+            # Ctrl-C reaches the child too, SIGTERM only this process.
+            p.kill()
+            p.wait()
+            raise
         wall = time.perf_counter() - t0
         p.returncode = os.waitstatus_to_exitcode(status)
         if p.returncode != 0:
@@ -160,9 +166,17 @@ def bench_cell(sizes=CELL_SIZES, duration_s: float = 60.0, json_out: str | None 
             print(f"  {r0['ues']:>5} UEs: {r3['core_s'] / r0['core_s']:.2f}x in the core, "
                   f"{r3['run_s'] / r0['run_s']:.2f}x wall", flush=True)
     if json_out:
-        with open(json_out, "w") as f:
-            json.dump({"duration_s": duration_s, "overrides": overrides or [],
-                       "cells": {c: rows for c, rows in by_cell.items()}}, f, indent=1)
+        import os
+
+        tmp = f"{json_out}.tmp-{os.getpid()}"
+        try:
+            with open(tmp, "w") as f:
+                json.dump({"duration_s": duration_s, "overrides": overrides or [],
+                           "cells": {c: rows for c, rows in by_cell.items()}}, f, indent=1)
+            os.replace(tmp, json_out)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
     return 0
 
 

@@ -42,6 +42,32 @@ def _scenario_args(p: argparse.ArgumentParser) -> None:
                    help="override a scenario field, e.g. --set flows.0.cc=cubic (repeatable)")
 
 
+def _check_sets(overrides: list[str], flag: str = "--set") -> None:
+    """Refuses the same field given twice (the last one silently won)."""
+    seen: dict[str, str] = {}
+    for o in overrides:
+        path = o.partition("=")[0].strip()
+        if path in seen and "=" in o:
+            raise ScenarioError(f"{flag} {path}: given twice ({seen[path]!r} and {o!r}); give it once")
+        seen[path] = o
+
+
+#: More seeds per experiment than anyone runs; 10^8 filled the memory
+#: listing the runs (a MemoryError traceback).
+MAX_SEEDS = 10_000
+
+
+def _check_seeds(args) -> None:
+    """--seeds of reproduce and study: in [1, MAX_SEEDS], and not with
+    --quick, which runs one seed (it was silently ignored)."""
+    if args.seeds is None:
+        return
+    if not 1 <= args.seeds <= MAX_SEEDS:
+        raise ScenarioError(f"--seeds must be in [1, {MAX_SEEDS}], got {args.seeds}")
+    if args.quick:
+        raise ScenarioError(f"--seeds {args.seeds} with --quick: --quick runs one seed; drop one of them")
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="xrc", description="XRC and the cellular congestion-control lab.")
     ap.add_argument("--version", action="store_true", help="print versions and exit")
@@ -92,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("reproduce", help="run every experiment of the XRC paper into a report")
     rp.add_argument("--out", required=True, help="report directory to create")
     rp.add_argument("--quick", action="store_true", help="one seed, shorter runs (for CI)")
-    rp.add_argument("--seeds", type=int, default=5, help="seeds per experiment (default 5)")
+    rp.add_argument("--seeds", type=int, default=None, help="seeds per experiment (default 5; --quick: 1)")
     rp.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     rp.add_argument("--engine", choices=["local", "dask"], default="local")
     rp.add_argument("--address", default=None, help="Dask scheduler address (default: a local cluster)")
@@ -289,7 +315,36 @@ def _validate_linux(args, argv: list[str]) -> int:
     return 0
 
 
+class _Terminated(SystemExit):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C so that staging directories
+    are removed and worker processes stopped (``finally`` and ``except
+    BaseException`` blocks), then exits with 128 + the signal."""
+
+
+def _on_terminate(signum, _frame):
+    raise _Terminated(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    # Without this the process died at once: its staging directory stayed
+    # beside --out and a sweep's workers went on running, orphaned.
+    saved = {s: signal.signal(s, _on_terminate) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _main(argv)
+    except _Terminated as e:
+        print(f"xrc: terminated ({signal.Signals(e.code - 128).name})", file=sys.stderr)
+        return e.code
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+
+
+def _main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["fuzz"]:
         from .fuzz import main as fuzz_main
@@ -310,6 +365,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.print_help()
         return 2
     try:
+        if getattr(args, "jobs", None) is not None and args.jobs < 1:
+            # 0 would silently mean every core, -1 fail deep inside.
+            raise ScenarioError(f"--jobs must be at least 1, got {args.jobs}")
+        _check_sets(getattr(args, "overrides", None) or [])
+        _check_sets(getattr(args, "bench_set", None) or [])
         if getattr(args, "scenario", None) is not None:
             # A name of a bundled scenario works from any directory.
             from .bundled import resolve_scenario_arg
@@ -345,13 +405,13 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 from .study_nr import study
 
-            if args.seeds is not None and args.seeds < 1:
-                print(f"xrc: error: --seeds must be at least 1, got {args.seeds}", file=sys.stderr)
-                return 2
+            _check_seeds(args)
             seeds = {} if args.seeds is None else {"seeds": args.seeds}
+            from .outdir import OutputError
+
             try:
                 text = study(args.out, quick=args.quick, jobs=args.jobs, force=args.force, **seeds)
-            except FileExistsError as e:
+            except OutputError as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
             print(text, end="")
@@ -359,12 +419,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "sweep":
             from pathlib import Path
 
+            from .outdir import OutputError
             from .sweep import load_sweep, run_sweep
 
             sw = load_sweep(args.sweep)
             out = args.out or str(Path("runs") / Path(args.sweep).stem)
-            path = run_sweep(sw, out, jobs=args.jobs, engine=args.engine, address=args.address,
-                             progress=not args.quiet)
+            try:
+                path = run_sweep(sw, out, jobs=args.jobs, engine=args.engine, address=args.address,
+                                 progress=not args.quiet)
+            except OutputError as e:
+                # A run that could not be written (a full disk): the runs
+                # done before it are kept, the earlier table is untouched.
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
             if not args.quiet:
                 print(f"{len(sw.runs())} runs; merged table: {path}")
             return 0
@@ -373,8 +440,9 @@ def main(argv: list[str] | None = None) -> int:
             from .reproduce import DEFAULT_VARIANTS, reproduce
             from .runner import OutputError
 
-            if args.seeds < 1:
-                raise ScenarioError(f"--seeds: must be at least 1, got {args.seeds}")
+            _check_seeds(args)
+            if args.seeds is None:
+                args.seeds = 5
             others = [c for c in _core.schemes() if c != "xrc"]
             for v in args.variant or []:
                 if v != "none" and v not in others:
@@ -462,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
                 from .bench import CELL_SIZES, bench_cell
 
                 try:
-                    sizes = tuple(int(x) for x in args.ues.split(",")) if args.ues else CELL_SIZES
+                    sizes = tuple(int(x) for x in args.ues.split(",")) if args.ues is not None else CELL_SIZES
                 except ValueError:
                     raise ScenarioError(f"--ues: a comma-separated list of UE counts, got {args.ues!r}") from None
                 if not sizes or any(not 1 <= n <= 1000 for n in sizes):
@@ -472,10 +540,22 @@ def main(argv: list[str] | None = None) -> int:
                 cells = [c.strip() for c in args.mu.split(",")]
                 if not cells or any(c not in ("lte", "0", "1", "2", "3") for c in cells):
                     raise ScenarioError(f"--mu: a comma-separated list of lte and numerologies 0..3, got {args.mu!r}")
+                if args.json is not None:
+                    # Checked before measuring (it failed only after every run).
+                    from pathlib import Path
+
+                    j = Path(args.json)
+                    if j.is_dir() or not j.parent.is_dir():
+                        raise ScenarioError(f"--json {args.json!r}: " + ("is a directory" if j.is_dir() else
+                                            f"no such directory {str(j.parent)!r}"))
                 return bench_cell(sizes, args.duration, json_out=args.json, overrides=args.bench_set,
                                   cells=cells)
-            if args.bench_set or args.ues:
+            if args.bench_set or args.ues is not None:
                 raise ScenarioError("--set and --ues apply to --cell only")
+            if args.repeat < 1:
+                raise ScenarioError(f"--repeat must be at least 1, got {args.repeat}")
+            if not 0 < args.ns3_seconds < float("inf"):
+                raise ScenarioError(f"--ns3-seconds must be a positive number of seconds, got {args.ns3_seconds}")
             path = args.scenario or str(bundled_scenario(BENCH_SCENARIO))
             return bench(path, repeat=args.repeat, ns3_seconds=args.ns3_seconds)
     except ScenarioError as e:

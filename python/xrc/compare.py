@@ -135,6 +135,10 @@ def plot_runs(paths: list[str | Path], out: str | Path, labels: list[str] | None
     runs = [read_run(d) for d in dirs]
     if labels is not None and len(labels) != len(runs):
         raise ScenarioError(f"--label: {len(labels)} labels for {len(runs)} runs")
+    if labels is not None and len(set(labels)) != len(labels):
+        twice = sorted({x for x in labels if labels.count(x) > 1})
+        raise ScenarioError(f"--label: {', '.join(map(repr, twice))} given for more than one run; each run needs "
+                            f"its own label")
     labels = labels or labels_of([r.scenario for r in runs], dirs)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1333,6 +1333,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cases < 0 or not 0.0 <= args.run_fraction <= 1.0 or args.case_timeout <= 0:
         print("xrc: error: --cases must be >= 0, --run-fraction in [0, 1], --case-timeout > 0", file=sys.stderr)
         return 2
+    if args.jobs is not None and args.jobs < 1:
+        print(f"xrc: error: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
+        return 2
     scen = Path(args.scenarios) if args.scenarios else None
     try:
         rep = campaign(args.cases, args.seed, args.out, jobs=args.jobs, start=args.start, scenarios=scen,

@@ -110,6 +110,10 @@ def check(out: Path, force: bool, what: str = "run directory", *,
     how the refusal describes one that does not."""
     ours = ours or is_xrc_output
     not_ours = not_ours or f"an xrc {what} (no metadata.json written by xrc); --force replaces only what xrc wrote"
+    if out.name in ("", ".", ".."):
+        # Only a directory with a name of its own can be put in place.
+        raise OutputError(f"--out {str(out)!r} names the current directory, one above it or the root; give the "
+                          f"{what} a name of its own (e.g. runs/NAME)")
     try:
         if out.exists() and not out.is_dir():
             raise OutputError(f"--out {str(out)!r} exists and is not a directory")

@@ -244,9 +244,9 @@ def load_text(text: str, *, base: Path, overrides: list[str] | None = None, seed
             raise ScenarioError(f"not valid TOML: {e}") from None
     for o in overrides:
         apply_override(doc, o)
-    _representable(doc)
     if seed is not None:
         doc["seed"] = seed
+    _representable(doc)
     if "seed" not in doc:
         raise ScenarioError("seed: missing; every run needs a master seed (give `seed = N` in the scenario or --seed N)")
     if "name" not in doc and path is not None:

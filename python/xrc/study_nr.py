@@ -25,14 +25,18 @@ jitter that makes HyStart exit early over LTE
 from __future__ import annotations
 
 import json
+import os
 import tomllib
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import bundled
+from .outdir import OutputError
 from .results import summarize
 from .runner import simulate
 from .scenario import from_dict, load
@@ -194,35 +198,68 @@ def _run(args: tuple[str, int, float | None, bool]) -> dict[str, Any]:
     return run_one(*args)
 
 
-def prepare_out(out: str | Path | None, force: bool) -> Path | None:
-    """A study's output directory: refused if it holds anything, unless
-    `force`."""
+@contextmanager
+def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
+    """A study's output directory, checked and created before any run (a
+    bad --out used to fail only after the whole study): refused if it holds
+    anything, unless `force`. Removed again if this created it and the
+    study fails or is interrupted before writing into it."""
     if out is None:
-        return None
+        yield None
+        return
     out = Path(out)
-    if out.exists() and any(out.iterdir()) and not force:
-        raise FileExistsError(f"{out} exists and is not empty (use --force)")
-    return out
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"--out {str(out)!r} exists and is not a directory")
+        if out.is_dir() and any(out.iterdir()) and not force:
+            raise OutputError(f"--out {str(out)!r} exists and is not empty (use --force)")
+        created = not out.exists()
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
+    try:
+        yield out
+    except BaseException:
+        if created:
+            try:
+                out.rmdir()
+            except OSError:
+                pass
+        raise
+
+
+def write_files(out: Path, files: dict[str, str]) -> None:
+    """Writes a study's files so that each is either the old or the new one
+    and, if any cannot be written, none is replaced."""
+    tmps: list[tuple[Path, Path]] = []
+    try:
+        for name, text in files.items():
+            tmps.append((out / f".{name}.tmp", out / name))
+            tmps[-1][0].write_text(text)
+        for tmp, dest in tmps:
+            os.replace(tmp, dest)
+    except OSError as e:
+        for tmp, _ in tmps:
+            tmp.unlink(missing_ok=True)
+        raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the report'}: {e.strerror or e}") from None
 
 
 def study(out: str | Path | None, seeds: int = 3, quick: bool = False, jobs: int | None = None,
           force: bool = False) -> str:
     """Runs the study; writes ``report.md`` and ``runs.json`` into `out`
     (if given) and returns the report."""
-    out = prepare_out(out, force)
-    duration = 4.0 if quick else None
-    n = 1 if quick else seeds
-    todo = [(d, s, duration, False) for s in range(1, n + 1) for d in ("tdd", "fdd")]
-    # HyStart alone: 2 s is long past slow start; more seeds (cheap runs).
-    todo += [(d, s, 2.0, True) for s in range(1, 3 * n + 1) for d in ("fdd", "tdd", "tdd10")]
-    if jobs == 1:
-        runs = [_run(a) for a in todo]
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            runs = list(ex.map(_run, todo))
-    text = report(runs)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(text)
-        (out / "runs.json").write_text(json.dumps(runs, indent=1))
+    with study_out(out, force) as out:
+        duration = 4.0 if quick else None
+        n = 1 if quick else seeds
+        todo = [(d, s, duration, False) for s in range(1, n + 1) for d in ("tdd", "fdd")]
+        # HyStart alone: 2 s is long past slow start; more seeds (cheap runs).
+        todo += [(d, s, 2.0, True) for s in range(1, 3 * n + 1) for d in ("fdd", "tdd", "tdd10")]
+        if jobs == 1:
+            runs = [_run(a) for a in todo]
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as ex:
+                runs = list(ex.map(_run, todo))
+        text = report(runs)
+        if out is not None:
+            write_files(out, {"report.md": text, "runs.json": json.dumps(runs, indent=1)})
     return text

@@ -49,7 +49,7 @@ from . import bundled
 from .results import summarize
 from .runner import simulate
 from .scenario import load
-from .study_nr import prepare_out
+from .study_nr import study_out, write_files
 
 SCENARIOS = {"stationary": "nr/roccet-stationary.toml", "mobile": "nr/roccet-mobile.toml"}
 SCHEMES = ("cubic", "roccet", "bbr3", "xrc", "xrc2")
@@ -142,20 +142,19 @@ def study(out: str | Path | None, seeds: int = 5, quick: bool = False, jobs: int
           force: bool = False) -> str:
     """Runs the study; writes ``report.md`` and ``runs.json`` (without the
     RTT samples) into `out` (if given) and returns the report."""
-    out = prepare_out(out, force)
-    duration = 3.0 if quick else None
-    n = 1 if quick else seeds
-    todo = [(w, b, cc, s, duration) for b in BUFFERS for w in SCENARIOS for cc in SCHEMES for s in range(1, n + 1)]
-    if jobs == 1:
-        runs = [_run(a) for a in todo]
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            runs = list(ex.map(_run, todo))
-    command = "xrc study roccet " + ("--quick" if quick else f"--seeds {seeds}")
-    text = report(runs, command)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(text)
-        (out / "runs.json").write_text(json.dumps([{k: v for k, v in r.items() if k != "rtt_ms"} for r in runs],
-                                                  indent=1))
+    with study_out(out, force) as out:
+        duration = 3.0 if quick else None
+        n = 1 if quick else seeds
+        todo = [(w, b, cc, s, duration) for b in BUFFERS for w in SCENARIOS for cc in SCHEMES
+                for s in range(1, n + 1)]
+        if jobs == 1:
+            runs = [_run(a) for a in todo]
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as ex:
+                runs = list(ex.map(_run, todo))
+        command = "xrc study roccet " + ("--quick" if quick else f"--seeds {seeds}")
+        text = report(runs, command)
+        if out is not None:
+            write_files(out, {"report.md": text, "runs.json": json.dumps(
+                [{k: v for k, v in r.items() if k != "rtt_ms"} for r in runs], indent=1)})
     return text

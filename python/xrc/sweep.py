@@ -50,6 +50,8 @@ import functools
 import hashlib
 import itertools
 import json
+import math
+import operator
 import os
 import sys
 import tomllib
@@ -61,8 +63,8 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import _core, progress as _progress
-from .outdir import clean_stale_in
+from . import _core, progress as _progress, tomlw
+from .outdir import OutputError, clean_stale_in
 from .scenario import Scenario, ScenarioError, load, parse_value
 
 
@@ -122,18 +124,73 @@ def _toml_value(v: Any) -> str:
         return json.dumps(v)
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, (dict, list, tuple)):
+        # Python's repr of a table is not TOML (and of a list, only by luck).
+        return tomlw._value(v)
     return str(v)
+
+
+#: Seeds are the core's u64.
+_SEED_MAX = 2**64 - 1
+
+#: The most runs a sweep may hold: each is resolved (and listed) before
+#: anything runs, so a mistyped count (seeds = 100000000000, ten keys of
+#: ten values) must be refused before it fills the memory.
+MAX_RUNS = 1_000_000
+
+
+def check_size(n_variants: int, n_seeds: int, where: str = "sweep") -> None:
+    """Refuses a sweep of more than :data:`MAX_RUNS` runs."""
+    if n_variants * n_seeds > MAX_RUNS:
+        raise ScenarioError(f"{where}: {n_variants} override set(s) x {n_seeds} seed(s) = {n_variants * n_seeds} runs, "
+                            f"more than the {MAX_RUNS} a sweep may hold")
+
+
+def seed_list(value: Any, where: str = "sweep.seeds") -> list[int]:
+    """The seeds a sweep runs: a count N (seeds 1..N) or a list of distinct
+    seeds. Raises :class:`ScenarioError` naming `where` and the value."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ScenarioError(f"{where}: must be at least 1, got {value}")
+        if value > MAX_RUNS:
+            raise ScenarioError(f"{where}: {value} seeds, more than the {MAX_RUNS} runs a sweep may hold")
+        return list(range(1, value + 1))
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise ScenarioError(f"{where}: expected a count or a non-empty list of seeds, got {value!r}")
+    seeds = []
+    for s in value:
+        try:
+            n = None if isinstance(s, bool) else operator.index(s)   # ints, NumPy's too; not 1.5 or "1"
+        except TypeError:
+            n = None
+        if n is None or not 0 <= n <= _SEED_MAX:
+            raise ScenarioError(f"{where}: seeds are integers in [0, {_SEED_MAX}], got {s!r}")
+        seeds.append(n)
+    if not seeds:
+        raise ScenarioError(f"{where}: expected a count or a non-empty list of seeds, got {value!r}")
+    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if repeated:
+        # The same run twice: duplicate rows in the table, and identical
+        # "seeds" that look like a scenario without randomness.
+        raise ScenarioError(f"{where}: seed(s) {', '.join(map(str, repeated))} given more than once")
+    return seeds
 
 
 def load_sweep(path: str | Path) -> Sweep:
     """Reads and checks a sweep file. Raises :class:`ScenarioError` naming the field."""
     p = Path(path)
+    if p.is_dir():
+        raise ScenarioError(f"sweep file {str(path)!r} is a directory; give a sweep file (TOML)")
     if not p.is_file():
         raise ScenarioError(f"sweep file not found: {str(path)!r}")
     try:
         doc = tomllib.loads(p.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"sweep {str(path)!r} is not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"cannot read sweep {str(path)!r}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read sweep {str(path)!r}: {e.strerror or e}") from None
     unknown = set(doc) - {"scenario", "seeds", "set", "grid", "runs"}
     if unknown:
         raise ScenarioError(f"sweep: unknown key(s) {sorted(unknown)}; expected scenario, seeds, set, grid, runs")
@@ -142,29 +199,33 @@ def load_sweep(path: str | Path) -> Sweep:
     scenario = (p.parent / doc["scenario"]).resolve()
     if not scenario.is_file():
         raise ScenarioError(f"sweep.scenario: file not found: {doc['scenario']!r} (looked at {scenario})")
-    seeds_v = doc.get("seeds", 1)
-    if isinstance(seeds_v, int) and not isinstance(seeds_v, bool):
-        if seeds_v < 1:
-            raise ScenarioError(f"sweep.seeds: must be at least 1, got {seeds_v}")
-        seeds = list(range(1, seeds_v + 1))
-    elif isinstance(seeds_v, list) and seeds_v and all(isinstance(s, int) and s >= 0 for s in seeds_v):
-        seeds = list(seeds_v)
-    else:
-        raise ScenarioError(f"sweep.seeds: expected a count or a list of non-negative integers, got {seeds_v!r}")
+    seeds = seed_list(doc.get("seeds", 1))
     common = doc.get("set", [])
     if not (isinstance(common, list) and all(isinstance(s, str) for s in common)):
         raise ScenarioError(f"sweep.set: expected a list of PATH=VALUE strings, got {common!r}")
+    seen: dict[str, str] = {}
+    for o in common:
+        k = o.partition("=")[0].strip()
+        if k in seen:
+            raise ScenarioError(f"sweep.set: {k} given twice ({seen[k]!r} and {o!r}); give it once")
+        seen[k] = o
     grid = doc.get("grid", {})
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise ScenarioError("sweep.grid: expected a table of non-empty lists")
+    both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
+    if both:
+        # The grid's value would silently win over `set` in every run.
+        raise ScenarioError(f"sweep: {', '.join(both)} is both in set (every run) and in grid (varied); "
+                            f"give it in one of them")
+    runs = doc.get("runs", [])
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise ScenarioError("sweep.runs: expected an array of tables")
+    check_size((math.prod(len(v) for v in grid.values()) if grid else 0) + len(runs) or 1, len(seeds))
     variants: list[dict[str, Any]] = []
     if grid:
         keys = sorted(grid)
         for combo in itertools.product(*(grid[k] for k in keys)):
             variants.append(dict(zip(keys, combo)))
-    runs = doc.get("runs", [])
-    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
-        raise ScenarioError("sweep.runs: expected an array of tables")
     variants.extend(runs)
     if not variants:
         variants = [{}]
@@ -227,8 +288,12 @@ def _merge(out: Path, runs: list[RunSpec]) -> Path:
     table = pa.table({c: [r.get(c) for r in rows] for c in cols})
     path = out / "summary.parquet"
     tmp = out / ".summary.parquet.tmp"
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"--out {str(out)!r}: cannot write {path}: {e.strerror or e}") from None
     return path
 
 
@@ -258,8 +323,20 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
               address: str | None = None, progress: bool = True,
               on_done: Callable[[str], None] | None = None) -> Path:
     """Runs every point not yet done and writes the merged table."""
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ScenarioError(f"--jobs must be at least 1, got {jobs}")
     out = Path(out)
-    (out / "runs").mkdir(parents=True, exist_ok=True)
+    try:
+        # A sweep directory holds runs/ (sweep.json once merged; the Python
+        # API writes base.scenario.json first). Anything else is not
+        # written into: a run directory would take the sweep in.
+        others = out.is_dir() and {p.name for p in out.iterdir()} - {"base.scenario.json"}
+        if others and not ((out / "runs").is_dir() or (out / "sweep.json").is_file()):
+            raise OutputError(f"--out {str(out)!r} holds files that are not a sweep's (no runs/ or sweep.json); "
+                              f"choose another directory for the sweep")
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
     # A killed sweep leaves staging directories of unfinished runs.
     clean_stale_in(out / "runs")
     runs = sweep.runs()
@@ -316,8 +393,12 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
     report = {"runs": [{"run_id": r.run_id, "overrides": list(r.overrides), "seed": r.seed} for r in
                        sorted(runs, key=lambda r: r.run_id)], "warnings": warnings}
     tmp = out / ".sweep.json.tmp"
-    tmp.write_text(json.dumps(report, indent=2) + "\n")
-    os.replace(tmp, out / "sweep.json")
+    try:
+        tmp.write_text(json.dumps(report, indent=2) + "\n")
+        os.replace(tmp, out / "sweep.json")
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"--out {str(out)!r}: cannot write {out / 'sweep.json'}: {e.strerror or e}") from None
     return path
 
 

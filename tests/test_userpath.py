@@ -1,0 +1,483 @@
+"""The new user's path beyond scenario contents: command-line options,
+sweep files, files and directories. Bad input is a message naming the
+option (or field, or file) and the value, with exit status 2: never a
+traceback, a silent default or a wrong table. Each test failed before the
+fix it guards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+
+import xrc
+from xrc.cli import main
+from xrc.scenario import ScenarioError
+from xrc.sweep import load_sweep
+
+from .conftest import SCENARIOS
+from .test_robustness import HEAVY
+
+FIG1 = SCENARIOS / "paper" / "fig1-time-varying.toml"
+XRC = [sys.executable, "-m", "xrc.cli"]
+
+
+def _xrc(*args, timeout=120, **kw):
+    return subprocess.run([*XRC, *map(str, args)], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def _sweep(tmp_path, body: str):
+    p = tmp_path / "s.toml"
+    p.write_text(f'scenario = "{FIG1}"\n' + body)
+    return p
+
+
+# ---------------------------------------------------------------------------
+# Sweep files.
+
+def test_a_sweep_file_that_is_not_utf8_is_a_message_not_a_traceback(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_bytes(b'scenario = "caf\xe9.toml"\n')
+    r = _xrc("sweep", p, "--out", tmp_path / "o")
+    assert r.returncode == 2, r.stderr
+    assert "Traceback" not in r.stderr
+    assert "s.toml" in r.stderr and "UTF-8" in r.stderr, r.stderr
+
+
+def test_a_sweep_file_that_is_a_directory_is_named_as_such(tmp_path, capsys):
+    (tmp_path / "s.toml").mkdir()
+    assert main(["sweep", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err, err
+
+
+@pytest.mark.parametrize("seeds,shown", [
+    ("[1, 1]", "1"),             # the same run twice: duplicate rows and a false "no randomness" warning
+    ("[true]", "True"),          # a boolean is not a seed
+    ("[18446744073709551616]", "18446744073709551616"),   # beyond u64: was misquoted as 1.8e+19
+])
+def test_sweep_seeds_that_repeat_or_are_not_seeds_are_refused_naming_them(seeds, shown, tmp_path):
+    p = _sweep(tmp_path, f"seeds = {seeds}\n")
+    with pytest.raises(ScenarioError) as e:
+        load_sweep(p)
+    assert "sweep.seeds" in str(e.value) and shown in str(e.value), str(e.value)
+
+
+def test_the_python_sweep_refuses_repeated_seeds_and_seeds_that_are_not_integers():
+    for seeds, shown in (([1, 1], "1"), ("abc", "'abc'"), ([1.5], "1.5")):
+        with pytest.raises(ScenarioError) as e:
+            xrc.sweep("paper/fig1-time-varying", seeds=seeds, duration_s=0.2)
+        assert "seeds" in str(e.value) and shown in str(e.value), str(e.value)
+
+
+def test_a_grid_of_tables_runs_each_table_as_the_field(tmp_path):
+    # A grid value that is a table was written back as a Python repr
+    # ("{'cc': 'cubic'}") and refused as not a table.
+    p = _sweep(tmp_path, 'seeds = 1\nset = ["duration_s=0.5"]\n'
+                         '[grid]\n"flows.0.tcp" = [{ initial_cwnd = 4 }, { initial_cwnd = 20 }]\n'
+                         '"flows.0.receiver.ack_on_read" = [true]\n')
+    sw = load_sweep(p)
+    assert main(["sweep", str(p), "--out", str(tmp_path / "o"), "--jobs", "1", "--quiet"]) == 0
+    df = pq.read_table(tmp_path / "o" / "summary.parquet").to_pandas()
+    assert len(df) == len(sw.runs()) == 2
+    assert sorted(df["set:flows.0.tcp"]) == ["{'initial_cwnd': 20}", "{'initial_cwnd': 4}"]
+
+
+def test_a_field_both_set_for_every_run_and_varied_by_the_grid_is_refused(tmp_path):
+    # The grid silently won over `set`.
+    p = _sweep(tmp_path, 'set = ["flows.0.cc=bbr"]\n[grid]\n"flows.0.cc" = ["cubic", "xrc"]\n')
+    with pytest.raises(ScenarioError) as e:
+        load_sweep(p)
+    assert "flows.0.cc" in str(e.value) and "set" in str(e.value) and "grid" in str(e.value), str(e.value)
+
+
+# ---------------------------------------------------------------------------
+# Options.
+
+@pytest.mark.parametrize("cmd", [
+    ["sweep", "SWEEP", "--out", "OUT"],
+    ["reproduce", "--quick", "--out", "OUT"],
+    ["study", "nr", "--quick"],
+    ["study", "roccet", "--quick"],
+    ["fuzz", "--cases", "1", "--out", "OUT"],
+])
+@pytest.mark.parametrize("jobs", ["0", "-1"])
+def test_jobs_below_one_is_refused_before_anything_runs(cmd, jobs, tmp_path):
+    # -1 was a traceback (sweep, study), a report "on -1 worker(s)"
+    # (reproduce) or one worker (fuzz); 0 silently meant every core.
+    sweep = _sweep(tmp_path, 'set = ["duration_s=0.2"]\n')
+    args = [str(sweep) if a == "SWEEP" else str(tmp_path / "o") if a == "OUT" else a for a in cmd]
+    r = _xrc(*args, "--jobs", jobs, timeout=60)
+    assert r.returncode == 2, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    assert f"--jobs must be at least 1, got {jobs}" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_python_sweep_refuses_jobs_below_one():
+    with pytest.raises(ScenarioError, match="jobs must be at least 1, got 0"):
+        xrc.sweep("paper/fig1-time-varying", seeds=1, jobs=0, duration_s=0.2)
+
+
+@pytest.mark.parametrize("opt,value", [("--repeat", "0"), ("--repeat", "-1"), ("--ns3-seconds", "0"),
+                                       ("--ns3-seconds", "-1"), ("--ns3-seconds", "nan")])
+def test_bench_refuses_a_repeat_count_or_ns3_time_that_means_nothing(opt, value, capsys):
+    # --repeat 0 ran once anyway; --ns3-seconds -1 printed "-50x faster".
+    assert main(["bench", opt, value]) == 2
+    err = capsys.readouterr().err
+    assert opt in err and value in err, err
+
+
+def test_a_seed_beyond_64_bits_is_quoted_as_given(capsys):
+    # It reached the core as a float: "floating point `1e+23`".
+    assert main(["validate", str(FIG1), "--seed", "99999999999999999999999"]) == 2
+    err = capsys.readouterr().err
+    assert "seed" in err and "99999999999999999999999" in err, err
+
+
+# ---------------------------------------------------------------------------
+# Signals: SIGTERM (what `timeout`, a job scheduler or `kill` sends, to the
+# main process only) stops a command as Ctrl-C does.
+
+def _terminate_when(proc, ready, seconds=60):
+    """Waits until ready() (or the process ended), then sends SIGTERM to the
+    main process alone; returns the seconds it took to exit."""
+    t_end = time.monotonic() + seconds
+    while not ready() and proc.poll() is None and time.monotonic() < t_end:
+        time.sleep(0.05)
+    assert proc.poll() is None, "ended before it could be terminated"
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail("SIGTERM did not stop it within 20 s")
+    return time.monotonic() - t0
+
+
+def _staging(d):
+    return [p for p in d.iterdir() if ".partial-" in p.name] if d.is_dir() else []
+
+
+def test_sigterm_stops_a_run_leaving_the_earlier_run_directory_and_no_staging_directory(tmp_path):
+    # The run died at once, its hidden staging directory (the series
+    # written so far) left beside --out until a later run there.
+    (tmp_path / "s.toml").write_text(HEAVY)
+    out = tmp_path / "o"
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--no-plots", "--quiet",
+                 "--set", "duration_s=0.2"]) == 0
+    before = (out / "summary.json").read_bytes()
+    proc = subprocess.Popen([*XRC, "run", str(tmp_path / "s.toml"), "--out", str(out), "--force", "--no-plots"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    took = _terminate_when(proc, lambda: bool(_staging(tmp_path)))
+    err = proc.stderr.read().decode()
+    assert took < 5.0, f"{took:.1f} s to stop"
+    assert proc.returncode == 128 + signal.SIGTERM and "terminated" in err and "Traceback" not in err, err
+    assert _staging(tmp_path) == []
+    assert (out / "summary.json").read_bytes() == before
+
+
+def test_sigterm_stops_a_sweep_and_its_workers(tmp_path):
+    # The workers were orphaned: they went on running their runs after
+    # the sweep had exited.
+    (tmp_path / "base.toml").write_text(HEAVY)
+    (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 12\n')
+    runs = tmp_path / "o" / "runs"
+    # stderr into a file: an orphaned worker would hold a pipe open.
+    with open(tmp_path / "err", "wb") as err:
+        proc = subprocess.Popen([*XRC, "sweep", str(tmp_path / "sw.toml"), "--out", str(tmp_path / "o"), "--jobs",
+                                 "2", "--quiet"], stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    took = _terminate_when(proc, lambda: len(_staging(runs)) == 2)
+    assert took < 5.0, f"{took:.1f} s to stop"
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, (tmp_path / "err").read_text())
+    time.sleep(0.5)
+    try:
+        os.killpg(proc.pid, 0)
+        alive = True
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "a worker outlived the sweep"
+    assert _staging(runs) == []
+    assert not any((d / "summary.json").exists() for d in runs.iterdir())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_a_study_at_once_and_writes_no_report(sig, tmp_path):
+    # SIGTERM killed the main process alone and left its workers running
+    # (exit status -15); Ctrl-C already stopped it and is checked alongside.
+    proc = subprocess.Popen([*XRC, "study", "nr", "--seeds", "40", "--jobs", "2", "--out", str(tmp_path / "o")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(2.0)
+    assert proc.poll() is None, "ended before it could be interrupted"
+    t0 = time.monotonic()
+    # Ctrl-C reaches the whole process group, SIGTERM the main process.
+    (os.killpg if sig == signal.SIGINT else os.kill)(proc.pid, sig)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail("did not stop within 30 s")
+    took = time.monotonic() - t0
+    err = proc.stderr.read().decode()
+    assert took < 3.0, f"{took:.1f} s to stop"
+    assert proc.returncode == (130 if sig == signal.SIGINT else 128 + signal.SIGTERM), err
+    assert "Traceback" not in err, err
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)  # no worker left behind
+
+
+# ---------------------------------------------------------------------------
+# Files and directories.
+
+@pytest.fixture
+def small_disk(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_sweep_on_a_full_disk_is_a_message_and_keeps_the_earlier_table(jobs, small_disk, tmp_path):
+    # A run that could not be written was a traceback (exit 1); a merged
+    # table that could not be written did not name its file.
+    out = small_disk / "sw"
+    p = _sweep(tmp_path, 'seeds = [1]\nset = ["duration_s=0.3", "output.rlc_sample_ttis=100"]\n')
+    assert main(["sweep", str(p), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    table = (out / "summary.parquet").read_bytes()
+    free = os.statvfs(small_disk)
+    (small_disk / "fill").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 4096))
+    more = _sweep(tmp_path, 'seeds = [1, 2, 3]\nset = ["duration_s=0.3", "output.rlc_sample_ttis=100"]\n')
+    r = _xrc("sweep", more, "--out", out, "--jobs", jobs, "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "No space left" in r.stderr and str(out) in r.stderr, r.stderr
+    assert (out / "summary.parquet").read_bytes() == table
+    assert not [x for x in (out / "runs").iterdir() if x.name.startswith(".")]
+    # The runs are done; only the table cannot be written.
+    (small_disk / "fill").unlink()
+    assert main(["sweep", str(more), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    (out / "summary.parquet").unlink()
+    free = os.statvfs(small_disk)
+    (small_disk / "fill").write_bytes(b"\0" * (free.f_bavail * free.f_frsize))
+    r = _xrc("sweep", more, "--out", out, "--jobs", "1", "--quiet")
+    assert r.returncode == 2 and "No space left" in r.stderr and "summary.parquet" in r.stderr, r.stderr
+    assert sorted(x.name for x in out.iterdir()) == ["runs", "sweep.json"]
+
+
+@pytest.mark.parametrize("study", ["nr", "roccet"])
+def test_a_study_out_that_cannot_be_a_directory_fails_before_any_run(study, tmp_path):
+    # It failed only after every run, naming the path but not the option.
+    (tmp_path / "f").write_text("")
+    for out in (tmp_path / "f", tmp_path / "f" / "sub"):
+        r = _xrc("study", study, "--quick", "--jobs", "1", "--out", out, timeout=60)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert f"--out {str(out)!r}" in r.stderr, r.stderr
+        assert r.stdout == "", "ran the study anyway"
+
+
+def test_a_study_replaced_on_a_full_disk_keeps_its_earlier_report_and_runs(small_disk):
+    # report.md was written before runs.json: a failure between them left
+    # a new report beside the old runs.
+    out = small_disk / "nr"
+    assert main(["study", "nr", "--quick", "--jobs", "1", "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    free = os.statvfs(small_disk)
+    (small_disk / "fill").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - len(before["report.md"]) - 8192))
+    r = _xrc("study", "nr", "--quick", "--jobs", "1", "--out", out, "--force", timeout=120)
+    assert r.returncode == 2 and "No space left" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_the_same_field_set_twice_is_refused_naming_both_values(capsys):
+    # The last one silently won.
+    assert main(["validate", str(FIG1), "--set", "duration_s=5", "--set", "duration_s = 6"]) == 2
+    err = capsys.readouterr().err
+    assert "--set duration_s" in err and "5" in err and "6" in err, err
+    # A table and a field inside it are not the same field.
+    assert main(["validate", str(FIG1), "--set", "flows.0={cc='cubic', ue=0}", "--set", "flows.0.cc=bbr"]) == 0
+
+
+def test_a_sweep_setting_the_same_field_twice_is_refused(tmp_path):
+    p = _sweep(tmp_path, 'set = ["duration_s=1", "duration_s=2"]\n')
+    with pytest.raises(ScenarioError, match="duration_s"):
+        load_sweep(p)
+
+
+@pytest.mark.parametrize("out", ["", ".", "./"])
+def test_an_out_that_names_the_current_directory_is_refused_before_the_run(out, tmp_path):
+    # In an empty directory the run went to its end, then failed to put
+    # "." in place ("Device or resource busy").
+    r = _xrc("run", FIG1, "--set", "duration_s=0.3", "--no-plots", "--out", out, "--force", cwd=tmp_path, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "--out" in r.stderr and "current directory" in r.stderr and "busy" not in r.stderr, r.stderr
+    assert r.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("opt,value", [("--ues", ""), ("--ues", " "), ("--mu", " ")])
+def test_an_empty_list_for_the_cell_bench_is_refused_not_taken_as_the_default(opt, value, capsys):
+    # --ues '' ran the full default bench (1 to 1,000 UEs, minutes).
+    assert main(["bench", "--cell", opt, value]) == 2
+    err = capsys.readouterr().err
+    assert opt in err and repr(value) in err, err
+
+
+@pytest.mark.parametrize("where", ["missing/x.json", "DIR"])
+def test_a_cell_bench_json_that_cannot_be_written_is_refused_before_measuring(where, tmp_path, capsys):
+    # It failed only after every measurement had run.
+    target = tmp_path if where == "DIR" else tmp_path / where
+    assert main(["bench", "--cell", "--ues", "1", "--duration", "0.01", "--mu", "lte", "--json", str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert "--json" in err and str(target) in err, err
+    assert "UEs" not in out, "measured anyway"
+
+
+def test_sigterm_stops_the_cell_bench_and_its_measuring_process(tmp_path):
+    # The run being measured went on, orphaned, after the bench had exited.
+    with open(tmp_path / "err", "wb") as err:
+        proc = subprocess.Popen([*XRC, "bench", "--cell", "--ues", "400", "--duration", "60", "--mu", "lte"],
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    import psutil
+
+    def child():
+        try:
+            return psutil.Process(proc.pid).children()
+        except psutil.NoSuchProcess:
+            return []
+
+    _terminate_when(proc, lambda: bool(child()))
+    assert proc.returncode == 128 + signal.SIGTERM, (tmp_path / "err").read_text()
+    time.sleep(0.5)
+
+    def running():
+        # A child killed as the bench exits is reparented and may stay a
+        # zombie (dead, not yet reaped) for a while: not running.
+        out = []
+        for p in psutil.process_iter(["status"]):
+            try:
+                if os.getpgid(p.pid) == proc.pid and p.info["status"] != psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except (ProcessLookupError, psutil.Error):
+                pass
+        return out
+
+    left = running()
+    for p in left:
+        p.kill()
+    assert not left, "the measured run outlived the bench"
+
+
+@pytest.fixture(scope="module")
+def a_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "a"
+    assert main(["run", str(FIG1), "--set", "duration_s=1", "--out", str(out), "--quiet", "--no-plots"]) == 0
+    return out
+
+
+def test_plotting_a_run_with_a_damaged_parquet_file_names_the_file(a_run, tmp_path):
+    # A traceback from pyarrow (exit 1).
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(a_run, bad)
+    (bad / "rtt.parquet").write_text("not parquet\n")
+    r = _xrc("plot", bad, a_run, "--out", tmp_path / "p")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "rtt.parquet" in r.stderr, r.stderr
+    with pytest.raises(ScenarioError, match="rtt.parquet"):
+        xrc.read_run(bad).rtt
+
+
+def test_a_damaged_json_file_of_a_run_directory_is_named(a_run, tmp_path, capsys):
+    # "a file of the run directory is not valid JSON": which one?
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(a_run, bad)
+    (bad / "summary.json").write_text("{")
+    assert main(["plot", str(bad), "--out", str(tmp_path / "p")]) == 2
+    assert "summary.json" in capsys.readouterr().err
+
+
+def test_the_same_label_for_two_runs_is_refused(a_run, tmp_path, capsys):
+    # Two curves under one name in every legend.
+    assert main(["plot", str(a_run), str(a_run), "--label", "x", "--label", "x", "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "--label" in err and "'x'" in err, err
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_numpy_integer_seed_runs_as_the_same_plain_seed():
+    # TypeError: Object of type int64 is not JSON serializable.
+    import numpy as np
+
+    a = xrc.run("paper/fig1-time-varying", duration_s=0.3, seed=np.int64(3))
+    b = xrc.run("paper/fig1-time-varying", duration_s=0.3, seed=3)
+    assert a.seed == 3 and a.summary["flows"] == b.summary["flows"]
+
+
+def test_a_sweep_into_a_directory_that_is_not_a_sweep_directory_is_refused(a_run, tmp_path):
+    # It wrote runs/, summary.parquet and sweep.json into a run directory
+    # (which `xrc plot` then read as the one run, and `xrc run --force`
+    # would have deleted with the sweep in it).
+    import shutil
+
+    target = tmp_path / "run"
+    shutil.copytree(a_run, target)
+    before = sorted(p.name for p in target.iterdir())
+    p = _sweep(tmp_path, 'set = ["duration_s=0.2"]\n')
+    r = _xrc("sweep", p, "--out", target, "--jobs", "1", "--quiet")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"--out {str(target)!r}" in r.stderr and "sweep" in r.stderr, r.stderr
+    assert sorted(p.name for p in target.iterdir()) == before
+    # An empty directory, or a sweep's own (resumed), is fine.
+    (tmp_path / "empty").mkdir()
+    assert main(["sweep", str(p), "--out", str(tmp_path / "empty"), "--jobs", "1", "--quiet"]) == 0
+    assert main(["sweep", str(p), "--out", str(tmp_path / "empty"), "--jobs", "1", "--quiet"]) == 0
+
+
+@pytest.mark.parametrize("body,shown", [
+    ("seeds = 100000000000\n", "100000000000"),
+    ("[grid]\n" + "".join(f'"k{i}" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n' for i in range(9)), "1000000000 runs"),
+])
+def test_a_sweep_too_large_to_list_is_refused_before_it_fills_the_memory(body, shown, tmp_path):
+    # MemoryError (a traceback) after filling the memory, on a shared machine.
+    import resource
+
+    p = _sweep(tmp_path, body)
+    r = _xrc("sweep", p, "--out", tmp_path / "o", timeout=60,
+             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+    assert shown in r.stderr and "1000000" in r.stderr, r.stderr
+    with pytest.raises(ScenarioError, match="1000000000 runs"):
+        xrc.sweep("paper/fig1-time-varying", grid={f"k{i}": list(range(10)) for i in range(9)})
+
+
+@pytest.mark.parametrize("cmd", [["reproduce", "--out", "OUT"], ["study", "nr"], ["study", "roccet"]])
+@pytest.mark.parametrize("seeds,quick,shown", [("100000000", False, "100000000"), ("0", False, "got 0"),
+                                               ("3", True, "--quick")])
+def test_seeds_out_of_reason_or_ignored_by_quick_are_refused(cmd, seeds, quick, shown, tmp_path):
+    # 10^8 seeds: a MemoryError traceback after filling the memory (study)
+    # or a run of everything; --seeds with --quick was silently ignored.
+    import resource
+
+    args = [str(tmp_path / "o") if a == "OUT" else a for a in cmd] + ["--seeds", seeds] + (["--quick"] if quick else [])
+    r = _xrc(*args, timeout=60, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30)))
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
+    assert "--seeds" in r.stderr and shown in r.stderr, r.stderr
+    assert r.stdout == "" and not (tmp_path / "o").exists()
