@@ -481,3 +481,25 @@ def test_seeds_out_of_reason_or_ignored_by_quick_are_refused(cmd, seeds, quick, 
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-500:]
     assert "--seeds" in r.stderr and shown in r.stderr, r.stderr
     assert r.stdout == "" and not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------ scenarios that are not files
+
+def test_a_scenario_from_a_pipe_is_read_and_an_empty_pipe_or_device_is_refused_at_once(tmp_path):
+    # `xrc validate <(make-scenario)`: the shell hands over /dev/fd/N, a pipe.
+    text = (SCENARIOS / "paper" / "fig1-time-varying.toml").read_text()
+    r, w = os.pipe()
+    os.write(w, text.encode())
+    os.close(w)
+    try:
+        p = _xrc("validate", f"/dev/fd/{r}", pass_fds=(r,))
+    finally:
+        os.close(r)
+    assert p.returncode == 0 and "ok (fig1-time-varying" in p.stdout, p.stderr
+    # A named pipe nobody writes to must not hang; /dev/null gives no text;
+    # a device that never ends is cut off.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, says in ((fifo, "gave no text"), ("/dev/null", "gave no text"), ("/dev/zero", "larger than 64 MiB")):
+        p = _xrc("validate", path, timeout=30)
+        assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, (path, p.stderr)

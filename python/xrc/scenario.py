@@ -26,6 +26,7 @@ import copy
 import datetime
 import json
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,15 +272,48 @@ def load(path: str | Path, *, overrides: list[str] | None = None, seed: int | No
         if p.is_dir():
             raise ScenarioError(f"{str(path)!r} is a directory but not a run directory (no scenario.resolved.json); "
                                 "give a scenario file or a run directory")
-        if not p.is_file():
+        if not p.exists():
             raise ScenarioError(f"scenario file not found: {str(path)!r}")
-        text = p.read_text(encoding="utf-8-sig")
+        regular = p.is_file()
+        text = _read_bounded(p).decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ScenarioError(f"cannot read scenario {str(path)!r}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise ScenarioError(f"cannot read scenario {str(path)!r}: {e.strerror or e}") from None
-    return load_text(text, base=p.resolve().parent, overrides=overrides, seed=seed, path=p,
-                     json_text=p.suffix.lower() == ".json")
+    if not regular and not text.strip():
+        raise ScenarioError(f"scenario {str(path)!r} is not a regular file and gave no text "
+                            "(a device, or a pipe with no writer)")
+    # A pipe (`xrc run <(make-scenario)`) has no directory of its own:
+    # relative trace paths are taken from the working directory.
+    return load_text(text, base=p.resolve().parent if regular else Path.cwd(), overrides=overrides, seed=seed,
+                     path=p, json_text=p.suffix.lower() == ".json")
+
+
+#: The largest scenario file read, bytes (a scenario is a few kB; a device
+#: such as /dev/zero never ends).
+MAX_SCENARIO_BYTES = 64 << 20
+
+
+def _read_bounded(p: Path) -> bytes:
+    """The file's bytes, at most :data:`MAX_SCENARIO_BYTES`. Opened without
+    blocking, so that a named pipe with no writer reads as empty instead of
+    waiting for one; then read blocking, so that a pipe with a writer
+    (process substitution) gives all its text."""
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            size += len(b)
+            if size > MAX_SCENARIO_BYTES:
+                raise ScenarioError(f"scenario {str(p)!r} is larger than {MAX_SCENARIO_BYTES >> 20} MiB")
+            chunks.append(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def from_dict(doc: dict[str, Any], *, base: Path | None = None) -> Scenario:
