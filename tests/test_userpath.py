@@ -503,3 +503,42 @@ def test_a_scenario_from_a_pipe_is_read_and_an_empty_pipe_or_device_is_refused_a
     for path, says in ((fifo, "gave no text"), ("/dev/null", "gave no text"), ("/dev/zero", "larger than 64 MiB")):
         p = _xrc("validate", path, timeout=30)
         assert p.returncode == 2 and says in p.stderr and "Traceback" not in p.stderr, (path, p.stderr)
+
+
+@pytest.mark.parametrize("dies_after_s", [0.0, 2.0])
+def test_the_cell_benchs_measured_run_dies_with_the_bench_even_before_the_bench_holds_it(dies_after_s):
+    # A SIGTERM that reaches `xrc bench --cell` while it is still starting
+    # the measured child leaves the bench no handle to kill it with. Here
+    # the bench is a process that starts the child the way `measure_cell`
+    # does and dies without killing it, at once (before the child can arm
+    # itself) or after 2 s; the child must not go on with its run (1,000
+    # UEs for 600 s: about a minute of wall time on the 2026-11-25 host).
+    import psutil
+
+    starter = (
+        "import os, subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'xrc.bench', '--child', '1000', '600.0', sys.argv[1]],"
+        " env={**os.environ, 'XRC_BENCH_PARENT': str(os.getpid())}, stdout=subprocess.DEVNULL,"
+        " stderr=subprocess.DEVNULL)\n"
+        "print(p.pid, flush=True)\n"
+        "time.sleep(float(sys.argv[2]))\n"
+        "os._exit(0)\n")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run([sys.executable, "-c", starter, os.path.join(d, "run"), str(dies_after_s)],
+                             capture_output=True, text=True, timeout=60)
+        child = int(out.stdout.split()[0])
+        deadline = time.monotonic() + 10
+        alive = True
+        while time.monotonic() < deadline:
+            try:
+                alive = psutil.Process(child).status() != psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                alive = False
+            if not alive:
+                break
+            time.sleep(0.05)
+        if alive:
+            psutil.Process(child).kill()
+        assert not alive, "the measured run outlived the bench"

@@ -117,7 +117,8 @@ def measure_cell(n_ues: int, duration_s: float = 60.0, overrides: list[str] | No
     try:
         t0 = time.perf_counter()
         p = subprocess.Popen([sys.executable, "-m", "xrc.bench", "--child", str(n_ues), repr(duration_s),
-                              os.path.join(out, "run"), *(overrides or [])], stdout=subprocess.PIPE, text=True)
+                              os.path.join(out, "run"), *(overrides or [])], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, PARENT_ENV: str(os.getpid())})
         try:
             text = p.stdout.read()
             _, status, usage = os.wait4(p.pid, 0)
@@ -220,10 +221,34 @@ def _bench_one_cell(sizes, duration_s: float, overrides: list[str], cell: str,
     return rows
 
 
+#: The measuring process's pid, handed to the measured child.
+PARENT_ENV = "XRC_BENCH_PARENT"
+
+
+def _die_with_parent() -> None:
+    """In the measured child: be killed when the bench dies. A SIGTERM that
+    reaches the bench while it is still starting this child (before it
+    holds a handle to kill it with) would otherwise leave it running.
+    Linux's PR_SET_PDEATHSIG, then a check that the parent did not die
+    before it was set."""
+    import ctypes
+    import os
+    import signal
+
+    parent = os.environ.get(PARENT_ENV)
+    if not parent:
+        return
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != int(parent):
+        os._exit(1)
+
+
 if __name__ == "__main__":
     import sys
 
     if len(sys.argv) >= 5 and sys.argv[1] == "--child":
+        _die_with_parent()
         sys.exit(_cell_child(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5:]))
     print("usage: python -m xrc.bench --child UES DURATION_S OUT_DIR [PATH=VALUE ...] (used by `xrc bench --cell`)",
           file=sys.stderr)
