@@ -209,6 +209,45 @@ def test_sigterm_stops_a_sweep_and_its_workers(tmp_path):
     assert not any((d / "summary.json").exists() for d in runs.iterdir())
 
 
+def test_a_sweeps_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
+    # SIGKILL gives the sweep no chance to stop its workers; they went on
+    # with their runs. Now each worker is armed to get SIGTERM when the
+    # sweep dies, which also removes the staging directory of its run.
+    import psutil
+
+    (tmp_path / "base.toml").write_text(HEAVY)
+    (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 12\n')
+    runs = tmp_path / "o" / "runs"
+    with open(tmp_path / "err", "wb") as err:
+        proc = subprocess.Popen([*XRC, "sweep", str(tmp_path / "sw.toml"), "--out", str(tmp_path / "o"), "--jobs",
+                                 "2", "--quiet"], stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while len(_staging(runs)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None and len(_staging(runs)) == 2, "the two workers did not start their runs"
+    proc.kill()
+    proc.wait()
+
+    def running():
+        out = []
+        for p in psutil.process_iter(["status"]):
+            try:
+                if os.getpgid(p.pid) == proc.pid and p.info["status"] != psutil.STATUS_ZOMBIE:
+                    out.append(p)
+            except (ProcessLookupError, psutil.Error):
+                pass
+        return out
+
+    deadline = time.monotonic() + 10
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = running()
+    for p in left:
+        p.kill()
+    assert not left, "a worker outlived the killed sweep"
+    assert _staging(runs) == [], "a worker left its staging directory"
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_or_sigterm_stops_a_study_at_once_and_writes_no_report(sig, tmp_path):
     # SIGTERM killed the main process alone and left its workers running

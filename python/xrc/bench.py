@@ -228,20 +228,15 @@ PARENT_ENV = "XRC_BENCH_PARENT"
 def _die_with_parent() -> None:
     """In the measured child: be killed when the bench dies. A SIGTERM that
     reaches the bench while it is still starting this child (before it
-    holds a handle to kill it with) would otherwise leave it running.
-    Linux's PR_SET_PDEATHSIG, then a check that the parent did not die
-    before it was set."""
-    import ctypes
+    holds a handle to kill it with) would otherwise leave it running."""
     import os
     import signal
 
+    from ._proc import die_with_parent
+
     parent = os.environ.get(PARENT_ENV)
-    if not parent:
-        return
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != int(parent):
-        os._exit(1)
+    if parent:
+        die_with_parent(int(parent), signal.SIGKILL)
 
 
 if __name__ == "__main__":

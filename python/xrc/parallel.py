@@ -17,6 +17,8 @@ import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable
 
+from ._proc import die_with_parent
+
 
 class _Terminated(SystemExit):
     """SIGTERM in a worker (a SystemExit, so an idle worker exits quietly)."""
@@ -26,9 +28,14 @@ def _on_sigterm(signum, frame):
     raise _Terminated(128 + signum)
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
+    if parent is not None:
+        # A parent that dies without stopping its workers (SIGKILL, or a
+        # signal while a worker was being started) takes them with it; the
+        # SIGTERM lets a run being written remove its staging directory.
+        die_with_parent(parent, signal.SIGTERM)
 
 
 def _guarded(fn: Callable[[Any], Any], item: Any) -> Any:
@@ -57,7 +64,7 @@ def run_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
     """Calls ``fn(item)`` for every item on `jobs` worker processes and
     ``on_result`` with each result as it comes. On KeyboardInterrupt (or any
     error) stops every worker, then re-raises."""
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),))
     try:
         futs = [pool.submit(_guarded, fn, it) for it in items]
         for f in as_completed(futs):
