@@ -774,6 +774,7 @@ mod tests {
                     rate_bps: (rate_mbps * 1e6) as u64,
                     hol: SimDuration::from_millis(hol_ms),
                     air: None,
+                    room: None,
                 });
                 self.x.on_feedback(self.now, &mut self.w, &c, &fb);
                 let s = AckSample {
@@ -892,6 +893,7 @@ mod tests {
             rate_bps: 6_000_000,
             hol: SimDuration::from_millis(3),
             air: None,
+            room: None,
         });
         h.x.on_feedback(h.now, &mut h.w, &c, &fb);
         // 6 Mbit/s · 38 ms = 19.7 segments.
