@@ -58,6 +58,17 @@ def main() -> None:
     for label in ("xrc", "xrc2", "none", *BASELINES):
         xs = [x for s in seeds for x in fct[label][s]]
         print(f"  {label:9s} p50 {np.percentile(xs, 50):.3f}  p90 {np.percentile(xs, 90):.3f}  max {max(xs):.3f}")
+    print("short flows by size, pooled over seeds: mean FCT (s); mean of size / FCT (Mbit/s):")
+    for label in ("none", "xrc", "xrc2", *BASELINES):
+        rows = [(f["size"], f["fct_s"]) for r in results if r["point"]["bulk"] == label
+                for f in r["flows"][1:] if f["fct_s"] is not None]
+        cells = []
+        for lo, hi in ((0, 200e3), (200e3, 1e6), (1e6, 3e6)):
+            sel = [(b, t) for b, t in rows if lo <= b < hi]
+            if sel:
+                cells.append(f"{lo / 1e3:.0f}-{hi / 1e3:.0f} KB (n={len(sel)}) {np.mean([t for _, t in sel]):.3f} s, "
+                             f"{np.mean([b * 8 / t for b, t in sel]) / 1e6:.1f} Mbit/s")
+        print(f"  {label:9s} " + " | ".join(cells))
     print("fig7-fct (holds if >= 0.4; paper: 50% lower at p50 and p90):")
     for label in ("xrc", "xrc2", "none"):
         worst, each = [], {}

@@ -45,6 +45,9 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 pub const XRC_OPTION_BYTES: u32 = 8;
 /// The option's air-delay field (`xrc2` flows only): 0.1 ms in 16 bits.
 pub const XRC_AIR_FIELD_BYTES: u32 = 2;
+/// The option's buffer-room field (`xrc2` flows of a UE with more than one
+/// active flow): full-size SDUs in 16 bits.
+pub const XRC_ROOM_FIELD_BYTES: u32 = 2;
 /// The PBE-CC capacity report the UE writes into its ACKs: kind, length,
 /// rate in kbit/s, padding.
 pub const PBE_OPTION_BYTES: u32 = 8;
@@ -81,6 +84,11 @@ pub struct XrcOption {
     /// written only for flows that ask for it (`xrc2`); `None` otherwise,
     /// and then the option is the paper's 8 bytes.
     pub air: Option<SimDuration>,
+    /// The free room of the UE's RLC transmit buffer, in full-size SDUs
+    /// (saturating at 65 534), written with the air field only while the
+    /// UE has more than one active flow (`ran::agent`, "buffer room");
+    /// `None` otherwise.
+    pub room: Option<u16>,
 }
 
 /// 0.1 ms in 16 bits, saturating at 6553.5 ms.
@@ -112,9 +120,18 @@ impl XrcOption {
         self
     }
 
+    /// Adds the buffer-room field: `sdus` full-size SDUs, saturating at
+    /// 65 534 (the wire keeps 65 535 for "absent").
+    pub fn with_room(mut self, sdus: u64) -> Self {
+        self.room = Some(sdus.min(NO_ROOM as u64 - 1) as u16);
+        self
+    }
+
     /// Bytes the option takes on the wire.
     pub fn wire_bytes(&self) -> u32 {
-        XRC_OPTION_BYTES + if self.air.is_some() { XRC_AIR_FIELD_BYTES } else { 0 }
+        XRC_OPTION_BYTES
+            + if self.air.is_some() { XRC_AIR_FIELD_BYTES } else { 0 }
+            + if self.room.is_some() { XRC_ROOM_FIELD_BYTES } else { 0 }
     }
 }
 
@@ -124,7 +141,13 @@ struct XrcWire {
     rate_kbps: u32,
     hol_tenths: u16,
     air_tenths: Option<u16>,
+    /// The buffer-room field, [`NO_ROOM`] when absent (so the packet keeps
+    /// its size).
+    room: u16,
 }
+
+/// The wire's buffer-room value for "no field".
+const NO_ROOM: u16 = u16::MAX;
 
 impl XrcWire {
     fn new(rate_bps: u64, hol: SimDuration) -> Self {
@@ -132,6 +155,7 @@ impl XrcWire {
             rate_kbps: kbps(rate_bps),
             hol_tenths: tenths_of_ms(hol),
             air_tenths: None,
+            room: NO_ROOM,
         }
     }
 
@@ -139,6 +163,7 @@ impl XrcWire {
     fn write(opt: &XrcOption) -> Self {
         XrcWire {
             air_tenths: opt.air.map(tenths_of_ms),
+            room: opt.room.unwrap_or(NO_ROOM),
             ..XrcWire::new(opt.rate_bps, opt.hol)
         }
     }
@@ -148,6 +173,7 @@ impl XrcWire {
             rate_bps: self.rate_kbps as u64 * 1000,
             hol: from_tenths_of_ms(self.hol_tenths),
             air: self.air_tenths.map(from_tenths_of_ms),
+            room: (self.room != NO_ROOM).then_some(self.room),
         }
     }
 }
@@ -373,6 +399,15 @@ mod tests {
         assert_eq!(air.air, Some(SimDuration::from_micros(8_200)));
         p.set_xrc_option(air);
         assert_eq!(p.size, 52 + 12 + 8 + 2);
+        p.set_xrc_option(air);
+        assert_eq!(p.size, 52 + 12 + 8 + 2);
+        // The buffer-room field (xrc2 in a shared UE): two more.
+        let room = air.with_room(70_000);
+        assert_eq!(room.room, Some(65_534), "saturates at 65 534 SDUs");
+        p.set_xrc_option(room);
+        assert_eq!(p.size, 52 + 12 + 8 + 2 + 2);
+        let PacketKind::Ack(a) = &p.kind else { unreachable!() };
+        assert_eq!(a.xrc(), Some(room));
         p.set_xrc_option(air);
         assert_eq!(p.size, 52 + 12 + 8 + 2);
     }

@@ -53,6 +53,14 @@
 //! layer-2 measurements, which also define the gNB-measured DL air-interface
 //! delay); here it is read exactly. The trace access has no HARQ and no SR
 //! and writes no air field.
+//!
+//! Also for `xrc2` only (issue 10, fig5-hol-reduction): the **buffer room**,
+//! the SDUs of full size ([`FULL_SDU_BYTES`]) that still fit in the UE's RLC
+//! transmit buffer when the ACK crosses PDCP (its limit less its occupancy,
+//! both the base station's own state), two more bytes of the option. It is
+//! written only while the UE has more than one active flow (eq. (1)'s af >
+//! 1): only then can another flow hold the buffer the sender shares, and a
+//! UE with one flow sends the same ACKs as before.
 
 use serde::{Deserialize, Serialize};
 
@@ -286,6 +294,10 @@ impl AirDelay {
         SimDuration::from_nanos(mean(self.sum.dl_ns, self.sum.dl_n) + mean(self.sum.ul_ns, self.sum.ul_n))
     }
 }
+
+/// A full-size SDU: a 1500-byte IP packet and its PDCP header; the unit of
+/// the buffer-room field.
+pub const FULL_SDU_BYTES: u32 = 1500 + super::pdcp::PDCP_HEADER_BYTES;
 
 /// The feedback for one flow of a UE: eq. (1) and the HoL delay.
 pub fn feedback(ue_capacity_bps: u64, active_flows: u32, hol: SimDuration) -> XrcOption {

@@ -1415,11 +1415,18 @@ impl Cell {
         let af = self.activity.active_flows(UeId(ue as u32), now, self.inactivity);
         let u = &mut self.ues[ue];
         let air = u.air_delay.estimate();
+        // `xrc2`'s buffer-room field, only while the UE's buffer is shared
+        // (`agent` module doc, "buffer room").
+        let room = (af > 1).then(|| u.rlc.room_sdus(agent::FULL_SDU_BYTES));
         while let Some(mut p) = u.ul_pipe.pop_arrived(now) {
             if enabled && matches!(p.kind, PacketKind::Ack(_)) {
                 let opt = agent::feedback(rate, af, hol);
                 if self.air_flows.get(p.flow.0 as usize).copied().unwrap_or(false) {
-                    p.set_xrc_option(opt.with_air(air));
+                    let opt = opt.with_air(air);
+                    p.set_xrc_option(match room {
+                        Some(r) => opt.with_room(r),
+                        None => opt,
+                    });
                 } else {
                     p.set_xrc_option(opt);
                 }

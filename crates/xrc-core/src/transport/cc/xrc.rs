@@ -225,6 +225,20 @@ pub struct Xrc {
     draining: u32,
     /// `xrc2` (deviation 9): the most a pulse may raise cwnd to.
     pulse_limit: u32,
+    /// `xrc2` (deviation 10): the latest buffer-room field (`None` without it).
+    room: Option<u16>,
+    /// `xrc2` (deviation 10): the room pulse under way, if any.
+    room_pulse: Option<RoomPulse>,
+}
+
+/// `xrc2` deviation 10: a burst of the buffer's free room, then a short
+/// unpaced hold that keeps the buffer full.
+#[derive(Copy, Clone, Debug, PartialEq)]
+struct RoomPulse {
+    /// When the burst was released.
+    start: SimTime,
+    /// When the hold ends; `None` until the burst is out.
+    hold_end: Option<SimTime>,
 }
 
 impl Xrc {
@@ -260,6 +274,8 @@ impl Xrc {
             contended: 0,
             draining: 0,
             pulse_limit: u32::MAX,
+            room: None,
+            room_pulse: None,
         }
     }
 
@@ -290,6 +306,39 @@ impl Xrc {
             return Some(t.contended_window(self.rate_bps?, base, self.hol_mean.max(self.hol), mss));
         }
         Some(t.window(self.rate_bps?, base, mss))
+    }
+
+    /// `xrc2` deviation 10, on every ACK with feedback: the burst is out
+    /// once an ACK after the one that raised cwnd arrives (the sender sent
+    /// it behind that ACK) or the window is full; the pulse then ends (a competitor is known) and
+    /// for `pulse_hold` the sender is unpaced and its window grows by one
+    /// segment an ACK (two segments out per ACK, a slow start's pace), so
+    /// the buffer stays full long enough for the competitor's packets,
+    /// which arrive behind the same TTIs' ACKs, to meet it full.
+    fn advance_room_pulse(&mut self, now: SimTime, w: &mut Window, c: &ConnView) {
+        let (Some(p), Some(t)) = (self.room_pulse, self.track.as_ref()) else {
+            return;
+        };
+        match p.hold_end {
+            None if now > p.start || c.packets_in_flight >= self.pulse_limit => {
+                self.room_pulse = Some(RoomPulse {
+                    hold_end: Some(now + t.pulse_hold),
+                    ..p
+                });
+                self.contended = t.contend_memory;
+                self.draining = 0;
+                self.over_budget_rounds = 0;
+                self.mode = Mode::Track;
+            }
+            Some(end) if now >= end => self.room_pulse = None,
+            Some(_) => w.cwnd = w.cwnd.saturating_add(1).min(w.cwnd_clamp),
+            None => {}
+        }
+    }
+
+    /// `xrc2` deviation 10: in a room pulse (its burst or its hold).
+    fn in_room_pulse(&self) -> bool {
+        self.room_pulse.is_some()
     }
 
     /// `xrc2`: a competitor was seen recently (deviation 9).
@@ -431,10 +480,14 @@ impl Xrc {
             } else {
                 self.over_budget_rounds = 0;
             }
-            let need = if known {
-                t.contend_trigger
-            } else {
-                self.cfg.unfair_after_rtts
+            // Deviation 10: the room field says the UE's buffer is shared,
+            // so starved rounds over budget need not wait for N, and a
+            // pulse comes after `room_trigger` rounds.
+            let shared = t.room_pulse && self.room.is_some();
+            let need = match (known, shared) {
+                (_, true) => t.room_trigger,
+                (true, false) => t.contend_trigger,
+                (false, false) => self.cfg.unfair_after_rtts,
             };
             let was = self.mode;
             self.mode = if self.over_budget_rounds > need || (was == Mode::Unfair && self.over_budget_rounds > 0) {
@@ -449,6 +502,17 @@ impl Xrc {
                 // the round trip the loss takes to be seen.
                 let gain = self.cfg.unfair_gain.min(t.pulse_gain_cap);
                 self.pulse_limit = (w.cwnd as f64 * (1.0 + gain)).ceil() as u32;
+                if let (true, Some(room)) = (t.room_pulse, self.room) {
+                    // Deviation 10: release the room the agent reports
+                    // (and `room_margin`) at once.
+                    self.pulse_limit = c.packets_in_flight.saturating_add(room as u32 + t.room_margin).max(2);
+                    w.cwnd = self.pulse_limit.min(w.cwnd_clamp);
+                    w.cwnd_cnt = 0;
+                    self.room_pulse = Some(RoomPulse {
+                        start: c.now,
+                        hold_end: None,
+                    });
+                }
             }
             self.draining = self.draining.saturating_sub(1);
             if !over {
@@ -587,9 +651,11 @@ impl CongestionControl for Xrc {
         }
         self.round.hol_samples += 1;
         self.last_feedback = Some(now);
+        self.room = x.room;
         if self.track.is_some() {
+            self.advance_room_pulse(now, w, c);
             // `xrc2` (deviation 4): the window follows W, down at once.
-            if self.mode == Mode::Track {
+            if self.mode == Mode::Track && !self.in_room_pulse() {
                 self.follow_track(w, c.mss);
             }
             return;
@@ -645,6 +711,7 @@ impl CongestionControl for Xrc {
                 }
             }
             Mode::Probe | Mode::Hold => self.grow(w, self.cfg.probe_segments, acked),
+            Mode::Track | Mode::Unfair if self.in_room_pulse() => {}
             Mode::Track => self.follow_track(w, c.mss),
             Mode::Unfair => {
                 let per_rtt = self.cfg.unfair_gain * self.round_start_cwnd as f64;
@@ -687,7 +754,7 @@ impl CongestionControl for Xrc {
     /// mode, does not.
     fn pacing_rate(&self) -> Option<crate::units::BitRate> {
         let t = self.track.as_ref()?;
-        if !matches!(self.mode, Mode::Track | Mode::Internet) {
+        if !matches!(self.mode, Mode::Track | Mode::Internet) || self.in_room_pulse() {
             return None;
         }
         // Deviation 9: while a competitor is known and the pulse's queue
@@ -774,6 +841,7 @@ mod tests {
                     rate_bps: (rate_mbps * 1e6) as u64,
                     hol: SimDuration::from_millis(hol_ms),
                     air: None,
+                    room: None,
                 });
                 self.x.on_feedback(self.now, &mut self.w, &c, &fb);
                 let s = AckSample {
@@ -892,6 +960,7 @@ mod tests {
             rate_bps: 6_000_000,
             hol: SimDuration::from_millis(3),
             air: None,
+            room: None,
         });
         h.x.on_feedback(h.now, &mut h.w, &c, &fb);
         // 6 Mbit/s · 38 ms = 19.7 segments.
