@@ -159,11 +159,13 @@ impl RlcTx {
     /// (`u64::MAX` without a limit): what the XRC agent reports to `xrc2`
     /// as the buffer's free room.
     pub fn room_sdus(&self, full_sdu_bytes: u32) -> u64 {
-        let by_count = self.limit.sdus.map_or(u64::MAX, |n| (n as u64).saturating_sub(self.sdus.len() as u64));
-        let by_bytes = self
+        let by_count = self
             .limit
-            .bytes
-            .map_or(u64::MAX, |b| b.saturating_sub(self.bytes) / full_sdu_bytes.max(1) as u64);
+            .sdus
+            .map_or(u64::MAX, |n| (n as u64).saturating_sub(self.sdus.len() as u64));
+        let by_bytes = self.limit.bytes.map_or(u64::MAX, |b| {
+            b.saturating_sub(self.bytes) / full_sdu_bytes.max(1) as u64
+        });
         by_count.min(by_bytes)
     }
     /// Head-of-line delay at `now`; zero when empty.
@@ -411,27 +413,36 @@ impl RlcRx {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::net::FlowId;
 
     #[test]
     fn the_buffers_free_room_counts_full_sdus_under_either_limit() {
-        use crate::net::FlowId;
-        let pkt = || Packet::data(FlowId(0), 0, 1448, SimTime::ZERO, false);
-        let mut by_count = RlcTx::new(RlcLimit { sdus: Some(4), bytes: None });
+        let mut by_count = RlcTx::new(RlcLimit {
+            sdus: Some(4),
+            bytes: None,
+        });
         assert_eq!(by_count.room_sdus(1502), 4);
-        by_count.push(SimTime::ZERO, pkt(), 1502).unwrap();
+        by_count.push(SimTime::ZERO, pkt(0), 1502).unwrap();
         assert_eq!(by_count.room_sdus(1502), 3);
-        let mut by_bytes = RlcTx::new(RlcLimit { sdus: None, bytes: Some(10_000) });
-        by_bytes.push(SimTime::ZERO, pkt(), 1502).unwrap();
+        let mut by_bytes = RlcTx::new(RlcLimit {
+            sdus: None,
+            bytes: Some(10_000),
+        });
+        by_bytes.push(SimTime::ZERO, pkt(0), 1502).unwrap();
         // 8 498 bytes left: five full SDUs.
         assert_eq!(by_bytes.room_sdus(1502), 5);
-        let both = RlcTx::new(RlcLimit { sdus: Some(3), bytes: Some(10_000) });
+        let both = RlcTx::new(RlcLimit {
+            sdus: Some(3),
+            bytes: Some(10_000),
+        });
         assert_eq!(both.room_sdus(1502), 3);
-        let none = RlcTx::new(RlcLimit { sdus: None, bytes: None });
+        let none = RlcTx::new(RlcLimit {
+            sdus: None,
+            bytes: None,
+        });
         assert_eq!(none.room_sdus(1502), u64::MAX);
     }
-
-    use super::*;
-    use crate::net::FlowId;
 
     fn pkt(seq: u64) -> Packet {
         Packet::data(FlowId(0), seq, 1448, SimTime::ZERO, false)
