@@ -184,16 +184,38 @@ def test_sigterm_stops_a_run_leaving_the_earlier_run_directory_and_no_staging_di
     assert (out / "summary.json").read_bytes() == before
 
 
-def test_sigterm_stops_a_sweep_and_its_workers(tmp_path):
-    # The workers were orphaned: they went on running their runs after
-    # the sweep had exited.
+def _heavy_sweep(tmp_path):
+    """A sweep of 12 long runs on 2 workers, in a session of its own (its
+    pid is the group's), stderr into a file (an orphaned worker would hold
+    a pipe open); returns the process and its runs directory."""
     (tmp_path / "base.toml").write_text(HEAVY)
     (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 12\n')
-    runs = tmp_path / "o" / "runs"
-    # stderr into a file: an orphaned worker would hold a pipe open.
     with open(tmp_path / "err", "wb") as err:
         proc = subprocess.Popen([*XRC, "sweep", str(tmp_path / "sw.toml"), "--out", str(tmp_path / "o"), "--jobs",
                                  "2", "--quiet"], stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    return proc, tmp_path / "o" / "runs"
+
+
+def _group_alive(pgid: int) -> list:
+    """The processes of group `pgid` still running. A child killed as its
+    parent exits is reparented and may stay a zombie (dead, not yet
+    reaped) for a while: not running."""
+    import psutil
+
+    out = []
+    for p in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(p.pid) == pgid and p.info["status"] != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except (ProcessLookupError, psutil.Error):
+            pass
+    return out
+
+
+def test_sigterm_stops_a_sweep_and_its_workers(tmp_path):
+    # The workers were orphaned: they went on running their runs after
+    # the sweep had exited.
+    proc, runs = _heavy_sweep(tmp_path)
     took = _terminate_when(proc, lambda: len(_staging(runs)) == 2)
     assert took < 5.0, f"{took:.1f} s to stop"
     assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, (tmp_path / "err").read_text())
@@ -213,35 +235,17 @@ def test_a_sweeps_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
     # SIGKILL gives the sweep no chance to stop its workers; they went on
     # with their runs. Now each worker is armed to get SIGTERM when the
     # sweep dies, which also removes the staging directory of its run.
-    import psutil
-
-    (tmp_path / "base.toml").write_text(HEAVY)
-    (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 12\n')
-    runs = tmp_path / "o" / "runs"
-    with open(tmp_path / "err", "wb") as err:
-        proc = subprocess.Popen([*XRC, "sweep", str(tmp_path / "sw.toml"), "--out", str(tmp_path / "o"), "--jobs",
-                                 "2", "--quiet"], stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    proc, runs = _heavy_sweep(tmp_path)
     deadline = time.monotonic() + 60
     while len(_staging(runs)) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None and len(_staging(runs)) == 2, "the two workers did not start their runs"
     proc.kill()
     proc.wait()
-
-    def running():
-        out = []
-        for p in psutil.process_iter(["status"]):
-            try:
-                if os.getpgid(p.pid) == proc.pid and p.info["status"] != psutil.STATUS_ZOMBIE:
-                    out.append(p)
-            except (ProcessLookupError, psutil.Error):
-                pass
-        return out
-
     deadline = time.monotonic() + 10
-    while running() and time.monotonic() < deadline:
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    left = running()
+    left = _group_alive(proc.pid)
     for p in left:
         p.kill()
     assert not left, "a worker outlived the killed sweep"
@@ -402,20 +406,7 @@ def test_sigterm_stops_the_cell_bench_and_its_measuring_process(tmp_path):
     _terminate_when(proc, lambda: bool(child()))
     assert proc.returncode == 128 + signal.SIGTERM, (tmp_path / "err").read_text()
     time.sleep(0.5)
-
-    def running():
-        # A child killed as the bench exits is reparented and may stay a
-        # zombie (dead, not yet reaped) for a while: not running.
-        out = []
-        for p in psutil.process_iter(["status"]):
-            try:
-                if os.getpgid(p.pid) == proc.pid and p.info["status"] != psutil.STATUS_ZOMBIE:
-                    out.append(p)
-            except (ProcessLookupError, psutil.Error):
-                pass
-        return out
-
-    left = running()
+    left = _group_alive(proc.pid)
     for p in left:
         p.kill()
     assert not left, "the measured run outlived the bench"
