@@ -153,13 +153,19 @@ def _terminate_when(proc, ready, seconds=60):
     assert proc.poll() is None, "ended before it could be terminated"
     t0 = time.monotonic()
     proc.send_signal(signal.SIGTERM)
+    _wait_or_kill(proc, 20, "SIGTERM")
+    return time.monotonic() - t0
+
+
+def _wait_or_kill(proc, seconds, what):
+    """Waits for `proc` to exit; past `seconds`, kills its process group and
+    fails the test."""
     try:
-        proc.wait(timeout=20)
+        proc.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        pytest.fail("SIGTERM did not stop it within 20 s")
-    return time.monotonic() - t0
+        pytest.fail(f"{what} did not stop it within {seconds} s")
 
 
 def _staging(d):
@@ -263,12 +269,7 @@ def test_ctrl_c_or_sigterm_stops_a_study_at_once_and_writes_no_report(sig, tmp_p
     t0 = time.monotonic()
     # Ctrl-C reaches the whole process group, SIGTERM the main process.
     (os.killpg if sig == signal.SIGINT else os.kill)(proc.pid, sig)
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        pytest.fail("did not stop within 30 s")
+    _wait_or_kill(proc, 30, sig.name)
     took = time.monotonic() - t0
     err = proc.stderr.read().decode()
     assert took < 3.0, f"{took:.1f} s to stop"

@@ -142,8 +142,14 @@ def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
         if staging.exists():
             shutil.rmtree(staging)
         staging.mkdir()
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
+    try:
         (staging / STAGING_MARK).touch()
     except OSError as e:
+        # A full disk can refuse the mark after the directory was made:
+        # leave nothing behind.
+        shutil.rmtree(staging, ignore_errors=True)
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
     return staging
 
