@@ -229,6 +229,9 @@ pub struct Xrc {
     room: Option<u16>,
     /// `xrc2` (deviation 10): the room pulse under way, if any.
     room_pulse: Option<RoomPulse>,
+    /// `xrc2` (deviation 11): rounds since the last pulse began (`u32::MAX`
+    /// before the first).
+    since_pulse: u32,
 }
 
 /// `xrc2` deviation 10: a burst of the buffer's free room, then a short
@@ -276,6 +279,7 @@ impl Xrc {
             pulse_limit: u32::MAX,
             room: None,
             room_pulse: None,
+            since_pulse: u32::MAX,
         }
     }
 
@@ -475,7 +479,16 @@ impl Xrc {
             // (deviation 9) after `contend_trigger` rounds over budget,
             // starved or not, while a competitor is known.
             let known = self.contended > 0;
-            if over && (self.starved || known) {
+            // Deviation 11: within `regrow_rounds` of the last pulse only σ
+            // above `pulse_level` · λ counts towards the next one.
+            self.since_pulse = self.since_pulse.saturating_add(1);
+            let level = if self.since_pulse <= t.regrow_rounds {
+                t.pulse_level
+            } else {
+                self.budget
+            };
+            let over_pulse = self.sigma.is_some_and(|s| s > level);
+            if over_pulse && (self.starved || known) {
                 self.over_budget_rounds += 1;
             } else {
                 self.over_budget_rounds = 0;
@@ -496,6 +509,7 @@ impl Xrc {
                 Mode::Track
             };
             if self.mode == Mode::Unfair && was != Mode::Unfair {
+                self.since_pulse = 0;
                 // Deviation 9: one round's growth at `unfair_gain`, then
                 // hold: enough to fill the buffer the competitor keeps
                 // near its budget, not a slow start that overshoots for
