@@ -225,6 +225,12 @@
 //!    The level is not monotone in its effect (1.2: 0.502, 1.4: 0.520,
 //!    1.5: 0.562, 1.6: 0.481 without the round limit, Illinois only), as
 //!    the p90 then sits near 20 ms where a few pulses more or less move it.
+//!    Under the simulator's default LTE timing (BLER 0.1, an SR every
+//!    10 ms) it does not help: the pulse cycle is irregular there, the
+//!    reduction is 0.373 with or without it, and Fig. 5's HoL within
+//!    budget falls 0.668 → 0.635 (10 seeds, `scripts/xrc2_fairness.py
+//!    --lte-timing`); it is on by default because the claims are the
+//!    paper's, made under its ideal timing (`pulse_level = 1` is off).
 //!
 //! Measured (`scripts/xrc2_window.py`, docs/reproduction.md, "XRC2: a
 //! window that keeps the link busy"): Fig. 1 under default LTE timing,
