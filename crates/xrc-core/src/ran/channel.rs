@@ -218,12 +218,26 @@ pub fn parse_cqi_trace(text: &str) -> Result<Vec<(f64, u8)>, String> {
         let (Some(t), Some(c), None) = (it.next(), it.next(), it.next()) else {
             return Err(format!("line {}: expected `time_ms cqi`, got {:?}", i + 1, s));
         };
+        let raw = t;
         let t: f64 = t
             .parse()
             .map_err(|_| format!("line {}: time {:?} is not a number", i + 1, t))?;
         let c: u8 = c
             .parse()
-            .map_err(|_| format!("line {}: CQI {:?} is not an integer in 0..=15", i + 1, c))?;
+            .ok()
+            .filter(|c| *c <= 15)
+            .ok_or_else(|| format!("line {}: CQI {:?} is not an integer in 0..=15", i + 1, c))?;
+        // The checks `validate` makes of the points, here so that a file's
+        // error names its line rather than the point's index.
+        if !(t.is_finite() && (0.0..=MAX_SPAN_MS).contains(&t)) {
+            return Err(format!("line {}: time {raw} ms must be in [0, {MAX_SPAN_MS}]", i + 1));
+        }
+        if points.last().is_some_and(|&(last, _)| t <= last) {
+            return Err(format!(
+                "line {}: time {raw} ms is not after the previous line's",
+                i + 1
+            ));
+        }
         points.push((t, c));
     }
     Ok(points)
@@ -1038,6 +1052,19 @@ mod tests {
         assert_eq!(ch.cqi(SimTime::from_nanos(9_999_999)).map(|c| c.get()), Some(15));
         assert_eq!(ch.cqi(SimTime::from_nanos(10_000_000)), None);
         assert_eq!(ch.cqi(SimTime::from_nanos(25_000_000)).map(|c| c.get()), Some(7));
+    }
+
+    #[test]
+    fn a_cqi_file_error_names_the_line_not_the_point() {
+        // Line 4 holds the third point: a comment and a blank line come first.
+        let e = parse_cqi_trace("# t cqi\n0 15\n\n1000 5\n900 7\n").unwrap_err();
+        assert!(e.starts_with("line 5: time 900 ms is not after"), "{e}");
+        let e = parse_cqi_trace("0 15\n1000 16\n").unwrap_err();
+        assert!(e.starts_with("line 2: CQI \"16\""), "{e}");
+        let e = parse_cqi_trace("0 15\n-1 3\n").unwrap_err();
+        assert!(e.starts_with("line 2: time -1 ms must be in"), "{e}");
+        let e = parse_cqi_trace("0 15\ninf 3\n").unwrap_err();
+        assert!(e.starts_with("line 2: time inf ms must be in"), "{e}");
     }
 
     #[test]
