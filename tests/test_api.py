@@ -98,6 +98,16 @@ def test_bad_input_raises_a_scenario_error_naming_the_field():
         xrc.run(FIG1, duration_s=1).no_such_table
 
 
+def test_a_path_argument_of_the_wrong_type_is_a_scenario_error_naming_the_argument(tmp_path):
+    with pytest.raises(xrc.ScenarioError, match=r"^out: expected a path .*got 5 \(int\)"):
+        xrc.run(FIG1, duration_s=0.1, out=5)
+    with pytest.raises(xrc.ScenarioError, match=r"^out: expected a path .*bytes"):
+        xrc.sweep(FIG1, grid={"duration_s": [0.1]}, out=b"x")
+    with pytest.raises(xrc.ScenarioError, match=r"^directory: expected a path .*None"):
+        xrc.read_run(None)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_sweep_returns_one_frame_with_typed_override_columns(tmp_path):
     df = xrc.sweep(FIG1, grid={"flows.0.cc": ["xrc", "cubic"], "cell.harq.bler": [0.0, 0.1]}, seeds=2,
                    duration_s=3, out=tmp_path / "sw", jobs=2)

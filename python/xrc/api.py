@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -85,6 +86,14 @@ def _scenario(scenario: Scenario | str | Path | Mapping[str, Any], overrides: li
                     f"{type(scenario).__name__}")
 
 
+def _path(name: str, value: Any) -> Path:
+    """`value` as a path, or a ScenarioError naming the argument (not
+    Python's TypeError from deep inside `pathlib` or `os`)."""
+    if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
+        return Path(value)
+    raise ScenarioError(f"{name}: expected a path (str or os.PathLike), got {value!r} ({type(value).__name__})")
+
+
 def _plain(node: Any) -> Any:
     """A mapping with NumPy scalars and paths as plain JSON values."""
     if isinstance(node, Mapping):
@@ -114,6 +123,8 @@ def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None
     memory. Bad input raises :class:`xrc.ScenarioError` naming the field.
     """
     # A NumPy integer (a seed from np.arange) as the plain int JSON takes.
+    if out is not None:
+        out = _path("out", out)
     sc = _scenario(scenario, overrides_from_kwargs(overrides), _plain(seed))
     if out is not None:
         from .runner import run_to_dir
@@ -132,7 +143,7 @@ def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None
 def read_run(directory: str | Path) -> "Run":
     """The :class:`Run` of a run directory (``xrc run --out DIR``); tables
     are read from its Parquet files when first used."""
-    d = Path(directory)
+    d = _path("directory", directory)
     docs = {}
     for name in ("summary.json", "scenario.resolved.json", "metadata.json"):
         try:
@@ -332,6 +343,8 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ScenarioError(f"jobs must be at least 1, got {jobs!r}")
+    if out is not None:
+        out = _path("out", out)
     seed_list = _seed_list(seeds, "seeds")
     variants: list[dict[str, Any]] = []
     grid = dict(grid or {})
