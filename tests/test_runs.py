@@ -151,3 +151,24 @@ cc = "cubic"
     g_slow = json.loads((slow / "summary.json").read_text())["flows"][0]["goodput_mbps"]
     g_fixed = json.loads((fixed / "summary.json").read_text())["flows"][0]["goodput_mbps"]
     assert g_slow < g_fixed / 5, (g_slow, g_fixed)
+
+
+def test_the_checkout_commit_is_asked_of_git_once_per_process(monkeypatch):
+    from xrc import runner
+
+    calls = []
+    real = runner.subprocess.run
+
+    def counting(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+
+    monkeypatch.setattr(runner.subprocess, "run", counting)
+    runner.git_commit.cache_clear()
+    try:
+        first = runner.git_commit()
+        n = len(calls)
+        assert n >= 1
+        assert runner.git_commit() == first and len(calls) == n
+    finally:
+        runner.git_commit.cache_clear()

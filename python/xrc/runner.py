@@ -21,6 +21,7 @@ existing one unless asked to replace it, and replaces only a run directory.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -42,11 +43,16 @@ from .scenario import Scenario, ScenarioError, load_text
 __all__ = ["OutputError", "run_to_dir", "simulate", "metadata", "git_commit"]
 
 
+@functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
     """The commit of the xrc checkout this package runs from (``-dirty`` if
     tracked files differ from it), or ``None``: an installed wheel is not in
     a checkout, and a package that merely lies inside some other repository
-    (a virtualenv in a project) does not take that repository's commit."""
+    (a virtualenv in a project) does not take that repository's commit.
+
+    Asked once per process: the code that runs is what the process imported
+    (and the core it loaded), so a later edit of the checkout does not
+    change it; a sweep's runs were spending three `git` processes each."""
     here = Path(__file__).resolve().parent
     try:
         top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True,
