@@ -198,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write every run's numbers here")
     a = ap.parse_args(argv)
     try:
-        given = tuple((k, float(v)) for k, v in (kv.split("=", 1) for kv in a.xrc2))
+        # Whole numbers stay integers: some parameters are counts (u32).
+        given = tuple((k, int(v) if v.strip().lstrip("-").isdigit() else float(v))
+                      for k, v in (kv.split("=", 1) for kv in a.xrc2))
     except ValueError:
         ap.error(f"--xrc2 takes KEY=NUMBER, got {a.xrc2}")
     jobs: list[tuple] = []
