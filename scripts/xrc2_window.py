@@ -133,7 +133,7 @@ def _qdelay(rtt: dict, flow: int) -> dict[str, float]:
 def run(job: tuple[str, str, str, int, float | None, tuple]) -> tuple[tuple, dict[str, Any]]:
     part, case, cc, seed, dur, given = job
     params = dict(given) if cc == "xrc2" else {}
-    sets = [f"flows.0.cc_params.{k}={v}" for k, v in params.items()]
+    sets = [f"flows.0.cc_params.{k}={json.dumps(v) if isinstance(v, bool) else v}" for k, v in params.items()]
     if part == "fig1":
         sc = load(bundled.scenario(FIG1), overrides=[f"flows.0.cc={cc}", *LTE, *sets], seed=seed)
     elif part == "traces":
@@ -173,6 +173,15 @@ def run(job: tuple[str, str, str, int, float | None, tuple]) -> tuple[tuple, dic
     return job, out
 
 
+def param_value(v: str) -> bool | int | float:
+    """An ``--xrc2`` value: switches are true/false, whole numbers stay
+    integers (counts are u32 and refuse a float), the rest are floats."""
+    w = v.strip().lower()
+    if w in ("true", "false"):
+        return w == "true"
+    return int(w) if w.lstrip("-").isdigit() else float(w)
+
+
 def _power(v: dict, key: str) -> float:
     return v["goodput"][0] / max(v[key], 0.1)
 
@@ -198,11 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write every run's numbers here")
     a = ap.parse_args(argv)
     try:
-        # Whole numbers stay integers: counts such as `room_trigger` are u32.
-        given = tuple((k, int(v) if v.strip().lstrip("-").isdigit() else float(v))
-                      for k, v in (kv.split("=", 1) for kv in a.xrc2))
+        given = tuple((k, param_value(v)) for k, v in (kv.split("=", 1) for kv in a.xrc2))
     except ValueError:
-        ap.error(f"--xrc2 takes KEY=NUMBER, got {a.xrc2}")
+        ap.error(f"--xrc2 takes KEY=NUMBER or KEY=true/false, got {a.xrc2}")
     jobs: list[tuple] = []
     if "fig1" in a.parts:
         jobs += [("fig1", "fig1-lte", cc, s, None, given) for cc in [*a.schemes, "cubic"] for s in a.seeds]

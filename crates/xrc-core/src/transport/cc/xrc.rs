@@ -167,6 +167,8 @@ struct RoundStats {
     sum_rate_bps: u128,
     /// `xrc2`: sum of the agent's air-delay field (zero where absent).
     sum_air_ns: u128,
+    /// `xrc2` (deviation 12): the least HoL field of the round.
+    min_hol: Option<SimDuration>,
     start: SimTime,
     start_delivered: u64,
 }
@@ -194,6 +196,9 @@ pub struct Xrc {
     hol: SimDuration,
     /// Mean HoL delay over the last completed round.
     hol_mean: SimDuration,
+    /// `xrc2` (deviation 12): the least HoL delay of the last completed
+    /// round (`None` before one).
+    hol_least: Option<SimDuration>,
     last_feedback: Option<SimTime>,
     min_rtt: Option<SimDuration>,
     round: RoundStats,
@@ -258,6 +263,7 @@ impl Xrc {
             rate_bps: None,
             hol: SimDuration::ZERO,
             hol_mean: SimDuration::ZERO,
+            hol_least: None,
             last_feedback: None,
             min_rtt: None,
             round: RoundStats::default(),
@@ -437,6 +443,7 @@ impl Xrc {
                 };
                 self.sigma_e2e = Some(e2e);
                 self.hol_mean = hol;
+                self.hol_least = self.round.min_hol;
                 // Eq. (3).
                 self.sigma = Some(e2e.max(hol));
                 // Bottleneck location (§III-B).
@@ -658,6 +665,7 @@ impl CongestionControl for Xrc {
         self.rate_bps = Some(x.rate_bps);
         self.hol = x.hol;
         self.round.sum_hol_ns += x.hol.as_nanos() as u128;
+        self.round.min_hol = Some(self.round.min_hol.map_or(x.hol, |m| m.min(x.hol)));
         self.round.sum_rate_bps += x.rate_bps as u128;
         if let Some(a) = x.air {
             self.round.sum_air_ns += a.as_nanos() as u128;
@@ -778,7 +786,13 @@ impl CongestionControl for Xrc {
         } else {
             super::xrc2::GAIN_MIN
         };
-        Some(t.pacing(self.rate_bps?, self.hol, self.base_rtt()?, self.mss_hint, floor))
+        // Deviation 12: the standing part of the queue, the least HoL of
+        // the last round, unless the latest is lower.
+        let hol = match (t.hol_floor, self.hol_least) {
+            (true, Some(least)) => least.min(self.hol),
+            _ => self.hol,
+        };
+        Some(t.pacing(self.rate_bps?, hol, self.base_rtt()?, self.mss_hint, floor))
     }
 
     fn queuing_delay(&self) -> Option<SimDuration> {
