@@ -573,3 +573,29 @@ def test_the_cell_benchs_measured_run_dies_with_the_bench_even_before_the_bench_
         if alive:
             psutil.Process(child).kill()
         assert not alive, "the measured run outlived the bench"
+
+
+@pytest.mark.parametrize("cmd", [
+    ["run", "FIG1", "--set", "duration_s=0.2", "--no-plots", "--quiet"],
+    ["sweep", "SWEEP", "--quiet"],
+    ["reproduce", "--quick", "--jobs", "1", "--quiet"],
+    ["study", "nr", "--quick", "--jobs", "1"],
+    ["study", "roccet", "--quick", "--jobs", "1"],
+    ["plot", "RUN"],
+    ["fuzz", "--cases", "1", "--quiet"],
+])
+@pytest.mark.parametrize("below", ["sub", "sub/deeper"])
+def test_an_out_below_a_file_is_refused_naming_the_out_and_the_file(cmd, below, a_run, tmp_path):
+    # It said "File exists" (run, reproduce, fuzz) or "Not a directory"
+    # (sweep, study, plot) without saying which path was a file.
+    (tmp_path / "afile").write_text("mine")
+    sweep = _sweep(tmp_path, 'set = ["duration_s=0.2"]\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    out = tmp_path / "afile" / below
+    args = [{"FIG1": FIG1, "SWEEP": sweep, "RUN": a_run}.get(a, a) for a in cmd]
+    r = _xrc(*args, "--out", out, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"--out {str(out)!r}: {str(tmp_path / 'afile')!r} is a file" in r.stderr, r.stderr
+    assert r.stdout == "", "it ran anyway"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "afile").read_text() == "mine"

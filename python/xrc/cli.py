@@ -503,8 +503,13 @@ def _main(argv: list[str] | None = None) -> int:
             return _validate_linux(args, argv)
         if args.cmd == "plot":
             from .compare import plot_runs
+            from .outdir import OutputError
 
-            res = plot_runs(args.runs, args.out, labels=args.label)
+            try:
+                res = plot_runs(args.runs, args.out, labels=args.label)
+            except OutputError as e:
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
             for w in res["problems"]:
                 print(f"xrc: warning: figure: {w}", file=sys.stderr)
             print(f"{len(res['labels'])} runs: {'; '.join(res['labels'])}")

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import bundled
-from .outdir import OutputError
+from .outdir import OutputError, check_parents
 from .results import summarize
 from .runner import simulate
 from .scenario import from_dict, load
@@ -208,6 +208,7 @@ def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
         yield None
         return
     out = Path(out)
+    check_parents(out)
     try:
         if out.exists() and not out.is_dir():
             raise OutputError(f"--out {str(out)!r} exists and is not a directory")
