@@ -626,3 +626,10 @@ def test_a_parquet_writer_whose_wake_up_a_signal_cut_off_still_writes_and_closes
     closer.join(timeout=10)
     assert not closer.is_alive(), "close() waits for ever on a writer that was not woken"
     assert ran == [1]
+
+
+def test_map_parallel_returns_each_result_in_the_place_of_its_item():
+    from xrc.parallel import map_parallel
+
+    items = [-5, 4, -3, 2, -1, 0]
+    assert map_parallel(abs, items, 2) == [5, 4, 3, 2, 1, 0]

@@ -280,6 +280,38 @@ def test_ctrl_c_or_sigterm_stops_a_study_at_once_and_writes_no_report(sig, tmp_p
         os.killpg(proc.pid, 0)  # no worker left behind
 
 
+def test_a_studys_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
+    # The study ran its own process pool, whose workers were not armed to
+    # die with it: killed with SIGKILL, it left both running their runs.
+    import psutil
+
+    with open(tmp_path / "err", "wb") as err:
+        proc = subprocess.Popen([*XRC, "study", "nr", "--seeds", "40", "--jobs", "2", "--out", str(tmp_path / "o")],
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    try:
+        workers: list = []
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            try:
+                workers = psutil.Process(proc.pid).children()
+            except psutil.Error:
+                workers = []
+        assert proc.poll() is None and len(workers) == 2, ("the two workers did not start",
+                                                           (tmp_path / "err").read_text())
+        time.sleep(0.5)  # into their runs
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _group_alive(proc.pid)
+    for p in left:
+        p.kill()
+    assert not left, "a worker outlived the killed study"
+
+
 # ---------------------------------------------------------------------------
 # Files and directories.
 

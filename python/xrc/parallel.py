@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import functools
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Iterable
 
@@ -73,3 +74,21 @@ def run_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
         _stop(pool)
         raise
     pool.shutdown()
+
+
+def _indexed(fn: Callable[[Any], Any], pair: tuple[int, Any]) -> tuple[int, Any]:
+    return pair[0], fn(pair[1])
+
+
+def map_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int | None) -> list[Any]:
+    """``[fn(item) for item in items]`` on `jobs` worker processes (every
+    core if None), in the items' order, stopping as :func:`run_parallel`
+    does; its workers die with the parent."""
+    items = list(items)
+    results: list[Any] = [None] * len(items)
+
+    def put(r: tuple[int, Any]) -> None:
+        results[r[0]] = r[1]
+
+    run_parallel(functools.partial(_indexed, fn), list(enumerate(items)), jobs or os.cpu_count() or 1, put)
+    return results
