@@ -633,3 +633,61 @@ def test_map_parallel_returns_each_result_in_the_place_of_its_item():
 
     items = [-5, 4, -3, 2, -1, 0]
     assert map_parallel(abs, items, 2) == [5, 4, 3, 2, 1, 0]
+
+
+class _Signalled(SystemExit):
+    """What a SIGTERM handler raises, wherever the worker is."""
+
+
+def test_a_run_stopped_while_removing_its_staging_directory_still_removes_all_of_it(tmp_path, monkeypatch):
+    # A sweep's worker stopped (SIGTERM) while removing its staging
+    # directory after a full disk left it half removed in runs/ (1 sweep
+    # in 40 on a full disk under load, after the writer fix above).
+    import errno
+
+    from xrc import stream
+    from xrc.runner import run_to_dir
+    from xrc.scenario import load_text
+
+    def full_disk(scenario, staging, **kw):
+        for i in range(5):
+            (staging / f"part{i}.parquet").write_bytes(b"x")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(stream, "stream_run", full_disk)
+    real_unlink, calls = os.unlink, []
+
+    def unlink_once_cut_off(*a, **kw):
+        calls.append(a)
+        if len(calls) == 2:
+            raise _Signalled(143)
+        return real_unlink(*a, **kw)
+
+    monkeypatch.setattr(os, "unlink", unlink_once_cut_off)
+    with pytest.raises(_Signalled):
+        run_to_dir(load_text(MINIMAL_CELL, base=tmp_path), tmp_path / "o", plots=False)
+    monkeypatch.undo()
+    assert len(calls) >= 2, "the signal was not simulated"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "a staging directory was left"
+
+
+def _run_killed_midway(spec, out_root):
+    """A sweep run whose worker is killed (as by the OOM killer) after its
+    staging directory was made and marked."""
+    from xrc import outdir
+
+    outdir.prepare(Path(out_root) / "runs" / spec.run_id, force=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_sweep_whose_worker_is_killed_midway_leaves_no_staging_directory(tmp_path, monkeypatch):
+    # The killed worker's staging directory stayed in runs/ until the
+    # next sweep to the same directory.
+    import xrc.sweep as sweep_mod
+
+    (tmp_path / "s.toml").write_text(MINIMAL_CELL)
+    (tmp_path / "sw.toml").write_text('scenario = "s.toml"\nseeds = 2\n')
+    monkeypatch.setattr(sweep_mod, "run_one", _run_killed_midway)   # the forked workers see it too
+    with pytest.raises(Exception):
+        sweep_mod.run_sweep(sweep_mod.load_sweep(tmp_path / "sw.toml"), tmp_path / "o", jobs=2, progress=False)
+    assert [p.name for p in (tmp_path / "o" / "runs").iterdir()] == []

@@ -169,9 +169,26 @@ def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
     except OSError as e:
         # A full disk can refuse the mark after the directory was made:
         # leave nothing behind.
-        shutil.rmtree(staging, ignore_errors=True)
+        discard(staging)
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
     return staging
+
+
+def discard(staging: Path) -> None:
+    """Removes a staging directory whole, even when an exception arrives in
+    the middle of it: a signal's, as SIGTERM raises wherever it finds the
+    process (a sweep stops its workers so; one stopped while cleaning up
+    after a full disk left its staging directory half removed in runs/).
+    The removal is finished first, then that exception goes on."""
+    pending: BaseException | None = None
+    for _ in range(3):
+        try:
+            shutil.rmtree(staging, ignore_errors=True)
+            break
+        except BaseException as e:
+            pending = pending or e
+    if pending is not None:
+        raise pending
 
 
 def _exchange(a: Path, b: Path) -> bool:

@@ -359,7 +359,18 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
             else:
                 from .parallel import run_parallel
 
-                run_parallel(functools.partial(run_one, out_root=str(out)), todo, workers, done)
+                try:
+                    run_parallel(functools.partial(run_one, out_root=str(out)), todo, workers, done)
+                except BaseException:
+                    # The workers are stopped now; one stopped (or killed)
+                    # before its run's cleanup had finished left its
+                    # staging directory, which is removed here rather
+                    # than by the next sweep.
+                    try:
+                        clean_stale_in(out / "runs")
+                    except OSError:
+                        pass
+                    raise
         elif engine == "dask":
             from dask.distributed import Client, LocalCluster, as_completed as dask_completed
 
