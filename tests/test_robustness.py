@@ -691,3 +691,26 @@ def test_a_sweep_whose_worker_is_killed_midway_leaves_no_staging_directory(tmp_p
     with pytest.raises(Exception):
         sweep_mod.run_sweep(sweep_mod.load_sweep(tmp_path / "sw.toml"), tmp_path / "o", jobs=2, progress=False)
     assert [p.name for p in (tmp_path / "o" / "runs").iterdir()] == []
+
+
+def _fail_on_one(x):
+    if x == 1:
+        raise ValueError("the run failed")
+    time.sleep(5)
+    return x
+
+
+def test_a_parallel_run_stopped_by_an_error_leaves_no_pool_thread_to_race_the_exit():
+    # The pool's manager thread was still closing its wake-up pipe when
+    # the interpreter exited; concurrent.futures then wrote to the closed
+    # pipe: "Exception ignored ... OSError: Bad file descriptor" on stderr.
+    import threading
+
+    from xrc.parallel import run_parallel
+
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match="the run failed"):
+        run_parallel(_fail_on_one, [1, 2, 3, 4], 2, lambda r: None)
+    assert time.monotonic() - t0 < 5, "it waited for the other runs"
+    left = [t for t in threading.enumerate() if type(t).__name__ == "_ExecutorManagerThread" and t.is_alive()]
+    assert not left
