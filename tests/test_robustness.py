@@ -688,7 +688,9 @@ def test_a_sweep_whose_worker_is_killed_midway_leaves_no_staging_directory(tmp_p
     (tmp_path / "s.toml").write_text(MINIMAL_CELL)
     (tmp_path / "sw.toml").write_text('scenario = "s.toml"\nseeds = 2\n')
     monkeypatch.setattr(sweep_mod, "run_one", _run_killed_midway)   # the forked workers see it too
-    with pytest.raises(Exception):
+    from xrc.parallel import WorkerDied
+
+    with pytest.raises(WorkerDied, match="killed by SIGKILL"):
         sweep_mod.run_sweep(sweep_mod.load_sweep(tmp_path / "sw.toml"), tmp_path / "o", jobs=2, progress=False)
     assert [p.name for p in (tmp_path / "o" / "runs").iterdir()] == []
 

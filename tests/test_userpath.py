@@ -237,6 +237,30 @@ def test_sigterm_stops_a_sweep_and_its_workers(tmp_path):
     assert not any((d / "summary.json").exists() for d in runs.iterdir())
 
 
+def test_a_sweep_whose_worker_is_killed_says_so_and_leaves_no_staging_directory(tmp_path):
+    # A worker killed from outside (as the out-of-memory killer does) was
+    # a traceback (BrokenProcessPool, exit 1), its staging directory left
+    # in runs/.
+    import psutil
+
+    proc, runs = _heavy_sweep(tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_staging(runs)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None and len(_staging(runs)) == 2, "the two workers did not start their runs"
+        psutil.Process(proc.pid).children()[0].kill()
+        _wait_or_kill(proc, 30, "a killed worker")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = (tmp_path / "err").read_text()
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert "a worker process died" in err and "SIGKILL" in err, err
+    assert _staging(runs) == []
+
+
 def test_a_sweeps_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
     # SIGKILL gives the sweep no chance to stop its workers; they went on
     # with their runs. Now each worker is armed to get SIGTERM when the

@@ -32,6 +32,7 @@ import json
 import os
 import sys
 
+from .parallel import WorkerDied
 from .scenario import ScenarioError, load
 
 
@@ -569,6 +570,9 @@ def _main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("xrc: interrupted", file=sys.stderr)
         return 130
+    except WorkerDied as e:
+        print(f"xrc: error: {e}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # The reader went away (`xrc validate --print | head`): stop quietly,
         # and keep the interpreter from failing to flush at exit.

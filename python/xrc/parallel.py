@@ -16,9 +16,15 @@ import os
 import signal
 import functools
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable
 
 from ._proc import die_with_parent
+
+
+class WorkerDied(RuntimeError):
+    """A worker process died in the middle of its work, killed from
+    outside (the out-of-memory killer sends SIGKILL)."""
 
 
 class _Terminated(SystemExit):
@@ -45,6 +51,15 @@ def _guarded(fn: Callable[[Any], Any], item: Any) -> Any:
     except _Terminated as e:
         # Cleanup ran on the way out of fn; leave before taking another run.
         os._exit(e.code if isinstance(e.code, int) else 143)
+
+
+def _how(exitcode: int) -> str:
+    if exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode}"
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
@@ -76,10 +91,18 @@ def run_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
     ``on_result`` with each result as it comes. On KeyboardInterrupt (or any
     error) stops every worker, then re-raises."""
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),))
+    procs: list = []
     try:
         futs = [pool.submit(_guarded, fn, it) for it in items]
+        procs = list((getattr(pool, "_processes", None) or {}).values())
         for f in as_completed(futs):
             on_result(f.result())
+    except BrokenProcessPool:
+        # Was a traceback naming concurrent.futures' BrokenProcessPool.
+        _stop(pool)
+        how = sorted({_how(p.exitcode) for p in procs if p.exitcode not in (None, 0)})
+        raise WorkerDied(f"a worker process died in the middle of a run ({', '.join(how) or 'how is not known'}; "
+                         f"the out-of-memory killer sends SIGKILL)") from None
     except BaseException:
         _stop(pool)
         raise
