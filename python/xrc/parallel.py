@@ -100,9 +100,11 @@ def run_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
     except BrokenProcessPool:
         # Was a traceback naming concurrent.futures' BrokenProcessPool.
         _stop(pool)
-        how = sorted({_how(p.exitcode) for p in procs if p.exitcode not in (None, 0)})
+        # The others were stopped with SIGTERM (by the pool or by _stop).
+        ours = (None, 0, -signal.SIGTERM, 128 + signal.SIGTERM)
+        how = sorted({_how(p.exitcode) for p in procs if p.exitcode not in ours})
         raise WorkerDied(f"a worker process died in the middle of a run ({', '.join(how) or 'how is not known'}; "
-                         f"the out-of-memory killer sends SIGKILL)") from None
+                         f"the out-of-memory killer, for one, sends SIGKILL)") from None
     except BaseException:
         _stop(pool)
         raise
