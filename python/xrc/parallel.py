@@ -7,14 +7,17 @@ sends it to the whole process group); the parent, on KeyboardInterrupt,
 cancels what has not started and sends SIGTERM to the workers. A worker
 turns SIGTERM into an exception at its next check (the core checks
 between bounded steps), so a run being written removes its staging
-directory before the worker exits.
+directory before the worker exits. Each worker also gets SIGTERM when the
+parent dies (SIGKILL included). A worker killed from outside is
+:class:`WorkerDied`, naming the signal. :func:`map_parallel` is the same
+for a list of results in order (``xrc study``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
-import functools
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterable
