@@ -34,8 +34,22 @@ class _Terminated(SystemExit):
     """SIGTERM in a worker (a SystemExit, so an idle worker exits quietly)."""
 
 
+#: In a worker: whether it is inside a run (`_guarded`), and the exit
+#: status of a SIGTERM received (0: none).
+_in_run = False
+_stopped = 0
+
+
 def _on_sigterm(signum, frame):
-    raise _Terminated(128 + signum)
+    global _stopped
+    _stopped = 128 + signum
+    if not _in_run:
+        # Idle, or handing a result back: concurrent.futures catches every
+        # exception there (a raise was sent back as the run's result and
+        # the worker took the next run, after its parent had died), and
+        # there is nothing to clean up.
+        os._exit(_stopped)
+    raise _Terminated(_stopped)
 
 
 def _worker_init(parent: int | None = None) -> None:
@@ -49,11 +63,19 @@ def _worker_init(parent: int | None = None) -> None:
 
 
 def _guarded(fn: Callable[[Any], Any], item: Any) -> Any:
+    global _in_run
+    _in_run = True
     try:
         return fn(item)
     except _Terminated as e:
         # Cleanup ran on the way out of fn; leave before taking another run.
         os._exit(e.code if isinstance(e.code, int) else 143)
+    finally:
+        _in_run = False
+        if _stopped:
+            # The run swallowed the SIGTERM's exception (cleanup code that
+            # catches everything): leave all the same.
+            os._exit(_stopped)
 
 
 def _how(exitcode: int) -> str:
