@@ -31,7 +31,8 @@ class WorkerDied(RuntimeError):
 
 
 class _Terminated(SystemExit):
-    """SIGTERM in a worker (a SystemExit, so an idle worker exits quietly)."""
+    """SIGTERM in a worker inside a run (a SystemExit: it unwinds the run's
+    cleanup, then `_guarded` exits)."""
 
 
 #: In a worker: whether it is inside a run (`_guarded`), and the exit
