@@ -599,3 +599,157 @@ def test_the_progress_bar_is_plain_ascii_under_no_color(monkeypatch):
     b.close()
     monkeypatch.setattr(sys, "stderr", open(os.devnull, "w"))
     assert progress.bar(total=10) is None
+
+
+# ---------------------------------------------------------------------------
+# A sweep's worker stopped (SIGTERM) at any instant of its run.
+
+def test_a_parquet_writer_whose_wake_up_a_signal_cut_off_still_writes_and_closes(tmp_path):
+    # SIGTERM raises in the worker's main thread wherever it is; inside
+    # queue.put after the job was queued and before the writer thread was
+    # woken, the thread slept for ever and close() waited on the full queue
+    # for ever: the worker hung until the sweep killed it, and its staging
+    # directory stayed in runs/ (1 sweep in 25 on a full disk under load).
+    import threading
+
+    from xrc.stream import BackgroundWriter
+
+    w = BackgroundWriter(depth=1)
+    time.sleep(0.2)  # the thread is asleep in get()
+    ran = []
+    q = w._jobs
+    with q.mutex:  # what put() has done when the signal cuts off its notify()
+        q._put(lambda: ran.append(1))
+        q.unfinished_tasks += 1
+    closer = threading.Thread(target=w.close, daemon=True)
+    closer.start()
+    closer.join(timeout=10)
+    assert not closer.is_alive(), "close() waits for ever on a writer that was not woken"
+    assert ran == [1]
+
+
+def test_map_parallel_returns_each_result_in_the_place_of_its_item():
+    from xrc.parallel import map_parallel
+
+    items = [-5, 4, -3, 2, -1, 0]
+    assert map_parallel(abs, items, 2) == [5, 4, 3, 2, 1, 0]
+
+
+class _Signalled(SystemExit):
+    """What a SIGTERM handler raises, wherever the worker is."""
+
+
+def test_a_run_stopped_while_removing_its_staging_directory_still_removes_all_of_it(tmp_path, monkeypatch):
+    # A sweep's worker stopped (SIGTERM) while removing its staging
+    # directory after a full disk left it half removed in runs/ (1 sweep
+    # in 40 on a full disk under load, after the writer fix above).
+    import errno
+
+    from xrc import stream
+    from xrc.runner import run_to_dir
+    from xrc.scenario import load_text
+
+    def full_disk(scenario, staging, **kw):
+        for i in range(5):
+            (staging / f"part{i}.parquet").write_bytes(b"x")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(stream, "stream_run", full_disk)
+    real_unlink, calls = os.unlink, []
+
+    def unlink_once_cut_off(*a, **kw):
+        calls.append(a)
+        if len(calls) == 2:
+            raise _Signalled(143)
+        return real_unlink(*a, **kw)
+
+    monkeypatch.setattr(os, "unlink", unlink_once_cut_off)
+    with pytest.raises(_Signalled):
+        run_to_dir(load_text(MINIMAL_CELL, base=tmp_path), tmp_path / "o", plots=False)
+    monkeypatch.undo()
+    assert len(calls) >= 2, "the signal was not simulated"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "a staging directory was left"
+
+
+def _run_killed_midway(spec, out_root):
+    """A sweep run whose worker is killed (as by the OOM killer) after its
+    staging directory was made and marked."""
+    from xrc import outdir
+
+    outdir.prepare(Path(out_root) / "runs" / spec.run_id, force=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_sweep_whose_worker_is_killed_midway_leaves_no_staging_directory(tmp_path, monkeypatch):
+    # The killed worker's staging directory stayed in runs/ until the
+    # next sweep to the same directory.
+    import xrc.sweep as sweep_mod
+
+    (tmp_path / "s.toml").write_text(MINIMAL_CELL)
+    (tmp_path / "sw.toml").write_text('scenario = "s.toml"\nseeds = 2\n')
+    monkeypatch.setattr(sweep_mod, "run_one", _run_killed_midway)   # the forked workers see it too
+    from xrc.parallel import WorkerDied
+
+    with pytest.raises(WorkerDied, match="killed by SIGKILL"):
+        sweep_mod.run_sweep(sweep_mod.load_sweep(tmp_path / "sw.toml"), tmp_path / "o", jobs=2, progress=False)
+    assert [p.name for p in (tmp_path / "o" / "runs").iterdir()] == []
+
+
+def _fail_on_one(x):
+    if x == 1:
+        raise ValueError("the run failed")
+    time.sleep(5)
+    return x
+
+
+def test_a_parallel_run_stopped_by_an_error_leaves_no_pool_thread_to_race_the_exit():
+    # The pool's manager thread was still closing its wake-up pipe when
+    # the interpreter exited; concurrent.futures then wrote to the closed
+    # pipe: "Exception ignored ... OSError: Bad file descriptor" on stderr.
+    import threading
+
+    from xrc.parallel import run_parallel
+
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match="the run failed"):
+        run_parallel(_fail_on_one, [1, 2, 3, 4], 2, lambda r: None)
+    assert time.monotonic() - t0 < 5, "it waited for the other runs"
+    left = [t for t in threading.enumerate() if type(t).__name__ == "_ExecutorManagerThread" and t.is_alive()]
+    assert not left
+
+
+def _swallow_a_sigterm():
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1.0)
+    except BaseException:
+        pass
+    return "went on"
+
+
+def _worker_that_swallows_a_sigterm(inside_a_run: bool) -> None:
+    from xrc import parallel
+
+    parallel._worker_init(None)
+    if inside_a_run:
+        parallel._guarded(lambda _: _swallow_a_sigterm(), None)
+    else:
+        _swallow_a_sigterm()   # as concurrent.futures does while handing a result back
+    os._exit(0)
+
+
+@pytest.mark.parametrize("inside_a_run", [True, False])
+def test_a_worker_given_sigterm_leaves_even_where_its_exception_is_caught(inside_a_run):
+    # concurrent.futures catches every exception while a worker hands a
+    # result back: a SIGTERM landing there (the parent died: SIGKILL) was
+    # sent back as a result and the worker took the next run, on and on
+    # (1 study in 6 left a worker running after its SIGKILL).
+    import multiprocessing
+
+    p = multiprocessing.get_context("fork").Process(target=_worker_that_swallows_a_sigterm, args=(inside_a_run,))
+    p.start()
+    p.join(timeout=20)
+    if p.is_alive():
+        p.kill()
+        p.join()
+    assert p.exitcode == 128 + signal.SIGTERM

@@ -237,6 +237,30 @@ def test_sigterm_stops_a_sweep_and_its_workers(tmp_path):
     assert not any((d / "summary.json").exists() for d in runs.iterdir())
 
 
+def test_a_sweep_whose_worker_is_killed_says_so_and_leaves_no_staging_directory(tmp_path):
+    # A worker killed from outside (as the out-of-memory killer does) was
+    # a traceback (BrokenProcessPool, exit 1), its staging directory left
+    # in runs/.
+    import psutil
+
+    proc, runs = _heavy_sweep(tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_staging(runs)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None and len(_staging(runs)) == 2, "the two workers did not start their runs"
+        psutil.Process(proc.pid).children()[0].kill()
+        _wait_or_kill(proc, 30, "a killed worker")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    err = (tmp_path / "err").read_text()
+    assert proc.returncode == 1 and "Traceback" not in err, err
+    assert "a worker process died" in err and "killed by SIGKILL" in err, err
+    assert _staging(runs) == []
+
+
 def test_a_sweeps_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
     # SIGKILL gives the sweep no chance to stop its workers; they went on
     # with their runs. Now each worker is armed to get SIGTERM when the
@@ -278,6 +302,38 @@ def test_ctrl_c_or_sigterm_stops_a_study_at_once_and_writes_no_report(sig, tmp_p
     assert not (tmp_path / "o").exists()
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)  # no worker left behind
+
+
+def test_a_studys_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
+    # The study ran its own process pool, whose workers were not armed to
+    # die with it: killed with SIGKILL, it left both running their runs.
+    import psutil
+
+    with open(tmp_path / "err", "wb") as err:
+        proc = subprocess.Popen([*XRC, "study", "nr", "--seeds", "40", "--jobs", "2", "--out", str(tmp_path / "o")],
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    try:
+        workers: list = []
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            try:
+                workers = psutil.Process(proc.pid).children()
+            except psutil.Error:
+                workers = []
+        assert proc.poll() is None and len(workers) == 2, ("the two workers did not start",
+                                                           (tmp_path / "err").read_text())
+        time.sleep(0.5)  # into their runs
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _group_alive(proc.pid)
+    for p in left:
+        p.kill()
+    assert not left, "a worker outlived the killed study"
 
 
 # ---------------------------------------------------------------------------
@@ -573,3 +629,29 @@ def test_the_cell_benchs_measured_run_dies_with_the_bench_even_before_the_bench_
         if alive:
             psutil.Process(child).kill()
         assert not alive, "the measured run outlived the bench"
+
+
+@pytest.mark.parametrize("cmd", [
+    ["run", "FIG1", "--set", "duration_s=0.2", "--no-plots", "--quiet"],
+    ["sweep", "SWEEP", "--quiet"],
+    ["reproduce", "--quick", "--jobs", "1", "--quiet"],
+    ["study", "nr", "--quick", "--jobs", "1"],
+    ["study", "roccet", "--quick", "--jobs", "1"],
+    ["plot", "RUN"],
+    ["fuzz", "--cases", "1", "--quiet"],
+])
+@pytest.mark.parametrize("below", ["sub", "sub/deeper"])
+def test_an_out_below_a_file_is_refused_naming_the_out_and_the_file(cmd, below, a_run, tmp_path):
+    # It said "File exists" (run, reproduce, fuzz) or "Not a directory"
+    # (sweep, study, plot) without saying which path was a file.
+    (tmp_path / "afile").write_text("mine")
+    sweep = _sweep(tmp_path, 'set = ["duration_s=0.2"]\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    out = tmp_path / "afile" / below
+    args = [{"FIG1": FIG1, "SWEEP": sweep, "RUN": a_run}.get(a, a) for a in cmd]
+    r = _xrc(*args, "--out", out, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert f"--out {str(out)!r}: {str(tmp_path / 'afile')!r} is a file" in r.stderr, r.stderr
+    assert r.stdout == "", "it ran anyway"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "afile").read_text() == "mine"

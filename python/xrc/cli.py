@@ -32,6 +32,7 @@ import json
 import os
 import sys
 
+from .parallel import WorkerDied
 from .scenario import ScenarioError, load
 
 
@@ -503,8 +504,13 @@ def _main(argv: list[str] | None = None) -> int:
             return _validate_linux(args, argv)
         if args.cmd == "plot":
             from .compare import plot_runs
+            from .outdir import OutputError
 
-            res = plot_runs(args.runs, args.out, labels=args.label)
+            try:
+                res = plot_runs(args.runs, args.out, labels=args.label)
+            except OutputError as e:
+                print(f"xrc: error: {e}", file=sys.stderr)
+                return 2
             for w in res["problems"]:
                 print(f"xrc: warning: figure: {w}", file=sys.stderr)
             print(f"{len(res['labels'])} runs: {'; '.join(res['labels'])}")
@@ -564,6 +570,9 @@ def _main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("xrc: interrupted", file=sys.stderr)
         return 130
+    except WorkerDied as e:
+        print(f"xrc: error: {e}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # The reader went away (`xrc validate --print | head`): stop quietly,
         # and keep the interpreter from failing to flush at exit.

@@ -130,7 +130,14 @@ def plot_runs(paths: list[str | Path], out: str | Path, labels: list[str] | None
     """Draws the comparison figures into `out`. Returns ``{"files",
     "labels", "problems"}`` (problems: :func:`xrc.plots.figure_problems`)."""
     from .api import read_run
+    from .outdir import OutputError, check_parents
 
+    out = Path(out)
+    # Checked before reading the runs (a file in the way failed only when
+    # the first figure was saved, as "Not a directory" or "File exists").
+    check_parents(out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {str(out)!r} exists and is not a directory")
     dirs, sweeps = expand(paths)
     runs = [read_run(d) for d in dirs]
     if labels is not None and len(labels) != len(runs):
@@ -140,8 +147,10 @@ def plot_runs(paths: list[str | Path], out: str | Path, labels: list[str] | None
         raise ScenarioError(f"--label: {', '.join(map(repr, twice))} given for more than one run; each run needs "
                             f"its own label")
     labels = labels or labels_of([r.scenario for r in runs], dirs)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
     files: list[str] = []
     problems: list[str] = []
 

@@ -1337,6 +1337,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"xrc: error: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
         return 2
     scen = Path(args.scenarios) if args.scenarios else None
+    from .outdir import OutputError, check_parents
+
+    try:
+        check_parents(Path(args.out))
+    except OutputError as e:
+        print(f"xrc: error: {e}", file=sys.stderr)
+        return 2
     try:
         rep = campaign(args.cases, args.seed, args.out, jobs=args.jobs, start=args.start, scenarios=scen,
                        run_fraction=args.run_fraction, case_timeout=args.case_timeout, max_rss_mb=args.max_rss_mb,

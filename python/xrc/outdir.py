@@ -102,6 +102,25 @@ def clean_stale_in(directory: Path, name: str | None = None) -> list[Path]:
     return removed
 
 
+def file_in_the_way(out: Path) -> Path | None:
+    """The nearest of `out`'s parents that exists, if it is not a directory
+    (a file where --out needs a directory): nothing can be made under it."""
+    for a in Path(out).parents:
+        if os.path.lexists(a):
+            return None if a.is_dir() else a
+    return None
+
+
+def check_parents(out: Path) -> None:
+    """Refuses an --out below a file (``afile/sub``) with a message naming
+    both; making it said only "File exists" or "Not a directory"."""
+    a = file_in_the_way(out)
+    if a is not None:
+        kind = "is a file" if a.is_file() else "exists and is not a directory"
+        raise OutputError(f"--out {str(out)!r}: {str(a)!r} {kind}, so nothing can be written under it; "
+                          f"choose another --out")
+
+
 def check(out: Path, force: bool, what: str = "run directory", *,
           ours: Callable[[Path], bool] | None = None, not_ours: str | None = None) -> None:
     """Refuses a destination that may not be written (see the module doc).
@@ -114,6 +133,7 @@ def check(out: Path, force: bool, what: str = "run directory", *,
         # Only a directory with a name of its own can be put in place.
         raise OutputError(f"--out {str(out)!r} names the current directory, one above it or the root; give the "
                           f"{what} a name of its own (e.g. runs/NAME)")
+    check_parents(out)
     try:
         if out.exists() and not out.is_dir():
             raise OutputError(f"--out {str(out)!r} exists and is not a directory")
@@ -149,9 +169,26 @@ def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
     except OSError as e:
         # A full disk can refuse the mark after the directory was made:
         # leave nothing behind.
-        shutil.rmtree(staging, ignore_errors=True)
+        discard(staging)
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
     return staging
+
+
+def discard(staging: Path) -> None:
+    """Removes a staging directory whole, even when an exception arrives in
+    the middle of it: a signal's, as SIGTERM raises wherever it finds the
+    process (a sweep stops its workers so; one stopped while cleaning up
+    after a full disk left its staging directory half removed in runs/).
+    The removal is finished first, then that exception goes on."""
+    pending: BaseException | None = None
+    for _ in range(3):
+        try:
+            shutil.rmtree(staging, ignore_errors=True)
+            break
+        except BaseException as e:
+            pending = pending or e
+    if pending is not None:
+        raise pending
 
 
 def _exchange(a: Path, b: Path) -> bool:

@@ -26,7 +26,6 @@ import hashlib
 import json
 import math
 import platform
-import shutil
 import subprocess
 import sys
 import time
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__, _core, progress as _progress, tomlw
-from .outdir import OutputError, commit, prepare
+from .outdir import OutputError, commit, discard, prepare
 from .results import columns_to_arrays, summarize
 from .scenario import Scenario, ScenarioError, load_text
 
@@ -231,10 +230,10 @@ def run_to_dir(scenario: Scenario, out: str | Path, *, force: bool = False, plot
             run.close()
         commit(staging, out)
     except OSError as e:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard(staging)
         raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the run directory'}: "
                           f"{e.strerror or e}") from None
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard(staging)
         raise
     return summary

@@ -52,6 +52,10 @@ DRAIN_ROWS = 1 << 18
 SMALL_TABLES = ("flows", "ues", "chunks")
 
 
+#: How often the writer thread looks for a job it was not woken for.
+_WAKE_S = 0.1
+
+
 class BackgroundWriter:
     """Runs write jobs in order on one thread, so that compressing Parquet
     overlaps with the core running events (both release the GIL). At most
@@ -67,7 +71,16 @@ class BackgroundWriter:
 
     def _loop(self) -> None:
         while True:
-            job = self._jobs.get()
+            try:
+                # Not a plain get(): a SIGTERM in the caller's thread (a
+                # sweep's worker being stopped) can raise inside put() after
+                # the job is queued but before this thread is woken; a get()
+                # without a timeout then sleeps for ever, and the caller's
+                # close() waits on the full queue for ever with it (the
+                # worker was killed and its staging directory left behind).
+                job = self._jobs.get(timeout=_WAKE_S)
+            except queue.Empty:
+                continue
             if job is None:
                 return
             if self._error is None:

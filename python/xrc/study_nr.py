@@ -28,7 +28,6 @@ import json
 import os
 import tomllib
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from . import bundled
-from .outdir import OutputError
+from .outdir import OutputError, check_parents
+from .parallel import map_parallel
 from .results import summarize
 from .runner import simulate
 from .scenario import from_dict, load
@@ -208,6 +208,7 @@ def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
         yield None
         return
     out = Path(out)
+    check_parents(out)
     try:
         if out.exists() and not out.is_dir():
             raise OutputError(f"--out {str(out)!r} exists and is not a directory")
@@ -257,8 +258,9 @@ def study(out: str | Path | None, seeds: int = 3, quick: bool = False, jobs: int
         if jobs == 1:
             runs = [_run(a) for a in todo]
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as ex:
-                runs = list(ex.map(_run, todo))
+            # Not a plain ProcessPoolExecutor: its workers went on running
+            # when the study was killed (SIGKILL).
+            runs = map_parallel(_run, todo, jobs)
         text = report(runs)
         if out is not None:
             write_files(out, {"report.md": text, "runs.json": json.dumps(runs, indent=1)})

@@ -39,13 +39,13 @@ under TDD against FDD) and its report has different rows.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import bundled
+from .parallel import map_parallel
 from .results import summarize
 from .runner import simulate
 from .scenario import load
@@ -150,8 +150,9 @@ def study(out: str | Path | None, seeds: int = 5, quick: bool = False, jobs: int
         if jobs == 1:
             runs = [_run(a) for a in todo]
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as ex:
-                runs = list(ex.map(_run, todo))
+            # Not a plain ProcessPoolExecutor: its workers went on running
+            # when the study was killed (SIGKILL).
+            runs = map_parallel(_run, todo, jobs)
         command = "xrc study roccet " + ("--quick" if quick else f"--seeds {seeds}")
         text = report(runs, command)
         if out is not None:

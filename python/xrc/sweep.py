@@ -64,7 +64,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _core, progress as _progress, tomlw
-from .outdir import OutputError, clean_stale_in
+from .outdir import OutputError, check_parents, clean_stale_in
 from .scenario import Scenario, ScenarioError, load, parse_value
 
 
@@ -326,6 +326,7 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ScenarioError(f"--jobs must be at least 1, got {jobs}")
     out = Path(out)
+    check_parents(out)
     try:
         # A sweep directory holds runs/ (sweep.json once merged; the Python
         # API writes base.scenario.json first). Anything else is not
@@ -358,7 +359,18 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
             else:
                 from .parallel import run_parallel
 
-                run_parallel(functools.partial(run_one, out_root=str(out)), todo, workers, done)
+                try:
+                    run_parallel(functools.partial(run_one, out_root=str(out)), todo, workers, done)
+                except BaseException:
+                    # The workers are stopped now; one stopped (or killed)
+                    # before its run's cleanup had finished left its
+                    # staging directory, which is removed here rather
+                    # than by the next sweep.
+                    try:
+                        clean_stale_in(out / "runs")
+                    except OSError:
+                        pass
+                    raise
         elif engine == "dask":
             from dask.distributed import Client, LocalCluster, as_completed as dask_completed
 

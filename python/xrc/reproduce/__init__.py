@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__, _core, progress as _progress
-from ..outdir import OutputError, check, commit, prepare
+from ..outdir import OutputError, check, commit, discard, prepare
 from .experiments import points, run_point, trace_files, variant_point
 
 #: The improved XRC whose claims the report shows beside the paper's `xrc`.
@@ -198,9 +197,9 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
         (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
         commit(staging, out)
     except OSError as e:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard(staging)
         raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the report'}: {e.strerror or e}") from None
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        discard(staging)
         raise
     return {"claims": claims, "meta": meta}
