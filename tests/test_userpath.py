@@ -639,6 +639,7 @@ def test_the_cell_benchs_measured_run_dies_with_the_bench_even_before_the_bench_
     ["study", "roccet", "--quick", "--jobs", "1"],
     ["plot", "RUN"],
     ["fuzz", "--cases", "1", "--quiet"],
+    ["schema"],
 ])
 @pytest.mark.parametrize("below", ["sub", "sub/deeper"])
 def test_an_out_below_a_file_is_refused_naming_the_out_and_the_file(cmd, below, a_run, tmp_path):

@@ -523,6 +523,13 @@ def _main(argv: list[str] | None = None) -> int:
             if args.out:
                 from pathlib import Path
 
+                from .outdir import OutputError, check_parents
+
+                try:
+                    check_parents(Path(args.out))
+                except OutputError as e:
+                    print(f"xrc: error: {e}", file=sys.stderr)
+                    return 2
                 Path(args.out).write_text(text)
             else:
                 sys.stdout.write(text)
