@@ -218,6 +218,18 @@ def _group_alive(pgid: int) -> list:
     return out
 
 
+def _outlived(pgid: int, within: float = 10.0) -> list:
+    """Waits up to `within` s for group `pgid` to be gone, then kills what is
+    left of it (so no test leaves a process behind) and returns it."""
+    deadline = time.monotonic() + within
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = _group_alive(pgid)
+    for p in left:
+        p.kill()
+    return left
+
+
 def test_sigterm_stops_a_sweep_and_its_workers(tmp_path):
     # The workers were orphaned: they went on running their runs after
     # the sweep had exited.
@@ -272,13 +284,7 @@ def test_a_sweeps_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
     assert proc.poll() is None and len(_staging(runs)) == 2, "the two workers did not start their runs"
     proc.kill()
     proc.wait()
-    deadline = time.monotonic() + 10
-    while _group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = _group_alive(proc.pid)
-    for p in left:
-        p.kill()
-    assert not left, "a worker outlived the killed sweep"
+    assert not _outlived(proc.pid), "a worker outlived the killed sweep"
     assert _staging(runs) == [], "a worker left its staging directory"
 
 
@@ -327,13 +333,7 @@ def test_a_studys_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 10
-    while _group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    left = _group_alive(proc.pid)
-    for p in left:
-        p.kill()
-    assert not left, "a worker outlived the killed study"
+    assert not _outlived(proc.pid), "a worker outlived the killed study"
 
 
 # ---------------------------------------------------------------------------
@@ -462,11 +462,7 @@ def test_sigterm_stops_the_cell_bench_and_its_measuring_process(tmp_path):
 
     _terminate_when(proc, lambda: bool(child()))
     assert proc.returncode == 128 + signal.SIGTERM, (tmp_path / "err").read_text()
-    time.sleep(0.5)
-    left = _group_alive(proc.pid)
-    for p in left:
-        p.kill()
-    assert not left, "the measured run outlived the bench"
+    assert not _outlived(proc.pid, within=0.5), "the measured run outlived the bench"
 
 
 @pytest.fixture(scope="module")

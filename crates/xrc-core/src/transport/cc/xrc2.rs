@@ -782,10 +782,9 @@ mod tests {
         assert_eq!(paper.x.pacing_rate(), None);
     }
 
-    #[test]
-    fn a_capacity_drop_shrinks_the_window_on_the_next_ack() {
-        let mut h = Harness::new(new(Config::default()));
-        h.rounds(4, clean(Some(0)));
+    /// One more ACK carrying the agent's rate and HoL (no air delay), with
+    /// nothing acknowledged.
+    fn feedback(h: &mut Harness, rate_bps: u64, hol: SimDuration) {
         let c = ConnView {
             now: h.now,
             mss: MSS,
@@ -793,8 +792,15 @@ mod tests {
             snd_nxt: h.seq,
             ..ConnView::default()
         };
-        let fb = Feedback::Xrc(XrcOption::quantized(6 * MBPS, ms(3)).with_air(SimDuration::ZERO));
+        let fb = Feedback::Xrc(XrcOption::quantized(rate_bps, hol).with_air(SimDuration::ZERO));
         h.x.on_feedback(h.now, &mut h.w, &c, &fb);
+    }
+
+    #[test]
+    fn a_capacity_drop_shrinks_the_window_on_the_next_ack() {
+        let mut h = Harness::new(new(Config::default()));
+        h.rounds(4, clean(Some(0)));
+        feedback(&mut h, 6 * MBPS, ms(3));
         // 6 Mbit/s · (38 + 30) ms / 1500 bytes = 34 segments.
         assert_eq!(h.w.cwnd, 34);
     }
@@ -1104,15 +1110,7 @@ mod tests {
                     ..clean(Some(0))
                 },
             );
-            let c = ConnView {
-                now: h.now,
-                mss: MSS,
-                snd_una: h.seq,
-                snd_nxt: h.seq,
-                ..ConnView::default()
-            };
-            let fb = Feedback::Xrc(XrcOption::quantized(30 * MBPS, ms(40)).with_air(SimDuration::ZERO));
-            h.x.on_feedback(h.now, &mut h.w, &c, &fb);
+            feedback(&mut h, 30 * MBPS, ms(40));
             h.x.pacing_rate().unwrap().bps()
         };
         let rate = 30 * MBPS * 1448 / 1500;
