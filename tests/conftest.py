@@ -1,14 +1,46 @@
-"""Shared fixtures: paths and a tiny scenario builder."""
+"""Shared fixtures: paths, a tiny scenario builder, a script loader and a
+small disk."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import os
+import subprocess
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 SHARED = ROOT.parent / "shared"
+
+
+def load_script(name: str) -> ModuleType:
+    """``scripts/NAME.py`` as a module (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@contextlib.contextmanager
+def small_tmpfs(where: Path, size: str):
+    """A tmpfs of `size` (``96k``, ``2m``) mounted at `where`/disk, unmounted
+    on every exit path; skips the test without root or where it cannot be
+    mounted."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = where / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)],
+                      capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
 
 MINIMAL_CELL = """
 name = "minimal"

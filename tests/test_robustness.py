@@ -21,7 +21,7 @@ import pytest
 
 from xrc.cli import main
 
-from .conftest import MINIMAL_CELL, SCENARIOS
+from .conftest import MINIMAL_CELL, SCENARIOS, small_tmpfs
 
 XRC = [sys.executable, "-m", "xrc.cli"]
 
@@ -189,20 +189,12 @@ def test_an_unwritable_out_is_a_message(write_scenario):
 
 
 def test_a_full_disk_is_a_message_and_leaves_nothing_behind(write_scenario, tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(disk)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+    with small_tmpfs(tmp_path, "96k") as disk:
         p = write_scenario(MINIMAL_CELL)
         r = _xrc("run", p, "--out", disk / "run", "--quiet", "--set", "duration_s=20")
         _no_traceback(r)
         assert r.returncode == 2 and "No space left" in r.stderr, r.stderr
         assert list(disk.iterdir()) == []
-    finally:
-        subprocess.run(["umount", str(disk)], check=False)
 
 
 def test_a_closed_output_pipe_is_not_a_traceback(tmp_path):

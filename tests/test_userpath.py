@@ -20,7 +20,7 @@ from xrc.cli import main
 from xrc.scenario import ScenarioError
 from xrc.sweep import load_sweep
 
-from .conftest import SCENARIOS
+from .conftest import SCENARIOS, small_tmpfs
 from .test_robustness import HEAVY
 
 FIG1 = SCENARIOS / "paper" / "fig1-time-varying.toml"
@@ -341,16 +341,8 @@ def test_a_studys_workers_die_with_it_even_when_it_is_killed_outright(tmp_path):
 
 @pytest.fixture
 def small_disk(tmp_path):
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+    with small_tmpfs(tmp_path, "2m") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=False)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -3,21 +3,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from xrc import bundled
 
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import load_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("xrc2_idle", ROOT / "scripts" / "xrc2_idle.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("xrc2_idle")
 
 
 @pytest.fixture(scope="module")

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
+from .conftest import load_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("xrc2_window", ROOT / "scripts" / "xrc2_window.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("xrc2_window")
 
 
 def test_xrc2_values_keep_switches_as_booleans_and_counts_as_integers():
