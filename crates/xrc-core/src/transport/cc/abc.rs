@@ -83,7 +83,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::cubic::{self, Cubic};
-use super::registry::CcConfig;
+use super::CcConfig;
 use super::{
     AckSample, CaEvent, CaState, CongestionControl, ConnView, Feedback, RateSample, Signals, Window, INFINITE_SSTHRESH,
 };
@@ -121,6 +121,10 @@ impl Default for Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Abc::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         crate::transport::check_window_segments("min_cwnd", self.min_cwnd)?;
         if !(self.pacing_gain.is_finite() && self.pacing_gain > 0.0) {
@@ -380,7 +384,7 @@ impl CongestionControl for Abc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u32 = 1448;
 

@@ -160,7 +160,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::registry::CcConfig;
+use super::CcConfig;
 use super::{CaEvent, CaState, CongestionControl, ConnView, RateSample, Window, INFINITE_SSTHRESH};
 use crate::net::packet::TCP_IP_HEADER_BYTES;
 use crate::units::{BitRate, SimDuration, SimTime};
@@ -231,6 +231,10 @@ impl Default for Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Copa::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         let positive = |name: &str, v: f64| {
             if v.is_finite() && v > 0.0 {

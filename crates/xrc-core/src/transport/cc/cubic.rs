@@ -275,7 +275,11 @@ impl Default for Config {
     }
 }
 
-impl super::registry::CcConfig for Config {
+impl super::CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Cubic::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         if self.beta == 0 || self.beta >= BETA_SCALE {
             return Err(format!("beta must be in 1..=1023 (units of 1/1024), got {}", self.beta));
@@ -849,7 +853,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u64 = 1448;
 

@@ -150,7 +150,11 @@ impl Default for Config {
 /// `alpha_max` above this would clamp RTT samples below one second.
 const ALPHA_MAX_LIMIT: u32 = u32::MAX / 1_000_000;
 
-impl super::registry::CcConfig for Config {
+impl super::CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Illinois::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         if self.alpha_min == 0 || self.alpha_min > self.alpha_max {
             return Err(format!(
@@ -499,7 +503,7 @@ impl CongestionControl for Illinois {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u64 = 1448;
 

@@ -1,7 +1,8 @@
-//! The congestion-control interface. This file holds only the trait and the
-//! types its hooks exchange; the shared Reno helpers live in [`helpers`],
-//! the algorithms one per module, and the name → constructor table in
-//! [`registry`].
+//! The congestion-control interface. This file holds only the two traits
+//! (the controller, [`CongestionControl`], and its configuration, the
+//! factory that builds it, [`CcConfig`]) and the types the hooks exchange;
+//! the shared Reno helpers live in [`helpers`], the algorithms one per
+//! module, and the list of names in [`registry`].
 //!
 //! The hooks follow Linux's `struct tcp_congestion_ops`
 //! (`include/net/tcp.h`, `net/ipv4/tcp_cong.c`), because every loss- and
@@ -61,6 +62,9 @@ pub mod vegas;
 pub mod veno;
 pub mod xrc;
 pub mod xrc2;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 use crate::net::XrcOption;
 use crate::units::{BitRate, SimDuration, SimTime};
@@ -333,6 +337,22 @@ pub struct Signals {
     /// [`Feedback::Departure`] ahead of each delivery opportunity that is
     /// the flow's.
     pub oracle_schedule: bool,
+}
+
+/// An algorithm's configuration: the scenario's `[flows.cc_params]` table
+/// for it (unknown keys rejected by serde), `Default` carrying the
+/// reference values, and the factory of its controller (quinn's
+/// `ControllerFactory`).
+pub trait CcConfig: DeserializeOwned + Serialize + Default {
+    /// Rejects impossible parameter values, naming the parameter.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The controller for one connection. `stream` is a draw from the
+    /// flow's named stream of the master seed; randomized controllers (BBR,
+    /// BBRv3) take their randomness from it, the others ignore it.
+    fn build(self, stream: u64) -> Box<dyn CongestionControl>;
 }
 
 /// One congestion-control algorithm for one connection.

@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cubic::{self, Cubic};
 use super::natcp::{self, Report};
-use super::registry::CcConfig;
+use super::CcConfig;
 use super::{
     AckFlags, AckSample, CaEvent, CaState, CongestionControl, ConnView, Feedback, RateSample, Signals, Window,
 };
@@ -81,6 +81,10 @@ impl Default for Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(NaCubic::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         natcp::validate_common(self.alpha, self.feedback_timeout_ms, self.min_cwnd)?;
         self.cubic.validate().map_err(|e| format!("cubic.{e}"))
@@ -259,7 +263,7 @@ impl CongestionControl for NaCubic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u32 = 1448;
 

@@ -89,7 +89,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::cubic::{self, Cubic};
-use super::registry::CcConfig;
+use super::CcConfig;
 use super::{
     AckFlags, AckSample, CaEvent, CaState, CongestionControl, ConnView, Feedback, RateSample, Signals, Window,
 };
@@ -127,6 +127,10 @@ impl Default for Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Natcp::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         validate_common(self.alpha, self.feedback_timeout_ms, self.min_cwnd)?;
         if !(self.pacing_gain.is_finite() && self.pacing_gain > 0.0) {
@@ -353,7 +357,7 @@ impl CongestionControl for Natcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u32 = 1448;
 

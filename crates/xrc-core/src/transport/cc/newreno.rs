@@ -21,7 +21,11 @@ use crate::units::SimTime;
 #[serde(default, deny_unknown_fields)]
 pub struct Config {}
 
-impl super::registry::CcConfig for Config {}
+impl super::CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(NewReno::new(self))
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct NewReno;

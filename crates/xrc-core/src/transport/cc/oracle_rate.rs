@@ -63,7 +63,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::helpers::reno_ssthresh;
-use super::registry::CcConfig;
+use super::CcConfig;
 use super::{CongestionControl, ConnView, Feedback, RateSample, Signals, Window};
 use crate::net::packet::TCP_IP_HEADER_BYTES;
 use crate::units::{BitRate, SimDuration, SimTime};
@@ -88,6 +88,10 @@ impl Default for Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Oracle::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         crate::units::check_duration_ms("allowance_ms", self.allowance_ms, true)?;
         crate::transport::check_window_segments("min_cwnd", self.min_cwnd)?;
@@ -211,7 +215,7 @@ impl CongestionControl for Oracle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
 
     fn view() -> ConnView {
         ConnView {

@@ -101,7 +101,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::helpers::{reno_cong_avoid, reno_ssthresh};
-use super::registry::CcConfig;
+use super::CcConfig;
 use super::{AckSample, CongestionControl, ConnView, Feedback, RateSample, Signals, Window};
 use crate::net::packet::TCP_IP_HEADER_BYTES;
 use crate::units::{BitRate, SimDuration, SimTime};
@@ -145,6 +145,10 @@ impl Default for Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Pbe::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         crate::units::check_duration_ms("headroom_ms", self.headroom_ms, true)?;
         crate::units::check_range(
@@ -449,7 +453,7 @@ impl CongestionControl for Pbe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u64 = 1448;
     const WIRE: f64 = 1500.0;

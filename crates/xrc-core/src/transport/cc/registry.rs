@@ -1,35 +1,88 @@
-//! Scheme name → constructor. Adding an algorithm is one module plus one
-//! line here.
+//! Scheme name → configuration type. Adding an algorithm is one module
+//! (its controller and its [`CcConfig`], which builds it) plus one line in
+//! [`REGISTRY`].
 //!
 //! Every algorithm has a `Config` that deserializes from the scenario's
 //! parameter table for that scheme (unknown keys rejected) and whose
 //! `Default` carries the reference values.
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
+use super::{CcConfig, CongestionControl};
 
-use super::CongestionControl;
+/// A built controller, or the message naming what was wrong.
+type Built = Result<Box<dyn CongestionControl>, String>;
 
-/// The names scenarios may use in `cc = "..."`.
-pub const SCHEMES: &[&str] = &[
-    "newreno",
-    "cubic",
-    "xrc",
-    "illinois",
-    "veno",
-    "vegas",
-    "copa",
-    "abc",
-    "pbe",
-    "natcp",
-    "nacubic",
-    "oracle",
-    "bbr",
-    "bbr3",
-    "roccet",
-    "oracle-rate",
-    "xrc2",
+/// One scheme: its name in `cc = "..."` and what its `Config` type does,
+/// as functions (so the list is a table, not three matches to keep in step).
+pub struct Scheme {
+    /// The name scenarios use.
+    pub name: &'static str,
+    build: fn(&serde_json::Value, u64) -> Built,
+    resolve: fn(&serde_json::Value) -> Result<serde_json::Value, String>,
+    #[cfg(feature = "schema")]
+    schema: fn() -> schemars::Schema,
+}
+
+#[cfg(feature = "schema")]
+macro_rules! scheme {
+    ($name:literal, $cfg:ty) => {
+        Scheme {
+            name: $name,
+            build: build_with::<$cfg>,
+            resolve: roundtrip::<$cfg>,
+            schema: schema_of::<$cfg>,
+        }
+    };
+}
+
+#[cfg(not(feature = "schema"))]
+macro_rules! scheme {
+    ($name:literal, $cfg:ty) => {
+        Scheme {
+            name: $name,
+            build: build_with::<$cfg>,
+            resolve: roundtrip::<$cfg>,
+        }
+    };
+}
+
+/// Every scheme, in the order `xrc list`, the schema and the sweeps show
+/// them.
+pub const REGISTRY: &[Scheme] = &[
+    scheme!("newreno", super::newreno::Config),
+    scheme!("cubic", super::cubic::Config),
+    scheme!("xrc", super::xrc::Config),
+    scheme!("illinois", super::illinois::Config),
+    scheme!("veno", super::veno::Config),
+    scheme!("vegas", super::vegas::Config),
+    scheme!("copa", super::copa::Config),
+    scheme!("abc", super::abc::Config),
+    scheme!("pbe", super::pbe::Config),
+    scheme!("natcp", super::natcp::Config),
+    scheme!("nacubic", super::nacubic::Config),
+    scheme!("oracle", super::oracle::Config),
+    scheme!("bbr", super::bbr::v1::Config),
+    scheme!("bbr3", super::bbr::v3::Config),
+    scheme!("roccet", super::roccet::Config),
+    scheme!("oracle-rate", super::oracle_rate::Config),
+    scheme!("xrc2", super::xrc2::Config),
 ];
+
+/// The names scenarios may use in `cc = "..."`, in [`REGISTRY`] order.
+pub const SCHEMES: &[&str] = &NAMES;
+
+const NAMES: [&str; REGISTRY.len()] = {
+    let mut names = [""; REGISTRY.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = REGISTRY[i].name;
+        i += 1;
+    }
+    names
+};
+
+fn find(name: &str) -> Result<&'static Scheme, String> {
+    REGISTRY.iter().find(|s| s.name == name).ok_or_else(|| unknown(name))
+}
 
 /// Builds a controller from its name and parameter table. Errors name the
 /// offending parameter. Randomized controllers start their stream at 0
@@ -42,50 +95,12 @@ pub fn build(name: &str, params: &serde_json::Value) -> Result<Box<dyn Congestio
 /// named stream of the master seed, where randomized controllers (BBR,
 /// BBRv3) take their randomness.
 pub fn build_seeded(name: &str, params: &serde_json::Value, stream: u64) -> Result<Box<dyn CongestionControl>, String> {
-    Ok(match name {
-        "newreno" => Box::new(super::newreno::NewReno::new(parse(params)?)),
-        "cubic" => Box::new(super::cubic::Cubic::new(parse(params)?)),
-        "xrc" => Box::new(super::xrc::Xrc::new(parse(params)?)),
-        "illinois" => Box::new(super::illinois::Illinois::new(parse(params)?)),
-        "veno" => Box::new(super::veno::Veno::new(parse(params)?)),
-        "vegas" => Box::new(super::vegas::Vegas::new(parse(params)?)),
-        "copa" => Box::new(super::copa::Copa::new(parse(params)?)),
-        "abc" => Box::new(super::abc::Abc::new(parse(params)?)),
-        "pbe" => Box::new(super::pbe::Pbe::new(parse(params)?)),
-        "natcp" => Box::new(super::natcp::Natcp::new(parse(params)?)),
-        "nacubic" => Box::new(super::nacubic::NaCubic::new(parse(params)?)),
-        "oracle" => Box::new(super::oracle::Oracle::new(parse(params)?)),
-        "oracle-rate" => Box::new(super::oracle_rate::Oracle::new(parse(params)?)),
-        "bbr" => Box::new(super::bbr::v1::Bbr::seeded(parse(params)?, stream)),
-        "bbr3" => Box::new(super::bbr::v3::Bbr3::seeded(parse(params)?, stream)),
-        "roccet" => Box::new(super::roccet::Roccet::new(parse(params)?)),
-        "xrc2" => Box::new(super::xrc2::new(parse(params)?)),
-        other => return Err(unknown(other)),
-    })
+    (find(name)?.build)(params, stream)
 }
 
 /// The fully resolved parameters (defaults filled in) for a scheme.
 pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Value, String> {
-    match name {
-        "newreno" => roundtrip::<super::newreno::Config>(params),
-        "cubic" => roundtrip::<super::cubic::Config>(params),
-        "xrc" => roundtrip::<super::xrc::Config>(params),
-        "illinois" => roundtrip::<super::illinois::Config>(params),
-        "veno" => roundtrip::<super::veno::Config>(params),
-        "vegas" => roundtrip::<super::vegas::Config>(params),
-        "copa" => roundtrip::<super::copa::Config>(params),
-        "abc" => roundtrip::<super::abc::Config>(params),
-        "pbe" => roundtrip::<super::pbe::Config>(params),
-        "natcp" => roundtrip::<super::natcp::Config>(params),
-        "nacubic" => roundtrip::<super::nacubic::Config>(params),
-        "oracle" => roundtrip::<super::oracle::Config>(params),
-        "oracle-rate" => roundtrip::<super::oracle_rate::Config>(params),
-        "bbr" => roundtrip::<super::bbr::v1::Config>(params),
-        "bbr3" => roundtrip::<super::bbr::v3::Config>(params),
-        "roccet" => roundtrip::<super::roccet::Config>(params),
-        "xrc2" => roundtrip::<super::xrc2::Config>(params),
-        other => Err(unknown(other)),
-    }
+    (find(name)?.resolve)(params)
 }
 
 /// The JSON Schema of a scheme's parameter table (field names, types,
@@ -93,39 +108,20 @@ pub fn resolve(name: &str, params: &serde_json::Value) -> Result<serde_json::Val
 /// name.
 #[cfg(feature = "schema")]
 pub fn schema(name: &str) -> Option<schemars::Schema> {
-    use schemars::schema_for;
-    Some(match name {
-        "newreno" => schema_for!(super::newreno::Config),
-        "cubic" => schema_for!(super::cubic::Config),
-        "xrc" => schema_for!(super::xrc::Config),
-        "illinois" => schema_for!(super::illinois::Config),
-        "veno" => schema_for!(super::veno::Config),
-        "vegas" => schema_for!(super::vegas::Config),
-        "copa" => schema_for!(super::copa::Config),
-        "abc" => schema_for!(super::abc::Config),
-        "pbe" => schema_for!(super::pbe::Config),
-        "natcp" => schema_for!(super::natcp::Config),
-        "nacubic" => schema_for!(super::nacubic::Config),
-        "oracle" => schema_for!(super::oracle::Config),
-        "oracle-rate" => schema_for!(super::oracle_rate::Config),
-        "bbr" => schema_for!(super::bbr::v1::Config),
-        "bbr3" => schema_for!(super::bbr::v3::Config),
-        "roccet" => schema_for!(super::roccet::Config),
-        "xrc2" => schema_for!(super::xrc2::Config),
-        _ => return None,
-    })
+    find(name).ok().map(|s| (s.schema)())
 }
 
 fn unknown(name: &str) -> String {
     format!("unknown congestion control {name:?}; known: {}", SCHEMES.join(", "))
 }
 
-/// What every algorithm's `Config` provides.
-pub trait CcConfig: DeserializeOwned + Serialize + Default {
-    /// Rejects impossible parameter values, naming the parameter.
-    fn validate(&self) -> Result<(), String> {
-        Ok(())
-    }
+fn build_with<T: CcConfig>(params: &serde_json::Value, stream: u64) -> Built {
+    Ok(parse::<T>(params)?.build(stream))
+}
+
+#[cfg(feature = "schema")]
+fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::schema_for!(T)
 }
 
 fn parse<T: CcConfig>(params: &serde_json::Value) -> Result<T, String> {
@@ -150,4 +146,38 @@ fn parse<T: CcConfig>(params: &serde_json::Value) -> Result<T, String> {
 fn roundtrip<T: CcConfig>(params: &serde_json::Value) -> Result<serde_json::Value, String> {
     let cfg: T = parse(params)?;
     serde_json::to_value(cfg).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_name_builds_a_controller_that_answers_to_it() {
+        for &name in SCHEMES {
+            let cc = build(name, &serde_json::Value::Null).expect("defaults build");
+            assert_eq!(cc.name(), name);
+            assert!(resolve(name, &serde_json::Value::Null).unwrap().is_object(), "{name}");
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_an_unknown_one_lists_them_all() {
+        let mut seen = std::collections::BTreeSet::new();
+        assert!(SCHEMES.iter().all(|n| seen.insert(*n)), "{SCHEMES:?}");
+        let e = build("fastest", &serde_json::Value::Null).err().expect("unknown");
+        assert!(
+            e.contains("\"fastest\"") && SCHEMES.iter().all(|n| e.contains(n)),
+            "{e}"
+        );
+        assert_eq!(resolve("fastest", &serde_json::Value::Null).unwrap_err(), e);
+    }
+
+    #[test]
+    fn a_bad_parameter_is_refused_by_build_and_resolve_alike_naming_it() {
+        let p = serde_json::json!({"beta": 2.0});
+        let b = build("cubic", &p).err().expect("refused");
+        assert_eq!(resolve("cubic", &p).unwrap_err(), b);
+        assert!(b.contains("beta"), "{b}");
+    }
 }

@@ -223,7 +223,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cubic::{self, Cubic};
 use super::helpers::slow_start;
-use super::registry::CcConfig;
+use super::CcConfig;
 use super::{AckFlags, AckSample, CaEvent, CaState, CongestionControl, ConnView, Window, INFINITE_SSTHRESH};
 use crate::units::{SimDuration, SimTime};
 
@@ -313,6 +313,10 @@ impl Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Roccet::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         if self.sr_rtt_upper_bound > i32::MAX as u32 {
             return Err(format!(

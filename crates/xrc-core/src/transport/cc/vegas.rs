@@ -124,7 +124,11 @@ impl Default for Config {
     }
 }
 
-impl super::registry::CcConfig for Config {
+impl super::CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Vegas::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         let max = i32::MAX as u32;
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta), ("gamma", self.gamma)] {
@@ -434,8 +438,8 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
     use crate::transport::cc::INFINITE_SSTHRESH;
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u64 = 1448;
 

@@ -112,7 +112,11 @@ impl Default for Config {
     }
 }
 
-impl super::registry::CcConfig for Config {
+impl super::CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Veno::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         let max = (i32::MAX as u32) >> V_PARAM_SHIFT;
         if self.beta == 0 || self.beta > max {
@@ -381,8 +385,8 @@ impl CongestionControl for Veno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
     use crate::transport::cc::INFINITE_SSTHRESH;
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u64 = 1448;
 

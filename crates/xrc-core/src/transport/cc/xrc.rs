@@ -71,7 +71,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::helpers::{cong_avoid_ai, reno_cong_avoid, reno_ssthresh};
-use super::registry::CcConfig;
+use super::CcConfig;
 use super::{AckSample, CaState, CongestionControl, ConnView, Feedback, Signals, Window};
 use crate::units::{SimDuration, SimTime};
 
@@ -108,6 +108,10 @@ impl Default for Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(Xrc::new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         let pos = |n: &str, v: f64| {
             if v.is_finite() && v > 0.0 {

@@ -269,8 +269,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::registry::CcConfig;
 use super::xrc::{self, Xrc};
+use super::CcConfig;
 use crate::net::packet::TCP_IP_HEADER_BYTES;
 use crate::units::{check_range, BitRate, SimDuration};
 
@@ -354,6 +354,10 @@ impl Default for Config {
 }
 
 impl CcConfig for Config {
+    fn build(self, _stream: u64) -> Box<dyn super::CongestionControl> {
+        Box::new(new(self))
+    }
+
     fn validate(&self) -> Result<(), String> {
         self.paper().validate()?;
         // A target beyond the budget would aim at a queue the budget forbids.

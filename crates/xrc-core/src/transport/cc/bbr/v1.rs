@@ -356,7 +356,11 @@ impl Default for Config {
     }
 }
 
-impl crate::transport::cc::registry::CcConfig for Config {
+impl crate::transport::cc::CcConfig for Config {
+    fn build(self, stream: u64) -> Box<dyn crate::transport::cc::CongestionControl> {
+        Box::new(Bbr::seeded(self, stream))
+    }
+
     fn validate(&self) -> Result<(), String> {
         check_hz(self.hz)?;
         let range = check_range;
@@ -1223,7 +1227,7 @@ impl CongestionControl for Bbr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
 
     const MSS: u32 = 1448;
 

@@ -295,7 +295,11 @@ impl Default for Config {
     }
 }
 
-impl crate::transport::cc::registry::CcConfig for Config {
+impl crate::transport::cc::CcConfig for Config {
+    fn build(self, stream: u64) -> Box<dyn crate::transport::cc::CongestionControl> {
+        Box::new(Bbr3::seeded(self, stream))
+    }
+
     fn validate(&self) -> Result<(), String> {
         check_hz(self.hz)?;
         let range = check_range;
@@ -1507,7 +1511,7 @@ impl CongestionControl for Bbr3 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::cc::registry::{self, CcConfig};
+    use crate::transport::cc::{registry, CcConfig};
     use std::collections::VecDeque;
 
     const MSS: u32 = 1448;
