@@ -18,12 +18,14 @@ it was when the reference was stored. Every case is simulated again here
   ``xrc validate-linux --resim data/linux-reference --out data/linux-reference --force``
   and says why in its commit.
 
-The cellular cases read the traces in ``../shared/traces/``; without them
-those cases are skipped, saying so.
+The cellular cases run on the first 65 s of their traces, shipped in
+``data/linux-reference/trace-slices/`` (see its README), so they run in any clone;
+where ``../shared/traces/`` exists, the slices are checked against it.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -32,6 +34,9 @@ import pytest
 from xrc.emulation import linuxref
 
 REF = Path(__file__).resolve().parents[1] / "data" / "linux-reference" / "results.json"
+SLICES = REF.parent / "trace-slices"
+#: How far past the run's end a slice must reach, ms (see the slices' README).
+SLICE_MARGIN_MS = 2000
 _DOC = json.loads(REF.read_text())
 _CASES = {c["id"]: c for c in _DOC["cases"]}
 
@@ -56,16 +61,43 @@ KNOWN_MISSES: dict[tuple[str, str], tuple[float, str]] = {
 }
 
 
+def _slice_lines(name: str) -> list[str]:
+    return gzip.decompress((SLICES / f"{name}.gz").read_bytes()).decode().splitlines()
+
+
+def _slices(case: linuxref.Case, into: Path) -> Path:
+    """The case's trace slices, written out as plain Mahimahi files."""
+    into.mkdir(parents=True, exist_ok=True)
+    for d in ("down", "up"):
+        (into / f"{case.trace}.{d}").write_text("\n".join(_slice_lines(f"{case.trace}.{d}")) + "\n")
+    return into
+
+
 def _simulate(entry: dict, tmp_path: Path) -> dict:
     case = linuxref.Case(**entry["case"])
-    try:
-        traces = linuxref.trace_files(case, tmp_path / "generated")
-    except linuxref.HarnessError as e:
-        pytest.skip(f"{case.id}: {e} (the cellular traces live in ../shared/traces)")
+    traces_dir = _slices(case, tmp_path / "slices") if case.link == "cell" else None
+    traces = linuxref.trace_files(case, tmp_path / "generated", traces_dir)
     fresh = json.loads(json.dumps(entry))
     linuxref.simulate_case(fresh, case, _DOC["settings"]["duration_s"], traces,
                            seeds=len(entry["xrc"].get("seeds") or [1]))
     return fresh["xrc"]["metrics"]
+
+
+_TRACES = sorted({c["case"]["trace"] for c in _DOC["cases"] if c["case"]["link"] == "cell"})
+
+
+@pytest.mark.parametrize("name", [f"{t}.{d}" for t in _TRACES for d in ("down", "up")])
+def test_every_trace_slice_reaches_past_the_run_and_is_the_start_of_its_trace(name):
+    lines = _slice_lines(name)
+    end_ms = _DOC["settings"]["duration_s"] * 1000
+    assert int(lines[-1]) >= end_ms + SLICE_MARGIN_MS, (
+        f"{name}: the slice ends at {lines[-1]} ms, so a {end_ms:g}-ms case would wrap to the trace's start")
+    full = linuxref.SHARED_TRACES / name
+    if not full.is_file():
+        pytest.skip(f"{full} is absent: the slice is not compared with its trace")
+    with full.open() as f:
+        head = [next(f).rstrip("\n") for _ in range(len(lines))]
+    assert head == lines, f"{name}: the slice is not the start of {full}"
 
 
 def test_the_reference_says_when_where_and_with_what_it_was_measured():
