@@ -90,3 +90,26 @@ def test_a_bad_sweep_is_rejected_before_anything_runs(tmp_path, capsys):
     with pytest.raises(ScenarioError, match="seeds"):
         p.write_text(SWEEP.replace("seeds = 2", "seeds = 0"))
         load_sweep(p)
+
+
+def test_a_finished_sweep_prints_one_row_per_variant_and_flow_with_means_over_its_seeds(tmp_path, capsys):
+    sc = tmp_path / "two.toml"
+    sc.write_text('seed = 1\nduration_s = 4\ntopology = "cellular"\n'
+                  '[[ues]]\nchannel = { kind = "fixed_cqi", cqi = 12 }\n'
+                  '[[ues]]\nchannel = { kind = "fixed_cqi", cqi = 7 }\n'
+                  '[[flows]]\nue = 0\ncc = "xrc2"\n[[flows]]\nue = 1\ncc = "cubic"\n')
+    sw = tmp_path / "sw.toml"
+    sw.write_text(f'scenario = "{sc}"\nseeds = 3\n[grid]\n"flows.0.cc" = ["xrc", "bbr"]\n'
+                  '"cell.harq.bler" = [0.0, 0.1]\n')
+    assert main(["sweep", str(sw), "--out", str(tmp_path / "out"), "--jobs", "1"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("| ")]
+    assert lines[0].split(" | ")[:5] == ["| cell.harq.bler", "flows.0.cc", "flow", "cc", "seeds"]
+    rows = [[c.strip() for c in ln.strip("| ").split("|")] for ln in lines[1:]]
+    assert len(rows) == 2 * 2 * 2 and all(r[4] == "3" for r in rows)
+    assert [r[:4] for r in rows[:2]] == [["0.0", "bbr", "f0", "bbr"], ["0.0", "bbr", "f1", "cubic"]]
+    # Each number is the mean over the variant's seeds of summary.parquet's rows.
+    df = pq.read_table(tmp_path / "out" / "summary.parquet").to_pandas()
+    g = df[(df["set:flows.0.cc"] == "xrc") & (df["set:cell.harq.bler"] == "0.1") & (df["flow"] == "f0")]
+    row = next(r for r in rows if r[:3] == ["0.1", "xrc", "f0"])
+    assert row[5].startswith(f"{g.goodput_mbps.mean():.2f} ({g.goodput_mbps.min():.2f}–")
+    assert row[9] == f"{g.ue_utilization.mean():.3f}"

@@ -434,7 +434,10 @@ def _main(argv: list[str] | None = None) -> int:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
             if not args.quiet:
-                print(f"{len(sw.runs())} runs; merged table: {path}")
+                from .sweep import digest
+
+                print(digest(path))
+                print(f"{len(sw.runs())} runs; merged table: {path} (the rows above: means over seeds)")
             return 0
         if args.cmd == "reproduce":
             from . import _core

@@ -297,6 +297,40 @@ def _merge(out: Path, runs: list[RunSpec]) -> Path:
     return path
 
 
+#: The digest's columns: (summary.parquet column, header, format).
+_DIGEST = (("goodput_mbps", "goodput Mbit/s", "{:.2f}"), ("rtt_p95_ms", "RTT p95 ms", "{:.1f}"),
+           ("hol_p90_ms", "UE HoL p90 ms", "{:.1f}"), ("frac_hol_below_budget", "UE HoL <= budget", "{:.2f}"),
+           ("ue_utilization", "UE util.", "{:.3f}"))
+
+
+def digest(summary: str | Path, max_rows: int = 40) -> str:
+    """A sweep's merged table (``summary.parquet``) as a text table: one row
+    per variant (its overrides) and flow, each number the mean over the
+    variant's seeds, goodput with its range. What ``xrc sweep`` prints at
+    the end; the table itself has every run."""
+    df = pq.read_table(summary).to_pandas()
+    keys = [c for c in df.columns if c.startswith("set:")]
+    cols = [(c, h, f) for c, h, f in _DIGEST if c in df.columns]
+    head = [k[4:] for k in keys] + ["flow", "cc", "seeds"] + [h for _, h, _ in cols]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    groups = df.fillna({k: "" for k in keys}).groupby(keys + ["flow", "cc"], sort=True, dropna=False)
+    for n, (key, g) in enumerate(groups):
+        if n == max_rows:
+            lines.append(f"(… {groups.ngroups - max_rows} more rows: {summary})")
+            break
+        cells = [str(v) for v in (key if isinstance(key, tuple) else (key,))] + [str(g["seed"].nunique())]
+        for c, _, f in cols:
+            v = g[c].dropna()
+            if v.empty:
+                cells.append("–")
+            elif c == "goodput_mbps" and v.size > 1:
+                cells.append(f"{f.format(v.mean())} ({f.format(v.min())}–{f.format(v.max())})")
+            else:
+                cells.append(f.format(v.mean()))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def _seedless_variants(out: Path, runs: list[RunSpec]) -> list[str]:
     """Variants run with several seeds whose results are all identical."""
     by_variant: dict[tuple[str, ...], list[RunSpec]] = {}
