@@ -644,3 +644,29 @@ def test_an_out_below_a_file_is_refused_naming_the_out_and_the_file(cmd, below, 
     assert r.stdout == "", "it ran anyway"
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert (tmp_path / "afile").read_text() == "mine"
+
+
+def test_xrc_list_names_every_bundled_scenario_and_every_scheme(capsys):
+    from xrc import _core, bundled
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    names = [n.removesuffix(".toml") for n in bundled.list_scenarios()]
+    listed = [ln.split()[0] for ln in out.splitlines() if ln.startswith("  ")]
+    assert listed == names + list(_core.schemes())
+    assert "Fig. 1: single flow over a time-varying LTE channel" in out
+    assert main(["list", "schemes"]) == 0
+    only = capsys.readouterr().out
+    assert "Bundled scenarios" not in only and [ln.split()[0] for ln in only.splitlines()[1:]] == list(_core.schemes())
+
+
+def test_a_scenario_that_is_not_found_names_the_bundled_ones_with_a_similar_name(tmp_path, capsys):
+    assert main(["run", "paper/fig1", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "scenario file not found: 'paper/fig1'" in err and "paper/fig1-time-varying" in err
+    assert "xrc list" in err and not (tmp_path / "r").exists()
+    assert main(["validate", "paper/fig5-pair"]) == 2
+    assert "paper/fig5-pairs" in capsys.readouterr().err
+    assert main(["validate", "no-such-thing-at-all"]) == 2
+    err = capsys.readouterr().err
+    assert "similar name" not in err and "xrc list" in err

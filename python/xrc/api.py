@@ -398,11 +398,11 @@ def _base_file(scenario, root: Path) -> Path:
     """The sweep's base scenario as a file: the given file, or (a dict, a
     Scenario) its resolved JSON written into the sweep directory."""
     if isinstance(scenario, (str, Path)) and not isinstance(scenario, Mapping):
-        from .bundled import resolve_scenario_arg
+        from .bundled import not_found, resolve_scenario_arg
 
         p = Path(resolve_scenario_arg(str(scenario)))
         if not p.exists():
-            raise ScenarioError(f"scenario file not found: {str(scenario)!r}")
+            raise ScenarioError(not_found(str(scenario)))
         if p.is_dir():
             p = p / "scenario.resolved.json"
         return p.resolve()

@@ -70,6 +70,52 @@ def list_scenarios() -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*.toml"))
 
 
+def describe_scenarios(width: int = 90) -> list[tuple[str, str]]:
+    """Every bundled scenario's name (without ``.toml``) and the start of its
+    ``description``, or of its header comment where it has none, cut to
+    `width` characters at a word."""
+    import tomllib
+
+    out = []
+    for name in list_scenarios():
+        text = (scenarios_dir() / name).read_text()
+        try:
+            desc = str(tomllib.loads(text).get("description", ""))
+        except tomllib.TOMLDecodeError:
+            desc = ""
+        if not desc.strip():
+            head = []
+            for line in text.splitlines():
+                if not line.startswith("#") or not line.strip("# "):
+                    break
+                head.append(line.strip("# "))
+            desc = " ".join(head)
+        desc = " ".join(desc.split())
+        if len(desc) > width:
+            desc = desc[:width].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+        out.append((name.removesuffix(".toml"), desc))
+    return out
+
+
+def similar_scenarios(name: str, n: int = 4) -> list[str]:
+    """Bundled scenario names close to `name` (a typo, a prefix)."""
+    import difflib
+
+    names = [x.removesuffix(".toml") for x in list_scenarios()]
+    given = name.replace("\\", "/").removeprefix("./").removeprefix("scenarios/").removesuffix(".toml")
+    starts = [x for x in names if given and (x.startswith(given) or x.split("/")[-1].startswith(given))]
+    close = difflib.get_close_matches(given, names, n=n, cutoff=0.6)
+    return list(dict.fromkeys(starts + close))[:n]
+
+
+def not_found(path: str) -> str:
+    """The message for a scenario argument that names nothing: the bundled
+    scenarios with a similar name, and where to see them all."""
+    near = similar_scenarios(path)
+    hint = f"; bundled scenarios with a similar name: {', '.join(near)}" if near else ""
+    return f"scenario file not found: {path!r}{hint} (`xrc list` shows every bundled scenario)"
+
+
 def resolve_scenario_arg(arg: str) -> str:
     """A scenario argument as given, or the bundled scenario it names when
     no such file or directory exists here."""

@@ -14,6 +14,7 @@
         flows as real Linux TCP; COMMAND in the UE side; needs root)
     xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
     xrc schema [--out FILE]        the JSON Schema of scenario files
+    xrc list [scenarios|schemes]   the bundled scenarios and the congestion controls
     xrc plot RUN... --out DIR      comparison figures of runs or a sweep's runs
     xrc fuzz --cases N --seed S --out DIR [--jobs J]   (see xrc.fuzz)
 
@@ -198,6 +199,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
     b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
                    help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")
+    li = sub.add_parser("list", help="the bundled scenarios (runnable by name from anywhere) and the congestion "
+                                     "controls (cc = NAME)")
+    li.add_argument("what", nargs="?", choices=["scenarios", "schemes"], help="only one of the two lists")
     # Parsed by xrc.fuzz itself (listed here for --help).
     sub.add_parser("fuzz", help="fuzz scenario validation and the core; reproducers for every failure",
                    add_help=False)
@@ -518,6 +522,21 @@ def _main(argv: list[str] | None = None) -> int:
                 print(f"xrc: warning: figure: {w}", file=sys.stderr)
             print(f"{len(res['labels'])} runs: {'; '.join(res['labels'])}")
             print(f"wrote {len(res['files'])} files to {args.out}: {', '.join(sorted(res['files']))}")
+            return 0
+        if args.cmd == "list":
+            from . import _core, bundled
+            from .schemes import label_of
+
+            if args.what in (None, "scenarios"):
+                print("Bundled scenarios (xrc run NAME --out DIR, from any directory):")
+                for name, desc in bundled.describe_scenarios():
+                    print(f"  {name:<34} {desc}" if desc else f"  {name}")
+            if args.what is None:
+                print()
+            if args.what in (None, "schemes"):
+                print("Congestion controls (cc = NAME; docs/algorithms/NAME.md):")
+                for name in _core.schemes():
+                    print(f"  {name:<12} {label_of(name)}")
             return 0
         if args.cmd == "schema":
             from .schema import dumps

@@ -273,7 +273,9 @@ def load(path: str | Path, *, overrides: list[str] | None = None, seed: int | No
             raise ScenarioError(f"{str(path)!r} is a directory but not a run directory (no scenario.resolved.json); "
                                 "give a scenario file or a run directory")
         if not p.exists():
-            raise ScenarioError(f"scenario file not found: {str(path)!r}")
+            from .bundled import not_found
+
+            raise ScenarioError(not_found(str(path)))
         regular = p.is_file()
         text = _read_bounded(p).decode("utf-8-sig")
     except UnicodeDecodeError as e:
