@@ -90,3 +90,25 @@ def test_a_bad_sweep_is_rejected_before_anything_runs(tmp_path, capsys):
     with pytest.raises(ScenarioError, match="seeds"):
         p.write_text(SWEEP.replace("seeds = 2", "seeds = 0"))
         load_sweep(p)
+
+
+def test_a_sweep_file_may_name_a_bundled_scenario_as_the_command_line_does(tmp_path):
+    p = tmp_path / "named.toml"
+    p.write_text('scenario = "paper/fig1-time-varying"\nseeds = 1\nset = ["duration_s=1"]\n')
+    assert load_sweep(p).scenario.resolve() == (SCENARIOS / "paper" / "fig1-time-varying.toml").resolve()
+
+
+def test_a_file_beside_the_sweep_file_wins_over_a_bundled_scenario_of_the_same_name(tmp_path):
+    (tmp_path / "paper").mkdir()
+    mine = tmp_path / "paper" / "fig1-time-varying.toml"
+    mine.write_text((SCENARIOS / "paper" / "fig1-time-varying.toml").read_text())
+    p = tmp_path / "named.toml"
+    p.write_text('scenario = "paper/fig1-time-varying.toml"\n')
+    assert load_sweep(p).scenario == mine.resolve()
+
+
+def test_a_sweep_naming_neither_a_file_nor_a_bundled_scenario_is_refused(tmp_path):
+    p = tmp_path / "named.toml"
+    p.write_text('scenario = "paper/no-such-figure"\n')
+    with pytest.raises(ScenarioError, match="no-such-figure.*bundled"):
+        load_sweep(p)
