@@ -34,6 +34,15 @@ def test_every_code_block_of_docs_python_md_runs_in_order(tmp_path, monkeypatch,
     print(f"docs/python.md: {len(blocks)} blocks in {time.perf_counter() - t0:.1f} s")
 
 
+def test_the_python_block_of_the_readme_runs_as_written(tmp_path, monkeypatch):
+    (code,) = python_blocks((ROOT / "README.md").read_text())
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {"__name__": "__readme__"}
+    exec(compile(code, "README.md python block", "exec"), ns)
+    assert set(ns["table"]["flows.0.cc"]) == {"xrc", "cubic"} and set(ns["table"]["seed"]) == {1, 2, 3}
+    assert "rlc" in set(ns["run"].drops["location"])
+
+
 NOTEBOOKS = sorted((ROOT / "examples").glob("*.ipynb"))
 
 

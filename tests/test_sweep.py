@@ -113,3 +113,25 @@ def test_a_finished_sweep_prints_one_row_per_variant_and_flow_with_means_over_it
     row = next(r for r in rows if r[:3] == ["0.1", "xrc", "f0"])
     assert row[5].startswith(f"{g.goodput_mbps.mean():.2f} ({g.goodput_mbps.min():.2f}–")
     assert row[9] == f"{g.ue_utilization.mean():.3f}"
+
+
+def test_a_sweep_file_may_name_a_bundled_scenario_as_the_command_line_does(tmp_path):
+    p = tmp_path / "named.toml"
+    p.write_text('scenario = "paper/fig1-time-varying"\nseeds = 1\nset = ["duration_s=1"]\n')
+    assert load_sweep(p).scenario.resolve() == (SCENARIOS / "paper" / "fig1-time-varying.toml").resolve()
+
+
+def test_a_file_beside_the_sweep_file_wins_over_a_bundled_scenario_of_the_same_name(tmp_path):
+    (tmp_path / "paper").mkdir()
+    mine = tmp_path / "paper" / "fig1-time-varying.toml"
+    mine.write_text((SCENARIOS / "paper" / "fig1-time-varying.toml").read_text())
+    p = tmp_path / "named.toml"
+    p.write_text('scenario = "paper/fig1-time-varying.toml"\n')
+    assert load_sweep(p).scenario == mine.resolve()
+
+
+def test_a_sweep_naming_neither_a_file_nor_a_bundled_scenario_is_refused(tmp_path):
+    p = tmp_path / "named.toml"
+    p.write_text('scenario = "paper/no-such-figure"\n')
+    with pytest.raises(ScenarioError, match="no-such-figure.*bundled"):
+        load_sweep(p)

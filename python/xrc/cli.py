@@ -1,22 +1,7 @@
-"""The ``xrc`` command.
-
-    xrc run SCENARIO --out DIR [--seed N] [--set PATH=VALUE ...] [--force] [--no-plots]
-        (SCENARIO: a TOML file, a run directory's scenario.resolved.json, or a
-        run directory, which runs again what ran there)
-    xrc validate SCENARIO [--seed N] [--set PATH=VALUE ...]
-    xrc bench [SCENARIO] [--repeat N]
-    xrc bench --cell [--ues 1,10,100,400,1000] [--duration 60] [--set PATH=VALUE ...]
-    xrc validate-linux [--cases PATTERNS] [--repeats N] [--duration S] [--app-nice N] [--retake-noisy N] [--out DIR] [--force] [--pcap] [--list]
-    xrc validate-linux --resim RESULTS --out DIR [--force]       (the simulated side again; no root)
-    xrc validate-linux --merge RESULTS... --out DIR [--force]    (one table from several measurements)
-    xrc emulate SCENARIO [--set ...] [--out DIR] [--force] [--no-flows] [--xrc-acks] [--gso on|off] [-- COMMAND ...]
-        (the scenario's network in real time between two namespaces; its
-        flows as real Linux TCP; COMMAND in the UE side; needs root)
-    xrc reproduce --out DIR [--quick] [--seeds N] [--traces DIR]
-    xrc schema [--out FILE]        the JSON Schema of scenario files
-    xrc list [scenarios|schemes]   the bundled scenarios and the congestion controls
-    xrc plot RUN... --out DIR      comparison figures of runs or a sweep's runs
-    xrc fuzz --cases N --seed S --out DIR [--jobs J]   (see xrc.fuzz)
+"""The ``xrc`` command: run, validate, sweep, plot, reproduce, study, schema,
+list, bench, fuzz, emulate and validate-linux. Every subcommand and option is
+described in docs/cli.md (tests/test_cli_docs.py keeps the two in step);
+``xrc SUBCOMMAND --help`` prints the same.
 
 SCENARIO may also name a scenario bundled with xrc when no such file
 exists here: ``paper/fig1-time-varying`` or

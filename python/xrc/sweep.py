@@ -3,7 +3,8 @@ cores (or on a Dask cluster), resumable, merged into one Parquet table.
 
 A sweep file (TOML)::
 
-    scenario = "../scenarios/paper/fig1-time-varying.toml"   # relative to this file
+    scenario = "../scenarios/paper/fig1-time-varying.toml"   # relative to this file, or a bundled
+                                                             # scenario's name: "paper/fig1-time-varying"
     seeds = 3                      # 1, 2, 3   (or a list: seeds = [1, 7, 9])
     set = ["duration_s=20"]        # overrides applied to every run
 
@@ -64,6 +65,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _core, progress as _progress, tomlw
+from .bundled import find_scenario
 from .outdir import OutputError, check_parents, clean_stale_in
 from .scenario import Scenario, ScenarioError, load, parse_value
 
@@ -198,7 +200,13 @@ def load_sweep(path: str | Path) -> Sweep:
         raise ScenarioError("sweep.scenario: missing; give the base scenario file")
     scenario = (p.parent / doc["scenario"]).resolve()
     if not scenario.is_file():
-        raise ScenarioError(f"sweep.scenario: file not found: {doc['scenario']!r} (looked at {scenario})")
+        # As a scenario argument on the command line: the name of a bundled
+        # scenario when no such file exists beside the sweep file.
+        bundled_path = find_scenario(doc["scenario"])
+        if bundled_path is None:
+            raise ScenarioError(f"sweep.scenario: file not found: {doc['scenario']!r} (looked at {scenario}, "
+                                f"and among the bundled scenarios)")
+        scenario = bundled_path
     seeds = seed_list(doc.get("seeds", 1))
     common = doc.get("set", [])
     if not (isinstance(common, list) and all(isinstance(s, str) for s in common)):
