@@ -533,3 +533,16 @@ def test_a_scenarios_mss_initial_window_and_sack_setting_reach_the_real_flow(tmp
     first_ack = next(x for x in back if x[0] > first[0] and (x[4] - first[3]) % 2**32 < 2**31 and x[4] != first[3])
     assert sum(1 for x in data if x[6] > 0 and first[0] <= x[0] < first_ack[0]) == 20
     assert not no_namespaces_of_children()
+
+
+def test_the_timing_bench_has_a_help_and_refuses_bad_options_with_exit_2(capsys):
+    from xrc.emulation import bench
+
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--help"])
+    assert e.value.code == 0 and "--ceiling" in capsys.readouterr().out
+    for bad in (["--streams", "0", "--cell"], ["--gso", "on"], ["--cell", "--ceiling"], ["--fast"]):
+        with pytest.raises(SystemExit) as e:
+            bench.main(bad)
+        assert e.value.code == 2, bad
+        assert "error:" in capsys.readouterr().err

@@ -180,24 +180,32 @@ def ceiling(rates=CEILING_RATES, delay_ms: float = 40.0, seconds: int = 6) -> li
     return out
 
 
+def _streams(v: str) -> int:
+    import argparse
+
+    if not v.isdigit() or not 1 <= int(v) <= 128:
+        raise argparse.ArgumentTypeError(f"must be a whole number in [1, 128], got {v!r}")
+    return int(v)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    gso, streams, rest = None, 4, list(argv)
-    if rest[:1] == ["--cell"]:
-        rest = rest[1:]
-        while len(rest) >= 2 and rest[0] in ("--gso", "--streams"):
-            if rest[0] == "--gso" and rest[1] in ("on", "off"):
-                gso = rest[1] == "on"
-            elif rest[0] == "--streams" and rest[1].isdigit() and 1 <= int(rest[1]) <= 128:
-                streams = int(rest[1])
-            else:
-                break
-            rest = rest[2:]
-        argv = ["--cell", *rest]
-    if argv not in ([], ["--ceiling"], ["--cell"]):
-        print(f"usage: python -m xrc.emulation.bench [--ceiling | --cell [--gso on|off] [--streams 1..128]]; "
-              f"got {' '.join(argv)!r}", file=sys.stderr)
-        return 2
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m xrc.emulation.bench", description=__doc__.split("\n\n")[0],
+                                 epilog="Without an option: the ping and iperf3 checks, then --cell, then --ceiling. "
+                                        "Needs root, network namespaces, TUN and iperf3 (skipped, saying so, "
+                                        "without them).")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--ceiling", action="store_true", help="only the forwarding ceiling")
+    which.add_argument("--cell", action="store_true", help="only the cell's real-time quality")
+    ap.add_argument("--gso", choices=["on", "off"], help="with --cell: GSO super-packets to the UE side or not "
+                                                         "(default: xrc emulate's)")
+    ap.add_argument("--streams", type=_streams, default=4, help="with --cell: iperf3 streams, 1..128 (default 4)")
+    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    if (args.gso is not None or args.streams != 4) and not args.cell:
+        ap.error("--gso and --streams go with --cell")
+    gso, streams = (None if args.gso is None else args.gso == "on"), args.streams
+    argv = ["--ceiling"] if args.ceiling else ["--cell"] if args.cell else []
     missing = tbmod.missing_requirements(("ip", "ss", "sysctl", "ping", "iperf3"))
     if missing:
         print("emulator timing: skipped; needs " + "; ".join(missing))
