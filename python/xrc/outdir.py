@@ -148,9 +148,16 @@ def check(out: Path, force: bool, what: str = "run directory", *,
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
 
 
+def staging_path(out: Path) -> Path:
+    """The name of this process's staging directory for `out`."""
+    return out.parent / f".{out.name}.partial-{os.getpid()}"
+
+
 def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
     """Repairs what a killed run left, checks the destination and returns a
-    fresh staging directory beside it."""
+    fresh staging directory beside it. The caller owns the directory from
+    the moment it exists: use :class:`staged`, which removes it even when a
+    signal's exception lands as this returns."""
     try:
         clean_stale(out)
     except OSError as e:
@@ -158,7 +165,7 @@ def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
     check(out, force, what)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        staging = out.parent / f".{out.name}.partial-{os.getpid()}"
+        staging = staging_path(out)
         if staging.exists():
             shutil.rmtree(staging)
         staging.mkdir()
@@ -172,6 +179,43 @@ def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
         discard(staging)
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
     return staging
+
+
+class staged:
+    """``with staged(out, force) as staging:`` gives a fresh staging
+    directory for `out` (:func:`prepare`) and removes it if the block ends
+    by any exception (Ctrl-C, a SIGTERM's, an error); the block puts it in
+    place with :func:`commit` as its last step.
+
+    Was ``staging = prepare(...)`` followed by ``try:``: a SIGTERM or
+    Ctrl-C whose exception landed between the two (the handler runs between
+    any two bytecodes) left the staging directory beside --out until the
+    next run to the same destination. Here the directory's name is known
+    before it is made and ``__enter__`` removes it on any exception of its
+    own; once ``__enter__`` has returned, CPython is inside the ``with``
+    (its ``BEFORE_WITH`` runs no signal handler after the call), so
+    ``__exit__`` covers the rest."""
+
+    def __init__(self, out: str | Path, force: bool, what: str = "run directory") -> None:
+        self.out = Path(out)
+        self.force = force
+        self.what = what
+        self.path: Path | None = None
+
+    def __enter__(self) -> Path:
+        self.path = staging_path(self.out)
+        try:
+            prepare(self.out, self.force, self.what)
+        except BaseException:
+            # Refused before anything was made (nothing to remove), or
+            # stopped anywhere after the directory was made.
+            discard(self.path)
+            raise
+        return self.path
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None and self.path is not None:
+            discard(self.path)
 
 
 def discard(staging: Path) -> None:
