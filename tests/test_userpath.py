@@ -744,3 +744,36 @@ def test_a_sigterm_as_a_study_makes_its_out_directory_leaves_nothing(tmp_path, m
             pass
     monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []
+
+
+def _listing(d):
+    return sorted((str(p.relative_to(d)), p.stat().st_size) for p in d.rglob("*"))
+
+
+@pytest.mark.parametrize("where", ["the run", "its plots folder", "deep inside it", "through a link", "another run"])
+def test_plot_refuses_an_out_inside_a_run_directory_and_writes_nothing(a_run, tmp_path, capsys, where):
+    # `xrc plot RUN --out RUN` added its figures to the run directory,
+    # beside what `xrc run` wrote (and `xrc run --force` dropped them).
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(a_run, other)
+    (tmp_path / "link").symlink_to(a_run)
+    out = {"the run": a_run, "its plots folder": a_run / "plots", "deep inside it": a_run / "figs" / "x",
+           "through a link": tmp_path / "link" / "figs", "another run": other / "figs"}[where]
+    inside = other if where == "another run" else a_run
+    before, before_other = _listing(a_run), _listing(other)
+    assert main(["plot", str(a_run), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {str(out)!r}" in err and str(inside) in err and "run directory" in err, err
+    assert _listing(a_run) == before and _listing(other) == before_other, "something was written"
+
+
+def test_plot_writes_into_a_sweep_directory_beside_its_runs(a_run, tmp_path, capsys):
+    # A sweep's directory is not a run directory: figures may go there.
+    import shutil
+
+    sw = tmp_path / "sw"
+    shutil.copytree(a_run, sw / "runs" / "r0")
+    assert main(["plot", str(sw / "runs" / "r0"), "--out", str(sw / "figures")]) == 0
+    assert (sw / "figures" / "tradeoff.png").is_file()

@@ -121,6 +121,37 @@ def check_parents(out: Path) -> None:
                           f"choose another --out")
 
 
+def output_around(out: Path) -> Path | None:
+    """The directory xrc wrote (a run directory, a report) that `out` is or
+    lies inside, if any; symbolic links followed."""
+    try:
+        here = Path(out).resolve()
+    except (OSError, RuntimeError):
+        return None
+    for d in (here, *here.parents):
+        if d.is_dir() and is_xrc_output(d):
+            return d
+    return None
+
+
+def check_not_inside_output(out: Path, writer: str) -> None:
+    """Refuses an --out that is, or lies inside, a directory xrc wrote:
+    such a directory holds only what its command wrote (a run's own figures
+    are in its plots/), which ``--force`` replaces whole."""
+    d = output_around(out)
+    if d is None:
+        return
+    try:
+        kind = json.loads((d / "metadata.json").read_text()).get("xrc_output", "")
+    except (OSError, ValueError, AttributeError):
+        kind = ""
+    what = {"run": "run directory", "report": "report directory"}.get(kind, "directory written by xrc")
+    where = "is" if d == Path(out).resolve() else "lies inside"
+    own = f" (its own figures are in {str(d / 'plots')!r})" if kind == "run" else ""
+    raise OutputError(f"--out {str(out)!r} {where} the {what} {str(d)!r}{own}; {writer} does not add files to "
+                      f"one: choose an --out outside it, e.g. {str(d.parent / (d.name + '-plots'))!r}")
+
+
 def check(out: Path, force: bool, what: str = "run directory", *,
           ours: Callable[[Path], bool] | None = None, not_ours: str | None = None) -> None:
     """Refuses a destination that may not be written (see the module doc).
