@@ -823,3 +823,27 @@ def test_stopping_parallel_runs_does_not_depend_on_the_standard_librarys_private
         parallel.run_parallel(_fail_on_one, [1, 2, 3, 4], 2, lambda r: None)
     assert time.monotonic() - t0 < 5, "it waited for the other runs"
     assert psutil.Process().children() == []
+
+
+def test_a_worker_leaves_when_its_parent_closes_its_end_of_the_pipe():
+    # Without PR_SET_PDEATHSIG (not Linux) the end of file on its pipe is
+    # what tells a worker that its parent is gone; the copy of the parent's
+    # end that the fork gave the worker kept that from ever happening.
+    import multiprocessing
+
+    from xrc import parallel
+
+    ctx = multiprocessing.get_context("fork")
+    here, there = ctx.Pipe()
+    p = ctx.Process(target=parallel._serve, args=(there, abs, None, (here,)))
+    p.start()
+    there.close()
+    here.send((0, -3))
+    assert here.poll(20) and here.recv() == (0, True, 3, "")
+    here.close()
+    p.join(timeout=20)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        pytest.fail("the worker waited for ever on a pipe nobody else holds")
+    assert p.exitcode == 0

@@ -126,10 +126,14 @@ def _reply(conn, key: int, fn: Callable[[Any], Any], item: Any) -> None:
                    reply[3]))
 
 
-def _serve(conn, fn: Callable[[Any], Any], parent: int) -> None:
+def _serve(conn, fn: Callable[[Any], Any], parent: int, parent_ends: tuple = ()) -> None:
     """A worker's life: runs each item the parent sends and sends back the
-    result (or the exception), until the parent sends None or goes away."""
+    result (or the exception), until the parent sends None or goes away.
+    `parent_ends`: the parent's ends of the pipes, inherited by the fork;
+    closed, so that the parent's going away is an end of file here."""
     _worker_init(parent)
+    for c in parent_ends:
+        c.close()
     while True:
         try:
             job = conn.recv()
@@ -193,7 +197,8 @@ def run_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
         for _ in range(min(jobs, len(todo))):
             here, there = ctx.Pipe()
             try:
-                w = _Worker(ctx.Process(target=_serve, args=(there, fn, parent), name="xrc-worker"), here)
+                ends = tuple(w.conn for w in workers) + (here,)
+                w = _Worker(ctx.Process(target=_serve, args=(there, fn, parent, ends), name="xrc-worker"), here)
                 workers.append(w)
                 w.proc.start()
             finally:
