@@ -745,3 +745,105 @@ def test_a_worker_given_sigterm_leaves_even_where_its_exception_is_caught(inside
         p.kill()
         p.join()
     assert p.exitcode == 128 + signal.SIGTERM
+
+
+def _stopped_from_outside(x):
+    if x == 0:
+        os.kill(os.getpid(), signal.SIGTERM)   # as `kill PID` on the worker would
+        time.sleep(5)
+    return x
+
+
+def test_a_worker_stopped_by_sigterm_from_outside_is_named_so():
+    # The message said "how is not known": the pool's own SIGTERMs and
+    # one from outside were told apart by nothing.
+    from xrc.parallel import WorkerDied, run_parallel
+
+    t0 = time.monotonic()
+    with pytest.raises(WorkerDied, match="stopped by SIGTERM"):
+        run_parallel(_stopped_from_outside, [0, 1, 2], 2, lambda r: None)
+    assert time.monotonic() - t0 < 20
+
+
+def _raise_in_a_worker(x):
+    raise KeyError(f"no such thing: {x}")
+
+
+def test_an_exception_in_a_worker_reaches_the_parent_with_the_workers_traceback():
+    from xrc.parallel import run_parallel
+
+    with pytest.raises(KeyError, match="no such thing: 7") as e:
+        run_parallel(_raise_in_a_worker, [7], 2, lambda r: None)
+    assert "_raise_in_a_worker" in str(e.value.__cause__)
+
+
+def _unpicklable_result(x):
+    return lambda: x
+
+
+def test_a_result_that_cannot_cross_to_the_parent_is_an_error_naming_it():
+    from xrc.parallel import run_parallel
+
+    with pytest.raises(RuntimeError, match="could not be sent back"):
+        run_parallel(_unpicklable_result, [1, 2], 2, lambda r: None)
+
+
+def test_parallel_runs_leave_no_child_process_whether_they_end_well_or_by_an_error():
+    # Every worker is reaped (no zombie, no process left) on both ways out.
+    import multiprocessing
+
+    import psutil
+
+    from xrc.parallel import map_parallel, run_parallel
+
+    assert map_parallel(abs, list(range(-10, 10)), 2) == [abs(i) for i in range(-10, 10)]
+    assert multiprocessing.active_children() == [] and psutil.Process().children() == []
+    with pytest.raises(ValueError):
+        run_parallel(_fail_on_one, [1, 2, 3, 4], 2, lambda r: None)
+    assert multiprocessing.active_children() == [] and psutil.Process().children() == []
+
+
+def test_stopping_parallel_runs_does_not_depend_on_the_standard_librarys_private_pool_attributes(monkeypatch):
+    # _stop read ProcessPoolExecutor._processes and ._executor_manager_thread;
+    # a Python release that renamed them would have left the workers running.
+    import concurrent.futures
+
+    import psutil
+
+    from xrc import parallel
+
+    class NoPool:
+        def __init__(self, *a, **kw):
+            raise AssertionError("concurrent.futures' pool was used")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", NoPool, raising=False)
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match="the run failed"):
+        parallel.run_parallel(_fail_on_one, [1, 2, 3, 4], 2, lambda r: None)
+    assert time.monotonic() - t0 < 5, "it waited for the other runs"
+    assert psutil.Process().children() == []
+
+
+def test_a_worker_leaves_when_its_parent_closes_its_end_of_the_pipe():
+    # Without PR_SET_PDEATHSIG (not Linux) the end of file on its pipe is
+    # what tells a worker that its parent is gone; the copy of the parent's
+    # end that the fork gave the worker kept that from ever happening.
+    import multiprocessing
+
+    from xrc import parallel
+
+    ctx = multiprocessing.get_context("fork")
+    here, there = ctx.Pipe()
+    p = ctx.Process(target=parallel._serve, args=(there, abs, None, (here,)))
+    p.start()
+    there.close()
+    here.send((0, -3))
+    assert here.poll(20) and here.recv() == (0, True, 3, "")
+    here.close()
+    p.join(timeout=20)
+    if p.is_alive():
+        p.kill()
+        p.join()
+        pytest.fail("the worker waited for ever on a pipe nobody else holds")
+    assert p.exitcode == 0

@@ -158,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     vl.add_argument("--quiet", action="store_true")
     pl = sub.add_parser("plot", help="comparison figures of run directories or of a sweep's runs")
     pl.add_argument("runs", nargs="+", metavar="RUN", help="run directories and/or sweep directories")
-    pl.add_argument("--out", required=True, help="directory for the figures")
+    pl.add_argument("--out", required=True, help="directory for the figures (not inside a run directory)")
     pl.add_argument("--label", action="append", default=None, metavar="NAME",
                     help="a run's label, once per run in order (default: what differs between the runs)")
 

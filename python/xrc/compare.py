@@ -130,12 +130,15 @@ def plot_runs(paths: list[str | Path], out: str | Path, labels: list[str] | None
     """Draws the comparison figures into `out`. Returns ``{"files",
     "labels", "problems"}`` (problems: :func:`xrc.plots.figure_problems`)."""
     from .api import read_run
-    from .outdir import OutputError, check_parents
+    from .outdir import OutputError, check_not_inside_output, check_parents
 
     out = Path(out)
     # Checked before reading the runs (a file in the way failed only when
     # the first figure was saved, as "Not a directory" or "File exists").
     check_parents(out)
+    # Figures added into a run directory (`xrc plot RUN --out RUN`) mixed
+    # with what `xrc run` wrote there, and `xrc run --force` dropped them.
+    check_not_inside_output(out, "xrc plot")
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {str(out)!r} exists and is not a directory")
     dirs, sweeps = expand(paths)

@@ -121,6 +121,37 @@ def check_parents(out: Path) -> None:
                           f"choose another --out")
 
 
+def output_around(out: Path) -> Path | None:
+    """The directory xrc wrote (a run directory, a report) that `out` is or
+    lies inside, if any; symbolic links followed."""
+    try:
+        here = Path(out).resolve()
+    except (OSError, RuntimeError):
+        return None
+    for d in (here, *here.parents):
+        if d.is_dir() and is_xrc_output(d):
+            return d
+    return None
+
+
+def check_not_inside_output(out: Path, writer: str) -> None:
+    """Refuses an --out that is, or lies inside, a directory xrc wrote:
+    such a directory holds only what its command wrote (a run's own figures
+    are in its plots/), which ``--force`` replaces whole."""
+    d = output_around(out)
+    if d is None:
+        return
+    try:
+        kind = json.loads((d / "metadata.json").read_text()).get("xrc_output", "")
+    except (OSError, ValueError, AttributeError):
+        kind = ""
+    what = {"run": "run directory", "report": "report directory"}.get(kind, "directory written by xrc")
+    where = "is" if d == Path(out).resolve() else "lies inside"
+    own = f" (its own figures are in {str(d / 'plots')!r})" if kind == "run" else ""
+    raise OutputError(f"--out {str(out)!r} {where} the {what} {str(d)!r}{own}; {writer} does not add files to "
+                      f"one: choose an --out outside it, e.g. {str(d.parent / (d.name + '-plots'))!r}")
+
+
 def check(out: Path, force: bool, what: str = "run directory", *,
           ours: Callable[[Path], bool] | None = None, not_ours: str | None = None) -> None:
     """Refuses a destination that may not be written (see the module doc).
@@ -148,9 +179,16 @@ def check(out: Path, force: bool, what: str = "run directory", *,
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
 
 
+def staging_path(out: Path) -> Path:
+    """The name of this process's staging directory for `out`."""
+    return out.parent / f".{out.name}.partial-{os.getpid()}"
+
+
 def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
     """Repairs what a killed run left, checks the destination and returns a
-    fresh staging directory beside it."""
+    fresh staging directory beside it. The caller owns the directory from
+    the moment it exists: use :class:`staged`, which removes it even when a
+    signal's exception lands as this returns."""
     try:
         clean_stale(out)
     except OSError as e:
@@ -158,7 +196,7 @@ def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
     check(out, force, what)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        staging = out.parent / f".{out.name}.partial-{os.getpid()}"
+        staging = staging_path(out)
         if staging.exists():
             shutil.rmtree(staging)
         staging.mkdir()
@@ -172,6 +210,43 @@ def prepare(out: Path, force: bool, what: str = "run directory") -> Path:
         discard(staging)
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
     return staging
+
+
+class staged:
+    """``with staged(out, force) as staging:`` gives a fresh staging
+    directory for `out` (:func:`prepare`) and removes it if the block ends
+    by any exception (Ctrl-C, a SIGTERM's, an error); the block puts it in
+    place with :func:`commit` as its last step.
+
+    Was ``staging = prepare(...)`` followed by ``try:``: a SIGTERM or
+    Ctrl-C whose exception landed between the two (the handler runs between
+    any two bytecodes) left the staging directory beside --out until the
+    next run to the same destination. Here the directory's name is known
+    before it is made and ``__enter__`` removes it on any exception of its
+    own; once ``__enter__`` has returned, CPython is inside the ``with``
+    (its ``BEFORE_WITH`` runs no signal handler after the call), so
+    ``__exit__`` covers the rest."""
+
+    def __init__(self, out: str | Path, force: bool, what: str = "run directory") -> None:
+        self.out = Path(out)
+        self.force = force
+        self.what = what
+        self.path: Path | None = None
+
+    def __enter__(self) -> Path:
+        self.path = staging_path(self.out)
+        try:
+            prepare(self.out, self.force, self.what)
+        except BaseException:
+            # Refused before anything was made (nothing to remove), or
+            # stopped anywhere after the directory was made.
+            discard(self.path)
+            raise
+        return self.path
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None and self.path is not None:
+            discard(self.path)
 
 
 def discard(staging: Path) -> None:

@@ -2,24 +2,32 @@
 
 ``concurrent.futures`` alone does not stop: on Ctrl-C its ``with`` block
 waits for every queued run, and a worker that catches the interrupt inside
-one run simply takes the next. Here the workers ignore SIGINT (a terminal
-sends it to the whole process group); the parent, on KeyboardInterrupt,
-cancels what has not started and sends SIGTERM to the workers. A worker
-turns SIGTERM into an exception at its next check (the core checks
-between bounded steps), so a run being written removes its staging
-directory before the worker exits. Each worker also gets SIGTERM when the
-parent dies (SIGKILL included). A worker killed from outside is
-:class:`WorkerDied`, naming the signal. :func:`map_parallel` is the same
-for a list of results in order (``xrc study``).
+one run simply takes the next. Stopping its workers needed the pool's
+private attributes (its process table, its manager thread). So the
+workers here are plain :class:`multiprocessing.Process` objects this module
+starts, feeds one item at a time over a pipe of their own, and reaps.
+
+The workers ignore SIGINT (a terminal sends it to the whole process
+group); the parent, on KeyboardInterrupt (or any error), sends SIGTERM to
+the workers and gives them no more items. A worker turns SIGTERM into an
+exception at its next check (the core checks between bounded steps), so a
+run being written removes its staging directory before the worker exits.
+Each worker also gets SIGTERM when the parent dies (SIGKILL included). A
+worker killed from outside is :class:`WorkerDied`, naming the signal.
+:func:`map_parallel` is the same for a list of results in order (``xrc
+study``).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
+import multiprocessing
 import os
+import pickle
 import signal
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
+import traceback
+from multiprocessing.connection import wait as mp_wait
 from typing import Any, Callable, Iterable
 
 from ._proc import die_with_parent
@@ -45,9 +53,9 @@ def _on_sigterm(signum, frame):
     global _stopped
     _stopped = 128 + signum
     if not _in_run:
-        # Idle, or handing a result back: concurrent.futures catches every
-        # exception there (a raise was sent back as the run's result and
-        # the worker took the next run, after its parent had died), and
+        # Idle, or handing a result back: an exception there would be sent
+        # back as the run's result and the worker would wait for the next
+        # run (concurrent.futures did so after its parent had died), and
         # there is nothing to clean up.
         os._exit(_stopped)
     raise _Terminated(_stopped)
@@ -79,62 +87,156 @@ def _guarded(fn: Callable[[Any], Any], item: Any) -> Any:
             os._exit(_stopped)
 
 
-def _how(exitcode: int) -> str:
+def _how(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "how is not known"
     if exitcode < 0:
         try:
             return f"killed by {signal.Signals(-exitcode).name}"
         except ValueError:
             return f"killed by signal {-exitcode}"
+    if exitcode > 128 and exitcode - 128 in (signal.SIGTERM, signal.SIGHUP):
+        # A SIGTERM (or SIGHUP) from outside, caught by the worker's handler.
+        return f"stopped by {signal.Signals(exitcode - 128).name}"
     return f"exit status {exitcode}"
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    # The workers first, then the pool. Shut down first, the pool's manager
-    # thread sent its stop messages to workers being terminated (a worker
-    # once printed a traceback: EOFError on a cut message) and was still
-    # closing its wake-up pipe at the interpreter's exit, when
-    # concurrent.futures writes to that pipe ("Exception ignored ... Bad file
-    # descriptor"). Each was a traceback on stderr, about 1 sweep in 40
-    # stopped on a full disk under load.
-    procs = list(getattr(pool, "_processes", {}).values())
-    manager = getattr(pool, "_executor_manager_thread", None)
-    for p in procs:
-        if p.is_alive():
+class _RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker, as text (the
+    exception's own traceback does not cross the pipe)."""
+
+    def __init__(self, tb: str) -> None:
+        super().__init__(tb)
+        self.tb = tb
+
+    def __str__(self) -> str:
+        return self.tb
+
+
+def _reply(conn, key: int, fn: Callable[[Any], Any], item: Any) -> None:
+    try:
+        reply: tuple = (key, True, _guarded(fn, item), "")
+    except BaseException as e:  # noqa: BLE001 - sent back, raised in the parent
+        reply = (key, False, e, "".join(traceback.format_exception(e)))
+    try:
+        conn.send(reply)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        # Connection.send pickles the whole message before writing any of it.
+        conn.send((key, False, RuntimeError(f"the result of a run could not be sent back from its worker: {e}"),
+                   reply[3]))
+
+
+def _serve(conn, fn: Callable[[Any], Any], parent: int, parent_ends: tuple = ()) -> None:
+    """A worker's life: runs each item the parent sends and sends back the
+    result (or the exception), until the parent sends None or goes away.
+    `parent_ends`: the parent's ends of the pipes, inherited by the fork;
+    closed, so that the parent's going away is an end of file here."""
+    _worker_init(parent)
+    for c in parent_ends:
+        c.close()
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        _reply(conn, job[0], fn, job[1])
+
+
+class _Worker:
+    """A worker process of :func:`run_parallel`, its end of their pipe and
+    the item it runs (None: idle)."""
+
+    def __init__(self, proc, conn) -> None:
+        self.proc = proc
+        self.conn = conn
+        self.key: int | None = None
+
+
+def _stop(workers: list[_Worker]) -> None:
+    """SIGTERM to every worker (a run being written removes its staging
+    directory), SIGKILL to one still alive 10 s later; each one reaped."""
+    started = [w.proc for w in workers if w.proc.pid is not None]
+    for p in started:
+        if p.exitcode is None:
             p.terminate()
-    for p in procs:
+    for p in started:
         p.join(timeout=10)
-        if p.is_alive():
+        if p.exitcode is None:
             p.kill()
             p.join(timeout=5)
-    pool.shutdown(wait=False, cancel_futures=True)
-    if manager is not None:
-        manager.join(timeout=10)
+    for w in workers:
+        w.conn.close()
+
+
+def _finish(workers: list[_Worker]) -> None:
+    """Every run is done: each worker is told to leave, then reaped."""
+    for w in workers:
+        try:
+            w.conn.send(None)
+        except OSError:
+            pass
+    for w in workers:
+        w.proc.join(timeout=10)
+    _stop(workers)  # one that did not leave (none should)
 
 
 def run_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
                  on_result: Callable[[Any], None]) -> None:
     """Calls ``fn(item)`` for every item on `jobs` worker processes and
     ``on_result`` with each result as it comes. On KeyboardInterrupt (or any
-    error) stops every worker, then re-raises."""
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),))
-    procs: list = []
+    error, the first exception of a run included) stops every worker, then
+    re-raises. A worker that dies in the middle of a run is
+    :class:`WorkerDied`."""
+    todo = collections.deque(enumerate(items))
+    ctx = multiprocessing.get_context()
+    workers: list[_Worker] = []
+    parent = os.getpid()
     try:
-        futs = [pool.submit(_guarded, fn, it) for it in items]
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        for f in as_completed(futs):
-            on_result(f.result())
-    except BrokenProcessPool:
-        # Was a traceback naming concurrent.futures' BrokenProcessPool.
-        _stop(pool)
-        # The others were stopped with SIGTERM (by the pool or by _stop).
-        ours = (None, 0, -signal.SIGTERM, 128 + signal.SIGTERM)
-        how = sorted({_how(p.exitcode) for p in procs if p.exitcode not in ours})
-        raise WorkerDied(f"a worker process died in the middle of a run ({', '.join(how) or 'how is not known'}; "
-                         f"the out-of-memory killer, for one, sends SIGKILL)") from None
+        for _ in range(min(jobs, len(todo))):
+            here, there = ctx.Pipe()
+            try:
+                ends = tuple(w.conn for w in workers) + (here,)
+                w = _Worker(ctx.Process(target=_serve, args=(there, fn, parent, ends), name="xrc-worker"), here)
+                workers.append(w)
+                w.proc.start()
+            finally:
+                there.close()
+        for w in workers:
+            _give(w, todo)
+        while True:
+            busy = [w for w in workers if w.key is not None]
+            if not busy:
+                break
+            ready = set(mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy]))
+            for w in busy:
+                if w.conn not in ready and w.proc.sentinel not in ready:
+                    continue
+                try:
+                    key, ok, value, tb = w.conn.recv()
+                except (EOFError, OSError):
+                    w.proc.join(timeout=5)
+                    raise WorkerDied(f"a worker process died in the middle of a run ({_how(w.proc.exitcode)}; "
+                                     f"the out-of-memory killer, for one, sends SIGKILL)") from None
+                w.key = None
+                if not ok:
+                    if tb:
+                        value.__cause__ = _RemoteTraceback(tb)
+                    raise value
+                on_result(value)
+                _give(w, todo)
     except BaseException:
-        _stop(pool)
+        _stop(workers)
         raise
-    pool.shutdown()
+    _finish(workers)
+
+
+def _give(w: _Worker, todo: collections.deque) -> None:
+    if todo:
+        key, item = todo.popleft()
+        w.key = key
+        w.conn.send((key, item))
 
 
 def _indexed(fn: Callable[[Any], Any], pair: tuple[int, Any]) -> tuple[int, Any]:

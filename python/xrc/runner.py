@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__, _core, progress as _progress, tomlw
-from .outdir import OutputError, commit, discard, prepare
+from .outdir import OutputError, commit, staged
 from .results import columns_to_arrays, summarize
 from .scenario import Scenario, ScenarioError, load_text
 
@@ -206,34 +206,31 @@ def run_to_dir(scenario: Scenario, out: str | Path, *, force: bool = False, plot
     core; the rest is handing them over), and the rows written per table
     (``rows``), for ``xrc bench``."""
     out = Path(out)
-    staging = prepare(out, force)
-    try:
-        from .stream import stream_run
-
-        run = stream_run(scenario, staging, progress=progress)
-        if stats is not None:
-            stats.update(core_s=run.core_time_s, events_s=run.events_time_s, rows=dict(run.rows))
+    with staged(out, force) as staging:
         try:
-            (staging / "scenario.toml").write_text(scenario_toml(scenario))
-            (staging / "scenario.given.toml").write_text(scenario.source_text)
-            (staging / "scenario.resolved.json").write_text(
-                json.dumps(scenario.resolved, indent=2, sort_keys=True) + "\n")
-            (staging / "metadata.json").write_text(json.dumps(metadata(scenario, argv), indent=2) + "\n")
-            summary = summarize(scenario.resolved, run.data, events=run.events, sim_time_s=run.sim_time_s,
-                                wall_time_s=run.wall_time_s)
-            (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-            if plots:
-                from .plots import plot_all
+            from .stream import stream_run
 
-                plot_all(run.data, scenario.resolved, staging / "plots", summary=summary)
-        finally:
-            run.close()
-        commit(staging, out)
-    except OSError as e:
-        discard(staging)
-        raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the run directory'}: "
-                          f"{e.strerror or e}") from None
-    except BaseException:
-        discard(staging)
-        raise
+            run = stream_run(scenario, staging, progress=progress)
+            if stats is not None:
+                stats.update(core_s=run.core_time_s, events_s=run.events_time_s, rows=dict(run.rows))
+            try:
+                (staging / "scenario.toml").write_text(scenario_toml(scenario))
+                (staging / "scenario.given.toml").write_text(scenario.source_text)
+                (staging / "scenario.resolved.json").write_text(
+                    json.dumps(scenario.resolved, indent=2, sort_keys=True) + "\n")
+                (staging / "metadata.json").write_text(json.dumps(metadata(scenario, argv), indent=2) + "\n")
+                summary = summarize(scenario.resolved, run.data, events=run.events, sim_time_s=run.sim_time_s,
+                                    wall_time_s=run.wall_time_s)
+                (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+                if plots:
+                    from .plots import plot_all
+
+                    plot_all(run.data, scenario.resolved, staging / "plots", summary=summary)
+            finally:
+                run.close()
+            commit(staging, out)
+        except OSError as e:
+            # The staging directory is removed on the way out of the with.
+            raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the run directory'}: "
+                              f"{e.strerror or e}") from None
     return summary

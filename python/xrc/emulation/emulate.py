@@ -54,6 +54,7 @@ out, not invented, and listed in ``summary.json`` under ``not_measured``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -834,7 +835,7 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
          argv: list[str], quiet: bool, xrc_acks: bool = False, gso: bool = GSO_DEFAULT) -> int:
     """``xrc emulate``. Exit 2 for what it refuses (before anything is set
     up), 1 when a run fails, the COMMAND's status in the interactive mode."""
-    from ..outdir import OutputError, check, commit, prepare
+    from ..outdir import check, commit, staged
     from ..scenario import read_input
     from .testbed import terminate_on_sigterm
 
@@ -846,8 +847,9 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
     texts = tuple(read_input(f"trace.{k}", trace[k], trace[k]) if trace.get(k) else None
                   for k in ("downlink", "uplink"))
     terminate_on_sigterm()
-    staging = prepare(Path(out), force) if out is not None else None
-    try:
+    # The staging directory (if any) is removed on the way out of the with
+    # by any exception, a signal's included.
+    with staged(Path(out), force) if out is not None else contextlib.nullcontext(None) as staging:
         r = run(p, trace_texts=texts, quiet=quiet, pcap_dir=staging)
         if staging is None:
             if not quiet:
@@ -856,14 +858,6 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
             return 0 if code is None else (code if code >= 0 else 128 - code)
         s = write_run_dir(p, scenario, r, staging, argv)
         commit(staging, Path(out))
-    except OutputError:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        raise
-    except BaseException:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        raise
     if not quiet:
         for f in s["flows"]:
             print(f"  flow {f['id']:<10} {f['cc']} (Linux {f['linux_cc']}): goodput {f['goodput_mbps']:.2f} Mbit/s, "

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__, _core, progress as _progress
-from ..outdir import OutputError, check, commit, discard, prepare
+from ..outdir import OutputError, check, commit, staged
 from .experiments import points, run_point, trace_files, variant_point
 
 #: The improved XRC whose claims the report shows beside the paper's `xrc`.
@@ -170,36 +170,34 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
     t0 = time.perf_counter()
     results = _run_all(pts, jobs, engine, address, progress)
     wall = time.perf_counter() - t0
-    staging = prepare(out, force, what="report directory")
-    try:
-        (staging / "figures").mkdir()
-        pq.write_table(_results_table(results), staging / "results.parquet", compression="zstd")
-        meta = {"xrc_output": "report", "quick": quick, "seeds": seed_list, "runs": len(results), "wall_time_s": wall,
-                "jobs": jobs, "engine": engine, "schemes": schemes, "xrc_version": __version__,
-                "core_version": _core.version(), "git_commit": git_commit(),
-                "sim_seconds": sum(r["sim_s"] for r in results), "events": sum(r["events"] for r in results),
-                "traces": {"source": pl["traces_source"], "files": [str(t) for t in pl["traces"]]},
-                "inputs": inputs}
-        base = [r for r in results if "variant" not in r["point"]]
-        meta["variants"] = list(variants)
-        by_variant: dict[str, list[dict[str, Any]]] = {}
-        for v in variants:
-            # The variant's claims from the same report code: its XRC arms in
-            # place of xrc's, every baseline shared.
-            mine = [r for r in results if r["point"].get("variant") == v]
-            swapped = {(r["point"]["exp"], r["point"]["label"]) for r in mine}
-            rs = [r for r in base if (r["point"]["exp"], r["point"]["label"]) not in swapped] + mine
-            with tempfile.TemporaryDirectory() as tmp:
-                (Path(tmp) / "figures").mkdir()
-                by_variant[v] = write_report(rs, dict(meta), Path(tmp))
-        claims = write_report(base, meta, staging, variants=by_variant)
-        (staging / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
-        (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
-        commit(staging, out)
-    except OSError as e:
-        discard(staging)
-        raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the report'}: {e.strerror or e}") from None
-    except BaseException:
-        discard(staging)
-        raise
+    with staged(out, force, what="report directory") as staging:
+        try:
+            (staging / "figures").mkdir()
+            pq.write_table(_results_table(results), staging / "results.parquet", compression="zstd")
+            meta = {"xrc_output": "report", "quick": quick, "seeds": seed_list, "runs": len(results),
+                    "wall_time_s": wall, "jobs": jobs, "engine": engine, "schemes": schemes, "xrc_version": __version__,
+                    "core_version": _core.version(), "git_commit": git_commit(),
+                    "sim_seconds": sum(r["sim_s"] for r in results), "events": sum(r["events"] for r in results),
+                    "traces": {"source": pl["traces_source"], "files": [str(t) for t in pl["traces"]]},
+                    "inputs": inputs}
+            base = [r for r in results if "variant" not in r["point"]]
+            meta["variants"] = list(variants)
+            by_variant: dict[str, list[dict[str, Any]]] = {}
+            for v in variants:
+                # The variant's claims from the same report code: its XRC arms in
+                # place of xrc's, every baseline shared.
+                mine = [r for r in results if r["point"].get("variant") == v]
+                swapped = {(r["point"]["exp"], r["point"]["label"]) for r in mine}
+                rs = [r for r in base if (r["point"]["exp"], r["point"]["label"]) not in swapped] + mine
+                with tempfile.TemporaryDirectory() as tmp:
+                    (Path(tmp) / "figures").mkdir()
+                    by_variant[v] = write_report(rs, dict(meta), Path(tmp))
+            claims = write_report(base, meta, staging, variants=by_variant)
+            (staging / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
+            (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
+            commit(staging, out)
+        except OSError as e:
+            # The staging directory is removed on the way out of the with.
+            raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the report'}: "
+                              f"{e.strerror or e}") from None
     return {"claims": claims, "meta": meta}
