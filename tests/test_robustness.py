@@ -694,20 +694,23 @@ def _fail_on_one(x):
     return x
 
 
-def test_a_parallel_run_stopped_by_an_error_leaves_no_pool_thread_to_race_the_exit():
-    # The pool's manager thread was still closing its wake-up pipe when
-    # the interpreter exited; concurrent.futures then wrote to the closed
-    # pipe: "Exception ignored ... OSError: Bad file descriptor" on stderr.
+def test_a_parallel_run_stopped_by_an_error_stops_at_once_and_leaves_no_thread_or_worker_behind():
+    # Once, with concurrent.futures, the pool's manager thread was still
+    # closing its wake-up pipe when the interpreter exited ("Exception
+    # ignored ... OSError: Bad file descriptor"). xrc.parallel now owns its
+    # workers; nothing of a stopped run may outlive it either way.
+    import multiprocessing
     import threading
 
     from xrc.parallel import run_parallel
 
+    before = {t.ident for t in threading.enumerate()}
     t0 = time.monotonic()
     with pytest.raises(ValueError, match="the run failed"):
         run_parallel(_fail_on_one, [1, 2, 3, 4], 2, lambda r: None)
     assert time.monotonic() - t0 < 5, "it waited for the other runs"
-    left = [t for t in threading.enumerate() if type(t).__name__ == "_ExecutorManagerThread" and t.is_alive()]
-    assert not left
+    assert [t.name for t in threading.enumerate() if t.ident not in before and t.is_alive()] == []
+    assert multiprocessing.active_children() == []
 
 
 def _swallow_a_sigterm():
