@@ -746,6 +746,17 @@ def test_a_sigterm_as_a_study_makes_its_out_directory_leaves_nothing(tmp_path, m
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_failed_study_removes_the_parents_of_its_out_it_made_but_nothing_that_was_there(tmp_path):
+    from xrc.study_nr import study_out
+
+    (tmp_path / "kept").mkdir()
+    out = tmp_path / "kept" / "new" / "deeper" / "study"
+    with pytest.raises(RuntimeError):
+        with study_out(out, False):
+            raise RuntimeError("the study failed")
+    assert [p.name for p in tmp_path.rglob("*")] == ["kept"]
+
+
 def _listing(d):
     return sorted((str(p.relative_to(d)), p.stat().st_size) for p in d.rglob("*"))
 

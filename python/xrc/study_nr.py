@@ -209,7 +209,9 @@ def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
         return
     out = Path(out)
     check_parents(out)
-    created = False
+    # Every directory this makes, deepest first: removed again (if still
+    # empty) on failure, parents included.
+    made = [p for p in [out, *out.parents] if not p.exists()]
     try:
         # The directory is made inside the try that removes it: a signal's
         # exception landing just after mkdir left it (empty) behind.
@@ -218,17 +220,16 @@ def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
                 raise OutputError(f"--out {str(out)!r} exists and is not a directory")
             if out.is_dir() and any(out.iterdir()) and not force:
                 raise OutputError(f"--out {str(out)!r} exists and is not empty (use --force)")
-            created = not out.exists()
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
         yield out
     except BaseException:
-        if created:
+        for d in made:
             try:
-                out.rmdir()
+                d.rmdir()
             except OSError:
-                pass
+                break
         raise
 
 
