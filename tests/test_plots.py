@@ -86,3 +86,25 @@ def test_xrc_never_changes_the_callers_matplotlib_backend_or_rcparams(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
     assert (tmp_path / "run" / "plots" / "hol_cdf.png").is_file()
+
+
+def test_a_cdf_of_a_million_samples_keeps_few_steps_within_one_step_of_the_exact_curve():
+    from xrc.plots import CDF_POINTS
+
+    rng = np.random.default_rng(5)
+    samples = np.concatenate([rng.exponential(3.0, 1_000_000), np.full(50_000, 10.0), [np.nan]])
+    fig, axes = new_figure()
+    ax = axes[0][0]
+    cdf(ax, samples)
+    x, y = ax.lines[-1].get_data()
+    assert len(x) <= CDF_POINTS and y[-1] == 1.0 and x[0] == np.nanmin(samples) and x[-1] == np.nanmax(samples)
+    # At every sample the drawn step (the last point at or below it) is
+    # within 1/(CDF_POINTS - 1) of the exact empirical CDF.
+    s = np.sort(samples[~np.isnan(samples)])
+    probe = s[rng.integers(0, s.size, 20_000)]
+    exact = np.searchsorted(s, probe, side="right") / s.size
+    drawn = y[np.searchsorted(x, probe, side="right") - 1]
+    assert np.max(exact - drawn) <= 1.0 / (CDF_POINTS - 1) + 1e-12 and np.all(drawn <= exact + 1e-12)
+    # A small sample is drawn whole.
+    cdf(ax, [3.0, 1.0, 2.0])
+    assert list(ax.lines[-1].get_data()[0]) == [1.0, 2.0, 3.0]
