@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .plots import delay_axis, figure_problems, new_figure, save
+from .plots import cdf, delay_axis, figure_problems, new_figure, save
 from .scenario import ScenarioError
 
 #: Beyond this many runs, no per-run panels (the other figures still show all).
@@ -187,9 +187,9 @@ def plot_runs(paths: list[str | Path], out: str | Path, labels: list[str] | None
         ax = axes[0, 0]
         drawn = 0
         for i, (r, lab) in enumerate(zip(runs, labels)):
-            x = np.sort(r.table(table)[column].to_numpy(dtype=float))
-            if x.size:
-                ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", label=lab, lw=1.2, **style(i))
+            x = r.table(table)[column].to_numpy(dtype=float)
+            if np.count_nonzero(~np.isnan(x)):
+                cdf(ax, x, label=lab, lw=1.2, **style(i))
                 drawn += 1
         if not drawn:
             continue
