@@ -22,25 +22,14 @@ pub struct Scheme {
     schema: fn() -> schemars::Schema,
 }
 
-#[cfg(feature = "schema")]
 macro_rules! scheme {
     ($name:literal, $cfg:ty) => {
         Scheme {
             name: $name,
             build: build_with::<$cfg>,
             resolve: roundtrip::<$cfg>,
+            #[cfg(feature = "schema")]
             schema: schema_of::<$cfg>,
-        }
-    };
-}
-
-#[cfg(not(feature = "schema"))]
-macro_rules! scheme {
-    ($name:literal, $cfg:ty) => {
-        Scheme {
-            name: $name,
-            build: build_with::<$cfg>,
-            resolve: roundtrip::<$cfg>,
         }
     };
 }
