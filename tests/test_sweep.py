@@ -107,6 +107,7 @@ def test_a_finished_sweep_prints_one_row_per_variant_and_flow_with_means_over_it
     rows = [[c.strip() for c in ln.strip("| ").split("|")] for ln in lines[1:]]
     assert len(rows) == 2 * 2 * 2 and all(r[4] == "3" for r in rows)
     assert [r[:4] for r in rows[:2]] == [["0.0", "bbr", "f0", "bbr"], ["0.0", "bbr", "f1", "cubic"]]
+    assert [r[0] for r in rows] == ["0.0"] * 4 + ["0.1"] * 4
     # Each number is the mean over the variant's seeds of summary.parquet's rows.
     df = pq.read_table(tmp_path / "out" / "summary.parquet").to_pandas()
     g = df[(df["set:flows.0.cc"] == "xrc") & (df["set:cell.harq.bler"] == "0.1") & (df["flow"] == "f0")]
@@ -135,3 +136,20 @@ def test_a_sweep_naming_neither_a_file_nor_a_bundled_scenario_is_refused(tmp_pat
     p.write_text('scenario = "paper/no-such-figure"\n')
     with pytest.raises(ScenarioError, match="no-such-figure.*bundled"):
         load_sweep(p)
+    p.write_text('scenario = "paper/fig5-pair"\n')
+    with pytest.raises(ScenarioError, match="similar names: paper/fig5-pairs"):
+        load_sweep(p)
+
+
+def test_the_digest_orders_numbers_as_numbers(tmp_path):
+    import pyarrow as pa
+
+    from xrc.sweep import digest
+
+    rows = [("5", 1, 1.0), ("10", 1, 2.0), ("20", 1, 3.0), ("5", 2, 3.0)]
+    pq.write_table(pa.table({"set:duration_s": [r[0] for r in rows], "seed": [r[1] for r in rows],
+                             "flow": ["f0"] * 4, "cc": ["cubic"] * 4, "goodput_mbps": [r[2] for r in rows]}),
+                   tmp_path / "s.parquet")
+    body = digest(tmp_path / "s.parquet").splitlines()[2:]
+    assert [ln.split(" | ")[0] for ln in body] == ["| 5", "| 10", "| 20"]
+    assert "2.00 (1.00–3.00)" in body[0] and body[0].split(" | ")[3] == "2"

@@ -204,8 +204,12 @@ def load_sweep(path: str | Path) -> Sweep:
         # scenario when no such file exists beside the sweep file.
         bundled_path = find_scenario(doc["scenario"])
         if bundled_path is None:
+            from .bundled import similar_scenarios
+
+            near = similar_scenarios(str(doc["scenario"]))
             raise ScenarioError(f"sweep.scenario: file not found: {doc['scenario']!r} (looked at {scenario}, "
-                                f"and among the bundled scenarios)")
+                                f"and among the bundled scenarios"
+                                + (f"; similar names: {', '.join(near)}" if near else "") + ")")
         scenario = bundled_path
     seeds = seed_list(doc.get("seeds", 1))
     common = doc.get("set", [])
@@ -311,6 +315,14 @@ _DIGEST = (("goodput_mbps", "goodput Mbit/s", "{:.2f}"), ("rtt_p95_ms", "RTT p95
            ("ue_utilization", "UE util.", "{:.3f}"))
 
 
+def _natural(v: Any) -> tuple:
+    """Sorts numbers as numbers ("5" before "10") and before text."""
+    try:
+        return (0, float(v), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(v))
+
+
 def digest(summary: str | Path, max_rows: int = 40) -> str:
     """A sweep's merged table (``summary.parquet``) as a text table: one row
     per variant (its overrides) and flow, each number the mean over the
@@ -321,10 +333,11 @@ def digest(summary: str | Path, max_rows: int = 40) -> str:
     cols = [(c, h, f) for c, h, f in _DIGEST if c in df.columns]
     head = [k[4:] for k in keys] + ["flow", "cc", "seeds"] + [h for _, h, _ in cols]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    groups = df.fillna({k: "" for k in keys}).groupby(keys + ["flow", "cc"], sort=True, dropna=False)
+    groups = list(df.fillna({k: "" for k in keys}).groupby(keys + ["flow", "cc"], sort=False, dropna=False))
+    groups.sort(key=lambda kg: [_natural(v) for v in (kg[0] if isinstance(kg[0], tuple) else (kg[0],))])
     for n, (key, g) in enumerate(groups):
         if n == max_rows:
-            lines.append(f"(… {groups.ngroups - max_rows} more rows: {summary})")
+            lines.append(f"(… {len(groups) - max_rows} more rows: {summary})")
             break
         cells = [str(v) for v in (key if isinstance(key, tuple) else (key,))] + [str(g["seed"].nunique())]
         for c, _, f in cols:
