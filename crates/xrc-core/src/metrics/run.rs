@@ -401,11 +401,11 @@ impl Observer for RunRecorder {
             r.t.extend(std::iter::repeat_n(t, n));
             r.ue.extend(0..n as u32);
             // `as_millis_f64` with the nanoseconds converted as signed (equal below 2^63).
-            if all_below_2_pow_52(cols.hol.iter().map(|h| h.as_nanos())) {
-                r.hol_ms
-                    .extend(cols.hol.iter().map(|h| small_u64_as_f64(h.as_nanos()) * 1e-6));
+            let hol_ns = |i: usize| cols.hol(i).as_nanos();
+            if all_below_2_pow_52((0..n).map(hol_ns)) {
+                r.hol_ms.extend((0..n).map(|i| small_u64_as_f64(hol_ns(i)) * 1e-6));
             } else {
-                r.hol_ms.extend(cols.hol.iter().map(|h| f(h.as_nanos()) * 1e-6));
+                r.hol_ms.extend((0..n).map(|i| f(hol_ns(i)) * 1e-6));
             }
             r.sdus.extend_from_slice(cols.sdus);
             r.bytes.extend_from_slice(cols.bytes);
@@ -489,7 +489,7 @@ mod tests {
         }
         let mut samples = Vec::new();
         for tti in 0..10u64 {
-            let now = SimTime::from_nanos(tti * 1_000_000);
+            let now = SimTime::from_nanos(1_000_000_000 + tti * 1_000_000);
             samples.clear();
             samples.extend((0..n).map(|u| UeSample {
                 cqi: (u + tti) as u8 % 16,
@@ -512,7 +512,8 @@ mod tests {
             all.instant(now, SimDuration::from_millis(1));
             let col = |f: fn(&UeSample) -> u64| samples.iter().map(f).collect::<Vec<u64>>();
             let cqi: Vec<u8> = samples.iter().map(|s| s.cqi).collect();
-            let hol: Vec<SimDuration> = samples.iter().map(|s| s.hol).collect();
+            // Heads that give each sample's HoL at `now`.
+            let head: Vec<SimTime> = samples.iter().map(|s| now - s.hol).collect();
             let sdus: Vec<u32> = samples.iter().map(|s| s.sdus).collect();
             let bytes = col(|s| s.bytes);
             let available_bits: Vec<f64> = samples.iter().map(|s| s.available_bits).collect();
@@ -521,8 +522,9 @@ mod tests {
             all.ue_columns(
                 now,
                 &UeColumns {
+                    now,
                     cqi: &cqi,
-                    hol: &hol,
+                    head: &head,
                     sdus: &sdus,
                     bytes: &bytes,
                     available_bits: &available_bits,

@@ -90,8 +90,14 @@ pub trait Observer {
 /// these columns and lends them as they are).
 #[derive(Copy, Clone, Debug)]
 pub struct UeColumns<'a> {
+    /// The end of the instant (the HoL delays are measured to it).
+    pub now: SimTime,
     pub cqi: &'a [u8],
-    pub hol: &'a [SimDuration],
+    /// When the packet at the head of each UE's downlink queue arrived
+    /// (`SimTime::MAX` for an empty queue): its HoL delay is `now` minus
+    /// this ([`UeColumns::hol`]), worked out only by an observer that
+    /// reads it, not by the cell for every UE every TTI.
+    pub head: &'a [SimTime],
     pub sdus: &'a [u32],
     pub bytes: &'a [u64],
     pub available_bits: &'a [f64],
@@ -107,11 +113,16 @@ impl UeColumns<'_> {
     pub fn is_empty(&self) -> bool {
         self.cqi.is_empty()
     }
+    /// UE `ue`'s head-of-line delay (zero for an empty queue).
+    #[inline]
+    pub fn hol(&self, ue: usize) -> SimDuration {
+        self.now.saturating_since(self.head[ue])
+    }
     /// UE `ue`'s sample.
     pub fn get(&self, ue: usize) -> UeSample {
         UeSample {
             cqi: self.cqi[ue],
-            hol: self.hol[ue],
+            hol: self.hol(ue),
             sdus: self.sdus[ue],
             bytes: self.bytes[ue],
             available_bits: self.available_bits[ue],

@@ -170,40 +170,57 @@ pub fn window_rate_bps(sum: u64, filled: usize, tti: SimDuration) -> u64 {
 }
 
 /// The capacity windows of every UE of a cell: the same sliding sums as
-/// one [`CapacityWindow`] per UE, laid out for a cell in which every UE
-/// pushes every TTI. They share one cursor and count of TTIs, and the ring
-/// holds one row of UEs per TTI, so a TTI's push is one pass over
-/// contiguous columns (the bits in, the row out, the sums) instead of a
-/// ring per UE.
+/// one [`CapacityWindow`] per UE, laid out for a cell of many UEs. They
+/// share one cursor and count of TTIs, and the ring holds, for each TTI,
+/// only the UEs that learned a non-zero number of bits then (in a loaded
+/// cell, the few served in that TTI): a TTI's push costs what entered and
+/// what left the window, not a pass over every UE, and says which UEs'
+/// sums moved ([`CapacityWindows::moved`]). A zero leaves a sum as it is,
+/// so the sums are those of the dense ring, exactly (integers).
 #[derive(Clone, Debug)]
 pub struct CapacityWindows {
-    ues: usize,
     /// TTIs in the window.
     len: usize,
-    /// Row `k` (`ring[k * ues..(k + 1) * ues]`): each UE's bits of one TTI.
-    ring: Vec<u64>,
+    /// Row `k`: (UE, bits) of one TTI, the non-zero ones.
+    ring: Vec<Vec<(u32, u64)>>,
     sums: Vec<u64>,
     next: usize,
     filled: usize,
+    /// The UEs whose sum the last push changed (a UE may repeat).
+    moved: Vec<u32>,
 }
 
 impl CapacityWindows {
     pub fn new(ues: usize, n: u32) -> Self {
         CapacityWindows {
-            ues,
             len: n as usize,
-            ring: vec![0; ues * n as usize],
+            ring: vec![Vec::new(); n as usize],
             sums: vec![0; ues],
             next: 0,
             filled: 0,
+            moved: Vec::new(),
         }
     }
     /// One TTI: UE `i` learned `bits[i]` (`bits` has one entry per UE).
     pub fn push_row(&mut self, bits: &[u64]) {
-        let row = &mut self.ring[self.next * self.ues..(self.next + 1) * self.ues];
-        for ((old, sum), &b) in row.iter_mut().zip(self.sums.iter_mut()).zip(&bits[..self.ues]) {
-            *sum = *sum - *old + b;
-            *old = b;
+        debug_assert_eq!(bits.len(), self.sums.len());
+        self.push((0..bits.len() as u32).zip(bits.iter().copied()));
+    }
+    /// One TTI: each (UE, bits) of `entries` learned those bits, every
+    /// other UE none (a UE at most once).
+    pub fn push(&mut self, entries: impl IntoIterator<Item = (u32, u64)>) {
+        self.moved.clear();
+        let row = &mut self.ring[self.next];
+        for (u, b) in row.drain(..) {
+            self.sums[u as usize] -= b;
+            self.moved.push(u);
+        }
+        for (u, b) in entries {
+            if b > 0 {
+                self.sums[u as usize] += b;
+                row.push((u, b));
+                self.moved.push(u);
+            }
         }
         self.next += 1;
         if self.next == self.len {
@@ -212,6 +229,11 @@ impl CapacityWindows {
         if self.filled < self.len {
             self.filled += 1;
         }
+    }
+    /// The UEs whose sum the last push changed (some may repeat; a UE whose
+    /// bits entering equal those leaving is listed, its sum the same).
+    pub fn moved(&self) -> &[u32] {
+        &self.moved
     }
     /// Every UE's sum over the window, `sums()[i]` UE i's.
     pub fn sums(&self) -> &[u64] {
@@ -402,7 +424,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cells_windows_hold_the_same_sums_and_rates_as_one_window_per_ue() {
+    fn a_cells_windows_hold_the_same_sums_and_rates_as_one_window_per_ue_and_list_those_that_moved() {
         let tti = SimDuration::from_micros(500);
         let mut rng = crate::engine::rng::Rng::from_seed(5);
         for (ues, n) in [(1usize, 1u32), (3, 40), (7, 5)] {
@@ -410,8 +432,17 @@ mod tests {
             let mut all = CapacityWindows::new(ues, n);
             for t in 0..200 {
                 let bits: Vec<u64> = (0..ues).map(|_| rng.below(80_000)).collect();
+                // Mostly zeros, as in a loaded cell.
+                let bits: Vec<u64> = bits.iter().map(|&b| if b % 3 == 0 { b } else { 0 }).collect();
+                let before: Vec<u64> = all.sums().to_vec();
                 all.push_row(&bits);
                 for (u, w) in each.iter_mut().enumerate() {
+                    if all.sums()[u] != before[u] {
+                        assert!(
+                            all.moved().contains(&(u as u32)),
+                            "UE {u}, TTI {t}: moved but not listed"
+                        );
+                    }
                     w.push(bits[u]);
                     assert_eq!(all.state(u), w.state(), "UE {u}, TTI {t}");
                     assert_eq!(all.rate_bps(u, tti), w.rate_bps(tti), "UE {u}, TTI {t}");

@@ -505,9 +505,6 @@ pub struct Cell {
     itbs: Vec<Option<RateIdx>>,
     /// Some UE's channel varies (its CQI is read every TTI).
     varying_channels: bool,
-    /// When each UE's head RLC SDU arrived (`SimTime::MAX` when the buffer
-    /// is empty: a HoL of zero), mirrored where the buffer changes.
-    rlc_head: Vec<SimTime>,
     /// PRBs each UE got this TTI (zero until the TTI writes them).
     tti_prbs: Vec<u16>,
     /// UEs whose per-TTI fields the TTI wrote (reset at the next).
@@ -515,9 +512,8 @@ pub struct Cell {
     /// UEs with a transport block waiting for retransmission, one bit each
     /// (`retx_ues[i / 64] >> (i % 64)`).
     retx_ues: Vec<u64>,
-    /// Each UE's window sum the `agent_bps` column was worked out for, and
-    /// the TTIs the windows counted then (`usize::MAX`: never).
-    agent_memo_sum: Vec<u64>,
+    /// The TTIs the windows counted when the `agent_bps` column was last
+    /// worked out for every UE (`usize::MAX`: never).
     agent_memo_filled: usize,
     /// The `available_*` columns must be worked out again (the UEs' live
     /// flows changed since).
@@ -530,7 +526,11 @@ pub struct Cell {
 #[derive(Debug, Default)]
 struct SampleColumns {
     cqi: Vec<u8>,
-    hol: Vec<SimDuration>,
+    /// The end of the last TTI (the HoL delays are measured to it).
+    now: SimTime,
+    /// When each UE's head RLC SDU arrived (`SimTime::MAX` when the buffer
+    /// is empty: a HoL of zero), mirrored where the buffer changes.
+    head: Vec<SimTime>,
     sdus: Vec<u32>,
     bytes: Vec<u64>,
     available_bits: Vec<f64>,
@@ -542,7 +542,8 @@ impl SampleColumns {
     fn new(n: usize) -> Self {
         SampleColumns {
             cqi: vec![0; n],
-            hol: vec![SimDuration::ZERO; n],
+            now: SimTime::ZERO,
+            head: vec![SimTime::MAX; n],
             sdus: vec![0; n],
             bytes: vec![0; n],
             available_bits: vec![0.0; n],
@@ -553,7 +554,8 @@ impl SampleColumns {
     fn view(&self) -> UeColumns<'_> {
         UeColumns {
             cqi: &self.cqi,
-            hol: &self.hol,
+            now: self.now,
+            head: &self.head,
             sdus: &self.sdus,
             bytes: &self.bytes,
             available_bits: &self.available_bits,
@@ -698,11 +700,9 @@ impl Cell {
             cols: SampleColumns::new(n),
             itbs: vec![None; n],
             varying_channels: false,
-            rlc_head: vec![SimTime::MAX; n],
             tti_prbs: vec![0; n],
             touched: Vec::new(),
             retx_ues: vec![0; n.div_ceil(64)],
-            agent_memo_sum: vec![0; n],
             agent_memo_filled: usize::MAX,
             available_stale: true,
             tti_s: tti.as_secs_f64(),
@@ -829,7 +829,7 @@ impl Cell {
         if r.is_ok() {
             self.cols.sdus[ue] = rlc.sdus() as u32;
             self.cols.bytes[ue] = rlc.bytes();
-            self.rlc_head[ue] = rlc.head_arrival().unwrap_or(SimTime::MAX);
+            self.cols.head[ue] = rlc.head_arrival().unwrap_or(SimTime::MAX);
         }
         r
     }
@@ -1009,7 +1009,7 @@ impl Cell {
             };
             self.cols.sdus[g.index] = u.rlc.sdus() as u32;
             self.cols.bytes[g.index] = u.rlc.bytes();
-            self.rlc_head[g.index] = u.rlc.head_arrival().unwrap_or(SimTime::MAX);
+            self.cols.head[g.index] = u.rlc.head_arrival().unwrap_or(SimTime::MAX);
             used += g.prbs;
             u.stats.tbs_new += 1;
             u.tti.new_bits = bits as u64;
@@ -1112,8 +1112,16 @@ impl Cell {
             }
             self.tti_active = ue_active;
         }
+        // Into the windows: every UE's bits with free PRBs shared, else
+        // those of the UEs served (the others learned none; the scheduler
+        // grants a UE once a TTI).
+        if with_free {
+            self.cap.push_row(&self.cap_bits);
+        } else {
+            self.cap
+                .push(self.grants.iter().map(|g| (g.index as u32, served[g.index])));
+        }
         let cap_bits: &[u64] = if with_free { &self.cap_bits } else { &served };
-        self.cap.push_row(cap_bits);
         if self.abc_enabled || self.air_enabled || self.pbe_enabled || self.na_enabled {
             let scheduled = if self.pbe_enabled {
                 self.tti_prbs.iter().filter(|&&p| p > 0).count() as u32
@@ -1143,27 +1151,24 @@ impl Cell {
                 }
             }
         }
-        // The samples, in their columns. The HoL from the mirrored head.
-        for (hol, &head) in self.cols.hol.iter_mut().zip(&self.rlc_head) {
-            *hol = now.saturating_since(head);
-        }
+        // The samples' instant (an observer works out a HoL from the
+        // mirrored head, when it reads one).
+        self.cols.now = now;
         // The agent's rate changes only with the window's sum and the TTIs
-        // counted: worked out again only for the UEs whose sum moved (a
-        // division spared for the many TTIs in which a UE's window does not
-        // move), or for every UE while the window fills.
+        // counted: worked out again only for the UEs whose sum moved, or for
+        // every UE while the window fills.
         let filled = self.cap.filled();
         let refill = filled != self.agent_memo_filled;
         self.agent_memo_filled = filled;
         let tti = self.tti;
-        for ((memo, &sum), rate) in self
-            .agent_memo_sum
-            .iter_mut()
-            .zip(self.cap.sums())
-            .zip(&mut self.cols.agent_bps)
-        {
-            if refill || *memo != sum {
-                *memo = sum;
+        let (sums, rates) = (self.cap.sums(), &mut self.cols.agent_bps);
+        if refill {
+            for (rate, &sum) in rates.iter_mut().zip(sums) {
                 *rate = agent::window_rate_bps(sum, filled, tti);
+            }
+        } else {
+            for &u in self.cap.moved() {
+                rates[u as usize] = agent::window_rate_bps(sums[u as usize], filled, tti);
             }
         }
         // The ground truth depends on the UE's rate index, whether it has a
@@ -1513,7 +1518,7 @@ mod tests {
                 let ue = &c.ues[u];
                 assert_eq!(cols.sdus[u] as usize, ue.rlc.sdus(), "UE {u} at {t} ms");
                 assert_eq!(cols.bytes[u], ue.rlc.bytes(), "UE {u} at {t} ms");
-                assert_eq!(cols.hol[u], ue.rlc.hol_delay(now), "UE {u} at {t} ms");
+                assert_eq!(cols.hol(u), ue.rlc.hol_delay(now), "UE {u} at {t} ms");
                 assert_eq!(cols.agent_bps[u], c.agent_rate_bps(u), "UE {u} at {t} ms");
                 let retx = (c.retx_ues[u / 64] >> (u % 64)) & 1 == 1;
                 assert_eq!(retx, !ue.retx.is_empty(), "UE {u} at {t} ms");
