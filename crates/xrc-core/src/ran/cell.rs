@@ -507,6 +507,8 @@ pub struct Cell {
     varying_channels: bool,
     /// PRBs each UE got this TTI (zero until the TTI writes them).
     tti_prbs: Vec<u16>,
+    /// HARQ processes per UE, for the candidate test.
+    harq: HarqColumns,
     /// UEs whose per-TTI fields the TTI wrote (reset at the next).
     touched: Vec<usize>,
     /// UEs with a transport block waiting for retransmission, one bit each
@@ -579,6 +581,7 @@ fn for_each_candidate(
     itbs: &[Option<RateIdx>],
     pf_avg: &[f64],
     ues: &mut [Ue],
+    harq: &mut HarqColumns,
     harq_processes: Option<u32>,
     mut f: impl FnMut(usize, RateIdx, u32, f64),
 ) {
@@ -587,18 +590,54 @@ fn for_each_candidate(
             continue;
         }
         if let Some(processes) = harq_processes {
-            let u = &mut ues[i];
-            while u.harq_acks.front().is_some_and(|&t| t <= now) {
-                u.harq_acks.pop_front();
-            }
-            if u.harq_acks.len() + u.retx.len() >= processes as usize {
-                continue;
+            // The UE's own state is read only when every process is busy
+            // and one may have been released by now.
+            if harq.busy[i] >= processes {
+                if harq.release[i] > now {
+                    continue;
+                }
+                let u = &mut ues[i];
+                while u.harq_acks.front().is_some_and(|&t| t <= now) {
+                    u.harq_acks.pop_front();
+                }
+                harq.sync(i, u);
+                if harq.busy[i] >= processes {
+                    continue;
+                }
             }
         }
         let Some(rate) = rate else {
             continue;
         };
         f(i, rate, n, avg);
+    }
+}
+
+/// Each UE's HARQ processes as the candidate test reads them, mirrored
+/// from its `Ue` where they change ([`HarqColumns::sync`]): so that a TTI
+/// need not read every UE's queues.
+#[derive(Debug, Default)]
+struct HarqColumns {
+    /// Processes holding a block: decoded and waiting for its HARQ-ACK to
+    /// release it, or waiting for a retransmission (`harq_acks` and `retx`;
+    /// releases due by now may not have been taken out yet).
+    busy: Vec<u32>,
+    /// When the oldest decoded block's process is released (`SimTime::MAX`:
+    /// none).
+    release: Vec<SimTime>,
+}
+
+impl HarqColumns {
+    fn new(n: usize) -> Self {
+        HarqColumns {
+            busy: vec![0; n],
+            release: vec![SimTime::MAX; n],
+        }
+    }
+    #[inline]
+    fn sync(&mut self, i: usize, u: &Ue) {
+        self.busy[i] = (u.harq_acks.len() + u.retx.len()).min(u32::MAX as usize) as u32;
+        self.release[i] = u.harq_acks.front().copied().unwrap_or(SimTime::MAX);
     }
 }
 
@@ -701,6 +740,7 @@ impl Cell {
             itbs: vec![None; n],
             varying_channels: false,
             tti_prbs: vec![0; n],
+            harq: HarqColumns::new(n),
             touched: Vec::new(),
             retx_ues: vec![0; n.div_ceil(64)],
             agent_memo_filled: usize::MAX,
@@ -907,6 +947,7 @@ impl Cell {
                         );
                         u.tti_tb_ok = Some(ok);
                         set_bit(&mut self.retx_ues, i, !u.retx.is_empty());
+                        self.harq.sync(i, u);
                     }
                 }
             }
@@ -918,7 +959,7 @@ impl Cell {
             let full = g.full_bits();
             let harq_processes = self.harq_processes;
             let (sdus, tti_prbs, itbs, pf_avg) = (&self.cols.sdus, &self.tti_prbs, &self.itbs, &self.pf_avg);
-            let (ues, bytes) = (&mut self.ues, &self.cols.bytes);
+            let (ues, bytes, harq) = (&mut self.ues, &self.cols.bytes, &mut self.harq);
             if pf {
                 let hint = self.sched_scratch.pf_hint();
                 let keys = self.sched_scratch.pf_keys();
@@ -930,6 +971,7 @@ impl Cell {
                     itbs,
                     pf_avg,
                     ues,
+                    harq,
                     harq_processes,
                     |i, rate, _, avg| {
                         candidates += 1;
@@ -947,6 +989,7 @@ impl Cell {
                         itbs,
                         pf_avg,
                         ues,
+                        harq,
                         harq_processes,
                         |i, rate, _, avg| keys.push(scheduler::pf_key(scheduler::pf_metric(full, rate, avg), i)),
                     )
@@ -973,6 +1016,7 @@ impl Cell {
                     itbs,
                     pf_avg,
                     ues,
+                    harq,
                     harq_processes,
                     |i, rate, n, avg| {
                         list.push(Candidate {
@@ -1067,6 +1111,7 @@ impl Cell {
             );
             u.tti_tb_ok = Some(ok);
             set_bit(&mut self.retx_ues, g.index, !u.retx.is_empty());
+            self.harq.sync(g.index, u);
         }
         self.grants = grants;
         let free = total.saturating_sub(used);
@@ -1470,10 +1515,13 @@ mod tests {
     fn the_cells_columns_follow_each_ues_buffer_window_and_retransmissions_through_random_traffic() {
         // Property: whatever arrives and whatever HARQ does, after every TTI
         // the columns the recorder copies (and the set of UEs with a block to
-        // retransmit) say what each UE's own state says.
+        // retransmit, and the HARQ processes the candidate test reads) say
+        // what each UE's own state says.
         let cfg = CellConfig {
             harq: HarqConfig {
                 bler: 0.3,
+                // Few processes, so that UEs wait for one.
+                processes: Some(3),
                 ..HarqConfig::default()
             },
             ..CellConfig::default()
@@ -1500,6 +1548,8 @@ mod tests {
         let mut rng = Rng::from_seed(9);
         let mut out = CellOutput::default();
         let mut seq = 0;
+        // UE-TTIs with every HARQ process busy.
+        let mut all_busy = 0;
         for t in 0..300u64 {
             let now = ms(t);
             if t == 150 {
@@ -1522,6 +1572,17 @@ mod tests {
                 assert_eq!(cols.agent_bps[u], c.agent_rate_bps(u), "UE {u} at {t} ms");
                 let retx = (c.retx_ues[u / 64] >> (u % 64)) & 1 == 1;
                 assert_eq!(retx, !ue.retx.is_empty(), "UE {u} at {t} ms");
+                assert_eq!(
+                    c.harq.busy[u] as usize,
+                    ue.harq_acks.len() + ue.retx.len(),
+                    "UE {u} at {t} ms"
+                );
+                all_busy += (c.harq.busy[u] >= 3) as u32;
+                assert_eq!(
+                    c.harq.release[u],
+                    ue.harq_acks.front().copied().unwrap_or(SimTime::MAX),
+                    "UE {u} at {t} ms"
+                );
                 let live = (u % 3 != 0 && u != 1) || (u == 1 && t < 150) || (u == 0 && t >= 150);
                 assert_eq!(
                     cols.available_bits[u] > 0.0,
@@ -1530,6 +1591,7 @@ mod tests {
                 );
             }
         }
+        assert!(all_busy > 20, "every process busy in only {all_busy} UE-TTIs");
     }
 
     #[test]
