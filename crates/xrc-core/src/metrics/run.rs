@@ -37,33 +37,76 @@ struct UeAcc {
     rlc_drops: u64,
 }
 
-/// The per-UE accumulators every sampling instant adds to, one column per
-/// field (`x[u]` UE u's): a cell's instant adds to every UE's, in
-/// element-wise passes over contiguous arrays.
+/// The per-UE sums of the values sampled at every instant (a UE's ground
+/// truth and its agent's rate), one column per field (`x[u]` UE u's). A
+/// UE's values hold from one instant to the next until they change (in a
+/// loaded cell, a UE's window moves when it is served; its ground truth
+/// when a flow starts or ends), so each is added once per run of equal
+/// values, as value × instants, when it changes, when the UE's live flows
+/// change, at the end of a bin and at the end: an instant costs the UEs
+/// whose values changed, not every UE. The agent's rates are integers and
+/// their sums exact; the ground truth's sum of a run is one product, not
+/// as many additions (a different rounding than adding it instant by
+/// instant, within a few units in the last place).
 #[derive(Clone, Debug, Default)]
 struct InstantAcc {
     /// 1 while the UE has a live flow (the `active` column of the samples).
     live: Vec<u8>,
+    /// The UE's values since instant `since`, not yet added.
+    available_bits: Vec<f64>,
+    agent_bps: Vec<u64>,
+    since: Vec<u64>,
+    /// The instants' lengths summed up to `since` (the active time's sum).
+    since_ns: Vec<u64>,
     available_bits_active: Vec<f64>,
     active_ns: Vec<u64>,
     bin_available_bits: Vec<f64>,
-    bin_agent_sum: Vec<f64>,
-    bin_samples: Vec<u64>,
-    /// Samples of the bin taken column by column, of every UE at once (to
-    /// add to each UE's `bin_samples`: one count, not one per UE).
-    bin_samples_all: u64,
+    bin_agent_sum: Vec<u128>,
 }
 
 impl InstantAcc {
     fn new(ues: usize) -> Self {
         InstantAcc {
             live: vec![0; ues],
+            available_bits: vec![0.0; ues],
+            agent_bps: vec![0; ues],
+            since: vec![0; ues],
+            since_ns: vec![0; ues],
             available_bits_active: vec![0.0; ues],
             active_ns: vec![0; ues],
             bin_available_bits: vec![0.0; ues],
-            bin_agent_sum: vec![0.0; ues],
-            bin_samples: vec![0; ues],
-            bin_samples_all: 0,
+            bin_agent_sum: vec![0; ues],
+        }
+    }
+
+    /// Adds UE `u`'s values of the instants from `since` to `upto`
+    /// (exclusive; `upto_ns` the instants' lengths summed to it), with its
+    /// live flows as they are, and starts a new run there.
+    #[inline]
+    fn flush(&mut self, u: usize, upto: u64, upto_ns: u64) {
+        let k = upto - self.since[u];
+        if k > 0 {
+            let v = self.available_bits[u];
+            let sum = v * k as f64;
+            self.bin_available_bits[u] += sum;
+            self.bin_agent_sum[u] += self.agent_bps[u] as u128 * k as u128;
+            if self.live[u] != 0 {
+                self.available_bits_active[u] += sum;
+                self.active_ns[u] += upto_ns - self.since_ns[u];
+            }
+        }
+        self.since[u] = upto;
+        self.since_ns[u] = upto_ns;
+    }
+
+    /// UE `u`'s values at instant `at` (`at_ns` the lengths of the instants
+    /// before it): a new run when they differ from the last.
+    #[inline]
+    fn sample(&mut self, u: usize, at: u64, at_ns: u64, available_bits: f64, agent_bps: u64) {
+        if available_bits.to_bits() != self.available_bits[u].to_bits() || agent_bps != self.agent_bps[u] {
+            self.flush(u, at, at_ns);
+            self.available_bits[u] = available_bits;
+            self.agent_bps[u] = agent_bps;
         }
     }
 }
@@ -96,8 +139,12 @@ pub struct RunRecorder {
     /// Sampling instants so far, and whether the current one is sampled.
     instants: u64,
     sample: bool,
+    /// The sampling instants' lengths summed (the current one's included).
+    instants_ns: u64,
     instant_len: SimDuration,
     bin_index: u64,
+    /// The first sampling instant of the current bin.
+    bin_first_instant: u64,
 }
 
 impl RunRecorder {
@@ -110,8 +157,10 @@ impl RunRecorder {
             flows: vec![FlowAcc::default(); flows],
             instants: 0,
             sample: false,
+            instants_ns: 0,
             instant_len: SimDuration::ZERO,
             bin_index: 0,
+            bin_first_instant: 0,
         }
     }
 
@@ -134,6 +183,7 @@ impl RunRecorder {
         self.flows[f].started = true;
         if let Some(u) = ue {
             self.ues[u].live_flows += 1;
+            self.inst.flush(u, self.instants, self.instants_ns);
             self.inst.live[u] = 1;
         }
     }
@@ -142,6 +192,7 @@ impl RunRecorder {
     pub fn flow_ended(&mut self, _f: usize, ue: Option<usize>) {
         if let Some(u) = ue {
             self.ues[u].live_flows -= 1;
+            self.inst.flush(u, self.instants, self.instants_ns);
             self.inst.live[u] = (self.ues[u].live_flows > 0) as u8;
         }
     }
@@ -232,7 +283,10 @@ impl RunRecorder {
             fl.bin_bytes = 0;
         }
         let inst = &mut self.inst;
+        let samples = self.instants - self.bin_first_instant;
+        self.bin_first_instant = self.instants;
         for (u, acc) in self.ues.iter_mut().enumerate() {
+            inst.flush(u, self.instants, self.instants_ns);
             let r = &mut self.tables.ue_rate;
             r.t.push(t);
             r.ue.push(u as u32);
@@ -240,18 +294,15 @@ impl RunRecorder {
                 .push(inst.bin_available_bits[u] / width.as_secs_f64() * 1e-6);
             r.delivered_mbps
                 .push(acc.bin_delivered_bits / width.as_secs_f64() * 1e-6);
-            let samples = inst.bin_samples[u] + inst.bin_samples_all;
             r.agent_mbps.push(if samples > 0 {
-                inst.bin_agent_sum[u] / samples as f64 * 1e-6
+                inst.bin_agent_sum[u] as f64 / samples as f64 * 1e-6
             } else {
                 0.0
             });
             inst.bin_available_bits[u] = 0.0;
             acc.bin_delivered_bits = 0.0;
-            inst.bin_agent_sum[u] = 0.0;
-            inst.bin_samples[u] = 0;
+            inst.bin_agent_sum[u] = 0;
         }
-        inst.bin_samples_all = 0;
         self.bin_index += 1;
     }
 
@@ -294,6 +345,7 @@ impl RunRecorder {
 
     /// Writes the per-UE summary row of UE `u` (in UE order).
     pub fn ue_end(&mut self, u: usize, link: &UeLinkCounters) {
+        self.inst.flush(u, self.instants, self.instants_ns);
         let acc = &self.ues[u];
         let r = &mut self.tables.ues;
         r.ue.push(u as u32);
@@ -341,16 +393,17 @@ impl Observer for RunRecorder {
     fn instant(&mut self, _now: SimTime, len: SimDuration) {
         self.sample = self.instants.is_multiple_of(self.opts.rlc_sample_ttis as u64);
         self.instants += 1;
+        self.instants_ns += len.as_nanos();
         self.instant_len = len;
     }
 
     /// The same rows and sums as [`Observer::ue_sample`] for each UE in
-    /// order, column by column: the sums element-wise over the
-    /// accumulators' columns (each UE's additions the same, in the same
-    /// order), the sampled columns copied or converted as whole slices (a
-    /// cell of many UEs records one row per UE every TTI).
+    /// order, column by column: only the UEs `cols.changed` lists are
+    /// compared with their last values (every UE where it lists none), and
+    /// the sampled columns copied or converted as whole slices.
     fn ue_columns(&mut self, now: SimTime, cols: &UeColumns<'_>) {
         let n = cols.len();
+        debug_assert_eq!(n, self.inst.live.len(), "an instant samples every UE");
         if n < COLUMNS_FROM_UES {
             // A few UEs: row by row costs less than a pass per column.
             for ue in 0..n {
@@ -358,41 +411,22 @@ impl Observer for RunRecorder {
             }
             return;
         }
-        let len_ns = self.instant_len.as_nanos();
         // A rate in bit/s is far below 2^63: converted as signed, the same
         // f64 in fewer instructions than from unsigned.
         let f = |bps: u64| if bps < 1 << 63 { bps as i64 as f64 } else { bps as f64 };
         let a = &mut self.inst;
-        let bits = &cols.available_bits[..n];
-        for (sum, &b) in a.bin_available_bits[..n].iter_mut().zip(bits) {
-            *sum += b;
-        }
-        // While a UE has a live flow. Without one, adding +0.0 is adding
-        // nothing: a sum that starts at +0.0 and adds sums of bits is never
-        // −0.0, the one value +0.0 changes. Straight-line, so packed.
-        let (live, active_bits, active_ns) = (&a.live[..n], &mut a.available_bits_active[..n], &mut a.active_ns[..n]);
-        for i in 0..n {
-            let on = live[i] != 0;
-            active_bits[i] += if on { bits[i] } else { 0.0 };
-            active_ns[i] += if on { len_ns } else { 0 };
-        }
-        // The same f64s as `f`, packed when every value allows it (rates
-        // and HoLs below 2^52: 4.5 Pbit/s, 52 days).
-        let agent_small = all_below_2_pow_52(cols.agent_bps.iter().copied());
-        if agent_small {
-            for (sum, &bps) in a.bin_agent_sum[..n].iter_mut().zip(cols.agent_bps) {
-                *sum += small_u64_as_f64(bps);
+        let (at, at_ns) = (self.instants - 1, self.instants_ns - self.instant_len.as_nanos());
+        match cols.changed {
+            Some(changed) => {
+                for &u in changed {
+                    let u = u as usize;
+                    a.sample(u, at, at_ns, cols.available_bits[u], cols.agent_bps[u]);
+                }
             }
-        } else {
-            for (sum, &bps) in a.bin_agent_sum[..n].iter_mut().zip(cols.agent_bps) {
-                *sum += f(bps);
-            }
-        }
-        if n == a.bin_samples.len() {
-            a.bin_samples_all += 1;
-        } else {
-            for c in &mut a.bin_samples[..n] {
-                *c += 1;
+            None => {
+                for u in 0..n {
+                    a.sample(u, at, at_ns, cols.available_bits[u], cols.agent_bps[u]);
+                }
             }
         }
         if self.sample {
@@ -411,7 +445,9 @@ impl Observer for RunRecorder {
             r.bytes.extend_from_slice(cols.bytes);
             r.cqi.extend_from_slice(cols.cqi);
             r.available_mbps.extend_from_slice(cols.available_mbps);
-            if agent_small {
+            // The same f64s as `f`, packed when every value allows it
+            // (rates and HoLs below 2^52: 4.5 Pbit/s, 52 days).
+            if all_below_2_pow_52(cols.agent_bps.iter().copied()) {
                 r.agent_mbps
                     .extend(cols.agent_bps.iter().map(|&b| small_u64_as_f64(b) * 1e-6));
             } else {
@@ -424,13 +460,8 @@ impl Observer for RunRecorder {
     fn ue_sample(&mut self, now: SimTime, ue: usize, s: &UeSample) {
         let a = &mut self.inst;
         let active = a.live[ue] != 0;
-        if active {
-            a.available_bits_active[ue] += s.available_bits;
-            a.active_ns[ue] += self.instant_len.as_nanos();
-        }
-        a.bin_available_bits[ue] += s.available_bits;
-        a.bin_agent_sum[ue] += s.agent_bps as f64;
-        a.bin_samples[ue] += 1;
+        let (at, at_ns) = (self.instants - 1, self.instants_ns - self.instant_len.as_nanos());
+        a.sample(ue, at, at_ns, s.available_bits, s.agent_bps);
         if self.sample {
             let r = &mut self.tables.rlc;
             r.t.push(now.as_secs_f64());
@@ -475,6 +506,148 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn a_ues_sums_over_runs_of_equal_values_are_its_sums_instant_by_instant() {
+        // Property: with values that hold for runs of instants, flows that
+        // start and end, and bins closed now and then, the recorder's sums
+        // (a product per run) are the sums of every instant's values: the
+        // agent's and the active time exactly, the ground truth within
+        // rounding; and row by row, every column, and every column with
+        // only the changed UEs listed record the same bytes.
+        let n = COLUMNS_FROM_UES + 4;
+        let mut rng = crate::engine::rng::Rng::from_seed(3);
+        // Bins of 37 instants of 0.5 ms.
+        let o = RecordOptions {
+            bin: SimDuration::from_micros(18_500),
+            ..opts(4)
+        };
+        let mut rows = RunRecorder::new(o.clone(), n, n);
+        let mut every = RunRecorder::new(o.clone(), n, n);
+        let mut listed = RunRecorder::new(o, n, n);
+        let mut avail: Vec<f64> = vec![0.0; n];
+        let mut agent: Vec<u64> = vec![0; n];
+        let mut live = vec![false; n];
+        // Instant by instant: (bin's available bits, bin's agent sum) per UE
+        // and bin, and the whole run's while live.
+        let (mut bin_avail, mut bin_agent) = (vec![0.0f64; n], vec![0u64; n]);
+        let (mut want_avail, mut want_agent) = (Vec::new(), Vec::new());
+        let (mut active_bits, mut active_ns) = (vec![0.0f64; n], vec![0u64; n]);
+        let len = SimDuration::from_micros(500);
+        let mut bins = 0u64;
+        for k in 0..400u64 {
+            let now = SimTime::ZERO + len * (k + 1);
+            for u in 0..n {
+                if rng.below(40) == 0 {
+                    let on = !live[u];
+                    for r in [&mut rows, &mut every, &mut listed] {
+                        if on {
+                            r.flow_started(u, Some(u));
+                        } else {
+                            r.flow_ended(u, Some(u));
+                        }
+                    }
+                    live[u] = on;
+                }
+            }
+            let mut changed: Vec<u32> = Vec::new();
+            for u in 0..n {
+                if rng.below(5) == 0 {
+                    avail[u] = rng.below(1 << 20) as f64 * 0.3;
+                    agent[u] = rng.below(1 << 30);
+                    changed.push(u as u32);
+                }
+            }
+            // Listed without a change, and twice.
+            changed.push(0);
+            changed.push(0);
+            let samples: Vec<UeSample> = (0..n)
+                .map(|u| UeSample {
+                    cqi: 7,
+                    hol: SimDuration::from_micros(u as u64),
+                    sdus: 1,
+                    bytes: 1500,
+                    available_bits: avail[u],
+                    available_mbps: avail[u] * 2e-3,
+                    agent_bps: agent[u],
+                })
+                .collect();
+            rows.instant(now, len);
+            for (u, s) in samples.iter().enumerate() {
+                rows.ue_sample(now, u, s);
+            }
+            let head: Vec<SimTime> = samples.iter().map(|s| now - s.hol).collect();
+            let cqi = vec![7u8; n];
+            let sdus = vec![1u32; n];
+            let bytes = vec![1500u64; n];
+            let mbps: Vec<f64> = avail.iter().map(|a| a * 2e-3).collect();
+            for (r, list) in [(&mut every, None), (&mut listed, Some(&changed[..]))] {
+                r.instant(now, len);
+                r.ue_columns(
+                    now,
+                    &UeColumns {
+                        now,
+                        cqi: &cqi,
+                        head: &head,
+                        sdus: &sdus,
+                        bytes: &bytes,
+                        available_bits: &avail,
+                        available_mbps: &mbps,
+                        agent_bps: &agent,
+                        changed: list,
+                    },
+                );
+            }
+            for u in 0..n {
+                bin_avail[u] += avail[u];
+                bin_agent[u] += agent[u];
+                if live[u] {
+                    active_bits[u] += avail[u];
+                    active_ns[u] += len.as_nanos();
+                }
+            }
+            if k % 37 == 36 || k == 399 {
+                bins += 1;
+                for r in [&mut rows, &mut every, &mut listed] {
+                    r.close_bin(now);
+                }
+                want_avail.extend(
+                    bin_avail
+                        .iter()
+                        .map(|b| b / (len * (k + 1 - (bins - 1) * 37)).as_secs_f64() * 1e-6),
+                );
+                want_agent.extend(bin_agent.iter().map(|&b| b));
+                bin_avail.fill(0.0);
+                bin_agent.fill(0);
+            }
+        }
+        for r in [&mut rows, &mut every, &mut listed] {
+            for u in 0..n {
+                r.ue_end(u, &UeLinkCounters::default());
+            }
+        }
+        assert_eq!(columns_bytes(rows.tables()), columns_bytes(every.tables()));
+        assert_eq!(columns_bytes(rows.tables()), columns_bytes(listed.tables()));
+        let t = rows.tables();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-300);
+        for (i, (&got, &want)) in t.ue_rate.available_mbps.iter().zip(&want_avail).enumerate() {
+            assert!(close(got, want), "row {i}: {got} against {want}");
+        }
+        let samples_in = |i: usize| {
+            if i / n + 1 < bins as usize {
+                37.0
+            } else {
+                (400 - 37 * (bins - 1)) as f64
+            }
+        };
+        for (i, (&got, &want)) in t.ue_rate.agent_mbps.iter().zip(&want_agent).enumerate() {
+            assert_eq!(got, want as f64 / samples_in(i) * 1e-6, "row {i}");
+        }
+        for u in 0..n {
+            assert!(close(t.ues.available_bits_active[u], active_bits[u]), "UE {u}");
+            assert_eq!(t.ues.active_s[u], active_ns[u] as f64 * 1e-9, "UE {u}");
+        }
     }
 
     #[test]
@@ -530,6 +703,7 @@ mod tests {
                     available_bits: &available_bits,
                     available_mbps: &available_mbps,
                     agent_bps: &agent_bps,
+                    changed: None,
                 },
             );
         }

@@ -70,7 +70,9 @@ pub trait Observer {
     /// A packet of `flow` left `ue`'s bottleneck queue after `delay` there.
     fn sojourn(&mut self, _now: SimTime, _ue: usize, _flow: FlowId, _delay: SimDuration) {}
     /// A sampling instant of length `len` ended at `now`; the UEs'
-    /// [`Observer::ue_sample`]s (or their [`Observer::ue_columns`]) follow.
+    /// [`Observer::ue_sample`]s (or their [`Observer::ue_columns`]) follow,
+    /// every UE's (the run's recorder counts a UE's values as holding from
+    /// one instant to the next).
     fn instant(&mut self, _now: SimTime, _len: SimDuration) {}
     /// One UE's state at the end of the instant.
     fn ue_sample(&mut self, _now: SimTime, _ue: usize, _s: &UeSample) {}
@@ -103,6 +105,10 @@ pub struct UeColumns<'a> {
     pub available_bits: &'a [f64],
     pub available_mbps: &'a [f64],
     pub agent_bps: &'a [u64],
+    /// The UEs whose `available_bits` or `agent_bps` may differ from the
+    /// last instant's (others' are the same; a UE may be listed and not
+    /// have changed, or be listed twice). `None`: any UE's may.
+    pub changed: Option<&'a [u32]>,
 }
 
 impl UeColumns<'_> {

@@ -538,6 +538,10 @@ struct SampleColumns {
     available_bits: Vec<f64>,
     available_mbps: Vec<f64>,
     agent_bps: Vec<u64>,
+    /// The UEs whose `available_bits` or `agent_bps` the last TTI may have
+    /// changed, unless `changed_all` (any UE's may have).
+    changed: Vec<u32>,
+    changed_all: bool,
 }
 
 impl SampleColumns {
@@ -551,6 +555,8 @@ impl SampleColumns {
             available_bits: vec![0.0; n],
             available_mbps: vec![0.0; n],
             agent_bps: vec![0; n],
+            changed: Vec::new(),
+            changed_all: true,
         }
     }
     fn view(&self) -> UeColumns<'_> {
@@ -563,6 +569,7 @@ impl SampleColumns {
             available_bits: &self.available_bits,
             available_mbps: &self.available_mbps,
             agent_bps: &self.agent_bps,
+            changed: (!self.changed_all).then_some(&self.changed[..]),
         }
     }
 }
@@ -1207,6 +1214,8 @@ impl Cell {
         self.agent_memo_filled = filled;
         let tti = self.tti;
         let (sums, rates) = (self.cap.sums(), &mut self.cols.agent_bps);
+        self.cols.changed.clear();
+        self.cols.changed_all = refill;
         if refill {
             for (rate, &sum) in rates.iter_mut().zip(sums) {
                 *rate = agent::window_rate_bps(sum, filled, tti);
@@ -1215,6 +1224,7 @@ impl Cell {
             for &u in self.cap.moved() {
                 rates[u as usize] = agent::window_rate_bps(sums[u as usize], filled, tti);
             }
+            self.cols.changed.extend_from_slice(self.cap.moved());
         }
         // The ground truth depends on the UE's rate index, whether it has a
         // live flow and how many UEs have one: worked out again only when
@@ -1222,6 +1232,7 @@ impl Cell {
         // or ending), and then per UE only when its key changed.
         if self.varying_channels || self.available_stale {
             self.available_stale = false;
+            self.cols.changed_all = true;
             let radio = &self.radio;
             let tti_s = self.tti_s;
             let bler = self.cfg.harq.bler;
