@@ -538,9 +538,9 @@ mod tests {
         let mut bins = 0u64;
         for k in 0..400u64 {
             let now = SimTime::ZERO + len * (k + 1);
-            for u in 0..n {
+            for (u, alive) in live.iter_mut().enumerate() {
                 if rng.below(40) == 0 {
-                    let on = !live[u];
+                    let on = !*alive;
                     for r in [&mut rows, &mut every, &mut listed] {
                         if on {
                             r.flow_started(u, Some(u));
@@ -548,7 +548,7 @@ mod tests {
                             r.flow_ended(u, Some(u));
                         }
                     }
-                    live[u] = on;
+                    *alive = on;
                 }
             }
             let mut changed: Vec<u32> = Vec::new();
@@ -617,7 +617,7 @@ mod tests {
                         .iter()
                         .map(|b| b / (len * (k + 1 - (bins - 1) * 37)).as_secs_f64() * 1e-6),
                 );
-                want_agent.extend(bin_agent.iter().map(|&b| b));
+                want_agent.extend(bin_agent.iter().copied());
                 bin_avail.fill(0.0);
                 bin_agent.fill(0);
             }
