@@ -108,3 +108,28 @@ def test_a_cdf_of_a_million_samples_keeps_few_steps_within_one_step_of_the_exact
     # A small sample is drawn whole.
     cdf(ax, [3.0, 1.0, 2.0])
     assert list(ax.lines[-1].get_data()[0]) == [1.0, 2.0, 3.0]
+
+
+def test_a_long_runs_rates_are_averaged_over_whole_groups_of_bins_that_keep_the_bits():
+    from xrc.plots import MAX_RATE_BINS, bins_per_step, coarsen
+
+    bin_s = 0.1
+    assert bins_per_step({"output": {"bin_ms": 100.0}, "duration_s": 60.0}) == (1, bin_s)
+    k, _ = bins_per_step({"output": {"bin_ms": 100.0}, "duration_s": 3600.0})
+    assert k == 18 and 36_000 / k <= MAX_RATE_BINS
+    rng = np.random.default_rng(1)
+    # A flow that starts at 0.3 s: its series lacks the bins before.
+    t = np.arange(3, 36_000) * bin_s
+    rate = rng.uniform(0, 40, t.size)
+    starts, (mean,) = coarsen(t, [rate], bin_s, k)
+    assert starts.size <= MAX_RATE_BINS
+    # Groups aligned to multiples of k bins from 0, one step per group.
+    assert np.allclose(starts, np.arange(starts.size) * k * bin_s)
+    # Each step is the rate over the bins of its group that the series has,
+    # so the bits over the whole series are the same.
+    counts = np.bincount(np.floor(t / (k * bin_s) + 1e-9).astype(int))
+    assert np.isclose((mean * counts * bin_s).sum(), (rate * bin_s).sum(), rtol=1e-12)
+    assert np.isclose(mean[0], rate[: k - 3].mean()) and np.isclose(mean[1], rate[k - 3: 2 * k - 3].mean())
+    # A short run is left as it is.
+    same_t, (same,) = coarsen(t[:100], [rate[:100]], bin_s, 1)
+    assert np.array_equal(same_t, t[:100]) and np.array_equal(same, rate[:100])
