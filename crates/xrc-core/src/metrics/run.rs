@@ -176,6 +176,15 @@ impl RunRecorder {
         self.tables
     }
 
+    /// The index of the sampling instant under way and the lengths of the
+    /// instants before it summed: samples come after their instant's
+    /// [`Observer::instant`] (the cell's and the trace's access components
+    /// call it first).
+    fn current_instant(&self) -> (u64, u64) {
+        assert!(self.instants > 0, "a UE sample before its instant");
+        (self.instants - 1, self.instants_ns - self.instant_len.as_nanos())
+    }
+
     // ----- the hosts -----
 
     /// Flow `f` of `ue` started.
@@ -414,8 +423,8 @@ impl Observer for RunRecorder {
         // A rate in bit/s is far below 2^63: converted as signed, the same
         // f64 in fewer instructions than from unsigned.
         let f = |bps: u64| if bps < 1 << 63 { bps as i64 as f64 } else { bps as f64 };
+        let (at, at_ns) = self.current_instant();
         let a = &mut self.inst;
-        let (at, at_ns) = (self.instants - 1, self.instants_ns - self.instant_len.as_nanos());
         match cols.changed {
             Some(changed) => {
                 for &u in changed {
@@ -458,9 +467,9 @@ impl Observer for RunRecorder {
     }
 
     fn ue_sample(&mut self, now: SimTime, ue: usize, s: &UeSample) {
+        let (at, at_ns) = self.current_instant();
         let a = &mut self.inst;
         let active = a.live[ue] != 0;
-        let (at, at_ns) = (self.instants - 1, self.instants_ns - self.instant_len.as_nanos());
         a.sample(ue, at, at_ns, s.available_bits, s.agent_bps);
         if self.sample {
             let r = &mut self.tables.rlc;
