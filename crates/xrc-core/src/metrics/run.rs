@@ -517,6 +517,32 @@ mod tests {
         out
     }
 
+    /// `samples` (UE i's the i-th) recorded as one instant's columns.
+    fn record_columns(r: &mut RunRecorder, now: SimTime, samples: &[UeSample], changed: Option<&[u32]>) {
+        let cqi: Vec<u8> = samples.iter().map(|s| s.cqi).collect();
+        // Heads that give each sample's HoL at `now`.
+        let head: Vec<SimTime> = samples.iter().map(|s| now - s.hol).collect();
+        let sdus: Vec<u32> = samples.iter().map(|s| s.sdus).collect();
+        let bytes: Vec<u64> = samples.iter().map(|s| s.bytes).collect();
+        let available_bits: Vec<f64> = samples.iter().map(|s| s.available_bits).collect();
+        let available_mbps: Vec<f64> = samples.iter().map(|s| s.available_mbps).collect();
+        let agent_bps: Vec<u64> = samples.iter().map(|s| s.agent_bps).collect();
+        r.ue_columns(
+            now,
+            &UeColumns {
+                now,
+                cqi: &cqi,
+                head: &head,
+                sdus: &sdus,
+                bytes: &bytes,
+                available_bits: &available_bits,
+                available_mbps: &available_mbps,
+                agent_bps: &agent_bps,
+                changed,
+            },
+        );
+    }
+
     #[test]
     fn a_ues_sums_over_runs_of_equal_values_are_its_sums_instant_by_instant() {
         // Property: with values that hold for runs of instants, flows that
@@ -586,27 +612,9 @@ mod tests {
             for (u, s) in samples.iter().enumerate() {
                 rows.ue_sample(now, u, s);
             }
-            let head: Vec<SimTime> = samples.iter().map(|s| now - s.hol).collect();
-            let cqi = vec![7u8; n];
-            let sdus = vec![1u32; n];
-            let bytes = vec![1500u64; n];
-            let mbps: Vec<f64> = avail.iter().map(|a| a * 2e-3).collect();
             for (r, list) in [(&mut every, None), (&mut listed, Some(&changed[..]))] {
                 r.instant(now, len);
-                r.ue_columns(
-                    now,
-                    &UeColumns {
-                        now,
-                        cqi: &cqi,
-                        head: &head,
-                        sdus: &sdus,
-                        bytes: &bytes,
-                        available_bits: &avail,
-                        available_mbps: &mbps,
-                        agent_bps: &agent,
-                        changed: list,
-                    },
-                );
+                record_columns(r, now, &samples, list);
             }
             for u in 0..n {
                 bin_avail[u] += avail[u];
@@ -692,29 +700,7 @@ mod tests {
                 one.ue_sample(now, u, s);
             }
             all.instant(now, SimDuration::from_millis(1));
-            let col = |f: fn(&UeSample) -> u64| samples.iter().map(f).collect::<Vec<u64>>();
-            let cqi: Vec<u8> = samples.iter().map(|s| s.cqi).collect();
-            // Heads that give each sample's HoL at `now`.
-            let head: Vec<SimTime> = samples.iter().map(|s| now - s.hol).collect();
-            let sdus: Vec<u32> = samples.iter().map(|s| s.sdus).collect();
-            let bytes = col(|s| s.bytes);
-            let available_bits: Vec<f64> = samples.iter().map(|s| s.available_bits).collect();
-            let available_mbps: Vec<f64> = samples.iter().map(|s| s.available_mbps).collect();
-            let agent_bps = col(|s| s.agent_bps);
-            all.ue_columns(
-                now,
-                &UeColumns {
-                    now,
-                    cqi: &cqi,
-                    head: &head,
-                    sdus: &sdus,
-                    bytes: &bytes,
-                    available_bits: &available_bits,
-                    available_mbps: &available_mbps,
-                    agent_bps: &agent_bps,
-                    changed: None,
-                },
-            );
+            record_columns(&mut all, now, &samples, None);
         }
         for r in [&mut one, &mut all] {
             r.close_bin(SimTime::from_nanos(10_000_000));
