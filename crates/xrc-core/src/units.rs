@@ -118,6 +118,17 @@ impl SimTime {
     pub const fn since_start(self) -> SimDuration {
         SimDuration(self.0)
     }
+    /// Whole ticks of a `hz` clock since the start, rounded down (Linux's
+    /// `jiffies` at `HZ = hz`): exact, in 64 bits while the product fits
+    /// (below 213 days at 1,000 Hz) and in 128 bits past that. A 128-bit
+    /// division is a library call; by 10^9 in 64 bits it is a multiplication.
+    #[inline]
+    pub fn ticks(self, hz: u32) -> u64 {
+        match self.0.checked_mul(hz as u64) {
+            Some(n) => n / 1_000_000_000,
+            None => (self.0 as u128 * hz as u128 / 1_000_000_000) as u64,
+        }
+    }
     /// The first multiple of `period` (offset by `phase`) at or after `self`.
     pub fn next_boundary(self, period: SimDuration, phase: SimDuration) -> SimTime {
         debug_assert!(period.0 > 0);
@@ -324,6 +335,22 @@ impl BitRate {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_the_128_bit_quotient_for_every_time_and_clock() {
+        let mut rng = crate::engine::rng::Rng::from_seed(11);
+        for _ in 0..50_000 {
+            let hz = [100u32, 250, 300, 1000, 1024, u32::MAX, 1 + rng.below(100_000) as u32][rng.below(7) as usize];
+            // From nanoseconds to past the 64-bit product's range.
+            let ns = rng.next_u64() >> rng.below(64);
+            let want = (ns as u128 * hz as u128 / 1_000_000_000) as u64;
+            assert_eq!(SimTime::from_nanos(ns).ticks(hz), want, "{ns} ns at {hz} Hz");
+        }
+        assert_eq!(SimTime::MAX.ticks(1000), u64::MAX / 1_000_000);
+        assert_eq!(SimTime::from_nanos(3_999_999).ticks(250), 0);
+        assert_eq!(SimTime::from_nanos(4_000_000).ticks(250), 1);
+    }
 
     #[test]
     fn a_small_u64_becomes_the_same_f64_by_bits_as_by_conversion() {

@@ -484,7 +484,7 @@ impl Cubic {
 
     /// Linux `tcp_jiffies32`.
     fn jiffies(&self, t: SimTime) -> u32 {
-        (t.as_nanos() as u128 * self.cfg.hz as u128 / NSEC_PER_SEC as u128) as u32
+        t.ticks(self.cfg.hz) as u32
     }
     /// Linux `bictcp_clock_us` (`tcp_mstamp` truncated to 32 bits).
     fn clock_us(t: SimTime) -> u32 {

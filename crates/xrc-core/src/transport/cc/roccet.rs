@@ -239,7 +239,6 @@ const DRAIN_US: u32 = 100_000;
 const CUM_CWND_RTTS: u32 = 5;
 /// `ROCCET_RTT_LOOKBACK_S`, as µs.
 const RTT_LOOKBACK_US: u32 = 10 * 1_000_000;
-const NSEC_PER_SEC: u64 = 1_000_000_000;
 const USEC_PER_SEC: u64 = 1_000_000;
 
 /// ROCCET's parameters: the module parameters of the reference with their
@@ -501,7 +500,7 @@ impl Roccet {
 
     /// Linux `tcp_jiffies32`.
     fn jiffies(&self, t: SimTime) -> u32 {
-        (t.as_nanos() as u128 * self.cfg.hz as u128 / NSEC_PER_SEC as u128) as u32
+        t.ticks(self.cfg.hz) as u32
     }
     /// Linux `jiffies_to_usecs(tcp_jiffies32)`.
     fn now_us(&self, t: SimTime) -> u32 {

@@ -80,10 +80,7 @@ impl Clock {
 
     /// The current jiffy at `now`.
     fn current_jiffy(hz: u32, now: SimTime) -> u64 {
-        match now.as_nanos().checked_mul(hz as u64) {
-            Some(n) => n / 1_000_000_000,
-            None => (now.as_nanos() as u128 * hz as u128 / 1_000_000_000) as u64,
-        }
+        now.ticks(hz)
     }
 
     /// `d` rounded up to whole jiffies (`usecs_to_jiffies`), as the kernel

@@ -32,7 +32,6 @@ const ACK_EPOCH_ACKED_RESET: u32 = 1 << 20;
 const EXTRA_ACKED_WIN_RTTS_MAX: u32 = 0x1F;
 pub(super) const USEC_PER_SEC: u64 = 1_000_000;
 pub(super) const USEC_PER_MSEC: u64 = 1_000;
-const NSEC_PER_SEC: u64 = 1_000_000_000;
 
 /// Linux `struct minmax` with `minmax_running_max`: the best, second-best
 /// and third-best maxima of a stream over a sliding window of `win` time
@@ -243,7 +242,7 @@ pub(super) fn us(t: SimTime) -> u64 {
 
 /// `jiffies` at `hz` ticks per second, truncated to u32 (v1 deviation 1).
 pub(super) fn jiffies(t: SimTime, hz: u32) -> u32 {
-    (t.as_nanos() as u128 * hz as u128 / NSEC_PER_SEC as u128) as u32
+    t.ticks(hz) as u32
 }
 
 /// `msecs_to_jiffies`, rounded up exactly.
