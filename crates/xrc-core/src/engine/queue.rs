@@ -16,8 +16,9 @@
 //! walk the depth of all of them; two keep the busy heap a few entries
 //! deep. The split is only a cost: both heaps are exact, so the order of
 //! events, and with it every output, does not depend on it. Measured
-//! (`run_json`, best of 5–8 alternated runs): 4–9% less time for 1- and
-//! 400-UE cells, LTE and NR.
+//! (`run_json`, best of 5 alternated runs): 3–10% less time for 1- and
+//! 400-UE cells, LTE and NR (docs/performance.md, "The event queue in two
+//! heaps").
 
 use crate::units::SimTime;
 
