@@ -9,7 +9,7 @@
 //! run` takes them to write them out, so the run's memory and page faults
 //! are those of a streamed run (without, every row stays until the end).
 
-use xrc_core::units::SimTime;
+use xrc_core::scenario::bench::{run_core_alone, DRAIN_ROWS};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -22,23 +22,15 @@ fn main() {
     let text = std::fs::read_to_string(path).expect("readable file");
     for _ in 0..repeat {
         let cfg = xrc_core::scenario::from_json(&text).unwrap_or_else(|e| panic!("{e}"));
-        let t0 = std::time::Instant::now();
-        let mut w = xrc_core::scenario::World::new(cfg, None).expect("valid scenario");
-        let mut rows = 0usize;
-        while !w.run_some(SimTime::MAX, 1 << 12) {
-            if drain && w.recorder().rows() >= 1 << 18 {
-                rows += w.recorder().rows();
-                w.recorder_mut().clear_rows();
-            }
-        }
-        let r = w.into_result();
-        let dt = t0.elapsed().as_secs_f64();
-        rows += r.recorder.rows();
+        // Without --drain every row stays until the end.
+        let drain_rows = if drain { DRAIN_ROWS } else { usize::MAX };
+        let r = run_core_alone(cfg, drain_rows).unwrap_or_else(|e| panic!("{e}"));
         println!(
-            "{} events in {:.1} ms ({:.2} M events/s), {rows} rows",
+            "{} events in {:.1} ms ({:.2} M events/s), {} rows",
             r.events,
-            dt * 1e3,
-            r.events as f64 / dt / 1e6
+            r.seconds * 1e3,
+            r.events as f64 / r.seconds / 1e6,
+            r.rows
         );
     }
 }

@@ -288,6 +288,18 @@ fn codes<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     Ok(out)
 }
 
+/// Runs a resolved scenario (JSON) in the core alone, its rows dropped as
+/// a streamed run hands them over (`scenario::bench`); returns `(events,
+/// seconds)`. For `xrc bench --cell`.
+#[pyfunction]
+fn core_alone(py: Python<'_>, resolved_json: &str) -> PyResult<(u64, f64)> {
+    let cfg = scenario::from_json(resolved_json).map_err(PyValueError::new_err)?;
+    let r = py
+        .detach(|| scenario::bench::run_core_alone(cfg, scenario::bench::DRAIN_ROWS))
+        .map_err(PyValueError::new_err)?;
+    Ok((r.events, r.seconds))
+}
+
 /// Pops `n` events through the engine's queue alone (with a standing
 /// population of `pending` events); returns events per second of wall time.
 #[pyfunction]
@@ -298,6 +310,7 @@ fn engine_microbench(py: Python<'_>, n: u64, pending: u64) -> f64 {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(core_alone, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_cc, m)?)?;
     m.add_function(wrap_pyfunction!(check_trace, m)?)?;

@@ -1,6 +1,7 @@
 //! Scenarios: the resolved configuration and the world that runs it.
 
 pub mod access;
+pub mod bench;
 pub mod config;
 mod error_paths;
 mod flow;
