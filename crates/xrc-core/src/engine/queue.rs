@@ -42,7 +42,9 @@ struct Heap<E> {
 
 impl<E> Heap<E> {
     fn with_capacity(n: usize) -> Self {
-        Heap { v: Vec::with_capacity(n) }
+        Heap {
+            v: Vec::with_capacity(n),
+        }
     }
 
     /// The smallest key, or `u128::MAX` when empty (no real key is that
@@ -280,7 +282,10 @@ mod tests {
         let t = SimTime::from_nanos(3 * NEAR_HORIZON_NS);
         q.schedule(t, "far, first");
         // Half a horizon before `t`: the second event is near.
-        q.schedule(SimTime::from_nanos(3 * NEAR_HORIZON_NS - NEAR_HORIZON_NS / 2), "advance");
+        q.schedule(
+            SimTime::from_nanos(3 * NEAR_HORIZON_NS - NEAR_HORIZON_NS / 2),
+            "advance",
+        );
         assert_eq!(q.pop_until(SimTime::MAX).map(|(_, e)| e), Some("advance"));
         q.schedule(t, "near, second");
         assert_eq!((q.near.v.len(), q.far.v.len()), (1, 1));

@@ -969,7 +969,7 @@ impl Cell {
             let (ues, bytes, harq) = (&mut self.ues, &self.cols.bytes, &mut self.harq);
             if pf {
                 let hint = self.sched_scratch.pf_hint();
-                let keys = self.sched_scratch.pf_keys();
+                let mut keys = self.sched_scratch.pf_key_slots(sdus.len());
                 let mut candidates = 0;
                 for_each_candidate(
                     now,
@@ -983,11 +983,10 @@ impl Cell {
                     |i, rate, _, avg| {
                         candidates += 1;
                         let metric = scheduler::pf_metric(full, rate, avg);
-                        if metric >= hint || metric.is_nan() {
-                            keys.push(scheduler::pf_key(metric, i));
-                        }
+                        keys.offer(scheduler::pf_key(metric, i), metric >= hint || metric.is_nan());
                     },
                 );
+                let given = keys.kept();
                 let all_keys = |keys: &mut Vec<u128>| {
                     for_each_candidate(
                         now,
@@ -1006,6 +1005,7 @@ impl Cell {
                     &self.layout,
                     total - used,
                     &mut self.sched_scratch,
+                    given,
                     candidates,
                     all_keys,
                     |i| {
