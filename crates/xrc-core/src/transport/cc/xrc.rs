@@ -173,6 +173,8 @@ struct RoundStats {
     sum_air_ns: u128,
     /// `xrc2` (deviation 12): the least HoL field of the round.
     min_hol: Option<SimDuration>,
+    /// The most, for the swing `floor_swing` reads.
+    max_hol: SimDuration,
     start: SimTime,
     start_delivered: u64,
 }
@@ -203,6 +205,9 @@ pub struct Xrc {
     /// `xrc2` (deviation 12): the least HoL delay of the last completed
     /// round (`None` before one).
     hol_least: Option<SimDuration>,
+    /// `xrc2` (deviation 12): whether the HoL delay of the last completed
+    /// round swung (its most less its least) by `floor_swing` or more.
+    hol_swung: bool,
     last_feedback: Option<SimTime>,
     min_rtt: Option<SimDuration>,
     round: RoundStats,
@@ -268,6 +273,7 @@ impl Xrc {
             hol: SimDuration::ZERO,
             hol_mean: SimDuration::ZERO,
             hol_least: None,
+            hol_swung: false,
             last_feedback: None,
             min_rtt: None,
             round: RoundStats::default(),
@@ -448,6 +454,10 @@ impl Xrc {
                 self.sigma_e2e = Some(e2e);
                 self.hol_mean = hol;
                 self.hol_least = self.round.min_hol;
+                self.hol_swung = match (&self.track, self.round.min_hol) {
+                    (Some(t), Some(least)) => self.round.max_hol.saturating_sub(least) >= t.floor_swing,
+                    _ => false,
+                };
                 // Eq. (3).
                 self.sigma = Some(e2e.max(hol));
                 // Bottleneck location (§III-B).
@@ -670,6 +680,7 @@ impl CongestionControl for Xrc {
         self.hol = x.hol;
         self.round.sum_hol_ns += x.hol.as_nanos() as u128;
         self.round.min_hol = Some(self.round.min_hol.map_or(x.hol, |m| m.min(x.hol)));
+        self.round.max_hol = self.round.max_hol.max(x.hol);
         self.round.sum_rate_bps += x.rate_bps as u128;
         if let Some(a) = x.air {
             self.round.sum_air_ns += a.as_nanos() as u128;
@@ -791,9 +802,11 @@ impl CongestionControl for Xrc {
             super::xrc2::GAIN_MIN
         };
         // Deviation 12: the standing part of the queue, the least HoL of
-        // the last round, unless the latest is lower.
+        // the last round, unless the latest is lower; only after a round
+        // whose HoL swung, and while the UE's queue is the flow's alone.
+        let alone = self.room.is_none() && self.contended == 0;
         let hol = match (t.hol_floor, self.hol_least) {
-            (true, Some(least)) => least.min(self.hol),
+            (true, Some(least)) if self.hol_swung && alone => least.min(self.hol),
             _ => self.hol,
         };
         Some(t.pacing(self.rate_bps?, hol, self.base_rtt()?, self.mss_hint, floor))
