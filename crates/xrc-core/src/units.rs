@@ -364,7 +364,6 @@ mod tests {
         assert!(!all_below_2_pow_52([3, 1 << 52, 5].into_iter()));
         assert!(all_below_2_pow_52(std::iter::empty()));
     }
-    use super::*;
 
     #[test]
     fn a_range_error_names_the_field_the_limits_and_the_value() {
