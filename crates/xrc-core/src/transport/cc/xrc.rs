@@ -175,6 +175,9 @@ struct RoundStats {
     min_hol: Option<SimDuration>,
     /// The most, for the swing `floor_swing` reads.
     max_hol: SimDuration,
+    /// The least and the most rate field, for `floor_rate_swing`.
+    min_rate: Option<u64>,
+    max_rate: u64,
     start: SimTime,
     start_delivered: u64,
 }
@@ -205,8 +208,9 @@ pub struct Xrc {
     /// `xrc2` (deviation 12): the least HoL delay of the last completed
     /// round (`None` before one).
     hol_least: Option<SimDuration>,
-    /// `xrc2` (deviation 12): whether the HoL delay of the last completed
-    /// round swung (its most less its least) by `floor_swing` or more.
+    /// `xrc2` (deviation 12): whether, in the last completed round, the
+    /// HoL field swung (its most less its least) by `floor_swing` or more
+    /// and the rate field by `floor_rate_swing` of its mean or more.
     hol_swung: bool,
     last_feedback: Option<SimTime>,
     min_rtt: Option<SimDuration>,
@@ -454,8 +458,12 @@ impl Xrc {
                 self.sigma_e2e = Some(e2e);
                 self.hol_mean = hol;
                 self.hol_least = self.round.min_hol;
-                self.hol_swung = match (&self.track, self.round.min_hol) {
-                    (Some(t), Some(least)) => self.round.max_hol.saturating_sub(least) >= t.floor_swing,
+                self.hol_swung = match (&self.track, self.round.min_hol, self.round.min_rate) {
+                    (Some(t), Some(least), Some(least_rate)) => {
+                        let mean = (self.round.sum_rate_bps / self.round.hol_samples as u128) as f64;
+                        let rate_swing = (self.round.max_rate - least_rate) as f64 / mean.max(1.0);
+                        self.round.max_hol.saturating_sub(least) >= t.floor_swing && rate_swing >= t.floor_rate_swing
+                    }
                     _ => false,
                 };
                 // Eq. (3).
@@ -681,6 +689,8 @@ impl CongestionControl for Xrc {
         self.round.sum_hol_ns += x.hol.as_nanos() as u128;
         self.round.min_hol = Some(self.round.min_hol.map_or(x.hol, |m| m.min(x.hol)));
         self.round.max_hol = self.round.max_hol.max(x.hol);
+        self.round.min_rate = Some(self.round.min_rate.map_or(x.rate_bps, |m| m.min(x.rate_bps)));
+        self.round.max_rate = self.round.max_rate.max(x.rate_bps);
         self.round.sum_rate_bps += x.rate_bps as u128;
         if let Some(a) = x.air {
             self.round.sum_air_ns += a.as_nanos() as u128;
