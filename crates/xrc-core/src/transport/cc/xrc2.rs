@@ -166,118 +166,118 @@
 //!    Not reached: next to BBR (not loss-based), 12.7 against BBR's 22.9
 //!    Mbit/s (8.5 without this deviation).
 //! 10. *A pulse of the buffer's free room* (issue 10, fig5-hol-reduction).
-//!    The agent writes one more field into `xrc2`'s ACKs while the UE has
-//!    more than one active flow: the free room of the UE's RLC buffer in
-//!    full-size SDUs (`ran::agent`, "buffer room"; its limit less its
-//!    occupancy, the base station's own state; two more bytes). With it:
-//!    (a) the pulse raises cwnd at once to the packets in flight plus the
-//!    room plus `room_margin` (2) segments, released unpaced behind the ACK
-//!    that starts it, instead of doubling the window over a round trip;
-//!    (b) for `pulse_hold_ms` (5 ms) after that burst the sender stays
-//!    unpaced and grows cwnd by one segment an ACK (two out per ACK), then
-//!    returns to deviation 9's window and pacing with a competitor known;
-//!    (c) `room_trigger` (3) starved rounds over budget bring a pulse when
-//!    the field says the buffer is shared (N = 10 rounds otherwise), and 3
-//!    rounds over budget while a competitor is known (`contend_trigger` is
-//!    for the path without the field). Reasons: the doubling pulse fills
-//!    the buffer over ~40 ms and overflows it for ~20 ms more, mostly with
-//!    the sender's own packets (~40 drops a pulse, 2–4 of them the
-//!    competitor's), so the HoL delay stays above 20 ms for ~0.1 s per
-//!    pulse; a burst of exactly the room fills it within a millisecond.
-//!    The hold is what makes the competitor lose: the buffer frees room a
-//!    TTI at a time, and a paced stream (measured: 1.5–3 R for 10–40 ms)
-//!    loses every race for it to the competitor's packets, which arrive in
-//!    clumps behind the same TTI's ACKs (traced, Illinois, a 10 ms hold
-//!    at 1.5 R: 15 drops a pulse, none of them Illinois's; the ACK-clocked
-//!    hold: ~6, 3 of them Illinois's). (c) because after a
-//!    slow-start overshoot the competitor leaves ~20 ms of queue that N = 10
-//!    rounds let stand for ~0.4 s. Without the field (a lone flow, a
-//!    trace, a UE with one flow) nothing changes (every number of
-//!    `scripts/xrc2_window.py --parts fig1 traces coexist random`
-//!    identical, golden digests unchanged). Measured (docs/reproduction.md,
-//!    "XRC2 against loss-based flows", 5 seeds): fig5-hol-reduction 0.251 →
-//!    0.496 (Illinois's p90 30 → 20 ms against CUBIC+Illinois's 40: still
-//!    just short of the paper's > 0.5), Fig. 5 HoL within budget 0.81 →
-//!    0.82, Jain against CUBIC 0.9994 → 0.9996, the 16 other claims as
-//!    before. What is left is each pulse's drain: the full buffer takes
-//!    ~45 ms to fall below 20 ms of HoL while the competitor keeps sending
-//!    until it sees its loss, and Illinois regrows its ~1/5 cut in ~0.5 s.
+//!     The agent writes one more field into `xrc2`'s ACKs while the UE has
+//!     more than one active flow: the free room of the UE's RLC buffer in
+//!     full-size SDUs (`ran::agent`, "buffer room"; its limit less its
+//!     occupancy, the base station's own state; two more bytes). With it:
+//!     (a) the pulse raises cwnd at once to the packets in flight plus the
+//!     room plus `room_margin` (2) segments, released unpaced behind the ACK
+//!     that starts it, instead of doubling the window over a round trip;
+//!     (b) for `pulse_hold_ms` (5 ms) after that burst the sender stays
+//!     unpaced and grows cwnd by one segment an ACK (two out per ACK), then
+//!     returns to deviation 9's window and pacing with a competitor known;
+//!     (c) `room_trigger` (3) starved rounds over budget bring a pulse when
+//!     the field says the buffer is shared (N = 10 rounds otherwise), and 3
+//!     rounds over budget while a competitor is known (`contend_trigger` is
+//!     for the path without the field). Reasons: the doubling pulse fills
+//!     the buffer over ~40 ms and overflows it for ~20 ms more, mostly with
+//!     the sender's own packets (~40 drops a pulse, 2–4 of them the
+//!     competitor's), so the HoL delay stays above 20 ms for ~0.1 s per
+//!     pulse; a burst of exactly the room fills it within a millisecond.
+//!     The hold is what makes the competitor lose: the buffer frees room a
+//!     TTI at a time, and a paced stream (measured: 1.5–3 R for 10–40 ms)
+//!     loses every race for it to the competitor's packets, which arrive in
+//!     clumps behind the same TTI's ACKs (traced, Illinois, a 10 ms hold
+//!     at 1.5 R: 15 drops a pulse, none of them Illinois's; the ACK-clocked
+//!     hold: ~6, 3 of them Illinois's). (c) because after a
+//!     slow-start overshoot the competitor leaves ~20 ms of queue that N = 10
+//!     rounds let stand for ~0.4 s. Without the field (a lone flow, a
+//!     trace, a UE with one flow) nothing changes (every number of
+//!     `scripts/xrc2_window.py --parts fig1 traces coexist random`
+//!     identical, golden digests unchanged). Measured (docs/reproduction.md,
+//!     "XRC2 against loss-based flows", 5 seeds): fig5-hol-reduction 0.251 →
+//!     0.496 (Illinois's p90 30 → 20 ms against CUBIC+Illinois's 40: still
+//!     just short of the paper's > 0.5), Fig. 5 HoL within budget 0.81 →
+//!     0.82, Jain against CUBIC 0.9994 → 0.9996, the 16 other claims as
+//!     before. What is left is each pulse's drain: the full buffer takes
+//!     ~45 ms to fall below 20 ms of HoL while the competitor keeps sending
+//!     until it sees its loss, and Illinois regrows its ~1/5 cut in ~0.5 s.
 //! 11. *A higher level for a pulse soon after the last* (issue 10,
-//!    fig5-hol-reduction). Within `regrow_rounds` (20) rounds of the start
-//!    of the last pulse, a round counts towards the next pulse only when σ
-//!    exceeds `pulse_level` (1.3) budgets, not one. Reason: each pulse
-//!    keeps the HoL delay above 20 ms for ~50 ms (deviation 10's drain),
-//!    so what decides the p90 is how often pulses come. A competitor that
-//!    regrows its cut within a few rounds brings the queue back over
-//!    budget at once: Linux Illinois, whose α is largest at a short queue,
-//!    was pulsed every 10 rounds (40 pulses in 23 s), and each pulse cut
-//!    it from ~84 to ~70 segments. Letting its queue reach 13 ms first
-//!    spaces the pulses to ~14 rounds (30 in 23 s) at the same cut. CUBIC,
-//!    NewReno and Veno take 33–44 rounds to bring the queue back (measured,
-//!    Fig. 5 pairs, seeds 1–2), so 20 rounds leaves them as before; a
-//!    level for every pulse (no round limit) costs them HoL within budget
-//!    (Fig. 5 with CUBIC 0.91 → 0.72, the claim's mean 0.82 → 0.70).
-//!    Measured (docs/reproduction.md, "XRC2 against loss-based flows"):
-//!    fig5-hol-reduction 0.496 → 0.538 ± 0.023 (5 seeds; 0.549 ± 0.022
-//!    over 10), so the claim holds; Fig. 5 HoL within budget 0.82 → 0.80;
-//!    the 16 other claims as before; the shared-UE cases of
-//!    `scripts/xrc2_window.py` move only with Illinois (Fig. 3, HoL within
-//!    budget 0.63 → 0.57); nothing without the room field changes.
-//!    The level is not monotone in its effect (1.2: 0.502, 1.4: 0.520,
-//!    1.5: 0.562, 1.6: 0.481 without the round limit, Illinois only), as
-//!    the p90 then sits near 20 ms where a few pulses more or less move it.
-//!    Under the simulator's default LTE timing (BLER 0.1, an SR every
-//!    10 ms) it does not help: the pulse cycle is irregular there, the
-//!    reduction is 0.373 with or without it, and Fig. 5's HoL within
-//!    budget falls 0.668 → 0.635 (10 seeds, `scripts/xrc2_fairness.py
-//!    --lte-timing`); it is on by default because the claims are the
-//!    paper's, made under its ideal timing (`pulse_level = 1` is off).
+//!     fig5-hol-reduction). Within `regrow_rounds` (20) rounds of the start
+//!     of the last pulse, a round counts towards the next pulse only when σ
+//!     exceeds `pulse_level` (1.3) budgets, not one. Reason: each pulse
+//!     keeps the HoL delay above 20 ms for ~50 ms (deviation 10's drain),
+//!     so what decides the p90 is how often pulses come. A competitor that
+//!     regrows its cut within a few rounds brings the queue back over
+//!     budget at once: Linux Illinois, whose α is largest at a short queue,
+//!     was pulsed every 10 rounds (40 pulses in 23 s), and each pulse cut
+//!     it from ~84 to ~70 segments. Letting its queue reach 13 ms first
+//!     spaces the pulses to ~14 rounds (30 in 23 s) at the same cut. CUBIC,
+//!     NewReno and Veno take 33–44 rounds to bring the queue back (measured,
+//!     Fig. 5 pairs, seeds 1–2), so 20 rounds leaves them as before; a
+//!     level for every pulse (no round limit) costs them HoL within budget
+//!     (Fig. 5 with CUBIC 0.91 → 0.72, the claim's mean 0.82 → 0.70).
+//!     Measured (docs/reproduction.md, "XRC2 against loss-based flows"):
+//!     fig5-hol-reduction 0.496 → 0.538 ± 0.023 (5 seeds; 0.549 ± 0.022
+//!     over 10), so the claim holds; Fig. 5 HoL within budget 0.82 → 0.80;
+//!     the 16 other claims as before; the shared-UE cases of
+//!     `scripts/xrc2_window.py` move only with Illinois (Fig. 3, HoL within
+//!     budget 0.63 → 0.57); nothing without the room field changes.
+//!     The level is not monotone in its effect (1.2: 0.502, 1.4: 0.520,
+//!     1.5: 0.562, 1.6: 0.481 without the round limit, Illinois only), as
+//!     the p90 then sits near 20 ms where a few pulses more or less move it.
+//!     Under the simulator's default LTE timing (BLER 0.1, an SR every
+//!     10 ms) it does not help: the pulse cycle is irregular there, the
+//!     reduction is 0.373 with or without it, and Fig. 5's HoL within
+//!     budget falls 0.668 → 0.635 (10 seeds, `scripts/xrc2_fairness.py
+//!     --lte-timing`); it is on by default because the claims are the
+//!     paper's, made under its ideal timing (`pulse_level = 1` is off).
 //! 12. *Pacing by the standing queue on a bursty link* (`hol_floor`; issue
-//!    10, the traces below 0.9). Deviation 5's correction reads the least
-//!    HoL field of the last completed round (or the latest, if lower)
-//!    instead of the latest: the part of the queue that stood the whole
-//!    round, as CoDel reads a queue by its least sojourn over an interval.
-//!    It does so only (a) after a round in which the HoL field swung, its
-//!    most less its least, by `floor_swing` (0.75) budgets or more, (b) and
-//!    the rate field by `floor_rate_swing` (0.25) of its mean or more, and
-//!    (c) while the UE's queue is the flow's alone (no room field,
-//!    deviation 10, and no competitor known, deviation 9). Reasons: on a
-//!    trace link the head packet waits out each gap in the trace
-//!    (TMobile-LTE-driving has no opportunity in 27% of its 20 ms
-//!    windows), so the latest HoL reads tens of milliseconds over a queue
-//!    the next burst drains in one or two; pacing then yields to 0.5 R and
-//!    the burst finds the queue empty (0.033 and 0.031 of the
-//!    opportunities of the two T-Mobile traces went idle while the sender
-//!    paced below R, `scripts/xrc2_idle.py`). (a) and (b) because under
-//!    LTE timing the HoL also dips at every scheduling turn, by less, and
-//!    in a cell of many UEs by as much, but there the agent's rate holds
-//!    steady through the turns while on a bursty link it swings with the
-//!    bursts: read at every round, the least let the queue stand longer
-//!    (Fig. 1's HoL within budget 0.94 → 0.86; with (a), 0.92; with (a)
-//!    and (b), 0.93; random cells 0.84 → 0.70, 0.79 and 0.83). (c) because
-//!    a shared queue's swing is the competitor's (without it, the paper's
-//!    fig5-hol-reduction 0.538 → 0.468 ± 0.141 with (a)). A competitor's
-//!    arrival swings both fields too (HoL up, the UE's rate split), so
-//!    where the agent writes no room field the unfairness mode comes one
-//!    round later. Measured (docs/reproduction.md, "XRC2: a window that
-//!    keeps the link busy", whole traces, 5 seeds elsewhere; the numbers
-//!    with `hol_floor = false` first): TMobile-LTE-driving 0.883 → 0.902
-//!    of the oracle's goodput, TMobile-LTE-short 0.896 → 0.916, every
-//!    trace ≥ 0.9; their mean queuing delay 28.8 → 30.0 ms and 18.5 → 20.0
-//!    ms, power 0.025 → 0.024 and 0.033 → 0.031 of the oracle's. Under LTE
-//!    timing: Fig. 1 utilization 0.976 either way, HoL within budget 0.94
-//!    → 0.93; next to a CUBIC UE 0.97 either way; 300 random cells
-//!    (`--random 100`, seeds 4–6) utilization 0.960 → 0.963 and HoL within
-//!    budget 0.847 → 0.833 on average. The paper's claims
-//!    (`scripts/xrc2_fairness.py --all`): the same 17 of 18, each at the
-//!    same value but Fig. 1's (fig1-xrc-hol 0.973 → 0.961). Tried and
-//!    dropped: the mean of the latest and the least (TMobile-LTE-driving
-//!    0.893); (a) alone at 0.5, 1, 2, 3 budgets (0.905, 0.899, 0.894,
-//!    0.890); the floor for 10 or 30 rounds after a swing of 2 or 3
-//!    budgets (0.894–0.905); (b) at 0.15, 0.35, 0.5 (0.901, 0.899, 0.896);
-//!    two swinging rounds in a row (0.889: the bursts do not come round
-//!    after round); a fall of the HoL within the round instead of its
-//!    range, to leave a competitor's arrival out (0.885).
+//!     10, the traces below 0.9). Deviation 5's correction reads the least
+//!     HoL field of the last completed round (or the latest, if lower)
+//!     instead of the latest: the part of the queue that stood the whole
+//!     round, as CoDel reads a queue by its least sojourn over an interval.
+//!     It does so only (a) after a round in which the HoL field swung, its
+//!     most less its least, by `floor_swing` (0.75) budgets or more, (b) and
+//!     the rate field by `floor_rate_swing` (0.25) of its mean or more, and
+//!     (c) while the UE's queue is the flow's alone (no room field,
+//!     deviation 10, and no competitor known, deviation 9). Reasons: on a
+//!     trace link the head packet waits out each gap in the trace
+//!     (TMobile-LTE-driving has no opportunity in 27% of its 20 ms
+//!     windows), so the latest HoL reads tens of milliseconds over a queue
+//!     the next burst drains in one or two; pacing then yields to 0.5 R and
+//!     the burst finds the queue empty (0.033 and 0.031 of the
+//!     opportunities of the two T-Mobile traces went idle while the sender
+//!     paced below R, `scripts/xrc2_idle.py`). (a) and (b) because under
+//!     LTE timing the HoL also dips at every scheduling turn, by less, and
+//!     in a cell of many UEs by as much, but there the agent's rate holds
+//!     steady through the turns while on a bursty link it swings with the
+//!     bursts: read at every round, the least let the queue stand longer
+//!     (Fig. 1's HoL within budget 0.94 → 0.86; with (a), 0.92; with (a)
+//!     and (b), 0.93; random cells 0.84 → 0.70, 0.79 and 0.83). (c) because
+//!     a shared queue's swing is the competitor's (without it, the paper's
+//!     fig5-hol-reduction 0.538 → 0.468 ± 0.141 with (a)). A competitor's
+//!     arrival swings both fields too (HoL up, the UE's rate split), so
+//!     where the agent writes no room field the unfairness mode comes one
+//!     round later. Measured (docs/reproduction.md, "XRC2: a window that
+//!     keeps the link busy", whole traces, 5 seeds elsewhere; the numbers
+//!     with `hol_floor = false` first): TMobile-LTE-driving 0.883 → 0.902
+//!     of the oracle's goodput, TMobile-LTE-short 0.896 → 0.916, every
+//!     trace ≥ 0.9; their mean queuing delay 28.8 → 30.0 ms and 18.5 → 20.0
+//!     ms, power 0.025 → 0.024 and 0.033 → 0.031 of the oracle's. Under LTE
+//!     timing: Fig. 1 utilization 0.976 either way, HoL within budget 0.94
+//!     → 0.93; next to a CUBIC UE 0.97 either way; 300 random cells
+//!     (`--random 100`, seeds 4–6) utilization 0.960 → 0.963 and HoL within
+//!     budget 0.847 → 0.833 on average. The paper's claims
+//!     (`scripts/xrc2_fairness.py --all`): the same 17 of 18, each at the
+//!     same value but Fig. 1's (fig1-xrc-hol 0.973 → 0.961). Tried and
+//!     dropped: the mean of the latest and the least (TMobile-LTE-driving
+//!     0.893); (a) alone at 0.5, 1, 2, 3 budgets (0.905, 0.899, 0.894,
+//!     0.890); the floor for 10 or 30 rounds after a swing of 2 or 3
+//!     budgets (0.894–0.905); (b) at 0.15, 0.35, 0.5 (0.901, 0.899, 0.896);
+//!     two swinging rounds in a row (0.889: the bursts do not come round
+//!     after round); a fall of the HoL within the round instead of its
+//!     range, to leave a competitor's arrival out (0.885).
 //!
 //! Measured (`scripts/xrc2_window.py`, docs/reproduction.md, "XRC2: a
 //! window that keeps the link busy"): Fig. 1 under default LTE timing,
