@@ -885,7 +885,7 @@ impl Cell {
     ///
     /// What every TTI reads or writes of every UE (channel, buffer, PF
     /// average, agent window, sample) is in the cell's columns, kept where it
-    /// changes; a UE's own [`Ue`] is touched only when the UE is served,
+    /// changes; a UE's own `Ue` is touched only when the UE is served,
     /// retransmits or has a varying channel. Each UE's floating-point
     /// operations are the same, in the same order, as when one pass per UE
     /// did everything: only the loops' nesting changed.

@@ -7,7 +7,7 @@
 //!   optional log-normal shadowing (a new draw whenever the UE moves) and
 //!   optional Rayleigh fast fading, then CQI by [`amc::cqi_from_sinr_db`].
 //!   The distance follows a trajectory: fixed, a schedule, random jumps
-//!   (the XRC paper "randomly change[s] the distance between the UE and the
+//!   (the XRC paper "randomly change\[s\] the distance between the UE and the
 //!   base station"), or a piecewise-linear path (a walk or a drive: the
 //!   distance moves at constant speed between points and is re-read every
 //!   TTI).

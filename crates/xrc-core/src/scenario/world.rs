@@ -988,10 +988,10 @@ impl World {
     /// conserves packets ([`World::queues_conserve_packets`]) and the
     /// Internet links' queues their bytes; the world's count of segments in
     /// flight is the flows' sum; each sender keeps its own invariants
-    /// ([`TcpSender::check_invariants`]: scoreboard, sequence numbers,
+    /// ([`crate::transport::sender::TcpSender::check_invariants`]: scoreboard, sequence numbers,
     /// window); and each receiving application got exactly the in-order
     /// prefix of what was sent, with nothing acknowledged that was not
-    /// received. Debug builds check this every [`INVARIANTS_EVERY`] events
+    /// received. Debug builds check this every `INVARIANTS_EVERY` events
     /// and at the end of every run, and panic on a violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.queues_conserve_packets()?;

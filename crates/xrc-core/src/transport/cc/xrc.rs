@@ -59,7 +59,7 @@
 //! 9. RTT_min is the smallest RTT sample since the connection started (the
 //!    paper's definition), from the framework's per-ACK samples.
 //! 10. *Instantaneous decrease* (§III: the sender "instantaneously
-//!     increase[s]/decrease[s] its sending rate"): on every ACK, a window
+//!     increase\[s\]/decrease\[s\] its sending rate"): on every ACK, a window
 //!     more than a budget's worth of data (R_exp · λ) above twnd is cut to
 //!     twnd at once, so a capacity drop does not wait for the round's end.
 //!     The unfairness mode is exempt.
