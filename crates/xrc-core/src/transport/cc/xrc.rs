@@ -813,7 +813,8 @@ impl CongestionControl for Xrc {
         };
         // Deviation 12: the standing part of the queue, the least HoL of
         // the last round, unless the latest is lower; only after a round
-        // whose HoL swung, and while the UE's queue is the flow's alone.
+        // in which the HoL and the rate swung (`hol_swung`), and while the
+        // UE's queue is the flow's alone.
         let alone = self.room.is_none() && self.contended == 0;
         let hol = match (t.hol_floor, self.hol_least) {
             (true, Some(least)) if self.hol_swung && alone => least.min(self.hol),
