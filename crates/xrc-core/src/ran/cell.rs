@@ -37,6 +37,7 @@ use super::channel::{Channel, ChannelConfig};
 use super::netassist::{NetAssistConfig, PeriodStats};
 use super::pbe::{PbeConfig, PbeMonitor, TtiView};
 use super::pdcp::{FlowActivity, PDCP_HEADER_BYTES};
+use super::pf_order::{self, PfOrder};
 use super::radio::{NrConfig, Radio, Rat};
 use super::rlc::{self, Pdu, RlcLimit, RlcRx, RlcTx, RxOutput};
 use super::scheduler::{self, Candidate, Grant, RbgLayout, SchedulerKind};
@@ -493,6 +494,11 @@ pub struct Cell {
     cap_bits: Vec<u64>,
     /// Each UE's PF average throughput, bits per TTI.
     pf_avg: Vec<f64>,
+    /// PF's UEs with data in the order of a bound on their metric
+    /// (`pf_order`), in a PF cell of at least `pf_order::MIN_UES` UEs: the
+    /// TTI works out the metric of only those the bound does not rule out.
+    /// `None`: every UE with data is tested every TTI.
+    pf_order: Option<PfOrder>,
     /// Each UE's agent capacity window (every UE pushes every TTI).
     cap: CapacityWindows,
     /// PF's forgetting factor per TTI: 1 / (`pf_window_ttis` × slots per ms).
@@ -593,15 +599,53 @@ fn for_each_candidate(
     mut f: impl FnMut(usize, RateIdx, u32, f64),
 ) {
     for (i, ((&n, &prbs), (&rate, &avg))) in sdus.iter().zip(tti_prbs).zip(itbs.iter().zip(pf_avg)).enumerate() {
+        candidate_test(now, i, n, prbs, rate, avg, ues, harq, harq_processes, &mut f);
+    }
+}
+
+/// [`for_each_candidate`] for UE `i` alone.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn for_one_candidate(
+    now: SimTime,
+    i: usize,
+    sdus: &[u32],
+    tti_prbs: &[u16],
+    itbs: &[Option<RateIdx>],
+    pf_avg: &[f64],
+    ues: &mut [Ue],
+    harq: &mut HarqColumns,
+    harq_processes: Option<u32>,
+    f: impl FnMut(usize, RateIdx, u32, f64),
+) {
+    candidate_test(now, i, sdus[i], tti_prbs[i], itbs[i], pf_avg[i], ues, harq, harq_processes, f);
+}
+
+/// The candidate test of UE `i` (its columns' values given).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn candidate_test(
+    now: SimTime,
+    i: usize,
+    n: u32,
+    prbs: u16,
+    rate: Option<RateIdx>,
+    avg: f64,
+    ues: &mut [Ue],
+    harq: &mut HarqColumns,
+    harq_processes: Option<u32>,
+    mut f: impl FnMut(usize, RateIdx, u32, f64),
+) {
+    {
         if n == 0 || prbs != 0 {
-            continue;
+            return;
         }
         if let Some(processes) = harq_processes {
             // The UE's own state is read only when every process is busy
             // and one may have been released by now.
             if harq.busy[i] >= processes {
                 if harq.release[i] > now {
-                    continue;
+                    return;
                 }
                 let u = &mut ues[i];
                 while u.harq_acks.front().is_some_and(|&t| t <= now) {
@@ -609,12 +653,12 @@ fn for_each_candidate(
                 }
                 harq.sync(i, u);
                 if harq.busy[i] >= processes {
-                    continue;
+                    return;
                 }
             }
         }
         let Some(rate) = rate else {
-            continue;
+            return;
         };
         f(i, rate, n, avg);
     }
@@ -742,6 +786,7 @@ impl Cell {
             tti_active: Vec::new(),
             cap_bits: Vec::new(),
             pf_avg: vec![0.0; channels.len()],
+            pf_order: None,
             cap: CapacityWindows::new(channels.len(), window),
             cols: SampleColumns::new(n),
             itbs: vec![None; n],
@@ -763,7 +808,32 @@ impl Cell {
                 cell.varying_channels = true;
             }
         }
+        cell.set_pf_order(n >= pf_order::MIN_UES);
         cell
+    }
+
+    /// Selects PF's candidates through a [`PfOrder`] (`true`) or by testing
+    /// every UE with data (`false`). Both give the same grants; a cell
+    /// chooses by its UEs (`pf_order::MIN_UES`), tests choose either.
+    /// Only before the first TTI.
+    pub(crate) fn set_pf_order(&mut self, on: bool) {
+        self.pf_order = None;
+        if !on || self.cfg.scheduler != SchedulerKind::Pf {
+            return;
+        }
+        let radio = &self.radio;
+        let full: Vec<f64> = (0..radio.grid.full_bits().len())
+            .map(|r| {
+                let special = radio.grid_special.as_ref().and_then(|g| g.full_bits().get(r).copied());
+                radio.grid.full_bits()[r].max(special.unwrap_or(0.0))
+            })
+            .collect();
+        self.pf_order = PfOrder::new(self.ues.len(), self.pf_a, &full);
+        if let Some(o) = self.pf_order.as_mut() {
+            for i in 0..self.ues.len() {
+                o.mark(i);
+            }
+        }
     }
 
     pub fn tti(&self) -> SimDuration {
@@ -874,6 +944,11 @@ impl Cell {
         let rlc = &mut self.ues[ue].rlc;
         let r = rlc.push(now, pkt, sdu);
         if r.is_ok() {
+            if self.cols.sdus[ue] == 0 {
+                if let Some(o) = self.pf_order.as_mut() {
+                    o.mark(ue);
+                }
+            }
             self.cols.sdus[ue] = rlc.sdus() as u32;
             self.cols.bytes[ue] = rlc.bytes();
             self.cols.head[ue] = rlc.head_arrival().unwrap_or(SimTime::MAX);
@@ -911,7 +986,13 @@ impl Cell {
                 if !u.constant_channel {
                     let cqi = u.channel.cqi(now);
                     self.cols.cqi[i] = cqi.map_or(0, |c| c.get());
-                    self.itbs[i] = cqi.and_then(|c| self.radio.rate_for_cqi[c.get() as usize]);
+                    let itbs = cqi.and_then(|c| self.radio.rate_for_cqi[c.get() as usize]);
+                    if itbs != self.itbs[i] {
+                        if let Some(o) = self.pf_order.as_mut() {
+                            o.mark(i);
+                        }
+                    }
+                    self.itbs[i] = itbs;
                 }
             }
         }
@@ -967,7 +1048,28 @@ impl Cell {
             let harq_processes = self.harq_processes;
             let (sdus, tti_prbs, itbs, pf_avg) = (&self.cols.sdus, &self.tti_prbs, &self.itbs, &self.pf_avg);
             let (ues, bytes, harq) = (&mut self.ues, &self.cols.bytes, &mut self.harq);
-            if pf {
+            if let (true, Some(order)) = (pf, self.pf_order.as_mut()) {
+                order.sync(pf_avg, |i| if sdus[i] > 0 { itbs[i] } else { None });
+                scheduler::allocate_pf_ordered(
+                    g,
+                    &self.layout,
+                    total - used,
+                    &mut self.sched_scratch,
+                    order,
+                    |i| {
+                        let mut metric = None;
+                        for_one_candidate(now, i, sdus, tti_prbs, itbs, pf_avg, ues, harq, harq_processes, |_, rate, _, avg| {
+                            metric = Some(scheduler::pf_metric(full, rate, avg));
+                        });
+                        metric
+                    },
+                    |i| {
+                        let rate = itbs[i].expect("candidates have a rate index");
+                        (rate, rlc::demand_bytes(bytes[i], sdus[i] as u64))
+                    },
+                    &mut grants,
+                );
+            } else if pf {
                 let hint = self.sched_scratch.pf_hint();
                 let mut keys = self.sched_scratch.pf_key_slots(sdus.len());
                 let mut candidates = 0;
@@ -1060,6 +1162,10 @@ impl Cell {
             };
             self.cols.sdus[g.index] = u.rlc.sdus() as u32;
             self.cols.bytes[g.index] = u.rlc.bytes();
+            // Its average grows (and its buffer may be empty): keyed again.
+            if let Some(o) = self.pf_order.as_mut() {
+                o.mark(g.index);
+            }
             self.cols.head[g.index] = u.rlc.head_arrival().unwrap_or(SimTime::MAX);
             used += g.prbs;
             u.stats.tbs_new += 1;
@@ -1130,6 +1236,9 @@ impl Cell {
         // `as f64` in packed instructions.) Element-wise, straight-line.
         for (avg, &bits) in self.pf_avg.iter_mut().zip(&served) {
             *avg = (1.0 - pf_a) * *avg + pf_a * small_u64_as_f64(bits);
+        }
+        if let Some(o) = self.pf_order.as_mut() {
+            o.decayed();
         }
         // The agent's bits of the TTI: the new-data bits served, plus the
         // fair share of the free PRBs for a UE with an active flow when
@@ -1603,6 +1712,101 @@ mod tests {
             }
         }
         assert!(all_busy > 20, "every process busy in only {all_busy} UE-TTIs");
+    }
+
+    #[test]
+    fn pf_through_its_order_grants_what_the_scan_grants_through_random_traffic_channels_and_harq() {
+        // Property: two copies of a cell, one testing every UE with data
+        // each TTI and one walking `PfOrder`, given the same arrivals, grant
+        // the same PRBs to the same UEs in the same order and keep the same
+        // averages, bit for bit: through UEs idle and busy in turn, channels
+        // that vary (fading, jumps, a CQI trace that loses the channel), too
+        // few HARQ processes, and an NR TDD pattern's special slots.
+        let lte = CellConfig {
+            harq: HarqConfig {
+                bler: 0.2,
+                processes: Some(3),
+                ..HarqConfig::default()
+            },
+            ..CellConfig::default()
+        };
+        lte.validate().unwrap();
+        let distance = |distance_m: f64, fading: Option<f64>| ChannelConfig::Distance {
+            pathloss: Default::default(),
+            trajectory: super::super::channel::Trajectory::Fixed { distance_m },
+            tx_power_dbm: 46.0,
+            antenna_gain_db: 0.0,
+            noise_figure_db: 9.0,
+            interference_dbm: None,
+            shadowing_std_db: 0.0,
+            shadowing_decorrelation_m: None,
+            fading_doppler_hz: fading,
+            blockage: None,
+        };
+        for (case, cfg) in [("LTE", lte), ("NR DDDSU", nr_cfg(Some("DDDSU"), 0.1))] {
+            let n = 80;
+            let channels: Vec<ChannelConfig> = (0..n)
+                .map(|i| match i % 8 {
+                    0 => ChannelConfig::CqiTrace {
+                        file: None,
+                        points: vec![(0.0, 4), (0.1 + (i / 8) as f64 * 0.01, 0), (0.25, 11)],
+                    },
+                    1 => distance(200.0 + 40.0 * i as f64, Some(60.0)),
+                    2 => distance(900.0, None),
+                    _ => ChannelConfig::FixedCqi {
+                        cqi: (i % 15 + 1) as u8,
+                    },
+                })
+                .collect();
+            let mut scan = Cell::new(&cfg, &channels, &RngStreams::new(11));
+            let mut order = Cell::new(&cfg, &channels, &RngStreams::new(11));
+            scan.set_pf_order(false);
+            order.set_pf_order(true);
+            assert!(scan.pf_order.is_none() && order.pf_order.is_some());
+            for c in [&mut scan, &mut order] {
+                for u in 0..n {
+                    c.register_flow(FlowId(u as u32), u);
+                    c.set_live_flows(u, 1);
+                }
+            }
+            let mut rng = Rng::from_seed(12);
+            let (mut out_scan, mut out_order) = (CellOutput::default(), CellOutput::default());
+            let (mut seq, mut grants, mut tested) = (0, 0, 0u64);
+            // Which UEs get data changes every 50 slots: idle UEs come back
+            // with averages decayed for a while.
+            let mut busy: Vec<bool> = vec![true; n];
+            for t in 0..800u64 {
+                let now = SimTime::ZERO + scan.tti() * t;
+                if t % 50 == 0 {
+                    busy = (0..n).map(|_| rng.below(3) != 0).collect();
+                }
+                for _ in 0..rng.below(40) {
+                    let u = rng.below(n as u64) as usize;
+                    if busy[u] {
+                        let p = Packet::data(FlowId(u as u32), seq, 1448, now, false);
+                        let _ = scan.enqueue_downlink(now, u, p.clone());
+                        let _ = order.enqueue_downlink(now, u, p);
+                        seq += 1448;
+                    }
+                }
+                tested += scan.cols.sdus.iter().filter(|&&s| s > 0).count() as u64;
+                out_scan.clear();
+                out_order.clear();
+                scan.on_tti(now, &mut out_scan);
+                order.on_tti(now, &mut out_order);
+                assert_eq!(scan.grants, order.grants, "{case}: slot {t}");
+                grants += scan.grants.len();
+                for u in 0..n {
+                    assert_eq!(scan.pf_avg[u].to_bits(), order.pf_avg[u].to_bits(), "{case}: UE {u} slot {t}");
+                    assert_eq!(scan.cols.sdus[u], order.cols.sdus[u], "{case}: UE {u} slot {t}");
+                }
+            }
+            let walked = order.pf_order.as_ref().unwrap().walked();
+            assert!(grants > 400, "{case}: {grants} grants");
+            // The point of the order: far fewer UEs looked at than the scan
+            // tests.
+            assert!(walked * 4 < tested, "{case}: walked {walked} UEs where the scan tested {tested}");
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod netassist;
 pub mod nr;
 pub mod pbe;
 pub mod pdcp;
+pub mod pf_order;
 pub mod radio;
 pub mod rlc;
 pub mod scheduler;

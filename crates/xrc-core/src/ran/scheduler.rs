@@ -16,11 +16,13 @@
 //! Both give a UE no more RBGs than its buffer needs, so the free RBGs the
 //! XRC agent shares out are real.
 
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 
 use super::amc;
+use super::pf_order::PfOrder;
 use super::tbs_grid::{RateIdx, TbsGrid};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,6 +114,9 @@ pub struct Scratch {
     keys: Vec<u128>,
     /// The best keys so far while PF selects, the worst of them on top.
     best: BinaryHeap<u128>,
+    /// The exact keys worked out while [`allocate_pf_ordered`] walks, the
+    /// best on top.
+    found: BinaryHeap<Reverse<u128>>,
     /// PF's metric below which a candidate was not among the best
     /// `2 × groups` of the last TTI (`None`: every candidate counts).
     pf_hint: Option<f64>,
@@ -139,7 +144,7 @@ pub fn pf_metric(full_bits: &[f64], itbs: RateIdx, avg_bits: f64) -> f64 {
 }
 
 /// The metric a [`pf_key`] was made of (its inverse).
-fn pf_key_metric(key: u128) -> f64 {
+pub(crate) fn pf_key_metric(key: u128) -> f64 {
     let ordered = !((key >> 64) as u64);
     let t = ordered ^ (1 << 63);
     // A negative metric's magnitude bits were flipped.
@@ -330,6 +335,60 @@ pub fn allocate_pf_keyed(
         let key = order[k];
         k += 1;
         let (index, itbs, demand) = candidate(key as u64 as usize);
+        let n = needed_groups(grid, itbs, demand, groups, next).max(1);
+        let take = n.min(groups.len() - next);
+        let prbs: u16 = groups[next..next + take].iter().sum();
+        next += take;
+        out.push(Grant { index, prbs });
+    }
+}
+
+/// Proportional fair over the UEs of a [`PfOrder`]: the grants
+/// [`allocate_pf_keyed`] gives for the same candidates, working out the
+/// metric of only those the order's bound cannot rule out (`pf_order`).
+/// `metric(i)` is UE i's [`pf_metric`] when it is a candidate this TTI
+/// (`None`: it has data and a rate index, but not a free HARQ process or
+/// already a block this TTI); `candidate(i)` its rate index and demand,
+/// asked only of the UEs served.
+#[allow(clippy::too_many_arguments)]
+pub fn allocate_pf_ordered(
+    grid: &TbsGrid,
+    layout: &RbgLayout,
+    free_prbs: u16,
+    scratch: &mut Scratch,
+    order: &mut PfOrder,
+    mut metric: impl FnMut(usize) -> Option<f64>,
+    candidate: impl Fn(usize) -> (RateIdx, u64),
+    out: &mut Vec<Grant>,
+) {
+    out.clear();
+    if order.is_empty() || free_prbs == 0 {
+        return;
+    }
+    free_groups(scratch, layout, free_prbs);
+    let (groups, found) = (&scratch.groups, &mut scratch.found);
+    found.clear();
+    order.start_walk();
+    let mut next = 0;
+    while next < groups.len() {
+        // Walk until the best key found is better than every bound left:
+        // it is then the best of the UEs not yet served.
+        while let Some((i, bound)) = order.peek() {
+            if let Some(&Reverse(best)) = found.peek() {
+                if bound < pf_key_metric(best).ln() {
+                    break;
+                }
+            }
+            order.advance();
+            if let Some(m) = metric(i) {
+                found.push(Reverse(pf_key(m, i)));
+            }
+        }
+        let Some(Reverse(key)) = found.pop() else {
+            break;
+        };
+        let index = key as u64 as usize;
+        let (itbs, demand) = candidate(index);
         let n = needed_groups(grid, itbs, demand, groups, next).max(1);
         let take = n.min(groups.len() - next);
         let prbs: u16 = groups[next..next + take].iter().sum();
