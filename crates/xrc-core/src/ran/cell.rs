@@ -1069,6 +1069,7 @@ impl Cell {
                     },
                     &mut grants,
                 );
+                order.after_walk(pf_avg);
             } else if pf {
                 let hint = self.sched_scratch.pf_hint();
                 let mut keys = self.sched_scratch.pf_key_slots(sdus.len());
@@ -1728,6 +1729,9 @@ mod tests {
                 processes: Some(3),
                 ..HarqConfig::default()
             },
+            // A short window: averages of UEs left idle fall below 1 bit
+            // (the buckets) within the test.
+            pf_window_ttis: 10.0,
             ..CellConfig::default()
         };
         lte.validate().unwrap();
@@ -1804,8 +1808,12 @@ mod tests {
             let walked = order.pf_order.as_ref().unwrap().walked();
             assert!(grants > 400, "{case}: {grants} grants");
             // The point of the order: far fewer UEs looked at than the scan
-            // tests.
-            assert!(walked * 4 < tested, "{case}: walked {walked} UEs where the scan tested {tested}");
+            // tests (LTE: 611 against 61,607; 7,960 when the UEs whose
+            // average fell below 1 bit stay in the heap instead of their
+            // bucket. NR: 8,524 against 58,074, its channels fading and its
+            // HARQ processes held longer).
+            let fewer = if case == "LTE" { 20 } else { 4 };
+            assert!(walked * fewer < tested, "{case}: walked {walked} UEs where the scan tested {tested}");
         }
     }
 

@@ -369,6 +369,7 @@ pub fn allocate_pf_ordered(
     let (groups, found) = (&scratch.groups, &mut scratch.found);
     found.clear();
     order.start_walk();
+    order.seed_buckets(found, &mut metric);
     let mut next = 0;
     while next < groups.len() {
         // Walk until the best key found is better than every bound left:
@@ -388,6 +389,7 @@ pub fn allocate_pf_ordered(
             break;
         };
         let index = key as u64 as usize;
+        order.taken(index, found, &mut metric);
         let (itbs, demand) = candidate(index);
         let n = needed_groups(grid, itbs, demand, groups, next).max(1);
         let take = n.min(groups.len() - next);
