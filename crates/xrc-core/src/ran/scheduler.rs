@@ -15,6 +15,11 @@
 //!
 //! Both give a UE no more RBGs than its buffer needs, so the free RBGs the
 //! XRC agent shares out are real.
+//!
+//! A cell of [`super::pf_order::MIN_UES`] UEs or more selects PF's
+//! candidates through [`allocate_pf_ordered`], which works out the metric
+//! of only the UEs a bound does not rule out; the grants are those of
+//! [`allocate_pf_keyed`] (`pf_order`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
