@@ -405,6 +405,17 @@ def test_the_same_field_set_twice_is_refused_naming_both_values(capsys):
     assert main(["validate", str(FIG1), "--set", "flows.0={cc='cubic', ue=0}", "--set", "flows.0.cc=bbr"]) == 0
 
 
+@pytest.mark.parametrize("path", ["flows.0.", ".duration_s", "flows..cc", "flows.0. .cc"])
+def test_a_set_path_with_an_empty_field_name_is_refused_by_the_cli_and_the_library(path, capsys):
+    # `--set flows.0.=null` removed a field named "" and passed (fuzz seed
+    # 80211, case 86: the library accepted what the CLI refused).
+    assert main(["validate", str(FIG1), "--set", f"{path}=null"]) == 2
+    err = capsys.readouterr().err
+    assert f"--set {path}" in err and "empty" in err and "Traceback" not in err, err
+    with pytest.raises(ScenarioError, match="empty"):
+        xrc.load(FIG1, overrides=[f"{path}=null"])
+
+
 def test_a_sweep_setting_the_same_field_twice_is_refused(tmp_path):
     p = _sweep(tmp_path, 'set = ["duration_s=1", "duration_s=2"]\n')
     with pytest.raises(ScenarioError, match="duration_s"):

@@ -82,8 +82,12 @@ def apply_override(doc: dict[str, Any], assignment: str) -> None:
     path = path.strip()
     if not path:
         raise ScenarioError(f"--set {assignment!r}: the path is empty")
-    value = parse_value(raw.strip())
     keys = path.split(".")
+    if any(not k.strip() for k in keys):
+        # `flows.0.=null` removed a field named "" and passed.
+        raise ScenarioError(f"--set {path}: a field name in the path is empty (a dot at its start or end, or two "
+                            f"in a row); for example flows.0.cc=cubic")
+    value = parse_value(raw.strip())
     node: Any = doc
     walked: list[str] = []
     for i, key in enumerate(keys):
