@@ -227,8 +227,37 @@ impl Scoreboard {
     }
 
     /// Index of the segment starting at `seq`, if still held.
+    /// The index of the first segment whose start is at or above `seq`
+    /// (`segs.partition_point(|s| s.seq < seq)`). The segments are
+    /// contiguous and almost all one MSS long, so the index is guessed from
+    /// the front segment's length and checked; the binary search runs only
+    /// when the guess is wrong. The answer is the same either way; the
+    /// guess reads one or two segments where the search read ~log2(window)
+    /// of them, each on its own cache line (with 400 flows the scoreboards
+    /// are out of cache, and the searches were ~4% of a 400-UE cell's
+    /// time).
+    #[inline]
+    fn first_at_or_above(&self, seq: u64) -> usize {
+        let n = self.segs.len();
+        if let Some(front) = self.segs.front() {
+            if seq <= front.seq {
+                return 0;
+            }
+            if front.len > 0 {
+                // At least 1: the front starts below seq.
+                let g = (seq - front.seq).div_ceil(front.len as u64).min(n as u64) as usize;
+                // The boundary: every segment before g starts below seq,
+                // none from g on does.
+                if self.segs[g - 1].seq < seq && (g == n || self.segs[g].seq >= seq) {
+                    return g;
+                }
+            }
+        }
+        self.segs.partition_point(|s| s.seq < seq)
+    }
+
     fn index_of(&self, seq: u64) -> Option<usize> {
-        let i = self.segs.partition_point(|s| s.seq < seq);
+        let i = self.first_at_or_above(seq);
         (i < self.segs.len() && self.segs[i].seq == seq).then_some(i)
     }
 
@@ -269,7 +298,7 @@ impl Scoreboard {
                 break;
             }
             let from = rs.max(start);
-            let mut i = self.segs.partition_point(|s| s.seq < from);
+            let mut i = self.first_at_or_above(from);
             let first = i;
             let mut span_end = from;
             let mut past = false;
@@ -360,11 +389,11 @@ impl Scoreboard {
         let runs = self.unsacked.partition_point(|&(rs, _)| rs < from);
         'runs: for r in (0..runs).rev() {
             let (rs, re) = self.unsacked[r];
-            let lo = self.segs.partition_point(|s| s.seq < rs);
+            let lo = self.first_at_or_above(rs);
             let hi = if re <= from {
-                self.segs.partition_point(|s| s.seq < re)
+                self.first_at_or_above(re)
             } else {
-                self.segs.partition_point(|s| s.seq < from)
+                self.first_at_or_above(from)
             };
             #[cfg(test)]
             self.scanned.set(self.scanned.get() + 1);
@@ -564,7 +593,7 @@ impl Scoreboard {
         if self.lost_pending == 0 {
             return None;
         }
-        let from = self.segs.partition_point(|s| s.seq < self.lost_hint.get());
+        let from = self.first_at_or_above(self.lost_hint.get());
         let found = (from..self.segs.len()).find(|&i| {
             #[cfg(test)]
             self.scanned.set(self.scanned.get() + 1);
@@ -677,6 +706,47 @@ mod tests {
             sent.push(i);
         }
         sent
+    }
+
+    #[test]
+    fn the_guessed_index_of_a_sequence_is_the_binary_searchs_on_random_scoreboards() {
+        // Segments of one MSS with now and then a short one (and a short
+        // front), acknowledged from the front; every sequence around and
+        // between them.
+        let mut rng = crate::engine::Rng::from_seed(11);
+        for case in 0..300 {
+            let mut b = Scoreboard::default();
+            let mut seq = 1000 + rng.below(5000);
+            let mss = 1 + rng.below(1500);
+            for i in 0..rng.below(120) {
+                let len = if rng.bernoulli(0.1) { 1 + rng.below(mss) } else { mss } as u32;
+                b.push(Seg {
+                    seq,
+                    len,
+                    tx_time: SimTime::ZERO,
+                    tx_count: 1,
+                    tx_order: i,
+                    sacked: false,
+                    lost: false,
+                    retrans: false,
+                    snap: TxSnapshot::default(),
+                    record: PacketRecord::default(),
+                });
+                seq += len as u64;
+            }
+            if rng.bernoulli(0.5) {
+                let front = b.front().map_or(0, |s| s.seq);
+                b.ack_cumulative(front + rng.below(3 * mss), |_| {});
+            }
+            let lo = b.front().map_or(0, |s| s.seq).saturating_sub(2 * mss);
+            // Each segment's start and its neighbours, and random ones.
+            let edges: Vec<u64> = b.iter().flat_map(|s| [s.seq - 1, s.seq, s.seq + 1]).collect();
+            let random: Vec<u64> = (0..200).map(|_| lo + rng.below(seq + 2 * mss - lo)).collect();
+            for q in edges.into_iter().chain(random).chain([lo, seq, seq + 1]) {
+                let want = b.segs.partition_point(|s| s.seq < q);
+                assert_eq!(b.first_at_or_above(q), want, "case {case}, sequence {q}");
+            }
+        }
     }
 
     #[test]
