@@ -618,7 +618,18 @@ fn for_one_candidate(
     harq_processes: Option<u32>,
     f: impl FnMut(usize, RateIdx, u32, f64),
 ) {
-    candidate_test(now, i, sdus[i], tti_prbs[i], itbs[i], pf_avg[i], ues, harq, harq_processes, f);
+    candidate_test(
+        now,
+        i,
+        sdus[i],
+        tti_prbs[i],
+        itbs[i],
+        pf_avg[i],
+        ues,
+        harq,
+        harq_processes,
+        f,
+    );
 }
 
 /// The candidate test of UE `i` (its columns' values given).
@@ -1058,9 +1069,20 @@ impl Cell {
                     order,
                     |i| {
                         let mut metric = None;
-                        for_one_candidate(now, i, sdus, tti_prbs, itbs, pf_avg, ues, harq, harq_processes, |_, rate, _, avg| {
-                            metric = Some(scheduler::pf_metric(full, rate, avg));
-                        });
+                        for_one_candidate(
+                            now,
+                            i,
+                            sdus,
+                            tti_prbs,
+                            itbs,
+                            pf_avg,
+                            ues,
+                            harq,
+                            harq_processes,
+                            |_, rate, _, avg| {
+                                metric = Some(scheduler::pf_metric(full, rate, avg));
+                            },
+                        );
                         metric
                     },
                     |i| {
@@ -1801,7 +1823,11 @@ mod tests {
                 assert_eq!(scan.grants, order.grants, "{case}: slot {t}");
                 grants += scan.grants.len();
                 for u in 0..n {
-                    assert_eq!(scan.pf_avg[u].to_bits(), order.pf_avg[u].to_bits(), "{case}: UE {u} slot {t}");
+                    assert_eq!(
+                        scan.pf_avg[u].to_bits(),
+                        order.pf_avg[u].to_bits(),
+                        "{case}: UE {u} slot {t}"
+                    );
                     assert_eq!(scan.cols.sdus[u], order.cols.sdus[u], "{case}: UE {u} slot {t}");
                 }
             }
@@ -1813,7 +1839,10 @@ mod tests {
             // bucket. NR: 8,524 against 58,074, its channels fading and its
             // HARQ processes held longer).
             let fewer = if case == "LTE" { 20 } else { 4 };
-            assert!(walked * fewer < tested, "{case}: walked {walked} UEs where the scan tested {tested}");
+            assert!(
+                walked * fewer < tested,
+                "{case}: walked {walked} UEs where the scan tested {tested}"
+            );
         }
     }
 

@@ -151,7 +151,10 @@ impl PfOrder {
             dirty: Vec::new(),
             is_dirty: vec![false; ues],
             frontier: BinaryHeap::new(),
-            ln_full: full_bits.iter().map(|&f| if f > 0.0 { f.ln() } else { f64::NEG_INFINITY }).collect(),
+            ln_full: full_bits
+                .iter()
+                .map(|&f| if f > 0.0 { f.ln() } else { f64::NEG_INFINITY })
+                .collect(),
             lambda,
             passes: 0,
             walked: 0,
@@ -241,7 +244,12 @@ impl PfOrder {
 
     /// After the UE `i` was taken from `found`: the next candidate of its
     /// bucket, if it has one, goes in.
-    pub fn taken(&self, i: usize, found: &mut BinaryHeap<Reverse<u128>>, metric: &mut impl FnMut(usize) -> Option<f64>) {
+    pub fn taken(
+        &self,
+        i: usize,
+        found: &mut BinaryHeap<Reverse<u128>>,
+        metric: &mut impl FnMut(usize) -> Option<f64>,
+    ) {
         let b = self.bucket_of[i];
         if b != NO_BUCKET {
             Self::first_candidate(self.buckets[b as usize].range(i as u32 + 1..), found, metric);
@@ -451,15 +459,20 @@ mod tests {
                     seen.push(j);
                     o.advance();
                 }
-                let mut want: Vec<u128> =
-                    (0..50).filter(|&j| o.place[j] != ABSENT).map(|j| o.heap[o.place[j] as usize]).collect();
+                let mut want: Vec<u128> = (0..50)
+                    .filter(|&j| o.place[j] != ABSENT)
+                    .map(|j| o.heap[o.place[j] as usize])
+                    .collect();
                 want.sort_unstable();
                 let got: Vec<u128> = seen.iter().map(|&j| o.heap[o.place[j] as usize]).collect();
                 assert_eq!(got, want);
                 let members: Vec<usize> = (0..50).filter(|&j| rates[j].is_some()).collect();
                 let mut seen_sorted = seen.clone();
                 seen_sorted.sort_unstable();
-                assert_eq!(seen_sorted, members, "every UE with a rate, and only those, at step {step}");
+                assert_eq!(
+                    seen_sorted, members,
+                    "every UE with a rate, and only those, at step {step}"
+                );
             }
         }
     }
@@ -477,13 +490,20 @@ mod tests {
             }
             for &start in &[1e-3, 0.7, 1.0, 3.0, 1234.5, 7.5e5, 1e9] {
                 for r in 0..3u8 {
-                    let mut o2 = PfOrder { passes: o.passes, ..PfOrder::new(1, a, &full).unwrap() };
+                    let mut o2 = PfOrder {
+                        passes: o.passes,
+                        ..PfOrder::new(1, a, &full).unwrap()
+                    };
                     let mut avg = start;
                     let key = pf_key(o2.anchor(rate(r), avg), 0);
                     for n in 0..20_000u32 {
                         let bound = o2.bound(key);
                         let m = full[r as usize] / f64::max(avg, 1.0);
-                        assert!(m.ln() <= bound, "a {a} start {start} rate {r} after {n}: ln m {} > {bound}", m.ln());
+                        assert!(
+                            m.ln() <= bound,
+                            "a {a} start {start} rate {r} after {n}: ln m {} > {bound}",
+                            m.ln()
+                        );
                         avg = (1.0 - a) * avg + a * 0.0;
                         o2.decayed();
                     }
