@@ -1757,17 +1757,8 @@ mod tests {
             ..CellConfig::default()
         };
         lte.validate().unwrap();
-        let distance = |distance_m: f64, fading: Option<f64>| ChannelConfig::Distance {
-            pathloss: Default::default(),
-            trajectory: super::super::channel::Trajectory::Fixed { distance_m },
-            tx_power_dbm: 46.0,
-            antenna_gain_db: 0.0,
-            noise_figure_db: 9.0,
-            interference_dbm: None,
-            shadowing_std_db: 0.0,
-            shadowing_decorrelation_m: None,
-            fading_doppler_hz: fading,
-            blockage: None,
+        let distance = |distance_m: f64, fading: Option<f64>| {
+            ChannelConfig::distance_for_tests(super::super::channel::Trajectory::Fixed { distance_m }, fading)
         };
         for (case, cfg) in [("LTE", lte), ("NR DDDSU", nr_cfg(Some("DDDSU"), 0.1))] {
             let n = 80;

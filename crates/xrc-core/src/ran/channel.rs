@@ -833,22 +833,31 @@ fn path_distance_m(points: &[(f64, f64)], idx: usize, t_s: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn distance(traj: Trajectory, fading: Option<f64>) -> ChannelConfig {
+impl ChannelConfig {
+    /// A distance channel over urban-macro path loss with the defaults'
+    /// radio, no shadowing and no blockage (tests).
+    pub(crate) fn distance_for_tests(trajectory: Trajectory, fading_doppler_hz: Option<f64>) -> Self {
         ChannelConfig::Distance {
             pathloss: PathLoss::UrbanMacro,
-            trajectory: traj,
+            trajectory,
             tx_power_dbm: 46.0,
             antenna_gain_db: 0.0,
             noise_figure_db: 9.0,
             interference_dbm: None,
             shadowing_std_db: 0.0,
             shadowing_decorrelation_m: None,
-            fading_doppler_hz: fading,
+            fading_doppler_hz,
             blockage: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn distance(traj: Trajectory, fading: Option<f64>) -> ChannelConfig {
+        ChannelConfig::distance_for_tests(traj, fading)
     }
 
     #[test]

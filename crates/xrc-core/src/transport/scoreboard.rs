@@ -677,21 +677,26 @@ impl Scoreboard {
 mod tests {
     use super::*;
 
+    /// A segment sent once at time zero, `order`-th.
+    fn sent(seq: u64, len: u32, order: u64) -> Seg {
+        Seg {
+            seq,
+            len,
+            tx_time: SimTime::ZERO,
+            tx_count: 1,
+            tx_order: order,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            snap: TxSnapshot::default(),
+            record: PacketRecord::default(),
+        }
+    }
+
     fn board(n: u64) -> Scoreboard {
         let mut b = Scoreboard::default();
         for i in 0..n {
-            b.push(Seg {
-                seq: i * 100,
-                len: 100,
-                tx_time: SimTime::ZERO,
-                tx_count: 1,
-                tx_order: i,
-                sacked: false,
-                lost: false,
-                retrans: false,
-                snap: TxSnapshot::default(),
-                record: PacketRecord::default(),
-            });
+            b.push(sent(i * 100, 100, i));
         }
         b
     }
@@ -720,18 +725,7 @@ mod tests {
             let mss = 1 + rng.below(1500);
             for i in 0..rng.below(120) {
                 let len = if rng.bernoulli(0.1) { 1 + rng.below(mss) } else { mss } as u32;
-                b.push(Seg {
-                    seq,
-                    len,
-                    tx_time: SimTime::ZERO,
-                    tx_count: 1,
-                    tx_order: i,
-                    sacked: false,
-                    lost: false,
-                    retrans: false,
-                    snap: TxSnapshot::default(),
-                    record: PacketRecord::default(),
-                });
+                b.push(sent(seq, len, i));
                 seq += len as u64;
             }
             if rng.bernoulli(0.5) {
@@ -800,16 +794,8 @@ mod tests {
             let mut order = 0;
             for i in 0..n {
                 b.push(Seg {
-                    seq: i * 100,
-                    len: 100,
                     tx_time: SimTime::from_nanos(order * 1000),
-                    tx_count: 1,
-                    tx_order: order,
-                    sacked: false,
-                    lost: false,
-                    retrans: false,
-                    snap: TxSnapshot::default(),
-                    record: PacketRecord::default(),
+                    ..sent(i * 100, 100, order)
                 });
                 order += 1;
                 // Now and then: SACKs, a timeout with retransmissions, probes.
