@@ -647,32 +647,30 @@ fn candidate_test(
     harq_processes: Option<u32>,
     mut f: impl FnMut(usize, RateIdx, u32, f64),
 ) {
-    {
-        if n == 0 || prbs != 0 {
-            return;
-        }
-        if let Some(processes) = harq_processes {
-            // The UE's own state is read only when every process is busy
-            // and one may have been released by now.
+    if n == 0 || prbs != 0 {
+        return;
+    }
+    if let Some(processes) = harq_processes {
+        // The UE's own state is read only when every process is busy
+        // and one may have been released by now.
+        if harq.busy[i] >= processes {
+            if harq.release[i] > now {
+                return;
+            }
+            let u = &mut ues[i];
+            while u.harq_acks.front().is_some_and(|&t| t <= now) {
+                u.harq_acks.pop_front();
+            }
+            harq.sync(i, u);
             if harq.busy[i] >= processes {
-                if harq.release[i] > now {
-                    return;
-                }
-                let u = &mut ues[i];
-                while u.harq_acks.front().is_some_and(|&t| t <= now) {
-                    u.harq_acks.pop_front();
-                }
-                harq.sync(i, u);
-                if harq.busy[i] >= processes {
-                    return;
-                }
+                return;
             }
         }
-        let Some(rate) = rate else {
-            return;
-        };
-        f(i, rate, n, avg);
     }
+    let Some(rate) = rate else {
+        return;
+    };
+    f(i, rate, n, avg);
 }
 
 /// Each UE's HARQ processes as the candidate test reads them, mirrored

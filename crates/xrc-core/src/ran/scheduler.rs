@@ -340,12 +340,26 @@ pub fn allocate_pf_keyed(
         let key = order[k];
         k += 1;
         let (index, itbs, demand) = candidate(key as u64 as usize);
-        let n = needed_groups(grid, itbs, demand, groups, next).max(1);
-        let take = n.min(groups.len() - next);
-        let prbs: u16 = groups[next..next + take].iter().sum();
-        next += take;
-        out.push(Grant { index, prbs });
+        next = grant_groups(grid, groups, next, index, itbs, demand, out);
     }
+}
+
+/// Gives UE `index` the groups from `next` on that carry its demand (at
+/// least one, at most those left); returns the next free group.
+fn grant_groups(
+    grid: &TbsGrid,
+    groups: &[u16],
+    next: usize,
+    index: usize,
+    itbs: RateIdx,
+    demand: u64,
+    out: &mut Vec<Grant>,
+) -> usize {
+    let n = needed_groups(grid, itbs, demand, groups, next).max(1);
+    let take = n.min(groups.len() - next);
+    let prbs: u16 = groups[next..next + take].iter().sum();
+    out.push(Grant { index, prbs });
+    next + take
 }
 
 /// Proportional fair over the UEs of a [`PfOrder`]: the grants
@@ -396,11 +410,7 @@ pub fn allocate_pf_ordered(
         let index = key as u64 as usize;
         order.taken(index, found, &mut metric);
         let (itbs, demand) = candidate(index);
-        let n = needed_groups(grid, itbs, demand, groups, next).max(1);
-        let take = n.min(groups.len() - next);
-        let prbs: u16 = groups[next..next + take].iter().sum();
-        next += take;
-        out.push(Grant { index, prbs });
+        next = grant_groups(grid, groups, next, index, itbs, demand, out);
     }
 }
 
