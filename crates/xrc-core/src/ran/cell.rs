@@ -1652,21 +1652,26 @@ mod tests {
         SimTime::from_nanos(v * 1_000_000)
     }
 
+    /// An LTE cell whose blocks fail with probability `bler` and whose UEs
+    /// have only three HARQ processes, so that UEs wait for one.
+    fn three_harq_processes(bler: f64) -> CellConfig {
+        CellConfig {
+            harq: HarqConfig {
+                bler,
+                processes: Some(3),
+                ..HarqConfig::default()
+            },
+            ..CellConfig::default()
+        }
+    }
+
     #[test]
     fn the_cells_columns_follow_each_ues_buffer_window_and_retransmissions_through_random_traffic() {
         // Property: whatever arrives and whatever HARQ does, after every TTI
         // the columns the recorder copies (and the set of UEs with a block to
         // retransmit, and the HARQ processes the candidate test reads) say
         // what each UE's own state says.
-        let cfg = CellConfig {
-            harq: HarqConfig {
-                bler: 0.3,
-                // Few processes, so that UEs wait for one.
-                processes: Some(3),
-                ..HarqConfig::default()
-            },
-            ..CellConfig::default()
-        };
+        let cfg = three_harq_processes(0.3);
         cfg.validate().unwrap();
         let n = 70;
         let channels: Vec<ChannelConfig> = (0..n)
@@ -1744,15 +1749,10 @@ mod tests {
         // that vary (fading, jumps, a CQI trace that loses the channel), too
         // few HARQ processes, and an NR TDD pattern's special slots.
         let lte = CellConfig {
-            harq: HarqConfig {
-                bler: 0.2,
-                processes: Some(3),
-                ..HarqConfig::default()
-            },
             // A short window: averages of UEs left idle fall below 1 bit
             // (the buckets) within the test.
             pf_window_ttis: 10.0,
-            ..CellConfig::default()
+            ..three_harq_processes(0.2)
         };
         lte.validate().unwrap();
         let distance = |distance_m: f64, fading: Option<f64>| {

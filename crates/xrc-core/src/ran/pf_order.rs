@@ -11,6 +11,10 @@
 //! element-wise pass); what this module saves is the candidate test and
 //! the metric's division for every UE with data.
 //!
+//! Reference: the PF of `scheduler` (after ns-3's `PfFfMacScheduler`), whose
+//! decisions this module does not change. Deviations from it: none; every
+//! grant is the scan's (`allocate_pf_keyed`), bit for bit.
+//!
 //! # The bound
 //!
 //! While UE i is not served, b_i = 0 and R_i ← fl(c · R_i) (adding fl(a · 0)

@@ -390,12 +390,23 @@ pub fn allocate_pf_ordered(
     order.start_walk();
     order.seed_buckets(found, &mut metric);
     let mut next = 0;
+    // ln of the best key found's metric, worked out again only when that
+    // key changes.
+    let mut best_ln: Option<(u128, f64)> = None;
     while next < groups.len() {
         // Walk until the best key found is better than every bound left:
         // it is then the best of the UEs not yet served.
         while let Some((i, bound)) = order.peek() {
             if let Some(&Reverse(best)) = found.peek() {
-                if bound < pf_key_metric(best).ln() {
+                let ln = match best_ln {
+                    Some((k, ln)) if k == best => ln,
+                    _ => {
+                        let ln = pf_key_metric(best).ln();
+                        best_ln = Some((best, ln));
+                        ln
+                    }
+                };
+                if bound < ln {
                     break;
                 }
             }
