@@ -49,25 +49,45 @@ pub fn check_duration_ms(name: &str, v: f64, zero_ok: bool) -> Result<(), String
     check_range(name, v, if zero_ok { 0.0 } else { 1e-3 }, MAX_SPAN_MS)
 }
 
-/// [`check_range`] for integers.
 /// `x as f64` for `x < 2^52`, by bit operations a compiler turns into
 /// packed instructions (x86-64's baseline, SSE2, converts 64-bit integers
 /// one at a time): 2^52's exponent or'ed into `x`'s bits gives 2^52 + x
 /// exactly, and 2^52 is subtracted exactly. The caller guarantees the
-/// bound ([`all_below_2_pow_52`]).
+/// bound.
 #[inline]
 pub fn small_u64_as_f64(x: u64) -> f64 {
     debug_assert!(x < 1 << 52, "{x} is not below 2^52");
-    f64::from_bits(x | 0x4330_0000_0000_0000) - 4_503_599_627_370_496.0
+    low_52_bits_as_f64(x)
 }
 
-/// Whether every value is below 2^52 (so [`small_u64_as_f64`] is exact
-/// for each): one OR over them, packed.
+/// [`small_u64_as_f64`] of `x`'s low 52 bits, for any `x`.
 #[inline]
-pub fn all_below_2_pow_52(xs: impl Iterator<Item = u64>) -> bool {
-    xs.fold(0, |acc, x| acc | x) < 1 << 52
+fn low_52_bits_as_f64(x: u64) -> f64 {
+    f64::from_bits((x & ((1 << 52) - 1)) | 0x4330_0000_0000_0000) - 4_503_599_627_370_496.0
 }
 
+/// Appends `x as f64 * scale` for every `x` of `xs`. The values are
+/// converted as [`small_u64_as_f64`] in the same pass that ORs them
+/// together; only when that OR shows one at or above 2^52 are they
+/// converted again, one at a time (the same values either way).
+#[inline]
+pub fn extend_u64_as_f64_scaled<I>(out: &mut Vec<f64>, xs: I, scale: f64)
+where
+    I: Iterator<Item = u64> + Clone,
+{
+    let start = out.len();
+    let mut or = 0;
+    out.extend(xs.clone().map(|x| {
+        or |= x;
+        low_52_bits_as_f64(x) * scale
+    }));
+    if or >= 1 << 52 {
+        out.truncate(start);
+        out.extend(xs.map(|x| x as f64 * scale));
+    }
+}
+
+/// [`check_range`] for integers.
 pub fn check_range_u64(name: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if (lo..=hi).contains(&v) {
         Ok(())
@@ -360,9 +380,24 @@ mod tests {
         for x in edges.into_iter().chain(random) {
             assert_eq!(small_u64_as_f64(x).to_bits(), (x as f64).to_bits(), "{x}");
         }
-        assert!(all_below_2_pow_52(edges.into_iter()));
-        assert!(!all_below_2_pow_52([3, 1 << 52, 5].into_iter()));
-        assert!(all_below_2_pow_52(std::iter::empty()));
+    }
+
+    #[test]
+    fn a_column_of_u64_becomes_the_same_scaled_f64s_whether_or_not_one_is_at_or_above_2_pow_52() {
+        let mut rng = crate::engine::rng::Rng::from_seed(5);
+        let small: Vec<u64> = (0..1000).map(|i| rng.next_u64() >> (12 + i % 52)).collect();
+        let mut large = small.clone();
+        large[517] = (1 << 52) + 3;
+        large[3] = u64::MAX;
+        for (xs, scale) in [(&small, 1e-6), (&large, 1e-6), (&large, 1.0), (&vec![], 2.0)] {
+            let mut out = vec![7.5];
+            extend_u64_as_f64_scaled(&mut out, xs.iter().copied(), scale);
+            let expected: Vec<u64> = std::iter::once(7.5)
+                .chain(xs.iter().map(|&x| x as f64 * scale))
+                .map(f64::to_bits)
+                .collect();
+            assert_eq!(out.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), expected);
+        }
     }
 
     #[test]

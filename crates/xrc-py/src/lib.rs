@@ -68,27 +68,52 @@ struct Simulation {
 }
 
 fn column_to_py<'py>(py: Python<'py>, c: &Column<'_>) -> PyResult<(&'static str, Bound<'py, PyBytes>)> {
-    /// The column's little-endian bytes, written straight into the Python
-    /// bytes object (no intermediate buffer).
-    fn bytes_of<'py, T: Copy, const N: usize>(
-        py: Python<'py>,
-        v: &[T],
-        to_le: impl Fn(T) -> [u8; N],
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        PyBytes::new_with(py, v.len() * N, |buf| {
-            for (chunk, &x) in buf.chunks_exact_mut(N).zip(v) {
-                chunk.copy_from_slice(&to_le(x));
-            }
-            Ok(())
-        })
-    }
     Ok(match c {
-        Column::F64(v) => ("<f8", bytes_of(py, v, f64::to_le_bytes)?),
-        Column::U64(v) => ("<u8", bytes_of(py, v, u64::to_le_bytes)?),
-        Column::U32(v) => ("<u4", bytes_of(py, v, u32::to_le_bytes)?),
+        Column::F64(v) => ("<f8", le_bytes(py, v, f64::to_le_bytes)),
+        Column::U64(v) => ("<u8", le_bytes(py, v, u64::to_le_bytes)),
+        Column::U32(v) => ("<u4", le_bytes(py, v, u32::to_le_bytes)),
         Column::U8(v) => ("|u1", PyBytes::new(py, v)),
     })
 }
+
+/// A column's values as little-endian bytes in a new Python bytes object.
+/// On a little-endian machine they are those bytes already: one copy of
+/// the slice's memory.
+#[cfg(target_endian = "little")]
+fn le_bytes<'py, T: Plain, const N: usize>(
+    py: Python<'py>,
+    v: &[T],
+    _to_le: impl Fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
+    // SAFETY: `T` is f64, u64 or u32 (`Plain`): no padding and no invalid
+    // bit patterns, so its `size_of_val(v)` bytes may be read as `u8`s
+    // (whose alignment, 1, every pointer meets), for as long as `v` is
+    // borrowed, which outlives the call.
+    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
+    PyBytes::new(py, bytes)
+}
+
+/// A column's values as little-endian bytes in a new Python bytes object,
+/// value by value.
+#[cfg(not(target_endian = "little"))]
+fn le_bytes<'py, T: Plain, const N: usize>(
+    py: Python<'py>,
+    v: &[T],
+    to_le: impl Fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(v.len() * N);
+    for &x in v {
+        out.extend_from_slice(&to_le(x));
+    }
+    PyBytes::new(py, &out)
+}
+
+/// The column types read as plain bytes: no padding, every bit pattern a
+/// value.
+trait Plain: Copy {}
+impl Plain for f64 {}
+impl Plain for u64 {}
+impl Plain for u32 {}
 
 /// `{name: {column: (dtype, bytes)}}` of every table of `rec`.
 fn tables_to_py<'py>(py: Python<'py>, rec: &Recorder) -> PyResult<Bound<'py, PyDict>> {

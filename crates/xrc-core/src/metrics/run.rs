@@ -8,7 +8,7 @@ use super::Recorder;
 use crate::net::{DropSite, FlowId, Observer, Packet, PacketKind, UeColumns, UeLinkCounters, UeSample, XrcOption};
 use crate::transport::cc::CaState;
 use crate::transport::{SenderOutput, TcpSender};
-use crate::units::{all_below_2_pow_52, small_u64_as_f64, SimDuration, SimTime};
+use crate::units::{extend_u64_as_f64_scaled, SimDuration, SimTime};
 
 /// From this many UEs an instant's samples are recorded column by column
 /// ([`Observer::ue_columns`]), below it row by row: the same values.
@@ -420,9 +420,6 @@ impl Observer for RunRecorder {
             }
             return;
         }
-        // A rate in bit/s is far below 2^63: converted as signed, the same
-        // f64 in fewer instructions than from unsigned.
-        let f = |bps: u64| if bps < 1 << 63 { bps as i64 as f64 } else { bps as f64 };
         let (at, at_ns) = self.current_instant();
         let a = &mut self.inst;
         match cols.changed {
@@ -443,25 +440,13 @@ impl Observer for RunRecorder {
             let r = &mut self.tables.rlc;
             r.t.extend(std::iter::repeat_n(t, n));
             r.ue.extend(0..n as u32);
-            // `as_millis_f64` with the nanoseconds converted as signed (equal below 2^63).
-            let hol_ns = |i: usize| cols.hol(i).as_nanos();
-            if all_below_2_pow_52((0..n).map(hol_ns)) {
-                r.hol_ms.extend((0..n).map(|i| small_u64_as_f64(hol_ns(i)) * 1e-6));
-            } else {
-                r.hol_ms.extend((0..n).map(|i| f(hol_ns(i)) * 1e-6));
-            }
+            // `as_millis_f64` (the nanoseconds as f64, by 1e-6).
+            extend_u64_as_f64_scaled(&mut r.hol_ms, (0..n).map(|i| cols.hol(i).as_nanos()), 1e-6);
             r.sdus.extend_from_slice(cols.sdus);
             r.bytes.extend_from_slice(cols.bytes);
             r.cqi.extend_from_slice(cols.cqi);
             r.available_mbps.extend_from_slice(cols.available_mbps);
-            // The same f64s as `f`, packed when every value allows it
-            // (rates and HoLs below 2^52: 4.5 Pbit/s, 52 days).
-            if all_below_2_pow_52(cols.agent_bps.iter().copied()) {
-                r.agent_mbps
-                    .extend(cols.agent_bps.iter().map(|&b| small_u64_as_f64(b) * 1e-6));
-            } else {
-                r.agent_mbps.extend(cols.agent_bps.iter().map(|&b| f(b) * 1e-6));
-            }
+            extend_u64_as_f64_scaled(&mut r.agent_mbps, cols.agent_bps.iter().copied(), 1e-6);
             r.active.extend_from_slice(&a.live[..n]);
         }
     }
