@@ -416,6 +416,30 @@ def test_a_set_path_with_an_empty_field_name_is_refused_by_the_cli_and_the_libra
         xrc.load(FIG1, overrides=[f"{path}=null"])
 
 
+@pytest.mark.parametrize("path, named, hint", [
+    ("flows.0.ccc", "'ccc' at flows.0", "did you mean cc"),
+    ("sed", "'sed' at the top level", "did you mean seed"),
+    ("cell.harq.blerr", "'blerr' at cell.harq", "did you mean bler"),
+    ("output.nope", "'nope' at output", "rlc_sample_ttis"),
+    ("foo.bar", "'foo' at the top level", "flows"),
+    ("flows.0.cc_params.betta", "'betta' at flows.0.cc_params", "did you mean beta"),
+])
+def test_resetting_a_field_that_does_not_exist_is_refused_naming_it(path, named, hint, capsys):
+    # `--set flows.0.ccc=null` (a typo) removed nothing and passed silently.
+    assert main(["validate", str(FIG1), "--set", f"{path}=null"]) == 2
+    err = capsys.readouterr().err
+    assert f"no field {named}" in err and hint in err and "Traceback" not in err, err
+    with pytest.raises(ScenarioError, match="no field"):
+        xrc.load(FIG1, overrides=[f"{path}=null"])
+
+
+@pytest.mark.parametrize("path", ["flows.0.cc_params.beta", "cc.cubic.beta", "output.rlc_sample_ttis",
+                                  "cell.harq.max_retx", "ues.0.channel.cqi"])
+def test_resetting_a_real_field_the_scenario_does_not_set_is_accepted(path):
+    # The default already applies; sweeps give null for "the default".
+    assert xrc.load(FIG1, overrides=[f"{path}=null"]).resolved == xrc.load(FIG1).resolved
+
+
 def test_a_sweep_setting_the_same_field_twice_is_refused(tmp_path):
     p = _sweep(tmp_path, 'set = ["duration_s=1", "duration_s=2"]\n')
     with pytest.raises(ScenarioError, match="duration_s"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import difflib
 import json
 import math
 import os
@@ -106,6 +107,8 @@ def apply_override(doc: dict[str, Any], assignment: str) -> None:
         elif isinstance(node, dict):
             if last:
                 if value is None:
+                    if key not in node:
+                        _check_known(doc, path, keys)
                     node.pop(key, None)
                 else:
                     node[key] = value
@@ -116,6 +119,38 @@ def apply_override(doc: dict[str, Any], assignment: str) -> None:
         else:
             raise ScenarioError(f"--set {path}: {'.'.join(walked) or '(top)'} is a value, not a table; cannot set {here}")
         walked.append(key)
+
+
+def _check_known(doc: dict[str, Any], path: str, keys: list[str]) -> None:
+    """`--set PATH=null` of a field the document does not set: the default
+    already applies, unless the path names no field at all (a typo such as
+    ``flows.0.ccc``), which is refused rather than ignored. The names of a
+    flow's ``cc_params`` are any scheme's parameters."""
+    from .schema import known_fields
+
+    parts: list = [int(k) if k.isdigit() else k for k in keys]
+    for i, key in enumerate(parts):
+        if isinstance(key, int):
+            continue
+        at = parts[:i]
+        if len(at) == 3 and at[0] == "flows" and at[2] == "cc_params":
+            # Any scheme's: a later override may change the flow's scheme.
+            known = set().union(*(known_fields(("cc", name)) or set() for name in known_fields(("cc",)) or ()))
+        else:
+            known = known_fields(tuple(at))
+        if not known:
+            return
+        if key in known:
+            continue
+        where = ".".join(str(k) for k in parts[:i]) or "the top level"
+        near = difflib.get_close_matches(key, sorted(known), n=3)
+        if near:
+            hint = f"; did you mean {', '.join(near)}?"
+        elif len(known) <= 15:
+            hint = f"; the fields there are {', '.join(sorted(known))}"
+        else:
+            hint = f" (`xrc schema` lists its {len(known)} fields)"
+        raise ScenarioError(f"--set {path}=null: there is no field {key!r} at {where} to reset{hint}")
 
 
 #: Integers the core's fields can hold: i64 and u64 together.

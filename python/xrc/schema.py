@@ -30,6 +30,7 @@ fails the tests.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from typing import Any, Iterator
@@ -253,6 +254,28 @@ def _property_nodes(root: dict[str, Any], path: tuple) -> list[dict[str, Any]]:
                     nxt.append(prop)
         nodes = nxt
     return nodes
+
+
+def known_fields(path: tuple) -> set[str] | None:
+    """The field names a scenario may hold at `path` (``("flows", 0)``; ``()``
+    for the top), by the shipped schema; None where it cannot tell (a table
+    of free-form names such as ``cc_params``, checked by the core against
+    the flow's scheme)."""
+    root = _shipped()
+    names: set[str] = set()
+    for node in _property_nodes(root, path):
+        for obj in _object_nodes(root, node):
+            if "properties" not in obj and obj.get("additionalProperties") is not False:
+                return None
+            names.update(obj.get("properties") or {})
+    return names
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> dict[str, Any]:
+    from .bundled import schema_path
+
+    return json.loads(schema_path().read_text())
 
 
 def generate() -> dict[str, Any]:
