@@ -184,3 +184,37 @@ def test_rows_given_by_instant_spill_the_same_values_as_rows_given_one_by_one(tm
     finally:
         fast.close()
         slow.close()
+
+
+def test_drained_columns_are_read_only_views_that_outlive_the_simulation_and_add_up_to_one_take():
+    import gc
+
+    from xrc import _core
+
+    sc = _cell(10, 1.0)
+    whole = _core.Simulation(sc.resolved_json())
+    whole.run_until(whole.end_s)
+    expected = {n: {c: bytes(b) for c, (_, b) in cols.items()} for n, cols in whole.finish()["tables"].items()}
+
+    sim = _core.Simulation(sc.resolved_json())
+    parts: dict[str, dict[str, list[np.ndarray]]] = {}
+    views = []
+    while not sim.run_until(sim.end_s, max_rows=5000):
+        for name, cols in sim.drain()["tables"].items():
+            for col, (dtype, buf) in cols.items():
+                assert isinstance(buf, memoryview) and buf.readonly and buf.format == "B", (name, col)
+                with pytest.raises(TypeError):
+                    buf[:1] = b"\0"
+                a = np.frombuffer(buf, dtype=dtype)
+                assert not a.flags.writeable
+                parts.setdefault(name, {}).setdefault(col, []).append(a)
+                views.append(buf)
+        assert sim.rows_held == 0
+    last = sim.finish()["tables"]
+    del sim
+    gc.collect()
+    assert len(views) > 12, "the run was drained more than once"
+    for name, cols in last.items():
+        for col, (dtype, buf) in cols.items():
+            got = np.concatenate(parts.get(name, {}).get(col, []) + [np.frombuffer(buf, dtype=dtype)])
+            assert got.tobytes() == expected[name][col], (name, col)

@@ -28,7 +28,8 @@ def parquet_options(schema: pa.Schema) -> dict:
 
 
 def columns_to_arrays(raw_tables: dict[str, dict[str, tuple[str, bytes]]]) -> dict[str, dict[str, np.ndarray]]:
-    """Decodes the core's ``{table: {column: (dtype, bytes)}}`` into NumPy arrays."""
+    """Decodes the core's ``{table: {column: (dtype, buffer)}}`` into NumPy
+    arrays (views of the core's buffers, read-only, not copies)."""
     out: dict[str, dict[str, np.ndarray]] = {}
     for name, cols in raw_tables.items():
         out[name] = {c: np.frombuffer(b, dtype=np.dtype(dt)) for c, (dt, b) in cols.items()}

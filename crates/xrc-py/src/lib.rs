@@ -1,14 +1,14 @@
 //! Python bindings: the core runs a resolved scenario and hands its tables
-//! back as raw little-endian column buffers (NumPy reads them without a
-//! copy per row). The GIL is released while events run.
+//! back as raw little-endian column buffers, which NumPy reads where they
+//! are ([`columns`]). The GIL is released while events run.
 
+mod columns;
 mod emu;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 
-use xrc_core::metrics::{Column, Recorder};
 use xrc_core::ran::trace_link::Trace;
 use xrc_core::scenario::{self, TraceTexts, World};
 use xrc_core::transport::cc::registry;
@@ -65,67 +65,6 @@ struct Simulation {
     world: Option<World>,
     /// Events per step, adapted to [`STEP_WALL`].
     step_events: u64,
-}
-
-fn column_to_py<'py>(py: Python<'py>, c: &Column<'_>) -> PyResult<(&'static str, Bound<'py, PyBytes>)> {
-    Ok(match c {
-        Column::F64(v) => ("<f8", le_bytes(py, v, f64::to_le_bytes)),
-        Column::U64(v) => ("<u8", le_bytes(py, v, u64::to_le_bytes)),
-        Column::U32(v) => ("<u4", le_bytes(py, v, u32::to_le_bytes)),
-        Column::U8(v) => ("|u1", PyBytes::new(py, v)),
-    })
-}
-
-/// A column's values as little-endian bytes in a new Python bytes object.
-/// On a little-endian machine they are those bytes already: one copy of
-/// the slice's memory.
-#[cfg(target_endian = "little")]
-fn le_bytes<'py, T: Plain, const N: usize>(
-    py: Python<'py>,
-    v: &[T],
-    _to_le: impl Fn(T) -> [u8; N],
-) -> Bound<'py, PyBytes> {
-    // SAFETY: `T` is f64, u64 or u32 (`Plain`): no padding and no invalid
-    // bit patterns, so its `size_of_val(v)` bytes may be read as `u8`s
-    // (whose alignment, 1, every pointer meets), for as long as `v` is
-    // borrowed, which outlives the call.
-    let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
-    PyBytes::new(py, bytes)
-}
-
-/// A column's values as little-endian bytes in a new Python bytes object,
-/// value by value.
-#[cfg(not(target_endian = "little"))]
-fn le_bytes<'py, T: Plain, const N: usize>(
-    py: Python<'py>,
-    v: &[T],
-    to_le: impl Fn(T) -> [u8; N],
-) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(v.len() * N);
-    for &x in v {
-        out.extend_from_slice(&to_le(x));
-    }
-    PyBytes::new(py, &out)
-}
-
-/// The column types read as plain bytes: no padding, every bit pattern a
-/// value.
-trait Plain: Copy {}
-impl Plain for f64 {}
-impl Plain for u64 {}
-impl Plain for u32 {}
-
-/// `{name: {column: (dtype, bytes)}}` of every table of `rec`.
-fn tables_to_py<'py>(py: Python<'py>, rec: &Recorder) -> PyResult<Bound<'py, PyDict>> {
-    let tables = PyDict::new(py);
-    for t in rec.tables() {
-        let cols = PyDict::new(py);
-        for (name, c) in t.columns() {
-            cols.set_item(name, column_to_py(py, &c)?)?;
-        }
-        tables.set_item(t.name(), cols)?;
-    }
-    Ok(tables)
 }
 
 #[pymethods]
@@ -232,8 +171,9 @@ impl Simulation {
     }
 
     /// Takes the rows recorded since the last drain: returns
-    /// `{"tables": {name: {column: (dtype, bytes)}}, "mode_names"}` and
-    /// forgets them, so a run holds only what it recorded since. The
+    /// `{"tables": {name: {column: (dtype, memoryview)}}, "mode_names"}`
+    /// (each memoryview read-only over the column's own memory, handed
+    /// over, not copied) and forgets them, so a run holds only what it recorded since. The
     /// tables' concatenation over every drain and `finish` is what `finish`
     /// alone would have returned; `mode_names` covers every code so far.
     fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -242,25 +182,24 @@ impl Simulation {
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let out = PyDict::new(py);
-        out.set_item("tables", tables_to_py(py, w.recorder())?)?;
+        out.set_item("tables", columns::take_tables(py, w.recorder_mut())?)?;
         out.set_item("mode_names", w.recorder().mode_names.clone())?;
-        w.recorder_mut().clear_rows();
         Ok(out)
     }
 
     /// Ends the run (if not ended) and returns
-    /// `{"events", "sim_time_s", "tables": {name: {column: (dtype, bytes)}}}`
+    /// `{"events", "sim_time_s", "tables": {name: {column: (dtype, memoryview)}}}`
     /// with the rows not yet drained.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let w = self
             .world
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        let r = w.into_result();
+        let mut r = w.into_result();
         let out = PyDict::new(py);
         out.set_item("events", r.events)?;
         out.set_item("sim_time_s", r.sim_time.as_secs_f64())?;
-        out.set_item("tables", tables_to_py(py, &r.recorder)?)?;
+        out.set_item("tables", columns::take_tables(py, &mut r.recorder)?)?;
         out.set_item("mode_names", r.recorder.mode_names.clone())?;
         Ok(out)
     }

@@ -37,6 +37,27 @@ impl Column<'_> {
     }
 }
 
+/// A column of a table, taken out of it ([`Table::take_columns`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OwnedColumn {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    U8(Vec<u8>),
+}
+
+impl OwnedColumn {
+    /// Borrowed, as [`Table::columns`] lends it.
+    pub fn as_column(&self) -> Column<'_> {
+        match self {
+            OwnedColumn::F64(v) => Column::F64(v),
+            OwnedColumn::U64(v) => Column::U64(v),
+            OwnedColumn::U32(v) => Column::U32(v),
+            OwnedColumn::U8(v) => Column::U8(v),
+        }
+    }
+}
+
 /// A named set of equal-length columns.
 pub trait Table {
     fn name(&self) -> &'static str;
@@ -46,6 +67,10 @@ pub trait Table {
     /// Forgets the rows held (a caller took them), keeping the columns'
     /// capacity for the next ones.
     fn clear(&mut self);
+    /// Takes the rows held, column by column, leaving empty columns with
+    /// room for as many rows as were taken (the next take's are alike), so
+    /// that a caller can keep them without copying them.
+    fn take_columns(&mut self) -> Vec<(&'static str, OwnedColumn)>;
 }
 
 /// What a column holds, for documentation and for the front end: its name,
@@ -92,6 +117,12 @@ macro_rules! table {
             }
             fn rows(&self) -> usize { self.len() }
             fn clear(&mut self) { $(self.$field.clear();)* }
+            fn take_columns(&mut self) -> Vec<(&'static str, OwnedColumn)> {
+                vec![$({
+                    let room = Vec::with_capacity(self.$field.len());
+                    (stringify!($field), OwnedColumn::$kind(std::mem::replace(&mut self.$field, room)))
+                },)*]
+            }
         }
         impl $ty {
             pub fn len(&self) -> usize {
@@ -505,8 +536,8 @@ impl Recorder {
         ]
     }
 
-    /// The tables, to clear them.
-    fn tables_mut(&mut self) -> [&mut dyn Table; 12] {
+    /// The tables, to take or clear their rows.
+    pub fn tables_mut(&mut self) -> [&mut dyn Table; 12] {
         [
             &mut self.flow_tput,
             &mut self.cwnd,
