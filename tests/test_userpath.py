@@ -383,6 +383,21 @@ def test_a_study_out_that_cannot_be_a_directory_fails_before_any_run(study, tmp_
         assert r.stdout == "", "ran the study anyway"
 
 
+@pytest.mark.parametrize("study", ["nr", "roccet"])
+def test_a_study_refuses_the_current_directory_and_forces_only_over_its_own_report(study, tmp_path):
+    # `--out ""` wrote report.md and runs.json into the current directory,
+    # and `--force` replaced a report.md in any directory.
+    (tmp_path / "report.md").write_text("my own notes")
+    (tmp_path / "thesis.tex").write_text("x")
+    for out in ("", ".", ".."):
+        r = _xrc("study", study, "--quick", "--jobs", "1", "--out", out, "--force", cwd=tmp_path, timeout=60)
+        assert r.returncode == 2 and "names the current directory" in r.stderr, r.stderr
+    r = _xrc("study", study, "--quick", "--jobs", "1", "--out", tmp_path, "--force", timeout=60)
+    assert r.returncode == 2 and "not a study's report" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout == "" and (tmp_path / "report.md").read_text() == "my own notes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md", "thesis.tex"]
+
+
 def test_a_study_replaced_on_a_full_disk_keeps_its_earlier_report_and_runs(small_disk):
     # report.md was written before runs.json: a failure between them left
     # a new report beside the old runs.
@@ -462,6 +477,15 @@ def test_an_empty_list_for_the_cell_bench_is_refused_not_taken_as_the_default(op
     assert main(["bench", "--cell", opt, value]) == 2
     err = capsys.readouterr().err
     assert opt in err and repr(value) in err, err
+
+
+@pytest.mark.parametrize("opt,value,named", [("--ues", "1,10,1", "1"), ("--mu", "lte,0,lte", "lte"),
+                                             ("--mu", "3, 3", "3")])
+def test_a_cell_bench_list_naming_a_size_or_cell_twice_is_refused(opt, value, named, capsys):
+    # `--mu lte,lte` measured every size twice.
+    assert main(["bench", "--cell", opt, value]) == 2
+    err = capsys.readouterr().err
+    assert f"{opt}: {named} given twice" in err, err
 
 
 @pytest.mark.parametrize("where", ["missing/x.json", "DIR"])

@@ -560,6 +560,11 @@ def _main(argv: list[str] | None = None) -> int:
                 cells = [c.strip() for c in args.mu.split(",")]
                 if not cells or any(c not in ("lte", "0", "1", "2", "3") for c in cells):
                     raise ScenarioError(f"--mu: a comma-separated list of lte and numerologies 0..3, got {args.mu!r}")
+                # `--mu lte,lte` measured every size twice.
+                for flag, given, items in (("--ues", args.ues, sizes), ("--mu", args.mu, cells)):
+                    twice = sorted({str(x) for x in items if list(items).count(x) > 1})
+                    if twice:
+                        raise ScenarioError(f"{flag}: {', '.join(twice)} given twice in {given!r}; give each once")
                 if args.json is not None:
                     # Checked before measuring (it failed only after every run).
                     from pathlib import Path

@@ -198,16 +198,31 @@ def _run(args: tuple[str, int, float | None, bool]) -> dict[str, Any]:
     return run_one(*args)
 
 
+#: What a study writes into its --out (and the temporary files it writes
+#: them through): all that `--force` may find there and replace.
+STUDY_FILES = ("report.md", "runs.json")
+
+
+def _is_study_output(d: Path) -> bool:
+    names = {p.name for p in d.iterdir()}
+    return names <= {*STUDY_FILES, *(f".{n}.tmp" for n in STUDY_FILES)}
+
+
 @contextmanager
 def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
     """A study's output directory, checked and created before any run (a
     bad --out used to fail only after the whole study): refused if it holds
-    anything, unless `force`. Removed again if this created it and the
-    study fails or is interrupted before writing into it."""
+    anything, unless `force` and all it holds is an earlier study's report.
+    Removed again if this created it and the study fails or is interrupted
+    before writing into it."""
     if out is None:
         yield None
         return
     out = Path(out)
+    if out.name in ("", ".", ".."):
+        # `--out ""` wrote the report into the current directory.
+        raise OutputError(f"--out {str(out)!r} names the current directory, one above it or the root; give the "
+                          f"report directory a name of its own (e.g. runs/NAME)")
     check_parents(out)
     # Every directory this makes, deepest first: removed again (if still
     # empty) on failure, parents included.
@@ -218,8 +233,14 @@ def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
         try:
             if out.exists() and not out.is_dir():
                 raise OutputError(f"--out {str(out)!r} exists and is not a directory")
-            if out.is_dir() and any(out.iterdir()) and not force:
-                raise OutputError(f"--out {str(out)!r} exists and is not empty (use --force)")
+            if out.is_dir() and any(out.iterdir()):
+                if not force:
+                    raise OutputError(f"--out {str(out)!r} exists and is not empty (use --force)")
+                if not _is_study_output(out):
+                    # `--force` replaced report.md in any directory.
+                    raise OutputError(f"--out {str(out)!r} holds files that are not a study's report "
+                                      f"({', '.join(STUDY_FILES)}), so --force does not write there; remove "
+                                      f"them yourself or choose another directory")
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
