@@ -154,12 +154,15 @@ class TableSink:
         self._submit_row_groups(head)
 
     def _submit_row_groups(self, t: pa.Table) -> None:
+        # One contiguous array per column: the file's pages do not depend on
+        # how the rows were handed over. Joined here, not in the job: the
+        # writing thread is the one a large cell waits for.
+        t = t.combine_chunks()
+
         def job():
             if self._writer is None:
                 self._writer = pq.ParquetWriter(self.path, self._schema, **parquet_options(self._schema))
-            # One contiguous array per column: the file's pages do not depend
-            # on how the rows were handed over.
-            self._writer.write_table(t.combine_chunks(), row_group_size=self.row_group_rows)
+            self._writer.write_table(t, row_group_size=self.row_group_rows)
 
         self._jobs.submit(job)
 
