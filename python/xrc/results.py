@@ -125,7 +125,9 @@ def arrow_table(name: str, cols: dict[str, np.ndarray], flow_ids: list[str]) -> 
     arrays = [arrow_array(v) for v in cols.values()]
     # The schema with each field's metadata, given to the arrays directly
     # (``Table.cast`` would import ``pyarrow.compute``: see :func:`decoded`).
-    fields = [pa.field(c, a.type).with_metadata(_field_metadata(name, c)) for c, a in zip(cols, arrays)]
+    # No column has nulls: required fields, written without definition
+    # levels (8-10% of a 400-UE run's wall time, which waits for Parquet).
+    fields = [pa.field(c, a.type, nullable=False).with_metadata(_field_metadata(name, c)) for c, a in zip(cols, arrays)]
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
