@@ -127,7 +127,8 @@ class GroupedSpill:
 
     def _write_chunk(self, ids: np.ndarray, bounds: np.ndarray, v: np.ndarray) -> None:
         self._chunks.append((self._written, ids, bounds))
-        self._file.write(np.ascontiguousarray(v, dtype="<f8").tobytes())
+        # The array's own memory, not a bytes copy of it.
+        self._file.write(memoryview(np.ascontiguousarray(v, dtype="<f8")).cast("B"))
         self._written += len(v)
 
     def _flush(self) -> None:
