@@ -455,6 +455,13 @@ def test_resetting_a_real_field_the_scenario_does_not_set_is_accepted(path):
     assert xrc.load(FIG1, overrides=[f"{path}=null"]).resolved == xrc.load(FIG1).resolved
 
 
+def test_a_sweep_field_both_in_set_and_in_a_run_is_refused(tmp_path):
+    # The run's value silently won over `set` (a grid's is refused).
+    p = _sweep(tmp_path, 'set = ["duration_s=1"]\n[[runs]]\n"flows.0.cc" = "cubic"\n[[runs]]\nduration_s = 2\n')
+    with pytest.raises(ScenarioError, match=r"duration_s is both in set \(every run\) and in runs\.1"):
+        load_sweep(p)
+
+
 def test_a_sweep_setting_the_same_field_twice_is_refused(tmp_path):
     p = _sweep(tmp_path, 'set = ["duration_s=1", "duration_s=2"]\n')
     with pytest.raises(ScenarioError, match="duration_s"):

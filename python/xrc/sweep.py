@@ -232,6 +232,12 @@ def load_sweep(path: str | Path) -> Sweep:
     runs = doc.get("runs", [])
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
         raise ScenarioError("sweep.runs: expected an array of tables")
+    for i, r in enumerate(runs):
+        both = sorted(set(r) & {o.partition("=")[0].strip() for o in common})
+        if both:
+            # The run's value silently won over `set`, as a grid's would.
+            raise ScenarioError(f"sweep: {', '.join(both)} is both in set (every run) and in runs.{i}; "
+                                f"give it in one of them")
     check_size((math.prod(len(v) for v in grid.values()) if grid else 0) + len(runs) or 1, len(seeds))
     variants: list[dict[str, Any]] = []
     if grid:
