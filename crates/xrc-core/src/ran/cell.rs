@@ -580,97 +580,74 @@ impl SampleColumns {
     }
 }
 
-/// Calls `f(ue, rate index, SDUs, PF average)` for each UE that is a
-/// candidate for new data this TTI, in UE order: data in its buffer, no
-/// block this TTI (a retransmission), a rate index, and a free HARQ process
-/// when they are limited (the HARQ-ACKs received by `now` release theirs
-/// first; asked again, the answer is the same).
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn for_each_candidate(
+/// What the candidate test reads: every UE's columns, its HARQ state and
+/// (where all its processes are busy) its own queue of HARQ-ACKs.
+struct Candidates<'a> {
     now: SimTime,
-    sdus: &[u32],
-    tti_prbs: &[u16],
-    itbs: &[Option<RateIdx>],
-    pf_avg: &[f64],
-    ues: &mut [Ue],
-    harq: &mut HarqColumns,
+    sdus: &'a [u32],
+    tti_prbs: &'a [u16],
+    itbs: &'a [Option<RateIdx>],
+    pf_avg: &'a [f64],
+    ues: &'a mut [Ue],
+    harq: &'a mut HarqColumns,
     harq_processes: Option<u32>,
-    mut f: impl FnMut(usize, RateIdx, u32, f64),
-) {
-    for (i, ((&n, &prbs), (&rate, &avg))) in sdus.iter().zip(tti_prbs).zip(itbs.iter().zip(pf_avg)).enumerate() {
-        candidate_test(now, i, n, prbs, rate, avg, ues, harq, harq_processes, &mut f);
-    }
 }
 
-/// [`for_each_candidate`] for UE `i` alone.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn for_one_candidate(
-    now: SimTime,
-    i: usize,
-    sdus: &[u32],
-    tti_prbs: &[u16],
-    itbs: &[Option<RateIdx>],
-    pf_avg: &[f64],
-    ues: &mut [Ue],
-    harq: &mut HarqColumns,
-    harq_processes: Option<u32>,
-    f: impl FnMut(usize, RateIdx, u32, f64),
-) {
-    candidate_test(
-        now,
-        i,
-        sdus[i],
-        tti_prbs[i],
-        itbs[i],
-        pf_avg[i],
-        ues,
-        harq,
-        harq_processes,
-        f,
-    );
-}
-
-/// The candidate test of UE `i` (its columns' values given).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn candidate_test(
-    now: SimTime,
-    i: usize,
-    n: u32,
-    prbs: u16,
-    rate: Option<RateIdx>,
-    avg: f64,
-    ues: &mut [Ue],
-    harq: &mut HarqColumns,
-    harq_processes: Option<u32>,
-    mut f: impl FnMut(usize, RateIdx, u32, f64),
-) {
-    if n == 0 || prbs != 0 {
-        return;
-    }
-    if let Some(processes) = harq_processes {
-        // The UE's own state is read only when every process is busy
-        // and one may have been released by now.
-        if harq.busy[i] >= processes {
-            if harq.release[i] > now {
-                return;
-            }
-            let u = &mut ues[i];
-            while u.harq_acks.front().is_some_and(|&t| t <= now) {
-                u.harq_acks.pop_front();
-            }
-            harq.sync(i, u);
-            if harq.busy[i] >= processes {
-                return;
-            }
+impl Candidates<'_> {
+    /// Calls `f(ue, rate index, SDUs, PF average)` for each UE that is a
+    /// candidate for new data this TTI, in UE order: data in its buffer, no
+    /// block this TTI (a retransmission), a rate index, and a free HARQ
+    /// process when they are limited (the HARQ-ACKs received by `now`
+    /// release theirs first; asked again, the answer is the same).
+    #[inline]
+    fn each(&mut self, mut f: impl FnMut(usize, RateIdx, u32, f64)) {
+        let (sdus, tti_prbs, itbs, pf_avg) = (self.sdus, self.tti_prbs, self.itbs, self.pf_avg);
+        for (i, ((&n, &prbs), (&rate, &avg))) in sdus.iter().zip(tti_prbs).zip(itbs.iter().zip(pf_avg)).enumerate() {
+            self.test(i, (n, prbs, rate, avg), &mut f);
         }
     }
-    let Some(rate) = rate else {
-        return;
-    };
-    f(i, rate, n, avg);
+
+    /// [`Candidates::each`] for UE `i` alone.
+    #[inline]
+    fn one(&mut self, i: usize, f: impl FnMut(usize, RateIdx, u32, f64)) {
+        self.test(i, (self.sdus[i], self.tti_prbs[i], self.itbs[i], self.pf_avg[i]), f);
+    }
+
+    /// The candidate test of UE `i`, given its SDUs, PRBs this TTI, rate
+    /// index and PF average.
+    #[inline(always)]
+    fn test(
+        &mut self,
+        i: usize,
+        (n, prbs, rate, avg): (u32, u16, Option<RateIdx>, f64),
+        mut f: impl FnMut(usize, RateIdx, u32, f64),
+    ) {
+        if n == 0 || prbs != 0 {
+            return;
+        }
+        if let Some(processes) = self.harq_processes {
+            let harq = &mut *self.harq;
+            // The UE's own state is read only when every process is busy
+            // and one may have been released by now.
+            if harq.busy[i] >= processes {
+                if harq.release[i] > self.now {
+                    return;
+                }
+                let u = &mut self.ues[i];
+                while u.harq_acks.front().is_some_and(|&t| t <= self.now) {
+                    u.harq_acks.pop_front();
+                }
+                harq.sync(i, u);
+                if harq.busy[i] >= processes {
+                    return;
+                }
+            }
+        }
+        let Some(rate) = rate else {
+            return;
+        };
+        f(i, rate, n, avg);
+    }
 }
 
 /// Each UE's HARQ processes as the candidate test reads them, mirrored
@@ -1054,9 +1031,17 @@ impl Cell {
             // metric passes the last TTI's hint (`Scratch::pf_hint`): every
             // key is made again when too few pass.
             let full = g.full_bits();
-            let harq_processes = self.harq_processes;
-            let (sdus, tti_prbs, itbs, pf_avg) = (&self.cols.sdus, &self.tti_prbs, &self.itbs, &self.pf_avg);
-            let (ues, bytes, harq) = (&mut self.ues, &self.cols.bytes, &mut self.harq);
+            let (sdus, itbs, pf_avg, bytes) = (&self.cols.sdus, &self.itbs, &self.pf_avg, &self.cols.bytes);
+            let mut cands = Candidates {
+                now,
+                sdus,
+                tti_prbs: &self.tti_prbs,
+                itbs,
+                pf_avg,
+                ues: &mut self.ues,
+                harq: &mut self.harq,
+                harq_processes: self.harq_processes,
+            };
             if let (true, Some(order)) = (pf, self.pf_order.as_mut()) {
                 order.sync(pf_avg, |i| if sdus[i] > 0 { itbs[i] } else { None });
                 scheduler::allocate_pf_ordered(
@@ -1067,20 +1052,9 @@ impl Cell {
                     order,
                     |i| {
                         let mut metric = None;
-                        for_one_candidate(
-                            now,
-                            i,
-                            sdus,
-                            tti_prbs,
-                            itbs,
-                            pf_avg,
-                            ues,
-                            harq,
-                            harq_processes,
-                            |_, rate, _, avg| {
-                                metric = Some(scheduler::pf_metric(full, rate, avg));
-                            },
-                        );
+                        cands.one(i, |_, rate, _, avg| {
+                            metric = Some(scheduler::pf_metric(full, rate, avg))
+                        });
                         metric
                     },
                     |i| {
@@ -1094,34 +1068,14 @@ impl Cell {
                 let hint = self.sched_scratch.pf_hint();
                 let mut keys = self.sched_scratch.pf_key_slots(sdus.len());
                 let mut candidates = 0;
-                for_each_candidate(
-                    now,
-                    sdus,
-                    tti_prbs,
-                    itbs,
-                    pf_avg,
-                    ues,
-                    harq,
-                    harq_processes,
-                    |i, rate, _, avg| {
-                        candidates += 1;
-                        let metric = scheduler::pf_metric(full, rate, avg);
-                        keys.offer(scheduler::pf_key(metric, i), metric >= hint || metric.is_nan());
-                    },
-                );
+                cands.each(|i, rate, _, avg| {
+                    candidates += 1;
+                    let metric = scheduler::pf_metric(full, rate, avg);
+                    keys.offer(scheduler::pf_key(metric, i), metric >= hint || metric.is_nan());
+                });
                 let given = keys.kept();
                 let all_keys = |keys: &mut Vec<u128>| {
-                    for_each_candidate(
-                        now,
-                        sdus,
-                        tti_prbs,
-                        itbs,
-                        pf_avg,
-                        ues,
-                        harq,
-                        harq_processes,
-                        |i, rate, _, avg| keys.push(scheduler::pf_key(scheduler::pf_metric(full, rate, avg), i)),
-                    )
+                    cands.each(|i, rate, _, avg| keys.push(scheduler::pf_key(scheduler::pf_metric(full, rate, avg), i)))
                 };
                 scheduler::allocate_pf_keyed(
                     g,
@@ -1139,24 +1093,14 @@ impl Cell {
                 );
             } else {
                 let list = &mut self.candidates;
-                for_each_candidate(
-                    now,
-                    sdus,
-                    tti_prbs,
-                    itbs,
-                    pf_avg,
-                    ues,
-                    harq,
-                    harq_processes,
-                    |i, rate, n, avg| {
-                        list.push(Candidate {
-                            index: i,
-                            itbs: rate,
-                            demand_bytes: rlc::demand_bytes(bytes[i], n as u64),
-                            avg_bits: avg,
-                        })
-                    },
-                );
+                cands.each(|i, rate, n, avg| {
+                    list.push(Candidate {
+                        index: i,
+                        itbs: rate,
+                        demand_bytes: rlc::demand_bytes(bytes[i], n as u64),
+                        avg_bits: avg,
+                    })
+                });
                 scheduler::allocate_with(
                     self.cfg.scheduler,
                     g,
