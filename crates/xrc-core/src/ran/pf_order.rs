@@ -372,8 +372,7 @@ impl PfOrder {
         let last = self.heap.pop().expect("a UE in the order");
         if p < self.heap.len() {
             let old = self.heap[p];
-            self.heap[p] = last;
-            self.place[last as u64 as usize] = p as u32;
+            self.put(p, last);
             if last < old {
                 self.up(p);
             } else {
@@ -390,12 +389,10 @@ impl PfOrder {
             if pk <= key {
                 break;
             }
-            self.heap[p] = pk;
-            self.place[pk as u64 as usize] = p as u32;
+            self.put(p, pk);
             p = parent;
         }
-        self.heap[p] = key;
-        self.place[key as u64 as usize] = p as u32;
+        self.put(p, key);
     }
 
     fn down(&mut self, mut p: usize) {
@@ -412,10 +409,15 @@ impl PfOrder {
             if ck >= key {
                 break;
             }
-            self.heap[p] = ck;
-            self.place[ck as u64 as usize] = p as u32;
+            self.put(p, ck);
             p = c;
         }
+        self.put(p, key);
+    }
+
+    /// `key` at heap position `p`, its UE (the key's low bits) told where.
+    #[inline]
+    fn put(&mut self, p: usize, key: u128) {
         self.heap[p] = key;
         self.place[key as u64 as usize] = p as u32;
     }
