@@ -10,7 +10,7 @@ use std::ffi::{c_int, c_void};
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyMemoryView};
+use pyo3::types::{PyBytes, PyDict, PyMemoryView};
 
 use xrc_core::metrics::{OwnedColumn, Recorder};
 
@@ -22,17 +22,8 @@ pub struct ColumnBuf {
 
 impl ColumnBuf {
     /// The column as the buffer's (dtype, bytes): NumPy's type string and
-    /// the values' memory, which on a little-endian machine is their
-    /// little-endian bytes.
+    /// the values' memory (little-endian: see [`take_tables`]).
     fn bytes(&self) -> (&'static str, &[u8]) {
-        /// `v`'s memory as bytes.
-        fn raw<T: Plain>(v: &[T]) -> &[u8] {
-            // SAFETY: `T` is one of f64, u64, u32, u8 (`Plain`): no padding
-            // and no invalid bit patterns, so its `size_of_val(v)` bytes
-            // may be read as `u8`s, whose alignment (1) every pointer has;
-            // the result borrows `v`, so the memory outlives it.
-            unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-        }
         match &self.col {
             OwnedColumn::F64(v) => ("<f8", raw(v)),
             OwnedColumn::U64(v) => ("<u8", raw(v)),
@@ -42,12 +33,50 @@ impl ColumnBuf {
     }
 }
 
+/// `v`'s memory as bytes.
+fn raw<T: Plain>(v: &[T]) -> &[u8] {
+    // SAFETY: `T` is one of f64, u64, u32, u8 (the only `Plain` types):
+    // no padding and no invalid bit patterns, so its `size_of_val(v)`
+    // bytes may be read as `u8`s, whose alignment (1) every pointer has;
+    // the result borrows `v`, so the memory outlives it.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
 /// The column types whose memory is read as bytes.
-trait Plain: Copy {}
-impl Plain for f64 {}
-impl Plain for u64 {}
-impl Plain for u32 {}
-impl Plain for u8 {}
+pub trait Plain: Copy {
+    /// The value whose memory holds this one's little-endian bytes.
+    fn to_le(self) -> Self;
+}
+impl Plain for f64 {
+    fn to_le(self) -> Self {
+        f64::from_bits(self.to_bits().to_le())
+    }
+}
+impl Plain for u64 {
+    fn to_le(self) -> Self {
+        u64::to_le(self)
+    }
+}
+impl Plain for u32 {
+    fn to_le(self) -> Self {
+        u32::to_le(self)
+    }
+}
+impl Plain for u8 {
+    fn to_le(self) -> Self {
+        self
+    }
+}
+
+/// `v`'s values as little-endian bytes in a new Python bytes object: one
+/// copy of their memory (for series made on the spot, the emulator's).
+pub fn le_bytes<'py, T: Plain>(py: Python<'py>, v: &[T]) -> Bound<'py, PyBytes> {
+    if cfg!(target_endian = "little") {
+        return PyBytes::new(py, raw(v));
+    }
+    let le: Vec<T> = v.iter().map(|x| x.to_le()).collect();
+    PyBytes::new(py, raw(&le))
+}
 
 #[pymethods]
 impl ColumnBuf {
@@ -103,13 +132,17 @@ pub fn take_tables<'py>(py: Python<'py>, rec: &mut Recorder) -> PyResult<Bound<'
 
 /// The column with its values' bytes in little-endian order.
 fn to_le(col: OwnedColumn) -> OwnedColumn {
-    if cfg!(target_endian = "little") {
-        return col;
+    fn each<T: Plain>(v: Vec<T>) -> Vec<T> {
+        if cfg!(target_endian = "little") {
+            v
+        } else {
+            v.into_iter().map(T::to_le).collect()
+        }
     }
     match col {
-        OwnedColumn::F64(v) => OwnedColumn::F64(v.into_iter().map(|x| f64::from_bits(x.to_bits().to_le())).collect()),
-        OwnedColumn::U64(v) => OwnedColumn::U64(v.into_iter().map(u64::to_le).collect()),
-        OwnedColumn::U32(v) => OwnedColumn::U32(v.into_iter().map(u32::to_le).collect()),
+        OwnedColumn::F64(v) => OwnedColumn::F64(each(v)),
+        OwnedColumn::U64(v) => OwnedColumn::U64(each(v)),
+        OwnedColumn::U32(v) => OwnedColumn::U32(each(v)),
         OwnedColumn::U8(v) => OwnedColumn::U8(v),
     }
 }

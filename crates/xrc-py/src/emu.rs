@@ -24,6 +24,8 @@ use xrc_emu::report::RunReport;
 use xrc_emu::sys::{self, Monotonic, ThreadSetup, Tun, TunPair};
 use xrc_emu::{build_paths, Dir, Options, RtYield, Side, TraceTexts};
 
+use crate::columns::le_bytes;
+
 type Emu = xrc_emu::Emulator<TunPair, Monotonic>;
 type Finished = (Box<Emu>, Result<(), String>, u64, ThreadSetup);
 
@@ -49,18 +51,11 @@ pub struct Emulator {
     report: Option<RunReport>,
 }
 
-fn le_bytes<'py, T: Copy>(py: Python<'py>, v: &[T], f: impl Fn(T) -> Vec<u8>) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
-    for &x in v {
-        out.extend(f(x));
-    }
-    PyBytes::new(py, &out)
-}
 fn col_u64<'py>(py: Python<'py>, v: &[u64]) -> (&'static str, Bound<'py, PyBytes>) {
-    ("<u8", le_bytes(py, v, |x| x.to_le_bytes().to_vec()))
+    ("<u8", le_bytes(py, v))
 }
 fn col_u32<'py>(py: Python<'py>, v: &[u32]) -> (&'static str, Bound<'py, PyBytes>) {
-    ("<u4", le_bytes(py, v, |x| x.to_le_bytes().to_vec()))
+    ("<u4", le_bytes(py, v))
 }
 fn col_u8<'py>(py: Python<'py>, v: &[u8]) -> (&'static str, Bound<'py, PyBytes>) {
     ("|u1", PyBytes::new(py, v))
@@ -480,7 +475,7 @@ impl Emulator {
         };
         let s = cell.series();
         let d = PyDict::new(py);
-        let f64s = |v: Vec<f64>| ("<f8", le_bytes(py, &v, |x| x.to_le_bytes().to_vec()));
+        let f64s = |v: Vec<f64>| ("<f8", le_bytes(py, &v));
         let x = &s.samples;
         d.set_item("tti_t_ns", col_u64(py, &x.iter().map(|r| r.t_ns).collect::<Vec<_>>()))?;
         d.set_item("tti_ue", col_u32(py, &x.iter().map(|r| r.ue).collect::<Vec<_>>()))?;
