@@ -16,7 +16,7 @@ use xrc_core::metrics::{OwnedColumn, Recorder};
 
 /// One column's values, lent to Python as bytes.
 #[pyclass(frozen, module = "xrc._core")]
-pub struct ColumnBuf {
+pub(crate) struct ColumnBuf {
     col: OwnedColumn,
 }
 
@@ -42,8 +42,9 @@ fn raw<T: Plain>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
-/// The column types whose memory is read as bytes.
-pub trait Plain: Copy {
+/// The column types whose memory is read as bytes (only these four: the
+/// byte view's safety rests on it).
+pub(crate) trait Plain: Copy {
     /// The value whose memory holds this one's little-endian bytes.
     fn to_le(self) -> Self;
 }
@@ -70,7 +71,7 @@ impl Plain for u8 {
 
 /// `v`'s values as little-endian bytes in a new Python bytes object: one
 /// copy of their memory (for series made on the spot, the emulator's).
-pub fn le_bytes<'py, T: Plain>(py: Python<'py>, v: &[T]) -> Bound<'py, PyBytes> {
+pub(crate) fn le_bytes<'py, T: Plain>(py: Python<'py>, v: &[T]) -> Bound<'py, PyBytes> {
     if cfg!(target_endian = "little") {
         return PyBytes::new(py, raw(v));
     }
@@ -116,7 +117,7 @@ impl ColumnBuf {
 /// Takes every row `rec` holds: `{table: {column: (dtype, memoryview)}}`,
 /// leaving its tables empty. On a big-endian machine the values are
 /// turned to little-endian in place first (the dtypes say little-endian).
-pub fn take_tables<'py>(py: Python<'py>, rec: &mut Recorder) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn take_tables<'py>(py: Python<'py>, rec: &mut Recorder) -> PyResult<Bound<'py, PyDict>> {
     let tables = PyDict::new(py);
     for t in rec.tables_mut() {
         let cols = PyDict::new(py);

@@ -46,18 +46,6 @@ pub enum OwnedColumn {
     U8(Vec<u8>),
 }
 
-impl OwnedColumn {
-    /// Borrowed, as [`Table::columns`] lends it.
-    pub fn as_column(&self) -> Column<'_> {
-        match self {
-            OwnedColumn::F64(v) => Column::F64(v),
-            OwnedColumn::U64(v) => Column::U64(v),
-            OwnedColumn::U32(v) => Column::U32(v),
-            OwnedColumn::U8(v) => Column::U8(v),
-        }
-    }
-}
-
 /// A named set of equal-length columns.
 pub trait Table {
     fn name(&self) -> &'static str;
