@@ -152,6 +152,14 @@ def check_not_inside_output(out: Path, writer: str) -> None:
                       f"one: choose an --out outside it, e.g. {str(d.parent / (d.name + '-plots'))!r}")
 
 
+def check_named(out: Path, what: str) -> None:
+    """Refuses an --out that names the current directory, one above it or
+    the root: only a directory with a name of its own can be put in place."""
+    if out.name in ("", ".", ".."):
+        raise OutputError(f"--out {str(out)!r} names the current directory, one above it or the root; give the "
+                          f"{what} a name of its own (e.g. runs/NAME)")
+
+
 def check(out: Path, force: bool, what: str = "run directory", *,
           ours: Callable[[Path], bool] | None = None, not_ours: str | None = None) -> None:
     """Refuses a destination that may not be written (see the module doc).
@@ -160,10 +168,7 @@ def check(out: Path, force: bool, what: str = "run directory", *,
     how the refusal describes one that does not."""
     ours = ours or is_xrc_output
     not_ours = not_ours or f"an xrc {what} (no metadata.json written by xrc); --force replaces only what xrc wrote"
-    if out.name in ("", ".", ".."):
-        # Only a directory with a name of its own can be put in place.
-        raise OutputError(f"--out {str(out)!r} names the current directory, one above it or the root; give the "
-                          f"{what} a name of its own (e.g. runs/NAME)")
+    check_named(out, what)
     check_parents(out)
     try:
         if out.exists() and not out.is_dir():

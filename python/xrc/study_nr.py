@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import bundled
-from .outdir import OutputError, check_parents
+from .outdir import OutputError, check_named, check_parents
 from .parallel import map_parallel
 from .results import summarize
 from .runner import simulate
@@ -219,10 +219,8 @@ def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
         yield None
         return
     out = Path(out)
-    if out.name in ("", ".", ".."):
-        # `--out ""` wrote the report into the current directory.
-        raise OutputError(f"--out {str(out)!r} names the current directory, one above it or the root; give the "
-                          f"report directory a name of its own (e.g. runs/NAME)")
+    # `--out ""` wrote the report into the current directory.
+    check_named(out, "report directory")
     check_parents(out)
     # Every directory this makes, deepest first: removed again (if still
     # empty) on failure, parents included.
