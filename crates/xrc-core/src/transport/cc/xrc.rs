@@ -64,6 +64,20 @@
 //!     twnd at once, so a capacity drop does not wait for the round's end.
 //!     The unfairness mode is exempt.
 //!
+//! **Arithmetic.** The paper's sender (`xrc`) computes in integers, exactly as
+//! its Linux port does (`crates/xrc-kernel/bpf/xrc.bpf.c`, a BPF program,
+//! which has no floating point), so that the same ACKs give the same window
+//! in both ([`int`]; the replay test of `xrc-kernel`):
+//! - eq. (2), twnd = round(R · RTT_min / MSS), and the budget's worth of
+//!   segments, ceil(R · λ / MSS), are exact integer quotients;
+//! - choice 4's comparison, delivered < R · RTT_min / (RTT_min + λ) over the
+//!   round, is made between two exact 128-bit products;
+//! - window growth is carried in 2^-20 segments ([`int::FP_SHIFT`]), and the
+//!   parameters `probe_segments`, `ramp_rtts` and `unfair_gain` are taken in
+//!   2^-20 segments, thousandths and thousandths (rounded to the nearest).
+//! `xrc2`'s own rules keep their floating point (it runs in a real kernel
+//! through the user-space shim, which runs this very code).
+//!
 //! `xrc2` (`cc::xrc2`) runs this sender with its own rule (`Rule::AirAware`)
 //! and its window and pacing (`track`, `Mode::Track`); every such branch is
 //! taken only when those are set, so the paper's sender is unchanged.
@@ -130,6 +144,8 @@ impl CcConfig for Config {
             crate::transport::MAX_WINDOW_SEGMENTS as f64,
         )?;
         pos("unfair_gain", self.unfair_gain)?;
+        crate::units::check_range("ramp_rtts", self.ramp_rtts, 0.001, 1000.0)?;
+        crate::units::check_range("unfair_gain", self.unfair_gain, 0.001, 100.0)?;
         crate::units::check_duration_ms("feedback_timeout_ms", self.feedback_timeout_ms, false)?;
         Ok(())
     }
@@ -225,10 +241,13 @@ pub struct Xrc {
     /// The last round delivered less than the explicit rate allows.
     starved: bool,
     mode: Mode,
-    /// Fractional window growth carried between ACKs, segments.
+    /// Fractional window growth carried between ACKs, segments (`xrc2`'s
+    /// unfairness mode).
     credit: f64,
-    /// Ramp speed, segments per RTT, fixed while the ramp lasts.
-    ramp_per_rtt: f64,
+    /// The same for the paper's sender, segments × 2^20 ([`int`]).
+    credit_fp: u64,
+    /// Ramp speed, segments per RTT × 2^20, fixed while the ramp lasts.
+    ramp_fp: u64,
     /// The connection's MSS, learned from the first view (for traces).
     mss_hint: u32,
     /// `xrc2`: the queue-tracking window and pacing; `None` for the paper's sender.
@@ -290,7 +309,8 @@ impl Xrc {
             starved: false,
             mode: Mode::Reno,
             credit: 0.0,
-            ramp_per_rtt: 0.0,
+            credit_fp: 0,
+            ramp_fp: 0,
             mss_hint: 1448,
             track: None,
             air: SimDuration::ZERO,
@@ -380,10 +400,7 @@ impl Xrc {
 
     /// Eq. (2): twnd = R_exp · RTT_min, in segments of `mss` bytes.
     pub fn target_window(&self, mss: u32) -> Option<u32> {
-        let r = self.rate_bps? as f64;
-        let rtt = self.min_rtt?.as_secs_f64();
-        let bytes = r / 8.0 * rtt;
-        Some(((bytes / mss as f64).round() as u32).max(2))
+        Some(int::target_window(self.rate_bps?, self.min_rtt?.as_nanos(), mss))
     }
     fn target_window_f64(&self) -> Option<f64> {
         let r = self.rate_bps? as f64;
@@ -406,8 +423,7 @@ impl Xrc {
 
     /// The explicit rate times the budget, in segments: the queue XRC allows itself.
     fn budget_segments(&self, mss: u32) -> u32 {
-        let r = self.rate_bps.unwrap_or(0) as f64;
-        (r / 8.0 * self.budget.as_secs_f64() / mss as f64).ceil() as u32
+        int::budget_segments(self.rate_bps.unwrap_or(0), self.budget.as_nanos(), mss)
     }
 
     fn feedback_fresh(&self, now: SimTime) -> bool {
@@ -430,10 +446,21 @@ impl Xrc {
                 let span = c.now.saturating_since(self.round.start);
                 if self.round.hol_samples > 0 && !span.is_zero() {
                     let r_exp = (self.round.sum_rate_bps / self.round.hol_samples as u128) as f64;
-                    let got = c.delivered.saturating_sub(self.round.start_delivered) as f64 * c.mss as f64 * 8.0
-                        / span.as_secs_f64();
-                    let share = min.as_secs_f64() / (min.as_secs_f64() + self.budget.as_secs_f64());
-                    self.starved = got < r_exp * share;
+                    let delivered = c.delivered.saturating_sub(self.round.start_delivered);
+                    self.starved = match self.rule {
+                        Rule::Paper => int::starved(
+                            delivered * c.mss as u64 * 8,
+                            min.as_nanos(),
+                            self.budget.as_nanos(),
+                            r_exp as u64,
+                            span.as_nanos(),
+                        ),
+                        Rule::AirAware => {
+                            let got = delivered as f64 * c.mss as f64 * 8.0 / span.as_secs_f64();
+                            let share = min.as_secs_f64() / (min.as_secs_f64() + self.budget.as_secs_f64());
+                            got < r_exp * share
+                        }
+                    };
                 }
                 let mean = (self.round.sum_rtt_ns / self.round.samples as u128) as u64;
                 let e2e = SimDuration::from_nanos(mean.saturating_sub(min.as_nanos()));
@@ -584,6 +611,7 @@ impl Xrc {
                     w.cwnd = twnd.min(w.cwnd_clamp);
                     w.cwnd_cnt = 0;
                     self.credit = 0.0;
+                    self.credit_fp = 0;
                     self.round_start_cwnd = w.cwnd;
                     self.mode = Mode::Hold;
                 }
@@ -594,13 +622,9 @@ impl Xrc {
                 // Choice 2: spread the gap over `ramp_rtts` rounds; keep the
                 // speed while the ramp lasts so it ends on time, and speed up
                 // if the target moved away.
-                let needed = (twnd - w.cwnd) as f64 / self.cfg.ramp_rtts;
-                let keep = if self.mode == Mode::Ramp {
-                    self.ramp_per_rtt
-                } else {
-                    0.0
-                };
-                self.ramp_per_rtt = needed.max(keep).max(self.cfg.probe_segments);
+                let needed = int::ramp(twnd - w.cwnd, int::milli(self.cfg.ramp_rtts));
+                let keep = if self.mode == Mode::Ramp { self.ramp_fp } else { 0 };
+                self.ramp_fp = needed.max(keep).max(int::fp(self.cfg.probe_segments));
                 self.mode = Mode::Ramp;
             } else {
                 self.mode = Mode::Probe;
@@ -608,8 +632,19 @@ impl Xrc {
         }
     }
 
-    /// Adds `per_rtt` segments per round trip, spread over the ACKs of the
-    /// round (as many as the window at the round's start).
+    /// Adds `per_rtt_fp` segments × 2^20 per round trip, spread over the
+    /// ACKs of the round (as many as the window at the round's start), in
+    /// the integers of [`int`].
+    fn grow_fp(&mut self, w: &mut Window, per_rtt_fp: u64, acked: u32) {
+        self.credit_fp = self.credit_fp.saturating_add(int::credit(per_rtt_fp, acked, self.round_start_cwnd.max(1)));
+        let whole = self.credit_fp >> int::FP_SHIFT;
+        if whole > 0 {
+            self.credit_fp -= whole << int::FP_SHIFT;
+            w.cwnd = (w.cwnd as u64 + whole).min(w.cwnd_clamp as u64) as u32;
+        }
+    }
+
+    /// The same in floating point (`xrc2`'s unfairness mode).
     fn grow(&mut self, w: &mut Window, per_rtt: f64, acked: u32) {
         let acks_per_round = self.round_start_cwnd.max(1) as f64;
         self.credit += per_rtt * acked as f64 / acks_per_round;
@@ -618,6 +653,67 @@ impl Xrc {
             self.credit -= whole;
             w.cwnd = w.cwnd.saturating_add(whole as u32).min(w.cwnd_clamp);
         }
+    }
+}
+
+/// The paper's sender's integer arithmetic, the same expressions as its BPF
+/// port's (`crates/xrc-kernel/bpf/xrc.bpf.c`, which computes the 128-bit
+/// ones by 32-bit limbs: `bpf/wide.h`). Rates are bit/s, times nanoseconds.
+pub mod int {
+    /// Window credit and `probe_segments` are segments × 2^FP_SHIFT.
+    pub const FP_SHIFT: u32 = 20;
+
+    /// `x` segments in 2^-20 segments, rounded to the nearest.
+    pub fn fp(x: f64) -> u64 {
+        (x * (1u64 << FP_SHIFT) as f64).round() as u64
+    }
+
+    /// `x` in thousandths, rounded to the nearest (at least one).
+    pub fn milli(x: f64) -> u32 {
+        ((x * 1000.0).round() as u32).max(1)
+    }
+
+    /// Eq. (2): round(R · t / (8 · mss)) segments for R bit/s and t ns,
+    /// at least 2; u32::MAX if it does not fit.
+    pub fn target_window(rate_bps: u64, min_rtt_ns: u64, mss: u32) -> u32 {
+        let den = 16_000_000_000u128 * mss.max(1) as u128;
+        let num = 2 * rate_bps as u128 * min_rtt_ns as u128 + den / 2;
+        (num / den).clamp(2, u32::MAX as u128) as u32
+    }
+
+    /// ceil(R · λ / (8 · mss)) segments; u32::MAX if it does not fit.
+    pub fn budget_segments(rate_bps: u64, budget_ns: u64, mss: u32) -> u32 {
+        let den = 8_000_000_000u128 * mss.max(1) as u128;
+        (rate_bps as u128 * budget_ns as u128)
+            .div_ceil(den)
+            .min(u32::MAX as u128) as u32
+    }
+
+    /// Choice 4: the round delivered `bits` in `span_ns`, less than the
+    /// explicit rate `r_exp` allows with a budget's worth of queue ahead,
+    /// r_exp · min / (min + λ): bits · (min + λ) · 10^9 < r_exp · min · span,
+    /// each side saturating at 2^128 − 1.
+    pub fn starved(bits: u64, min_rtt_ns: u64, budget_ns: u64, r_exp: u64, span_ns: u64) -> bool {
+        let lhs = (bits as u128 * (min_rtt_ns + budget_ns) as u128).saturating_mul(1_000_000_000);
+        let rhs = (r_exp as u128 * min_rtt_ns as u128).saturating_mul(span_ns as u128);
+        lhs < rhs
+    }
+
+    /// Choice 2: a gap of `gap` segments closed over `ramp_milli` / 1000
+    /// round trips, in segments per round trip × 2^20.
+    pub fn ramp(gap: u32, ramp_milli: u32) -> u64 {
+        ((gap as u64) << FP_SHIFT) * 1000 / ramp_milli.max(1) as u64
+    }
+
+    /// Choice 5: `gain_milli` / 1000 of the round's starting window per
+    /// round trip, × 2^20.
+    pub fn unfair(gain_milli: u32, round_start_cwnd: u32) -> u64 {
+        ((gain_milli as u64 * round_start_cwnd as u64) << FP_SHIFT) / 1000
+    }
+
+    /// Credit earned by one ACK: per_rtt · acked / acks (floor, saturating).
+    pub fn credit(per_rtt_fp: u64, acked: u32, acks: u32) -> u64 {
+        (per_rtt_fp as u128 * acked as u128 / acks.max(1) as u128).min(u64::MAX as u128) as u64
     }
 }
 
@@ -670,6 +766,7 @@ impl CongestionControl for Xrc {
                 self.over_budget_rounds = 0;
             }
             self.credit = 0.0;
+                    self.credit_fp = 0;
         }
     }
 
@@ -716,6 +813,7 @@ impl CongestionControl for Xrc {
                     w.cwnd = twnd.min(w.cwnd_clamp);
                     w.cwnd_cnt = 0;
                     self.credit = 0.0;
+                    self.credit_fp = 0;
                     self.round_start_cwnd = w.cwnd;
                     self.mode = Mode::Hold;
                 }
@@ -751,15 +849,19 @@ impl CongestionControl for Xrc {
             Mode::Ramp => {
                 if w.cwnd >= twnd {
                     self.mode = Mode::Probe;
-                    self.grow(w, self.cfg.probe_segments, acked);
+                    self.grow_fp(w, int::fp(self.cfg.probe_segments), acked);
                 } else {
-                    self.grow(w, self.ramp_per_rtt, acked);
+                    self.grow_fp(w, self.ramp_fp, acked);
                     w.cwnd = w.cwnd.min(twnd);
                 }
             }
-            Mode::Probe | Mode::Hold => self.grow(w, self.cfg.probe_segments, acked),
+            Mode::Probe | Mode::Hold => self.grow_fp(w, int::fp(self.cfg.probe_segments), acked),
             Mode::Track | Mode::Unfair if self.in_room_pulse() => {}
             Mode::Track => self.follow_track(w, c.mss),
+            Mode::Unfair if self.track.is_none() => {
+                let per_rtt = int::unfair(int::milli(self.cfg.unfair_gain), self.round_start_cwnd);
+                self.grow_fp(w, per_rtt, acked);
+            }
             Mode::Unfair => {
                 let per_rtt = self.cfg.unfair_gain * self.round_start_cwnd as f64;
                 self.grow(w, per_rtt, acked);
@@ -1055,6 +1157,63 @@ mod tests {
             ..Window::new(10)
         };
         assert_eq!(x.ssthresh(SimTime::ZERO, &w, &view(SimTime::ZERO, 0, 0)), 40);
+    }
+
+    #[test]
+    fn the_integer_rules_give_what_the_real_valued_formulas_give_away_from_a_tie() {
+        // The paper's formulas in reals, against xrc's integers, on random
+        // rates (kbit/s, as the option carries them), RTTs (whole µs, as
+        // the kernel measures them), budgets and segment sizes.
+        let mut rng = crate::engine::rng::Rng::from_seed(7);
+        let mut checked = 0;
+        for _ in 0..200_000 {
+            let r = (1 + rng.next_u64() % 2_000_000) * 1000;
+            let t = (100 + rng.next_u64() % 2_000_000) * 1000;
+            let lambda = (1 + rng.next_u64() % 100) * 1_000_000;
+            let mss = 500 + (rng.next_u64() % 8500) as u32;
+            let twnd = r as f64 / 8.0 * (t as f64 * 1e-9) / mss as f64;
+            let slack = r as f64 / 8.0 * (lambda as f64 * 1e-9) / mss as f64;
+            if (twnd - twnd.floor() - 0.5).abs() > 1e-6 {
+                assert_eq!(int::target_window(r, t, mss), (twnd.round() as u32).max(2), "{r} {t} {mss}");
+            }
+            if (slack - slack.round()).abs() > 1e-6 {
+                assert_eq!(int::budget_segments(r, lambda, mss), slack.ceil() as u32, "{r} {lambda} {mss}");
+            }
+            let bits = rng.next_u64() % (r / 4);
+            let span = (1 + rng.next_u64() % 500) * 1_000_000;
+            let got = bits as f64 / (span as f64 * 1e-9);
+            let share = r as f64 * t as f64 / (t + lambda) as f64;
+            if (got - share).abs() > 1e-6 * share {
+                assert_eq!(int::starved(bits, t, lambda, r, span), got < share);
+                checked += 1;
+            }
+        }
+        assert!(checked > 190_000);
+    }
+
+    #[test]
+    fn the_starved_test_saturates_rather_than_wraps_at_128_bits() {
+        // Both sides past 2^128: each saturates, and equal sides are not "less".
+        assert!(!int::starved(u64::MAX, u64::MAX / 2, u64::MAX / 2, u64::MAX, u64::MAX));
+        // The right side alone past 2^128: starved.
+        assert!(int::starved(1, 1, 0, u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn window_credit_in_fixed_point_adds_a_segment_per_round_trip_when_probing() {
+        let mut h = Harness::new();
+        for _ in 0..6 {
+            h.round(38, 30.0, 0);
+        }
+        assert_eq!(h.x.current_mode(), Mode::Probe);
+        let before = h.w.cwnd;
+        for _ in 0..10 {
+            h.round(38, 30.0, 0);
+        }
+        // One segment per round, credited ACK by ACK in 2^-20 segments.
+        assert!((h.w.cwnd as i64 - before as i64 - 10).abs() <= 1, "{before} -> {}", h.w.cwnd);
+        assert_eq!(int::fp(1.0), 1 << 20);
+        assert_eq!(int::credit(1 << 20, 1, 3) * 3, (1 << 20) - 1, "floored, never rounded up");
     }
 
     #[test]
