@@ -1,18 +1,20 @@
-# Everything the project needs is installed by `make setup` into .venv:
-# the Python packages (from PyPI) and the Rust extension (built by maturin).
-# Rust itself (stable, 1.87 or later) and Python 3.11 are expected on the
-# machine, as on the project's reference machine (Debian 12).
+# Everything the project needs is installed by `make setup`: the Debian
+# packages it builds and runs with (setup-deps, as root), then into .venv
+# the Python packages (from PyPI) and the Rust extension (built by maturin,
+# with the kernel XRC's BPF programs compiled by clang). Rust itself (stable,
+# 1.87 or later) and Python 3.11 are expected on the machine, as on the
+# project's reference machine (Debian 12).
 
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup setup-linux-ref demo test test-rust test-rust-debug test-python bench bench-ns3 golden golden-check clean
+.PHONY: setup setup-deps setup-linux-ref demo test test-rust test-rust-debug test-python bench bench-ns3 golden golden-check clean
 
 # maturin develop shows cargo's progress (the first build takes minutes) and
 # installs the package editable with its test extras.
-$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml) $(shell find python -name '*.py')
+$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml -o -name '*.c' -o -name '*.h') $(shell find python -name '*.py')
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@echo "== installing pip and maturin into $(VENV)"
 	$(BIN)/python -m pip install --quiet --upgrade pip "maturin>=1.5,<2"
@@ -20,7 +22,21 @@ $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(shell find crates -name '*.rs' 
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --extras test
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: setup-deps $(STAMP)
+
+## The Debian packages: clang and libelf-dev (the kernel XRC's BPF programs,
+## and libbpf, which the Rust build compiles), pkg-config and zlib1g-dev
+## (libbpf), util-linux (setpriv, for the tests run as an unprivileged user)
+## and what the emulator's runs use (LINUX_REF_PKGS). Installed with apt-get
+## when missing (as root); without root the missing ones are named.
+DEB_PKGS = clang libelf-dev zlib1g-dev pkg-config util-linux $(LINUX_REF_PKGS)
+setup-deps:
+	@missing=$$(for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "setup: missing Debian packages:" $$missing"; install them as root: sudo make setup-deps" >&2; exit 1; fi; \
+	echo "== installing Debian packages:" $$missing; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing
 
 ## What `xrc validate-linux` and the emulator tests need besides the kernel
 ## (root, TUN, network namespaces): iperf3 for the traffic, ping, ip, ss,

@@ -75,6 +75,7 @@
 //! - window growth is carried in 2^-20 segments ([`int::FP_SHIFT`]), and the
 //!   parameters `probe_segments`, `ramp_rtts` and `unfair_gain` are taken in
 //!   2^-20 segments, thousandths and thousandths (rounded to the nearest).
+//!
 //! `xrc2`'s own rules keep their floating point (it runs in a real kernel
 //! through the user-space shim, which runs this very code).
 //!
@@ -636,7 +637,9 @@ impl Xrc {
     /// ACKs of the round (as many as the window at the round's start), in
     /// the integers of [`int`].
     fn grow_fp(&mut self, w: &mut Window, per_rtt_fp: u64, acked: u32) {
-        self.credit_fp = self.credit_fp.saturating_add(int::credit(per_rtt_fp, acked, self.round_start_cwnd.max(1)));
+        self.credit_fp = self
+            .credit_fp
+            .saturating_add(int::credit(per_rtt_fp, acked, self.round_start_cwnd.max(1)));
         let whole = self.credit_fp >> int::FP_SHIFT;
         if whole > 0 {
             self.credit_fp -= whole << int::FP_SHIFT;
@@ -766,7 +769,7 @@ impl CongestionControl for Xrc {
                 self.over_budget_rounds = 0;
             }
             self.credit = 0.0;
-                    self.credit_fp = 0;
+            self.credit_fp = 0;
         }
     }
 
@@ -1174,10 +1177,18 @@ mod tests {
             let twnd = r as f64 / 8.0 * (t as f64 * 1e-9) / mss as f64;
             let slack = r as f64 / 8.0 * (lambda as f64 * 1e-9) / mss as f64;
             if (twnd - twnd.floor() - 0.5).abs() > 1e-6 {
-                assert_eq!(int::target_window(r, t, mss), (twnd.round() as u32).max(2), "{r} {t} {mss}");
+                assert_eq!(
+                    int::target_window(r, t, mss),
+                    (twnd.round() as u32).max(2),
+                    "{r} {t} {mss}"
+                );
             }
             if (slack - slack.round()).abs() > 1e-6 {
-                assert_eq!(int::budget_segments(r, lambda, mss), slack.ceil() as u32, "{r} {lambda} {mss}");
+                assert_eq!(
+                    int::budget_segments(r, lambda, mss),
+                    slack.ceil() as u32,
+                    "{r} {lambda} {mss}"
+                );
             }
             let bits = rng.next_u64() % (r / 4);
             let span = (1 + rng.next_u64() % 500) * 1_000_000;
@@ -1211,9 +1222,17 @@ mod tests {
             h.round(38, 30.0, 0);
         }
         // One segment per round, credited ACK by ACK in 2^-20 segments.
-        assert!((h.w.cwnd as i64 - before as i64 - 10).abs() <= 1, "{before} -> {}", h.w.cwnd);
+        assert!(
+            (h.w.cwnd as i64 - before as i64 - 10).abs() <= 1,
+            "{before} -> {}",
+            h.w.cwnd
+        );
         assert_eq!(int::fp(1.0), 1 << 20);
-        assert_eq!(int::credit(1 << 20, 1, 3) * 3, (1 << 20) - 1, "floored, never rounded up");
+        assert_eq!(
+            int::credit(1 << 20, 1, 3) * 3,
+            (1 << 20) - 1,
+            "floored, never rounded up"
+        );
     }
 
     #[test]

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * What the BPF programs and xrc's loader (crates/xrc-kernel/src) share: the
+ * configuration, the counters, the per-socket summary and the trace record.
+ * Every struct is laid out without implicit padding; src/abi.rs declares
+ * the same structs with #[repr(C)] and a test checks their sizes.
+ *
+ * The base station's option (crates/xrc-emu/src/feedback.rs):
+ *   NOP NOP | kind 253 | len 10 | ExID 0x5852 | rate kbit/s (32) | HoL 0.1 ms (16)
+ */
+#ifndef XRC_ABI_H
+#define XRC_ABI_H
+
+#define XRC_OPT_KIND 253
+#define XRC_OPT_LEN 10
+#define XRC_OPT_EXID_HI 0x58
+#define XRC_OPT_EXID_LO 0x52
+/* A receiver's placeholder that no base station filled: rate 0, HoL 0xffff. */
+#define XRC_HOL_PLACEHOLDER 0xffff
+
+/* Fixed-point scale of window credit and of probe_segments: segments × 2^20. */
+#define XRC_FP_SHIFT 20
+
+/* Configuration, one entry of the `cfg` array map, written by the loader. */
+struct xrc_cfg {
+	__u64 budget_ns;           /* queuing budget λ */
+	__u64 feedback_timeout_ns; /* older feedback: standard TCP */
+	__u64 probe_fp;            /* window growth per RTT when probing, segments × 2^20 */
+	__u32 ramp_milli;          /* round trips to close the gap to twnd, × 1000 */
+	__u32 unfair_gain_milli;   /* unfairness-mode growth per RTT, fraction of cwnd × 1000 */
+	__u32 unfair_after_rtts;   /* N */
+	__u32 trace;               /* 1: a trace record per hook into `events` */
+	__u64 max_rate_kbps;       /* feedback above this is ignored */
+	__u64 max_hol_ns;          /* feedback above this is ignored */
+};
+
+/* Counters per socket (also the machine-wide sums in `stats`). */
+enum xrc_counter {
+	XC_FB_VALID,      /* options parsed with plausible values */
+	XC_FB_APPLIED,    /* of those, handed to the congestion control */
+	XC_FB_SUPERSEDED, /* replaced by a later one before any hook ran */
+	XC_FB_ZERO,       /* ignored: rate 0 */
+	XC_FB_RATE_HIGH,  /* ignored: rate above max_rate_kbps */
+	XC_FB_HOL_HIGH,   /* ignored: HoL above max_hol_ns */
+	XC_FB_MALFORMED,  /* ignored: our kind and ExID with a wrong length, or unparsable options */
+	XC_FB_PLACEHOLDER,/* a receiver's placeholder no base station filled */
+	XC_FALLBACKS,     /* times the sender fell back to standard TCP for stale feedback */
+	XC_ROUNDS,        /* rounds (windows of data) ended */
+	XC_SOCKETS,       /* congestion-control inits */
+	XC_TRACE_LOST,    /* trace records the ring buffer had no room for */
+	XC_NCOUNTERS,
+};
+
+/* A socket's summary in the `socks` map, keyed by its 4-tuple. */
+struct xrc_sock_key {
+	__u32 saddr; /* network order */
+	__u32 daddr;
+	__u16 sport; /* host order */
+	__u16 dport;
+	__u32 pad;
+};
+
+struct xrc_sock_info {
+	__u64 counters[XC_NCOUNTERS];
+	__u64 updated_ns;
+	__u32 cwnd;
+	__u32 rate_kbps;  /* latest explicit rate */
+	__u32 hol_us;     /* latest HoL */
+	__u32 min_rtt_us;
+	__u32 sigma_us;   /* σ of the last round (0 before one) */
+	__u8 mode;        /* enum xrc_mode */
+	__u8 bottleneck;  /* 0 wireless, 1 Internet */
+	__u8 closed;      /* the socket was released */
+	__u8 pad;
+};
+
+/* enum xrc_mode: the simulator's cc::xrc::Mode, same order. */
+#define XM_RENO 0
+#define XM_RAMP 1
+#define XM_PROBE 2
+#define XM_HOLD 3
+#define XM_UNFAIR 4
+#define XM_INTERNET 5
+
+/* Trace hooks. */
+#define XH_FEEDBACK 1
+#define XH_PKTS_ACKED 2
+#define XH_CONG_AVOID 3
+#define XH_SSTHRESH 4
+#define XH_SET_STATE 5
+#define XH_UNDO 6
+#define XH_INIT 7
+#define XH_RELEASE 8
+
+/* One hook call as the congestion control saw it: its inputs, the window
+ * before and after, and what it returned. The simulator's sender is fed the
+ * same inputs and must give the same outputs (src/replay.rs). */
+struct xrc_trace {
+	__u64 now_ns;
+	__u64 sock;          /* the socket's 4-tuple, folded */
+	__u8 hook;
+	__u8 mode_after;
+	__u8 ca_state;
+	__u8 cwnd_limited;
+	__u32 arg;           /* acked (cong_avoid), pkts_acked, new state (set_state) */
+	__s32 rtt_us;        /* pkts_acked's sample, −1 without one */
+	__u32 fb_rate_kbps;  /* feedback's fields */
+	__u32 fb_hol_tenths;
+	__u32 snd_una;
+	__u32 snd_nxt;
+	__u32 delivered;
+	__u32 mss;
+	__u32 in_flight;
+	__u32 cwnd_before;
+	__u32 ssthresh_before;
+	__u32 cnt_before;
+	__u32 clamp;
+	__u32 cwnd_after;
+	__u32 ssthresh_after;
+	__u32 cnt_after;
+	__u32 ret;
+};
+
+#endif
