@@ -202,6 +202,9 @@ pub struct Options {
     /// The base station writes XRC's feedback into the ACKs that cross the
     /// cell ([`crate::feedback`]; `cellular` topology only). Off by default.
     pub xrc_acks: bool,
+    /// What the base station writes instead of its agent's feedback (tests
+    /// of a sender's trust; none by default).
+    pub feedback_override: Option<crate::feedback::Override>,
     /// Largest packet the devices carry, bytes (an ACK the option would
     /// make longer goes out without it).
     pub mtu: usize,
@@ -225,12 +228,20 @@ impl Default for Options {
             snaplen: 128,
             late_ns: 1_000_000,
             xrc_acks: false,
+            feedback_override: None,
             mtu: 1500,
             rt_yield: None,
             gso: false,
             gso_max_bytes: crate::gso::MAX_PACKET,
         }
     }
+}
+
+/// A TCP segment with ACK set, no payload and no SYN, FIN or RST.
+fn is_pure_ack(bytes: &[u8]) -> bool {
+    crate::wire::parse_ipv4(bytes)
+        .and_then(|i| i.tcp)
+        .is_some_and(|t| t.payload == 0 && t.has(crate::wire::flags::ACK) && t.flags & 0x07 == 0)
 }
 
 /// Bytes of packets inside the emulated paths, by slot.
@@ -325,6 +336,8 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     buf: Vec<u8>,
     /// An ACK's bytes with the XRC option added.
     rewrite: Vec<u8>,
+    /// Pure ACKs the feedback override has seen.
+    overridden: u64,
     /// Plans the super-packets of one release instant, and the headers of
     /// the one being written.
     coalescer: Coalescer,
@@ -363,6 +376,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             ended: 0,
             buf: vec![0u8; 65_536],
             rewrite: Vec::new(),
+            overridden: 0,
             coalescer: Coalescer::new(gso_max),
             super_hdr: Vec::new(),
             released: Vec::new(),
@@ -646,14 +660,22 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             let start = self.begin();
             let (mut bytes, rec) = self.slab.get(slot);
             {
-                if let Some(o) = xrc {
-                    let fb = crate::feedback::Feedback {
-                        rate_kbps: (o.rate_bps / 1000).min(u32::MAX as u64) as u32,
-                        hol_tenths_ms: (o.hol.as_nanos() / 100_000).min(u16::MAX as u64) as u16,
-                    };
-                    if crate::feedback::add_option(bytes, fb, self.opts.mtu, &mut self.rewrite) {
+                let agent = xrc.map(|o| crate::feedback::Feedback {
+                    rate_kbps: (o.rate_bps / 1000).min(u32::MAX as u64) as u32,
+                    hol_tenths_ms: (o.hol.as_nanos() / 100_000).min(u16::MAX as u64) as u16,
+                });
+                let opt = match &self.opts.feedback_override {
+                    Some(ov) if dir == Dir::Up && is_pure_ack(bytes) => {
+                        self.overridden += 1;
+                        ov.option(agent, self.overridden, sched.as_nanos())
+                    }
+                    _ => agent.map(crate::feedback::option_bytes),
+                };
+                if let Some(o) = opt {
+                    if crate::feedback::add_option_bytes(bytes, &o, self.opts.mtu, &mut self.rewrite) {
                         bytes = &self.rewrite;
-                        self.capture.on_rewritten(rec, bytes, fb);
+                        self.capture
+                            .on_rewritten(rec, bytes, crate::feedback::read_option(bytes).unwrap_or_default());
                         self.timing.xrc_written += 1;
                     } else {
                         self.timing.xrc_no_room += 1;

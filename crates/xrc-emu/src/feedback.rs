@@ -45,7 +45,7 @@ pub const KIND: u8 = 253;
 pub const OPTION_BYTES: usize = 12;
 
 /// The option's fields as they travel.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Feedback {
     pub rate_kbps: u32,
     pub hol_tenths_ms: u16,
@@ -70,10 +70,113 @@ pub(crate) fn fold(mut acc: u32) -> u16 {
     !(acc as u16)
 }
 
+/// The option's 12 bytes for `fb`.
+pub fn option_bytes(fb: Feedback) -> [u8; OPTION_BYTES] {
+    let mut o = [0u8; OPTION_BYTES];
+    o[..4].copy_from_slice(&[1, 1, KIND, 10]);
+    o[4..6].copy_from_slice(&EXID.to_be_bytes());
+    o[6..10].copy_from_slice(&fb.rate_kbps.to_be_bytes());
+    o[10..12].copy_from_slice(&fb.hol_tenths_ms.to_be_bytes());
+    o
+}
+
+/// What a base station writes instead of its agent's feedback, to test how
+/// a sender treats feedback (`Options::feedback_override`): fixed values
+/// in every pure ACK going up, in any topology; none for a while; or wrong
+/// values of one kind.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Override {
+    /// Write these values into every pure ACK going up (the agent's, in a
+    /// cell, are replaced).
+    pub fixed: Option<Feedback>,
+    /// Write nothing between these model times, ns since the start.
+    pub off: Option<(u64, u64)>,
+    pub mangle: Mangle,
+}
+
+/// A wrong option, for tests of a sender's checks.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Mangle {
+    #[default]
+    None,
+    /// Rate 0.
+    ZeroRate,
+    /// Rate 2^32 − 1 kbit/s, above any cell.
+    HugeRate,
+    /// HoL 6553.5 ms.
+    HugeHol,
+    /// Our kind and ExID with a length of 8 (the HoL field cut off).
+    Malformed,
+    /// Each of the above in turn, ACK by ACK, with a plausible one between.
+    Rotate,
+}
+
+impl Mangle {
+    pub fn from_code(n: u64) -> Option<Mangle> {
+        Some(match n {
+            0 => Mangle::None,
+            1 => Mangle::ZeroRate,
+            2 => Mangle::HugeRate,
+            3 => Mangle::HugeHol,
+            4 => Mangle::Malformed,
+            5 => Mangle::Rotate,
+            _ => return None,
+        })
+    }
+}
+
+impl Override {
+    /// The option bytes for the `n`th ACK at model time `t_ns`, given the
+    /// agent's feedback (`None` outside a cell); `None`: write nothing.
+    pub fn option(&self, agent: Option<Feedback>, n: u64, t_ns: u64) -> Option<[u8; OPTION_BYTES]> {
+        if self.off.is_some_and(|(a, b)| (a..b).contains(&t_ns)) {
+            return None;
+        }
+        let fb = self.fixed.or(agent)?;
+        let kind = match self.mangle {
+            Mangle::Rotate => [
+                Mangle::ZeroRate,
+                Mangle::None,
+                Mangle::HugeRate,
+                Mangle::None,
+                Mangle::HugeHol,
+                Mangle::None,
+                Mangle::Malformed,
+                Mangle::None,
+            ][(n % 8) as usize],
+            m => m,
+        };
+        let mut o = option_bytes(match kind {
+            Mangle::ZeroRate => Feedback { rate_kbps: 0, ..fb },
+            Mangle::HugeRate => Feedback {
+                rate_kbps: u32::MAX,
+                ..fb
+            },
+            Mangle::HugeHol => Feedback {
+                hol_tenths_ms: u16::MAX - 1,
+                ..fb
+            },
+            _ => fb,
+        });
+        if kind == Mangle::Malformed {
+            // kind 253, length 8: ExID and the rate, no HoL; two NOPs after.
+            o[3] = 8;
+            o[10] = 1;
+            o[11] = 1;
+        }
+        Some(o)
+    }
+}
+
 /// Writes `pkt` (an IPv4/TCP packet) with the option added into `out`.
 /// Returns false (and leaves `out` empty) when it is not IPv4/TCP, is a
 /// fragment, or has no room for the option.
 pub fn add_option(pkt: &[u8], fb: Feedback, mtu: usize, out: &mut Vec<u8>) -> bool {
+    add_option_bytes(pkt, &option_bytes(fb), mtu, out)
+}
+
+/// [`add_option`] with the option's bytes given (a multiple of 4).
+pub fn add_option_bytes(pkt: &[u8], opt: &[u8; OPTION_BYTES], mtu: usize, out: &mut Vec<u8>) -> bool {
     out.clear();
     if pkt.len() < 40 || pkt[0] >> 4 != 4 || pkt[9] != crate::wire::PROTO_TCP {
         return false;
@@ -90,10 +193,7 @@ pub fn add_option(pkt: &[u8], fb: Feedback, mtu: usize, out: &mut Vec<u8>) -> bo
     }
     let opts_start = ihl + 20;
     out.extend_from_slice(&pkt[..opts_start]);
-    out.extend_from_slice(&[1, 1, KIND, 10]);
-    out.extend_from_slice(&EXID.to_be_bytes());
-    out.extend_from_slice(&fb.rate_kbps.to_be_bytes());
-    out.extend_from_slice(&fb.hol_tenths_ms.to_be_bytes());
+    out.extend_from_slice(opt);
     out.extend_from_slice(&pkt[opts_start..]);
     let new_total = out.len();
     // IPv4: total length, header checksum.
@@ -251,5 +351,74 @@ mod tests {
             assert!(checksums_ok(&out));
             assert_eq!(read_option(&out), Some(fb), "{opts:02x?}");
         }
+    }
+
+    #[test]
+    fn an_override_writes_fixed_values_nothing_while_off_and_each_forgery_in_turn() {
+        let fixed = Feedback {
+            rate_kbps: 20_000,
+            hol_tenths_ms: 7,
+        };
+        let agent = Some(Feedback {
+            rate_kbps: 5_000,
+            hol_tenths_ms: 1,
+        });
+        let mut ov = Override {
+            fixed: Some(fixed),
+            off: Some((2_000_000_000, 4_000_000_000)),
+            mangle: Mangle::None,
+        };
+        assert_eq!(
+            ov.option(agent, 1, 0),
+            Some(option_bytes(fixed)),
+            "the fixed values replace the agent's"
+        );
+        assert_eq!(ov.option(agent, 2, 3_000_000_000), None, "nothing while off");
+        assert_eq!(
+            ov.option(None, 3, 4_000_000_000),
+            Some(option_bytes(fixed)),
+            "back at the window's end"
+        );
+        ov.fixed = None;
+        assert_eq!(
+            ov.option(agent, 4, 0),
+            Some(option_bytes(agent.unwrap())),
+            "the agent's, unchanged"
+        );
+        assert_eq!(
+            ov.option(None, 5, 0),
+            None,
+            "outside a cell without fixed values: nothing"
+        );
+        ov.fixed = Some(fixed);
+        ov.mangle = Mangle::Rotate;
+        let p = ack(&ts_opt(7, 9));
+        let mut kinds = Vec::new();
+        for n in 0..8 {
+            let o = ov.option(None, n, 0).unwrap();
+            let mut out = Vec::new();
+            assert!(add_option_bytes(&p, &o, 1500, &mut out));
+            assert!(checksums_ok(&out));
+            kinds.push(read_option(&out));
+        }
+        let bad = |rate_kbps, hol_tenths_ms| {
+            Some(Feedback {
+                rate_kbps,
+                hol_tenths_ms,
+            })
+        };
+        assert_eq!(
+            kinds,
+            vec![
+                bad(0, 7),
+                Some(fixed),
+                bad(u32::MAX, 7),
+                Some(fixed),
+                bad(20_000, u16::MAX - 1),
+                Some(fixed),
+                None, // length 8: not our option's shape, read_option skips it
+                Some(fixed),
+            ]
+        );
     }
 }

@@ -71,6 +71,9 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
     let obj = v
         .as_object()
         .ok_or_else(|| PyValueError::new_err("options: expected a JSON object"))?;
+    let mut ov = xrc_emu::feedback::Override::default();
+    let mut fixed = (None, 0u16);
+    let mut any_override = false;
     for (k, val) in obj {
         let n = val
             .as_u64()
@@ -87,12 +90,28 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
             "rt_yield" if n <= 2 => rt_yield = n as u8,
             "gso" if n <= 1 => o.gso = n == 1,
             "gso_max_bytes" if (1500..=65_535).contains(&n) => o.gso_max_bytes = n as usize,
+            // The base station's feedback override (tests of a sender's trust).
+            "xrc_fixed_kbps" if n <= u32::MAX as u64 => (fixed.0, any_override) = (Some(n as u32), true),
+            "xrc_fixed_hol_tenths" if n <= u16::MAX as u64 => (fixed.1, any_override) = (n as u16, true),
+            "xrc_off_from_ms" => (ov.off, any_override) = (Some((n * 1_000_000, ov.off.map_or(u64::MAX, |o| o.1))), true),
+            "xrc_off_until_ms" => (ov.off, any_override) = (Some((ov.off.map_or(0, |o| o.0), n * 1_000_000)), true),
+            "xrc_mangle" if xrc_emu::feedback::Mangle::from_code(n).is_some() => {
+                ov.mangle = xrc_emu::feedback::Mangle::from_code(n).unwrap();
+                any_override = true;
+            }
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535, rt_yield 0, 1 or 2, gso 0 or 1, gso_max_bytes 1500..=65535), got {n}"
+                    "options.{k}: unknown or out of range (known: spin_us, batch >= 1, max_sleep_ms >= 1, snaplen, late_us, xrc_acks 0 or 1, mtu 68..=65535, rt_yield 0, 1 or 2, gso 0 or 1, gso_max_bytes 1500..=65535, xrc_fixed_kbps, xrc_fixed_hol_tenths, xrc_off_from_ms, xrc_off_until_ms, xrc_mangle 0..=5), got {n}"
                 )))
             }
         }
+    }
+    if any_override {
+        ov.fixed = fixed.0.map(|rate_kbps| xrc_emu::feedback::Feedback {
+            rate_kbps,
+            hol_tenths_ms: fixed.1,
+        });
+        o.feedback_override = Some(ov);
     }
     Ok((o, rt_yield))
 }
