@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("emulate", help="run a scenario's network in real time with real Linux TCP and "
                        "applications through it (root; see docs/emulation.md)",
                        usage="xrc emulate [-h] [--seed SEED] [--set PATH=VALUE] [--out OUT] [--force] [--no-flows]\n"
-                             "                   [--xrc-acks] [--gso {on,off}] [--quiet] scenario [-- COMMAND ...]",
+                             "                   [--xrc-acks] [--kernel-trace] [--gso {on,off}] [--quiet] scenario [-- COMMAND ...]",
                        epilog="COMMAND (after --) runs in the UE side's namespace. With --no-flows and without --out the "
                               "network runs until COMMAND (default: $SHELL) exits, like mm-link; otherwise for the "
                               "scenario's duration_s, and COMMAND ends with it. The Internet side is 10.77.0.1, "
@@ -84,10 +84,27 @@ def _parser() -> argparse.ArgumentParser:
                    help="do not start the scenario's flows (with a COMMAND and no --out: like mm-link)")
     e.add_argument("--xrc-acks", action="store_true",
                    help="the base station writes XRC's feedback into real ACKs (TCP option 253, ExID 0x5852)")
+    e.add_argument("--kernel-trace", action="store_true",
+                   help="write every hook call of xrc's kernel congestion control into kernel-trace.bin (with --out; "
+                        "docs/kernel.md)")
     e.add_argument("--gso", choices=["on", "off"], default=None,
                    help="write TCP segments the link releases at one instant to the UE as one GSO packet, "
                         "as GRO would merge them (default: see docs/emulation.md)")
     e.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+    k = sub.add_parser("kernel", help="XRC's sender as a Linux congestion control (BPF): load, unload, status "
+                       "(root; see docs/kernel.md)")
+    ks = k.add_subparsers(dest="action", required=True)
+    kl = ks.add_parser("load", help="register the congestion control xrc until `xrc kernel unload`")
+    kl.add_argument("--set", dest="params", action="append", default=[], metavar="NAME=VALUE",
+                    help="a parameter of xrc (cc_params: budget_ms, ramp_rtts, probe_segments, unfair_after_rtts, "
+                         "unfair_gain, feedback_timeout_ms) or a bound on feedback (max_rate_kbps, max_hol_ms); "
+                         "repeatable")
+    kl.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    ku = ks.add_parser("unload", help="remove what `xrc kernel load` registered")
+    ku.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    kst = ks.add_parser("status", help="what is loaded, its parameters and its per-socket counters")
+    kst.add_argument("--json", action="store_true", help="print JSON")
 
     v = sub.add_parser("validate", help="check a scenario and print it resolved")
     _scenario_args(v)
@@ -484,13 +501,26 @@ def _main(argv: list[str] | None = None) -> int:
                 return emulate_main(sc, out=args.out, force=args.force, command=command,
                                     run_flows=not args.no_flows, argv=["xrc", *argv] + (["--", *command] if command else []),
                                     quiet=args.quiet, xrc_acks=args.xrc_acks,
-                                    gso=GSO_DEFAULT if args.gso is None else args.gso == "on")
+                                    gso=GSO_DEFAULT if args.gso is None else args.gso == "on",
+                                    kernel_trace=args.kernel_trace)
             except (TestbedError, OutputError) as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
             except (RuntimeError, subprocess.SubprocessError) as e:
                 # A run that failed (ip, iperf3, the emulator): cleaned up.
                 print(f"xrc: error: emulate: {e}", file=sys.stderr)
+                return 1
+        if args.cmd == "kernel":
+            from .kernel import KernelError
+            from .kernel import main as kernel_main
+
+            try:
+                return kernel_main(args)
+            except KernelError as e:
+                print(f"xrc: error: kernel: {e}", file=sys.stderr)
+                return 2
+            except RuntimeError as e:
+                print(f"xrc: error: kernel: {e}", file=sys.stderr)
                 return 1
         if args.cmd == "validate-linux":
             return _validate_linux(args, argv)

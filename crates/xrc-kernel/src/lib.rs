@@ -140,21 +140,20 @@ impl Params {
 
 /// The checks a machine must pass before anything is loaded; each failure
 /// says what is missing.
+///
+/// `XRC_KERNEL_BTF` names another BTF file to read instead of the kernel's
+/// (for tests of the refusals on a kernel without BTF or struct_ops).
 pub fn preflight(name: &str) -> Result<(), Error> {
-    if XRC_OBJECT.is_empty() {
-        return Err(Error::Refused(format!(
-            "xrc was built without clang ({}), so it has no BPF congestion control: install clang \
-             (`make setup` does, as root) and rebuild",
-            CLANG_MISSING.trim()
-        )));
-    }
+    check_object(XRC_OBJECT, CLANG_MISSING)?;
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err(Error::Refused(
             "registering a kernel congestion control needs root (CAP_BPF and CAP_NET_ADMIN): run it as root".into(),
         ));
     }
-    let btf = Path::new("/sys/kernel/btf/vmlinux");
+    let btf =
+        std::env::var_os("XRC_KERNEL_BTF").map_or_else(|| PathBuf::from("/sys/kernel/btf/vmlinux"), PathBuf::from);
+    let btf = btf.as_path();
     let raw = fs::read(btf).map_err(|e| {
         Error::Refused(format!(
             "this kernel has no BTF ({}: {e}); BPF congestion controls need CONFIG_DEBUG_INFO_BTF",
@@ -178,6 +177,18 @@ pub fn preflight(name: &str) -> Result<(), Error> {
                  `xrc emulate`, or a kernel module of that name): remove it first"
             )
         }));
+    }
+    Ok(())
+}
+
+/// The BPF object exists, or why not (clang was missing at build time).
+fn check_object(obj: &[u8], clang_missing: &str) -> Result<(), Error> {
+    if obj.is_empty() {
+        return Err(Error::Refused(format!(
+            "xrc was built without clang ({}), so it has no BPF congestion control: install clang \
+             (`make setup` does, as root) and rebuild",
+            clang_missing.trim()
+        )));
     }
     Ok(())
 }
@@ -655,5 +666,33 @@ impl TraceThread {
 impl Drop for TraceThread {
     fn drop(&mut self) {
         let _ = self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_without_clang_is_refused_saying_to_install_clang() {
+        let e = check_object(&[], "clang: No such file or directory").unwrap_err();
+        assert!(matches!(e, Error::Refused(_)));
+        let m = e.to_string();
+        assert!(m.contains("without clang") && m.contains("install clang"), "{m}");
+        assert!(check_object(XRC_OBJECT, CLANG_MISSING).is_ok() || XRC_OBJECT.is_empty());
+    }
+
+    #[test]
+    fn parameters_out_of_range_are_refused_naming_them() {
+        let mut p = Params::default();
+        p.cc.budget_ms = f64::NAN;
+        assert!(p.cfg().unwrap_err().to_string().contains("budget_ms"));
+        let p = Params {
+            max_rate_kbps: 0,
+            ..Params::default()
+        };
+        assert!(p.cfg().unwrap_err().to_string().contains("max_rate_kbps"));
+        let c = Params::default().cfg().unwrap();
+        assert_eq!((c.budget_ns, c.probe_fp, c.ramp_milli), (10_000_000, 1 << 20, 2000));
     }
 }

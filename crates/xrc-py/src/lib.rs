@@ -4,6 +4,7 @@
 
 mod columns;
 mod emu;
+mod kernel;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -285,5 +286,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_schemas, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<emu::Emulator>()?;
+    m.add_class::<kernel::KernelCc>()?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_object, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_available, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_programs, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_preflight, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_pinned_status, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_unload, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_replay, m)?)?;
     Ok(())
 }

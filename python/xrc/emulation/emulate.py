@@ -21,9 +21,11 @@ Internet-side namespace to its UE's address, port ``5201 + k``, from
 ``iperf3`` client and server, a transfer or a video flow the applications
 of :mod:`xrc.emulation.apps`. Its congestion control is the
 kernel's module of the same algorithm (``cubic``; ``newreno`` is Linux
-``reno``; ``bbr``), set as the Internet-side namespace's default (and per
-socket with ``iperf3 -C`` when flows differ); an algorithm the kernel
-lacks (``xrc``, ``copa``, ...) is refused naming the flow. The scenario's TCP and receiver settings
+``reno``; ``bbr``), or xrc's own BPF one (``xrc``, :mod:`xrc.kernel`,
+loaded for the run, with the base station's feedback written into its
+ACKs), set as the Internet-side namespace's default (and per socket with
+``iperf3 -C`` when flows differ); an algorithm the kernel lacks
+(``copa``, ...) is refused naming the flow. The scenario's TCP and receiver settings
 (``flows.N.tcp``, ``flows.N.receiver``, ``cc_params``) reach the kernel
 through its own knobs (socket options, route metrics, the namespaces'
 sysctls; :mod:`xrc.emulation.kernel_tcp`), and a setting the kernel has no
@@ -100,7 +102,8 @@ DROP_CODES = {
 #: What no real run can fill, by table (column names) or whole table.
 NOT_MEASURED = {
     "cwnd.parquet": "the kernel's congestion state is not on the wire (ss/iperf3 sample it coarsely; not recorded)",
-    "feedback.parquet": "no XRC feedback: the kernel senders run Linux algorithms",
+    "feedback.parquet": "the XRC feedback the base station wrote is in the capture (inet.pcap, option 253) and "
+                        "xrc's kernel counters (environment.kernel_cc), not tabulated per ACK",
     "flows: timeouts, loss_undos, recovery_undos, spurious_rtos, probes": "kernel counters per connection "
     "are not in the capture",
     "retransmits: seq, kind": "the capture sees a segment sent again, not why",
@@ -138,6 +141,12 @@ class Plan:
     xrc_acks: bool = False
     gso: bool = GSO_DEFAULT
     kernel: KernelTcp = field(default_factory=KernelTcp)
+    #: The scheme run as xrc's own BPF congestion control, and its
+    #: cc_params (one set for every flow of it: the kernel has one copy).
+    bpf_cc: dict | None = None
+    #: Write every hook call of the BPF congestion control into the run
+    #: directory's kernel-trace.bin (``--kernel-trace``).
+    kernel_trace: bool = False
 
 
 def available_cc() -> list[str]:
@@ -167,9 +176,11 @@ def _host_addresses() -> list[tuple[str, str]]:
 
 
 def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: bool,
-         xrc_acks: bool = False, gso: bool = GSO_DEFAULT) -> Plan:
+         xrc_acks: bool = False, gso: bool = GSO_DEFAULT, kernel_trace: bool = False) -> Plan:
     """Checks everything that can be checked before anything is set up;
     raises :class:`EmulateError` naming the field or the missing piece."""
+    from ..kernel import BPF_CC
+
     topo = resolved["topology"]
     n_ues = len(resolved.get("ues") or []) if topo == "cellular" else 1
     if n_ues > MAX_UES:
@@ -177,21 +188,43 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
                            f"and hosts at most {MAX_UES} UEs, got {n_ues}")
     flows = resolved["flows"] if run_flows else []
     linux = []
+    bpf_cc = None
     for k, f in enumerate(flows):
         kind = f["traffic"]["kind"]
         if kind not in ("bulk", "transfer", "video"):
             raise EmulateError(f"flows.{k}.traffic.kind: {kind!r} is not emulated (bulk, transfer and video are)")
+        if f["cc"] in BPF_CC:
+            if topo != "cellular" or not resolved["cell"]["agent"]["enabled"]:
+                raise EmulateError(f"flows.{k}.cc: {f['cc']!r} runs on the base station's feedback, which needs "
+                                   "topology \"cellular\" with cell.agent.enabled = true")
+            if bpf_cc is not None and bpf_cc["cc_params"] != f["cc_params"]:
+                raise EmulateError(f"flows.{k}.cc_params: {f['cc_params']} differs from flows."
+                                   f"{bpf_cc['flow']}.cc_params {bpf_cc['cc_params']}; the kernel's {f['cc']} has "
+                                   "one set of parameters for every socket")
+            if f.get("extra_rtt_ms"):
+                raise EmulateError(f"flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got "
+                                   f"{f['extra_rtt_ms']} ms)")
+            bpf_cc = bpf_cc or {"scheme": f["cc"], "cc_params": f["cc_params"], "flow": k}
+            xrc_acks = True
+            linux.append(BPF_CC[f["cc"]])
+            continue
         name = LINUX_CC.get(f["cc"])
         if name is None or not _has_cc(name):
             why = "has no Linux kernel module" if name is None else f"needs the kernel's tcp_{name}, which it lacks"
             raise EmulateError(f"flows.{k}.cc: {f['cc']!r} {why} (the kernel here has: "
-                               f"{', '.join(available_cc()) or 'none'}); emulated flows use cubic, newreno or bbr")
+                               f"{', '.join(available_cc()) or 'none'}); emulated flows use cubic, newreno, bbr "
+                               f"or xrc's own kernel congestion controls ({', '.join(BPF_CC)})")
         if f.get("extra_rtt_ms"):
             raise EmulateError(f"flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got "
                                f"{f['extra_rtt_ms']} ms)")
         linux.append(name)
+    if kernel_trace and bpf_cc is None:
+        raise EmulateError("--kernel-trace: no flow runs one of xrc's kernel congestion controls "
+                           f"({', '.join(BPF_CC)})")
     try:
-        kernel = kernel_plan(flows)
+        # The BPF congestion control's parameters are its own (the loader
+        # writes them), not a Linux module's.
+        kernel = kernel_plan([{**f, "cc_params": {}} if f["cc"] in BPF_CC else f for f in flows])
     except KernelTcpError as e:
         raise EmulateError(str(e)) from None
     if command:
@@ -214,7 +247,7 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
         command = [os.environ.get("SHELL") or "/bin/sh"]
     return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
                 run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
-                xrc_acks=xrc_acks, gso=gso, kernel=kernel)
+                xrc_acks=xrc_acks, gso=gso, kernel=kernel, bpf_cc=bpf_cc, kernel_trace=kernel_trace)
 
 
 def emulator_options(p: Plan) -> dict | None:
@@ -254,6 +287,34 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
     if p.linux_cc:
         sysctls["net.ipv4.tcp_congestion_control"] = p.linux_cc[0]
     steal0, load0 = cpu_steal_s(), os.getloadavg()
+    kcc: dict | None = None
+    with contextlib.ExitStack() as stack:
+        if p.bpf_cc is not None:
+            from ..kernel import loaded
+
+            trace_path = pcap_dir / "kernel-trace.bin" if (p.kernel_trace and pcap_dir is not None) else None
+            kcc = stack.enter_context(loaded(p.bpf_cc["cc_params"], trace_path))
+        result = _run_testbed(p, trace_texts, cpu, sysctls, pcap_dir)
+    steal = cpu_steal_s() - steal0
+    env = result.pop("_env")
+    result["environment"] = {
+        "kernel": platform.release(),
+        "steal_s": round(steal, 3),
+        "load_avg": {"before": list(load0), "after": list(os.getloadavg())},
+        "iperf3": _iperf3_version() if p.flows else None,
+        "congestion_control": {f["id"]: p.linux_cc[k] for k, f in enumerate(p.flows)},
+        "emulator_cpu": cpu,
+        "command": p.command,
+        "command_exit": env["command_exit"],
+        "xrc_acks": p.xrc_acks,
+        "gso": p.gso,
+        "kernel_tcp": p.kernel.summary(),
+        "kernel_cc": kcc,
+    }
+    return result
+
+
+def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir) -> dict[str, Any]:
     cmd_proc = None
     with testbed(p.resolved, downlink_text=trace_texts[0], uplink_text=trace_texts[1], sysctls=sysctls,
                  emulator_cpu=cpu, num_ues=p.num_ues, options=emulator_options(p),
@@ -332,6 +393,13 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
                 ap.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass  # the testbed's clean-up ends it
+        if p.bpf_cc is not None:
+            # Sockets of the flows still open (iperf3 ended with the run,
+            # its data unsent) would hold xrc's congestion control, in a
+            # namespace about to go, until their retransmissions time out
+            # (minutes): abort them now, so that it can be removed.
+            for side in ("inet", "ue"):
+                tb.run(side, ["ss", "-K", "-t", "state", "all"], timeout=10, check=False)
         report = emu.stop()
         result: dict[str, Any] = {"report": report}
         result["apps"] = _read_app_logs(apps_dir, p, t0_ns)
@@ -349,20 +417,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
         if pcap_dir is not None:
             emu.write_pcap(str(pcap_dir / "inet.pcap"), "inet")
             emu.write_pcap(str(pcap_dir / "ue.pcap"), "ue")
-    steal = cpu_steal_s() - steal0
-    result["environment"] = {
-        "kernel": platform.release(),
-        "steal_s": round(steal, 3),
-        "load_avg": {"before": list(load0), "after": list(os.getloadavg())},
-        "iperf3": _iperf3_version() if p.flows else None,
-        "congestion_control": {f["id"]: p.linux_cc[k] for k, f in enumerate(p.flows)},
-        "emulator_cpu": cpu,
-        "command": p.command,
-        "command_exit": None if cmd_proc is None else cmd_proc.returncode,
-        "xrc_acks": p.xrc_acks,
-        "gso": p.gso,
-        "kernel_tcp": p.kernel.summary(),
-    }
+    result["_env"] = {"command_exit": None if cmd_proc is None else cmd_proc.returncode}
     return result
 
 
@@ -832,7 +887,8 @@ def write_run_dir(p: Plan, scenario, r: dict, staging: Path, argv: list[str]) ->
 
 
 def main(scenario, *, out: str | None, force: bool, command: list[str] | None, run_flows: bool,
-         argv: list[str], quiet: bool, xrc_acks: bool = False, gso: bool = GSO_DEFAULT) -> int:
+         argv: list[str], quiet: bool, xrc_acks: bool = False, gso: bool = GSO_DEFAULT,
+         kernel_trace: bool = False) -> int:
     """``xrc emulate``. Exit 2 for what it refuses (before anything is set
     up), 1 when a run fails, the COMMAND's status in the interactive mode."""
     from ..outdir import check, commit, staged
@@ -840,7 +896,9 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
     from .testbed import terminate_on_sigterm
 
     p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None, xrc_acks=xrc_acks,
-             gso=gso)
+             gso=gso, kernel_trace=kernel_trace)
+    if p.kernel_trace and out is None:
+        raise EmulateError("--kernel-trace writes kernel-trace.bin into the run directory: give --out")
     if out is not None:
         check(Path(out), force)
     trace = scenario.resolved.get("trace") or {}

@@ -1,0 +1,218 @@
+//! Bindings of `xrc-kernel`: the XRC congestion control in the Linux kernel
+//! (load, pin, status, unload) and the replay of its trace through the
+//! simulator's sender. A refusal (no root, no BTF, the name taken, bad
+//! parameters) raises ValueError (`xrc kernel` exits 2); a failure of the
+//! kernel or libbpf raises RuntimeError.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use xrc_kernel::{abi, Error, Kernel, Params, Status};
+
+fn py_err(e: Error) -> PyErr {
+    match e {
+        Error::Refused(m) => PyValueError::new_err(m),
+        Error::Failed(m) => PyRuntimeError::new_err(m),
+    }
+}
+
+/// Parameters from JSON: {"cc_params": {...xrc's...}, "max_rate_kbps": n,
+/// "max_hol_ms": x, "trace": bool}; absent keys take their defaults.
+fn params(json: &str) -> PyResult<Params> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut p = Params::default();
+    let obj = v
+        .as_object()
+        .ok_or_else(|| PyValueError::new_err("kernel parameters must be a JSON object"))?;
+    for (k, val) in obj {
+        match k.as_str() {
+            "cc_params" => {
+                p.cc =
+                    serde_json::from_value(val.clone()).map_err(|e| PyValueError::new_err(format!("cc_params: {e}")))?
+            }
+            "max_rate_kbps" => {
+                p.max_rate_kbps = val.as_u64().ok_or_else(|| {
+                    PyValueError::new_err(format!("max_rate_kbps must be a positive integer, got {val}"))
+                })?
+            }
+            "max_hol_ms" => {
+                let ms = val
+                    .as_f64()
+                    .ok_or_else(|| PyValueError::new_err(format!("max_hol_ms must be a number, got {val}")))?;
+                p.max_hol_ns = xrc_core::units::SimDuration::try_from_millis_f64(ms)
+                    .filter(|d| !d.is_zero())
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!("max_hol_ms must be a positive duration in ms, got {ms}"))
+                    })?
+                    .as_nanos()
+            }
+            "trace" => p.trace = val.as_bool().unwrap_or(false),
+            other => return Err(PyValueError::new_err(format!("unknown kernel parameter {other:?}"))),
+        }
+    }
+    Ok(p)
+}
+
+fn status_dict<'py>(py: Python<'py>, s: &Status) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &s.name)?;
+    d.set_item("object_sha256", &s.object_sha256)?;
+    d.set_item("loaded_at_s", s.loaded_at_s)?;
+    d.set_item("pinned", s.pinned)?;
+    d.set_item("cgroup", &s.cgroup)?;
+    let c = PyDict::new(py);
+    c.set_item("budget_ms", s.cfg.budget_ns as f64 / 1e6)?;
+    c.set_item("feedback_timeout_ms", s.cfg.feedback_timeout_ns as f64 / 1e6)?;
+    c.set_item("probe_segments", s.cfg.probe_fp as f64 / (1u64 << 20) as f64)?;
+    c.set_item("ramp_rtts", s.cfg.ramp_milli as f64 / 1000.0)?;
+    c.set_item("unfair_gain", s.cfg.unfair_gain_milli as f64 / 1000.0)?;
+    c.set_item("unfair_after_rtts", s.cfg.unfair_after_rtts)?;
+    c.set_item("max_rate_kbps", s.cfg.max_rate_kbps)?;
+    c.set_item("max_hol_ms", s.cfg.max_hol_ns as f64 / 1e6)?;
+    c.set_item("trace", s.cfg.trace != 0)?;
+    d.set_item("params", c)?;
+    let counters = PyDict::new(py);
+    for (n, v) in &s.counters {
+        counters.set_item(*n, *v)?;
+    }
+    d.set_item("counters", counters)?;
+    let socks = PyList::empty(py);
+    for (k, v) in &s.sockets {
+        let e = PyDict::new(py);
+        e.set_item("local", k.local().to_string())?;
+        e.set_item("remote", k.remote().to_string())?;
+        e.set_item("closed", v.closed != 0)?;
+        e.set_item("mode", abi::MODES.get(v.mode as usize).copied().unwrap_or("?"))?;
+        e.set_item("bottleneck", if v.bottleneck == 1 { "internet" } else { "wireless" })?;
+        e.set_item("cwnd", v.cwnd)?;
+        e.set_item("rate_kbps", v.rate_kbps)?;
+        e.set_item("hol_ms", v.hol_us as f64 / 1e3)?;
+        e.set_item("min_rtt_ms", v.min_rtt_us as f64 / 1e3)?;
+        e.set_item("sigma_ms", v.sigma_us as f64 / 1e3)?;
+        let c = PyDict::new(py);
+        for (i, n) in abi::COUNTERS.iter().enumerate() {
+            c.set_item(*n, v.counters[i])?;
+        }
+        e.set_item("counters", c)?;
+        socks.append(e)?;
+    }
+    d.set_item("sockets", socks)?;
+    Ok(d)
+}
+
+/// A load of the XRC congestion control held by this object: registered
+/// until `close()` (or `pin()`, which hands it to bpffs).
+#[pyclass(unsendable)]
+pub struct KernelCc {
+    inner: Option<Kernel>,
+}
+
+#[pymethods]
+impl KernelCc {
+    #[new]
+    #[pyo3(signature = (params_json, object_sha256, trace_path=None))]
+    fn new(py: Python<'_>, params_json: &str, object_sha256: &str, trace_path: Option<&str>) -> PyResult<Self> {
+        let p = params(params_json)?;
+        let trace = trace_path.map(std::path::PathBuf::from);
+        if p.trace != trace.is_some() {
+            return Err(PyValueError::new_err("trace: give a trace path exactly when tracing"));
+        }
+        let k = py
+            .detach(|| Kernel::load(&p, object_sha256, trace.as_deref()))
+            .map_err(py_err)?;
+        Ok(KernelCc { inner: Some(k) })
+    }
+
+    fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let k = self.inner.as_ref().ok_or_else(|| PyRuntimeError::new_err("closed"))?;
+        status_dict(py, &k.status().map_err(py_err)?)
+    }
+
+    /// Pins the load in bpffs so that it outlives this process.
+    fn pin(&mut self) -> PyResult<String> {
+        let k = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("closed"))?;
+        Ok(k.pin().map_err(py_err)?.to_string_lossy().into_owned())
+    }
+
+    /// Unregisters it (stops the trace, detaches the parser) and waits until
+    /// the kernel no longer lists it and has freed its programs; returns
+    /// whether both happened (within 5 and 10 s).
+    /// Raises RuntimeError, after removing everything, if the trace could
+    /// not be written whole.
+    fn close(&mut self, py: Python<'_>) -> PyResult<bool> {
+        if let Some(mut k) = self.inner.take() {
+            let name = k.name().to_owned();
+            let traced = k.finish_trace();
+            drop(k);
+            let gone = py.detach(|| {
+                xrc_kernel::wait_registered(&name, false, std::time::Duration::from_secs(5))
+                    && xrc_kernel::wait_programs_gone(std::time::Duration::from_secs(10))
+            });
+            traced.map_err(py_err)?;
+            return Ok(gone);
+        }
+        Ok(true)
+    }
+}
+
+/// The BPF object's bytes (empty when built without clang).
+#[pyfunction]
+pub fn kernel_object<'py>(py: Python<'py>) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, xrc_kernel::XRC_OBJECT)
+}
+
+/// The congestion controls the kernel lists.
+#[pyfunction]
+pub fn kernel_available() -> PyResult<Vec<String>> {
+    xrc_kernel::available().map_err(py_err)
+}
+
+/// The BPF programs of xrc's the kernel holds (root).
+#[pyfunction]
+pub fn kernel_programs() -> Vec<String> {
+    xrc_kernel::our_programs()
+}
+
+/// The checks a machine must pass to load (raises ValueError saying what is missing).
+#[pyfunction]
+pub fn kernel_preflight() -> PyResult<()> {
+    xrc_kernel::preflight(xrc_kernel::XRC_NAME).map_err(py_err)
+}
+
+/// The status of a load pinned by `xrc kernel load`, or None.
+#[pyfunction]
+pub fn kernel_pinned_status<'py>(py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    match xrc_kernel::pinned_status().map_err(py_err)? {
+        Some(s) => Ok(Some(status_dict(py, &s)?)),
+        None => Ok(None),
+    }
+}
+
+/// Removes a pinned load; returns whether there was one.
+#[pyfunction]
+pub fn kernel_unload(py: Python<'_>) -> PyResult<bool> {
+    py.detach(xrc_kernel::unload_pinned).map_err(py_err)
+}
+
+/// Replays a trace file through the simulator's `xrc` with the parameters
+/// the kernel ran with.
+#[pyfunction]
+pub fn kernel_replay<'py>(py: Python<'py>, trace_path: &str, params_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let p = params(params_json)?;
+    let bytes = std::fs::read(trace_path).map_err(|e| PyValueError::new_err(format!("{trace_path}: {e}")))?;
+    let r = py.detach(|| xrc_kernel::replay::replay(&bytes, &p.cc));
+    let d = PyDict::new(py);
+    d.set_item("records", r.records)?;
+    d.set_item("compared", r.compared)?;
+    d.set_item("sockets", r.sockets)?;
+    d.set_item("mismatches", r.mismatches)?;
+    d.set_item("skipped", r.skipped)?;
+    d.set_item("first", r.first)?;
+    let h = PyDict::new(py);
+    for (n, c) in r.by_hook {
+        h.set_item(n, c)?;
+    }
+    d.set_item("by_hook", h)?;
+    Ok(d)
+}

@@ -1,0 +1,236 @@
+"""XRC in the Linux kernel: ``xrc kernel load|unload|status``, and the
+kernel congestion controls ``xrc emulate`` runs.
+
+The sender of the paper (``cc = "xrc"``) is a BPF congestion control
+(``crates/xrc-kernel/bpf/xrc.bpf.c``, built by ``make setup`` with clang):
+registered under the name ``xrc``, it is what a socket gets with
+``sysctl net.ipv4.tcp_congestion_control=xrc`` or ``setsockopt(...,
+TCP_CONGESTION, "xrc")``. A sock_ops program attached to the root cgroup
+v2 reads the base station's option (TCP option 253, ExID 0x5852) from each
+incoming ACK into the socket. ``docs/kernel.md`` describes both.
+
+``xrc kernel load`` registers it until ``xrc kernel unload`` (pinned in
+bpffs at ``/sys/fs/bpf/xrc``); ``xrc emulate`` loads it for the run when a
+flow uses ``xrc`` and nothing is loaded, and removes it afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterator
+
+from .emulation.testbed import TestbedError
+
+#: The project's schemes that run in the kernel as its own BPF congestion
+#: controls, and the name each registers under.
+BPF_CC = {"xrc": "xrc"}
+
+#: What ``--set`` of ``xrc kernel load`` accepts besides the scheme's
+#: ``cc_params``.
+LIMITS = ("max_rate_kbps", "max_hol_ms")
+
+
+class KernelError(TestbedError):
+    """The machine or the input cannot do this: exit 2, nothing left loaded."""
+
+
+def _core():
+    from . import _core
+
+    return _core
+
+
+def object_sha256() -> str:
+    """SHA-256 of the BPF object this build of xrc loads (hex)."""
+    return hashlib.sha256(bytes(_core().kernel_object())).hexdigest()
+
+
+def params_json(cc_params: dict | None = None, *, trace: bool = False, **limits: Any) -> str:
+    """The kernel's parameters: the scheme's ``cc_params`` as the simulator
+    resolves them (unknown or bad values refused, naming them)."""
+    from .scenario import ScenarioError
+
+    for k, v in (cc_params or {}).items():
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ScenarioError(f"cc_params.{k} must be a finite number, got {v}")
+    raw = json.dumps(cc_params or {})
+    try:
+        resolved = json.loads(_core().resolve_cc("xrc", raw))
+    except ValueError as e:
+        raise ScenarioError(f"cc_params: {e}") from None
+    out: dict[str, Any] = {"cc_params": resolved, "trace": trace}
+    for k, v in limits.items():
+        if v is None:
+            continue
+        if k not in LIMITS:
+            raise ScenarioError(f"unknown kernel parameter {k!r} (known: {', '.join(LIMITS)} and xrc's cc_params)")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise ScenarioError(f"{k} must be a positive number, got {v!r}")
+        out[k] = int(v) if k == "max_rate_kbps" else float(v)
+    return json.dumps(out)
+
+
+def _refused(e: ValueError) -> KernelError:
+    return KernelError(str(e))
+
+
+def preflight() -> None:
+    """Raises :class:`KernelError` saying what this machine lacks to load."""
+    try:
+        _core().kernel_preflight()
+    except ValueError as e:
+        raise _refused(e) from None
+
+
+def available() -> list[str]:
+    return list(_core().kernel_available())
+
+
+def pinned_status() -> dict | None:
+    try:
+        return _core().kernel_pinned_status()
+    except ValueError as e:
+        raise _refused(e) from None
+
+
+def load_pinned(params: str) -> dict:
+    """``xrc kernel load``: registers ``xrc`` until ``unload``."""
+    try:
+        k = _core().KernelCc(params, object_sha256())
+    except ValueError as e:
+        raise _refused(e) from None
+    try:
+        k.pin()
+    except ValueError as e:
+        k.close()
+        raise _refused(e) from None
+    except BaseException:
+        k.close()
+        raise
+    return pinned_status() or {}
+
+
+def unload() -> bool:
+    try:
+        return bool(_core().kernel_unload())
+    except ValueError as e:
+        raise _refused(e) from None
+
+
+@contextlib.contextmanager
+def loaded(cc_params: dict | None, trace_path: Path | None = None) -> Iterator[dict]:
+    """The kernel's ``xrc`` for the duration of the block: the load pinned
+    by ``xrc kernel load`` when there is one (its parameters must be the
+    flow's), otherwise a load of its own, removed on every way out. Yields
+    a dict that, after the block, holds what ran (``name``, ``source``,
+    ``object_sha256``, ``params``, ``counters``, ``sockets``)."""
+    want = json.loads(params_json(cc_params, trace=trace_path is not None))
+    info: dict[str, Any] = {"name": "xrc", "scheme": "xrc"}
+    pinned = pinned_status()
+    if pinned is not None:
+        if trace_path is not None:
+            raise KernelError("a kernel trace needs xrc loaded by the run itself; `xrc kernel unload` first")
+        ran, asked = _core_params(pinned["params"]), _core_params(want["cc_params"])
+        if ran != asked:
+            raise KernelError(f"the xrc loaded by `xrc kernel load` runs with {ran}, the flow asks for {asked}: "
+                              "unload it or give the flow the same cc_params")
+        info.update(source="pinned by xrc kernel load", object_sha256=pinned["object_sha256"])
+        try:
+            yield info
+        finally:
+            after = pinned_status() or {}
+            info.update(params=after.get("params"), counters=after.get("counters"), sockets=after.get("sockets"))
+        return
+    try:
+        k = _core().KernelCc(json.dumps(want), object_sha256(), str(trace_path) if trace_path else None)
+    except ValueError as e:
+        raise _refused(e) from None
+    info.update(source="loaded for this run", object_sha256=object_sha256())
+    try:
+        yield info
+    finally:
+        with contextlib.suppress(Exception):
+            st = k.status()
+            info.update(params=st["params"], counters=st["counters"], sockets=st["sockets"])
+        if not k.close():
+            raise RuntimeError("the kernel still lists xrc, or holds its programs, 10 s after this run removed it "
+                               "(a socket still using it?)")
+
+
+def _core_params(p: dict) -> dict:
+    """The parameters that decide the algorithm, rounded as the kernel
+    keeps them."""
+    keys = ("budget_ms", "feedback_timeout_ms", "probe_segments", "ramp_rtts", "unfair_gain", "unfair_after_rtts")
+    return {k: round(float(p[k]), 6) for k in keys if k in p}
+
+
+def format_status(st: dict | None, avail: list[str]) -> str:
+    """``xrc kernel status`` as text."""
+    lines = []
+    if st is None:
+        lines.append("xrc: not loaded by `xrc kernel load`"
+                     + (" (but the kernel lists a congestion control named xrc: an `xrc emulate` run, or "
+                        "another program, holds it)" if "xrc" in avail else ""))
+    else:
+        p = st["params"]
+        lines.append(f"xrc: loaded (pinned in /sys/fs/bpf/xrc), object sha256 {st['object_sha256']}")
+        lines.append(f"  option parser on cgroup {st['cgroup']}")
+        lines.append("  params: " + ", ".join(f"{k} {v:g}" if isinstance(v, float) else f"{k} {v}"
+                                              for k, v in p.items()))
+        lines.append("  counters: " + ", ".join(f"{k} {v}" for k, v in st["counters"].items() if v))
+        socks = st["sockets"]
+        lines.append(f"  sockets ({len(socks)}):")
+        for s in socks:
+            c = {k: v for k, v in s["counters"].items() if v}
+            lines.append(f"    {s['local']} -> {s['remote']}{' (closed)' if s['closed'] else ''}: mode {s['mode']}, "
+                         f"{s['bottleneck']} bottleneck, cwnd {s['cwnd']}, rate {s['rate_kbps'] / 1000:g} Mbit/s, "
+                         f"HoL {s['hol_ms']:g} ms, min RTT {s['min_rtt_ms']:g} ms, sigma {s['sigma_ms']:g} ms; "
+                         + ", ".join(f"{k} {v}" for k, v in c.items()))
+    lines.append("kernel congestion controls: " + " ".join(avail))
+    return "\n".join(lines)
+
+
+def main(args) -> int:
+    """``xrc kernel ACTION``."""
+    import sys
+
+    from .scenario import ScenarioError
+
+    if args.action == "load":
+        cc: dict[str, Any] = {}
+        limits: dict[str, Any] = {}
+        seen = set()
+        for s in args.params:
+            k, eq, v = s.partition("=")
+            k = k.strip()
+            if not eq or not k:
+                raise ScenarioError(f"--set {s!r}: expected NAME=VALUE")
+            if k in seen:
+                raise ScenarioError(f"--set {k}: given twice; give it once")
+            seen.add(k)
+            try:
+                val = json.loads(v)
+            except ValueError:
+                raise ScenarioError(f"--set {k}: {v!r} is not a number") from None
+            (limits if k in LIMITS else cc)[k] = val
+        params = params_json(cc, **limits)
+        st = load_pinned(params)
+        if not args.quiet:
+            print(format_status(st, available()))
+        return 0
+    if args.action == "unload":
+        was = unload()
+        if not args.quiet:
+            print("xrc: unloaded" if was else "xrc: nothing was loaded by `xrc kernel load`")
+        return 0
+    st = pinned_status()
+    if args.json:
+        json.dump({"loaded": st, "available": available()}, sys.stdout, indent=2)
+        print()
+    else:
+        print(format_status(st, available()))
+    return 0
