@@ -44,13 +44,14 @@ def cell4(cc: str) -> dict:
     return s
 
 
-CASES = {
-    "fig1-xrc": lambda: fig1("xrc"),
-    "fig1-cubic": lambda: fig1("cubic"),
-    "fig1-newreno": lambda: fig1("newreno"),
-    "fig1-bbr": lambda: fig1("bbr"),
-    "cell4-xrc": lambda: cell4("xrc"),
-}
+#: Every scheme of `xrc list` that can run on real sockets, on Fig. 1's
+#: cell: the kernel's own module (cubic, newreno as Linux reno, bbr), xrc's
+#: BPF sender (xrc), or the shim (the rest); and the same scheme through the
+#: shim where it also runs natively, to measure what the shim changes.
+SCHEMES = ["xrc", "cubic", "newreno", "bbr", "illinois", "veno", "vegas", "copa", "bbr3", "roccet", "xrc2"]
+CASES: dict = {f"fig1-{c}": (lambda c=c: fig1(c), ()) for c in SCHEMES}
+CASES.update({f"fig1-{c}-shim": (lambda c=c: fig1(c), (c,)) for c in ("xrc", "cubic", "newreno", "bbr")})
+CASES["cell4-xrc"] = (lambda: cell4("xrc"), ())
 
 
 def toml_text(d: dict) -> str:
@@ -67,11 +68,15 @@ def measure(run: Path) -> dict:
         "ues": {str(u["id"]): {"hol_p90_ms": u["hol_delay_ms"]["p90"], "utilization": u["utilization"],
                                "hol_within_budget": u["frac_time_hol_below_budget"]} for u in s["ues"]},
         "kernel_cc": (s.get("environment") or {}).get("kernel_cc"),
+        "linux_cc": [f.get("linux_cc") for f in s["flows"]],
+        "shim": {k: v for k, v in ((s.get("environment") or {}).get("shim") or {}).items()
+                 if k in ("counters", "decision_lag", "events", "decisions")} or None,
     }
 
 
 def run_case(name: str, out: Path, duration: float | None) -> dict:
-    sc = CASES[name]()
+    build, shim = CASES[name]
+    sc = build()
     if duration is not None:
         sc["duration_s"] = duration
     d = out / name
@@ -79,7 +84,9 @@ def run_case(name: str, out: Path, duration: float | None) -> dict:
     path = d / "scenario.toml"
     path.write_text(toml_text(sc))
     xrc = [sys.executable, "-m", "xrc.cli"]
-    subprocess.run([*xrc, "emulate", str(path), "--out", str(d / "emulated"), "--force", "--quiet"], check=True)
+    via = ["--shim", ",".join(shim)] if shim else []
+    subprocess.run([*xrc, "emulate", str(path), "--out", str(d / "emulated"), "--force", "--quiet", *via],
+                   check=True)
     subprocess.run([*xrc, "run", str(path), "--out", str(d / "simulated"), "--force", "--quiet", "--no-plots"],
                    check=True)
     return {"emulated": measure(d / "emulated"), "simulated": measure(d / "simulated")}
@@ -90,18 +97,22 @@ def rel(a: float | None, b: float | None) -> float | None:
 
 
 def table(results: dict) -> str:
-    rows = ["| case | flow / UE | goodput emulated / simulated, Mbit/s (diff) | HoL p90 emulated / simulated, ms "
-            "(diff) | utilization emulated | HoL within budget emulated | verdict |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| case | kernel congestion control | flow / UE | goodput emulated / simulated, Mbit/s (diff) | HoL p90 "
+            "emulated / simulated, ms (diff) | utilization emulated | HoL within budget emulated | shim decision lag "
+            "p50 / p99, us | verdict |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         e, s = r["emulated"], r["simulated"]
+        lag = (e.get("shim") or {}).get("decision_lag") or {}
+        lag_s = f"{lag['p50_us']:.0f} / {lag['p99_us']:.0f}" if lag.get("p50_us") is not None else "-"
+        kcc = ", ".join(sorted(set(x for x in e.get("linux_cc") or [] if x)))
         for (fid, g), (uid, u) in zip(e["flows"].items(), e["ues"].items()):
             gs, us = s["flows"][fid], s["ues"][uid]
             dg, dh = rel(g, gs), rel(u["hol_p90_ms"], us["hol_p90_ms"])
             ok = dg is not None and abs(dg) <= 0.10 and dh is not None and abs(dh) <= 0.25
-            rows.append(f"| {name} | {fid} / UE {uid} | {g:.2f} / {gs:.2f} ({dg:+.1%}) | "
+            rows.append(f"| {name} | {kcc} | {fid} / UE {uid} | {g:.2f} / {gs:.2f} ({dg:+.1%}) | "
                         f"{u['hol_p90_ms']:.1f} / {us['hol_p90_ms']:.1f} ({dh:+.1%}) | {u['utilization']:.3f} | "
-                        f"{u['hol_within_budget']:.3f} | {'within' if ok else 'OUTSIDE'} 10 % / 25 % |")
+                        f"{u['hol_within_budget']:.3f} | {lag_s} | {'within' if ok else 'OUTSIDE'} 10 % / 25 % |")
     return "\n".join(rows)
 
 

@@ -54,7 +54,7 @@ def nothing_left_registered():
     if Path("/sys/fs/bpf/xrc").exists():
         subprocess.run([*XRC, "kernel", "unload", "--quiet"], timeout=30)
         pytest.fail("a test left xrc pinned")
-    assert "xrc" not in _core.kernel_available(), "a test left xrc registered"
+    assert not {"xrc", "xrc_shim"} & set(_core.kernel_available()), "a test left xrc or the shim registered"
     assert _core.kernel_programs() == [], "a test left xrc's BPF programs loaded"
 
 
@@ -354,3 +354,47 @@ def test_a_recorded_kernel_trace_replays_through_the_simulators_sender_without_a
         rep = _replay(Path(f.name), cc_params)
     assert rep["compared"] > 2000 and hooks <= set(rep["by_hook"]), rep
     assert rep["mismatches"] == 0, rep["first"]
+
+
+# ------------------------------------------------------------------- the shim
+
+def _emulate(tmp_path: Path, *args: str) -> dict:
+    out = tmp_path / "run"
+    r = subprocess.run([*XRC, "emulate", "paper/fig1-time-varying", "--out", str(out), "--quiet", *args],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    return json.loads((out / "summary.json").read_text())
+
+
+@needs_emulator
+def test_a_scheme_the_kernel_lacks_runs_through_the_shim_with_the_agent_deciding_each_ack(tmp_path):
+    s = _emulate(tmp_path, "--set", "flows.0.cc=vegas", "--set", "duration_s=5")
+    assert s["flows"][0]["linux_cc"] == "xrc_shim" and s["flows"][0]["goodput_mbps"] > 1
+    sh = s["environment"]["shim"]
+    data = max(sh["sockets"], key=lambda x: x["events"])
+    assert data["scheme"] == "vegas" and data["events"] > 1000
+    c = sh["counters"]
+    assert c["events_lost"] == 0 and c["decisions_applied"] > 0.9 * data["events"] / 2, c
+    assert sh["decision_lag"]["p99_us"] < 1000, sh["decision_lag"]
+    assert sh["errors"] == []
+
+
+@needs_emulator
+def test_xrc_through_the_shim_gives_what_the_simulator_gives_on_fig1(tmp_path):
+    s = _emulate(tmp_path, "--set", "flows.0.cc=xrc", "--set", "duration_s=10", "--shim", "xrc")
+    assert s["flows"][0]["linux_cc"] == "xrc_shim"
+    sim = subprocess.run([*XRC, "run", "paper/fig1-time-varying", "--set", "duration_s=10", "--out",
+                          str(tmp_path / "sim"), "--quiet", "--no-plots"], capture_output=True, text=True, timeout=120)
+    assert sim.returncode == 0, sim.stderr
+    t = json.loads((tmp_path / "sim" / "summary.json").read_text())
+    g, gs = s["flows"][0]["goodput_mbps"], t["flows"][0]["goodput_mbps"]
+    h, hs = s["ues"][0]["hol_delay_ms"]["p90"], t["ues"][0]["hol_delay_ms"]["p90"]
+    assert abs(g - gs) <= 0.10 * gs and abs(h - hs) <= 0.25 * hs, (g, gs, h, hs)
+
+
+@pytest.mark.parametrize("shim, says", [("abc", "mark data packets"), ("nope", "not a congestion control")])
+def test_a_scheme_the_shim_cannot_carry_is_refused_with_exit_2(tmp_path, shim, says):
+    r = subprocess.run([*XRC, "emulate", "paper/fig1-time-varying", "--out", str(tmp_path / "o"), "--shim", shim],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()

@@ -29,6 +29,20 @@ from .emulation.testbed import TestbedError
 #: controls, and the name each registers under.
 BPF_CC = {"xrc": "xrc"}
 
+#: The kernel congestion control of the shim, through which the core's own
+#: algorithms run on kernel sockets (``crates/xrc-kernel/bpf/shim.bpf.c``).
+SHIM_CC = "xrc_shim"
+
+#: Schemes that cannot run through the shim, and why.
+NOT_THROUGH_SHIM = {
+    "oracle": "the physical-limit oracle needs the cell's schedule ahead of time",
+    "oracle-rate": "the rate oracle needs the cell's ground truth every TTI",
+    "abc": "ABC needs the base station to mark data packets, which the emulator does not do yet",
+    "pbe": "PBE-CC needs the UE to write its capacity estimate into ACKs, which the emulator does not do yet",
+    "natcp": "NATCP needs NetAssist's out-of-band reports, which the emulator does not send yet",
+    "nacubic": "NACubic needs NetAssist's out-of-band reports, which the emulator does not send yet",
+}
+
 #: What ``--set`` of ``xrc kernel load`` accepts besides the scheme's
 #: ``cc_params``.
 LIMITS = ("max_rate_kbps", "max_hol_ms")
@@ -159,6 +173,30 @@ def loaded(cc_params: dict | None, trace_path: Path | None = None) -> Iterator[d
         if not k.close():
             raise RuntimeError("the kernel still lists xrc, or holds its programs, 10 s after this run removed it "
                                "(a socket still using it?)")
+
+
+@contextlib.contextmanager
+def shim_loaded(rules: list[dict], cc_params_bounds: dict | None = None) -> Iterator[dict]:
+    """The shim and its agent for the duration of the block, removed on
+    every way out. `rules`: [{"port": remote port or None, "scheme": name,
+    "params": cc_params}]. Yields a dict that, after the block, holds the
+    final status (counters, events, decision lag, sockets)."""
+    info: dict[str, Any] = {"name": SHIM_CC, "object_sha256": hashlib.sha256(
+        bytes(_core().kernel_object("shim"))).hexdigest(), "rules": rules}
+    try:
+        sh = _core().KernelShim(json.dumps(rules), params_json(None, **(cc_params_bounds or {})))
+    except ValueError as e:
+        raise _refused(e) from None
+    try:
+        yield info
+    finally:
+        st = sh.close()
+        if st is not None:
+            removed = st.pop("removed", True)
+            info.update(st)
+            if not removed:
+                raise RuntimeError(f"the kernel still lists {SHIM_CC}, or holds its programs, 10 s after this run "
+                                   "removed it (a socket still using it?)")
 
 
 def _core_params(p: dict) -> dict:

@@ -359,10 +359,11 @@ mod tests {
             rate_kbps: 20_000,
             hol_tenths_ms: 7,
         };
-        let agent = Some(Feedback {
+        let agent_fb = Feedback {
             rate_kbps: 5_000,
             hol_tenths_ms: 1,
-        });
+        };
+        let agent = Some(agent_fb);
         let mut ov = Override {
             fixed: Some(fixed),
             off: Some((2_000_000_000, 4_000_000_000)),
@@ -382,7 +383,7 @@ mod tests {
         ov.fixed = None;
         assert_eq!(
             ov.option(agent, 4, 0),
-            Some(option_bytes(agent.unwrap())),
+            Some(option_bytes(agent_fb)),
             "the agent's, unchanged"
         );
         assert_eq!(

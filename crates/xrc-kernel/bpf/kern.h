@@ -70,6 +70,8 @@ struct tcp_sock {
 	u32 max_packets_out;
 	u8 is_cwnd_limited : 1;
 	u32 srtt_us;
+	u32 lost;
+	u32 prr_out;
 	u64 tcp_clock_cache;
 } PAI;
 
@@ -80,12 +82,15 @@ struct ack_sample {
 } PAI;
 
 struct rate_sample {
+	u32 prior_delivered;
 	s32 delivered;
+	long interval_us;
 	long rtt_us;
 	int losses;
 	u32 acked_sacked;
 	u32 prior_in_flight;
 	bool is_app_limited;
+	bool is_retrans;
 } PAI;
 
 /* enum tcp_ca_state */

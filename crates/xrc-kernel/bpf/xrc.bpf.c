@@ -60,6 +60,7 @@
 #include <bpf/bpf_endian.h>
 #include "wide.h"
 #include "xrc_abi.h"
+#include "common.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -70,7 +71,6 @@ extern void tcp_cong_avoid_ai(struct tcp_sock *tp, u32 w, u32 acked) __ksym;
 #define NSEC_PER_USEC 1000ULL
 #define NSEC_PER_SEC 1000000000ULL
 #define FP_ONE (1ULL << XRC_FP_SHIFT)
-#define ENOMSG 42
 
 /* The state of one connection's sender: cc::xrc::Xrc's fields that the
  * paper's rule uses, with Option<T> as a has_ flag beside its value. */
@@ -99,14 +99,6 @@ struct xrc_state {
 	u8 mode;            /* XM_* */
 	u8 bottleneck;      /* 0 wireless, 1 Internet */
 	u8 starved;
-};
-
-/* What the sock_ops program leaves for the congestion control. */
-struct xrc_pending {
-	u64 seq;            /* options taken on this socket so far */
-	u64 taken;          /* the seq the congestion control last applied */
-	u32 rate_kbps;
-	u32 hol_tenths;
 };
 
 struct xrc_sk {
@@ -170,83 +162,34 @@ static __always_inline struct xrc_cfg *cfg(void)
 SEC("sockops")
 int xrc_sockops(struct bpf_sock_ops *skops)
 {
-	u8 opt[12] = { XRC_OPT_KIND, 4, XRC_OPT_EXID_HI, XRC_OPT_EXID_LO };
-	struct xrc_cfg *c;
 	struct bpf_sock *sk;
+	struct xrc_cfg *c;
 	struct xrc_sk *s;
 	u32 rate, hol;
-	long n;
+	int v;
 
-	switch (skops->op) {
-	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
-	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
-						 BPF_SOCK_OPS_PARSE_UNKNOWN_HDR_OPT_CB_FLAG);
+	if (xrc_sockops_established(skops) || skops->op != BPF_SOCK_OPS_PARSE_HDR_OPT_CB)
 		return 1;
-	case BPF_SOCK_OPS_PARSE_HDR_OPT_CB:
-		break;
-	default:
-		return 1;
-	}
 	sk = skops->sk;
-	if (!sk)
-		return 1;
-	n = bpf_load_hdr_opt(skops, opt, sizeof(opt), 0);
-	if (n == -ENOMSG)
-		return 1; /* some other unknown option */
-	s = bpf_sk_storage_get(&xrc_store, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (n != XRC_OPT_LEN || opt[1] != XRC_OPT_LEN) {
-		count(s, XC_FB_MALFORMED);
-		return 1;
-	}
 	c = cfg();
-	if (!c)
+	if (!sk || !c)
 		return 1;
-	rate = (u32)opt[4] << 24 | (u32)opt[5] << 16 | (u32)opt[6] << 8 | opt[7];
-	hol = (u32)opt[8] << 8 | opt[9];
-	if (rate == 0 && hol == XRC_HOL_PLACEHOLDER) {
-		count(s, XC_FB_PLACEHOLDER);
+	v = xrc_parse(skops, c, &rate, &hol);
+	if (v == XRC_NOT_OURS)
 		return 1;
-	}
-	if (rate == 0) {
-		count(s, XC_FB_ZERO);
-		return 1;
-	}
-	if (rate > c->max_rate_kbps) {
-		count(s, XC_FB_RATE_HIGH);
-		return 1;
-	}
-	if ((u64)hol * 100000ULL > c->max_hol_ns) {
-		count(s, XC_FB_HOL_HIGH);
-		return 1;
-	}
-	if (!s)
+	s = bpf_sk_storage_get(&xrc_store, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	count(s, v);
+	if (v != XC_FB_VALID || !s)
 		return 1;
 	if (s->fb.seq != s->fb.taken)
 		count(s, XC_FB_SUPERSEDED);
 	s->fb.rate_kbps = rate;
 	s->fb.hol_tenths = hol;
 	s->fb.seq += 1;
-	count(s, XC_FB_VALID);
 	return 1;
 }
 
 /* ------------------------------------------------------- the sender's rules */
-
-/* Linux tcp_is_cwnd_limited (include/net/tcp.h). */
-static __always_inline bool is_cwnd_limited(struct tcp_sock *tp)
-{
-	if (BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
-		return true;
-	if (tp->snd_cwnd < tp->snd_ssthresh)
-		return tp->snd_cwnd < 2 * tp->max_packets_out;
-	return false;
-}
-
-static __always_inline u32 in_flight(struct tcp_sock *tp)
-{
-	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
-}
 
 /* Eq. (2): twnd = round(R_exp · RTT_min / MSS), at least 2 segments. In
  * xrc.rs: (2·R·t + 8·10^9·mss) / (16·10^9·mss) with R in bit/s and t in ns;
@@ -307,15 +250,11 @@ static __always_inline void grow(struct xrc_state *x, struct tcp_sock *tp, u64 p
 static __always_inline void publish(struct sock *sk, struct xrc_sk *s, u64 now, bool closed)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct xrc_sock_key k = {};
+	struct xrc_sock_key k = sock_key(sk);
 	struct xrc_sock_info v = {};
 	struct xrc_state *x = &s->st;
 	int i;
 
-	k.saddr = sk->__sk_common.skc_rcv_saddr;
-	k.daddr = sk->__sk_common.skc_daddr;
-	k.sport = sk->__sk_common.skc_num;
-	k.dport = bpf_ntohs(sk->__sk_common.skc_dport);
 	for (i = 0; i < XC_NCOUNTERS; i++)
 		v.counters[i] = s->counters[i];
 	v.updated_ns = now;

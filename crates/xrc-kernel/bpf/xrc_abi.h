@@ -121,4 +121,87 @@ struct xrc_trace {
 	__u32 ret;
 };
 
+/* ------------------------------------------------------------- the shim */
+
+/* Shim events (struct shim_event.kind), in the order the simulator's sender
+ * calls its hooks for one ACK: PRE (feedback, in_ack_event, pkts_acked),
+ * then any SSTHRESH, SET_STATE, CWND_EVENT or UNDO, then POST (the window
+ * update, cong_control or cong_avoid). SSTHRESH, SET_STATE, CWND_EVENT and
+ * UNDO also come outside an ACK (a retransmission timeout). */
+#define SE_INIT 1
+#define SE_PRE 2
+#define SE_SSTHRESH 3
+#define SE_SET_STATE 4
+#define SE_CWND_EVENT 5
+#define SE_UNDO 6
+#define SE_POST 7
+#define SE_RELEASE 8
+
+/* shim_event.flags */
+#define SF_FEEDBACK 0x01      /* fb_* hold a fresh option (PRE) */
+#define SF_SLOW_PATH 0x02     /* in_ack_event's CA_ACK_SLOWPATH */
+#define SF_WIN_UPDATE 0x04    /* CA_ACK_WIN_UPDATE */
+#define SF_ECE 0x08           /* CA_ACK_ECE */
+#define SF_CWND_LIMITED 0x10  /* tcp_is_cwnd_limited */
+#define SF_APP_LIMITED 0x20   /* rate sample: is_app_limited */
+#define SF_RETRANS 0x40       /* rate sample: is_retrans */
+#define SF_HAS_SAMPLE 0x80    /* PRE: pkts_acked ran for this ACK */
+
+/* One event for the user-space agent (136 bytes). */
+struct shim_event {
+	__u64 now_ns;
+	__u64 seq;            /* this socket's events so far, this one included */
+	struct xrc_sock_key key;
+	__u8 kind;
+	__u8 ca_state;
+	__u8 arg;             /* SET_STATE: new state; CWND_EVENT: the event */
+	__u8 flags;
+	__u32 cwnd;
+	__u32 ssthresh;
+	__u32 mss;
+	__u32 in_flight;
+	__u32 packets_out;
+	__u32 sacked_out;
+	__u32 lost_out;
+	__u32 retrans_out;
+	__u32 snd_una;
+	__u32 snd_nxt;
+	__u32 delivered;
+	__u32 lost;           /* tp->lost */
+	__u32 srtt_us;        /* tp->srtt_us >> 3 */
+	__u32 pkts_acked;     /* PRE: ack_sample.pkts_acked; UNDO: prior_cwnd */
+	__s32 rtt_us;         /* PRE: ack_sample.rtt_us; POST: rs->rtt_us */
+	__u32 fb_rate_kbps;
+	__u32 fb_hol_tenths;
+	__s32 rs_delivered;   /* POST: the rate sample */
+	__u32 rs_interval_us;
+	__u32 rs_prior_delivered;
+	__u32 rs_acked_sacked;
+	__u32 rs_losses;
+	__u32 rs_prior_in_flight;
+	__u32 applied_cwnd;   /* the window the shim last set (0: none): when cwnd differs, the kernel changed it */
+	__u32 applied_ssthresh; /* the same for the slow-start threshold */
+};
+
+/* The agent's answer for a socket (the `shim_decisions` map, keyed by its
+ * 4-tuple), applied by the shim at the socket's next ACK. */
+struct shim_decision {
+	__u64 seq;            /* the event it answers */
+	__u64 event_ns;       /* that event's time */
+	__u64 pacing_bps;     /* 0: no pacing */
+	__u32 cwnd;           /* the agent's window */
+	__u32 ssthresh;
+	__u8 controls;        /* the algorithm sets the window itself (cong_control): also in CWR and Recovery */
+	__u8 pad[7];
+};
+
+/* Shim counters (`shim_stats`, per CPU). */
+#define SC_EVENTS 0            /* events written */
+#define SC_EVENTS_LOST 1       /* events the ring buffer had no room for */
+#define SC_APPLIED 2           /* decisions applied */
+#define SC_NO_DECISION 3       /* ACKs with no decision yet (the kernel's Reno) */
+#define SC_STALE 4             /* ACKs whose decision answered an older event than the last POST */
+#define SC_PRR 5               /* ACKs in CWR or Recovery handled by PRR here */
+#define SC_NCOUNTERS 6
+
 #endif

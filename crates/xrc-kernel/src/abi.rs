@@ -208,6 +208,99 @@ impl Trace {
     }
 }
 
+/// Shim event kinds (`SE_*`).
+pub const SE_INIT: u8 = 1;
+pub const SE_PRE: u8 = 2;
+pub const SE_SSTHRESH: u8 = 3;
+pub const SE_SET_STATE: u8 = 4;
+pub const SE_CWND_EVENT: u8 = 5;
+pub const SE_UNDO: u8 = 6;
+pub const SE_POST: u8 = 7;
+pub const SE_RELEASE: u8 = 8;
+
+/// Shim event flags (`SF_*`).
+pub const SF_FEEDBACK: u8 = 0x01;
+pub const SF_SLOW_PATH: u8 = 0x02;
+pub const SF_WIN_UPDATE: u8 = 0x04;
+pub const SF_ECE: u8 = 0x08;
+pub const SF_CWND_LIMITED: u8 = 0x10;
+pub const SF_APP_LIMITED: u8 = 0x20;
+pub const SF_RETRANS: u8 = 0x40;
+pub const SF_HAS_SAMPLE: u8 = 0x80;
+
+/// The shim's counters (`SC_*`), with the names status prints.
+pub const SHIM_COUNTERS: [&str; 6] = [
+    "events",
+    "events_lost",
+    "decisions_applied",
+    "acks_without_decision",
+    "acks_with_stale_decision",
+    "acks_in_prr",
+];
+
+/// One shim event (`struct shim_event`).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShimEvent {
+    pub now_ns: u64,
+    pub seq: u64,
+    pub key: SockKey,
+    pub kind: u8,
+    pub ca_state: u8,
+    pub arg: u8,
+    pub flags: u8,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub mss: u32,
+    pub in_flight: u32,
+    pub packets_out: u32,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
+    pub snd_una: u32,
+    pub snd_nxt: u32,
+    pub delivered: u32,
+    pub lost: u32,
+    pub srtt_us: u32,
+    pub pkts_acked: u32,
+    pub rtt_us: i32,
+    pub fb_rate_kbps: u32,
+    pub fb_hol_tenths: u32,
+    pub rs_delivered: i32,
+    pub rs_interval_us: u32,
+    pub rs_prior_delivered: u32,
+    pub rs_acked_sacked: u32,
+    pub rs_losses: u32,
+    pub rs_prior_in_flight: u32,
+    pub applied_cwnd: u32,
+    pub applied_ssthresh: u32,
+}
+
+impl ShimEvent {
+    /// The event in `b` (the ring buffer's bytes, this machine's order).
+    pub fn from_bytes(b: &[u8]) -> Option<ShimEvent> {
+        if b.len() < std::mem::size_of::<ShimEvent>() {
+            return None;
+        }
+        // SAFETY: ShimEvent is plain data of that size (checked above);
+        // every bit pattern is a valid value; the read is unaligned-safe.
+        Some(unsafe { std::ptr::read_unaligned(b.as_ptr() as *const ShimEvent) })
+    }
+}
+
+/// The agent's decision for a socket (`struct shim_decision`).
+#[repr(C)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShimDecision {
+    pub seq: u64,
+    pub event_ns: u64,
+    pub pacing_bps: u64,
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub controls: u8,
+    pub pad: [u8; 7],
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +312,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<SockKey>(), 16);
         assert_eq!(std::mem::size_of::<SockInfo>(), 128);
         assert_eq!(TRACE_BYTES, 88);
+        assert_eq!(std::mem::size_of::<ShimEvent>(), 136);
+        assert_eq!(std::mem::size_of::<ShimDecision>(), 40);
     }
 
     #[test]

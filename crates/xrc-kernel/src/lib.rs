@@ -27,6 +27,7 @@
 pub mod abi;
 mod bpf;
 pub mod replay;
+pub mod shim;
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
@@ -42,7 +43,11 @@ use xrc_core::transport::cc::xrc::{int, Config as XrcConfig};
 /// The XRC congestion control's BPF object, as clang built it (empty when
 /// clang was missing at build time).
 pub const XRC_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/xrc.bpf.o"));
+/// The shim's BPF object (`bpf/shim.bpf.c`).
+pub const SHIM_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/shim.bpf.o"));
 const CLANG_MISSING: &str = include_str!(concat!(env!("OUT_DIR"), "/clang_missing.txt"));
+/// The name the shim registers under.
+pub const SHIM_NAME: &str = "xrc_shim";
 
 /// The name the congestion control registers under.
 pub const XRC_NAME: &str = "xrc";
@@ -477,6 +482,161 @@ impl Kernel {
         self.sockops.disconnect();
         self.cc.disconnect();
         Ok(dir)
+    }
+}
+
+/// The shim loaded, with its agent running the core's congestion controls
+/// for the sockets that use it ([`shim`]); registered while this value
+/// lives.
+pub struct Shim {
+    // Drop order: the agent stops, the links go, the object closes.
+    agent: Option<AgentThread>,
+    _cc: bpf::Link,
+    _sockops: bpf::Link,
+    obj: bpf::Object,
+}
+
+struct AgentThread {
+    stop: Arc<AtomicBool>,
+    agent: Arc<Mutex<Option<shim::Agent>>>,
+    handle: Option<JoinHandle<io::Result<()>>>,
+}
+
+/// What the shim did: the agent's report and the BPF side's counters.
+#[derive(Clone, Debug, Default)]
+pub struct ShimStatus {
+    pub counters: Vec<(&'static str, u64)>,
+    pub agent: shim::AgentReport,
+}
+
+impl Shim {
+    /// Checks the machine, loads the shim, attaches its option parser,
+    /// registers `xrc_shim` and starts the agent with `rules`. The feedback
+    /// bounds of `params` apply to the option parser.
+    pub fn load(params: &Params, rules: Vec<shim::Rule>) -> Result<Shim, Error> {
+        for r in &rules {
+            xrc_core::transport::cc::registry::build(&r.scheme, &r.params)
+                .map_err(|e| Error::Refused(format!("{}: {e}", r.scheme)))?;
+        }
+        let cfg = params.cfg()?;
+        check_object(SHIM_OBJECT, CLANG_MISSING)?;
+        preflight(SHIM_NAME)?;
+        let root = cgroup2_root()?;
+        let obj = bpf::Object::open_load(SHIM_NAME, SHIM_OBJECT).map_err(|e| failed("loading the shim", e))?;
+        let fd = obj.map_fd("shim_cfg").map_err(|e| failed("shim_cfg", e))?;
+        // SAFETY: abi::Cfg is the shim_cfg map's value.
+        unsafe { bpf::update(fd, &0u32, &cfg) }.map_err(|e| failed("writing the configuration", e))?;
+        let decisions = obj.map_fd("shim_decisions").map_err(|e| failed("shim_decisions", e))?;
+        let events = obj.map_fd("shim_events").map_err(|e| failed("shim_events", e))?;
+        let agent = AgentThread::start(events, shim::Agent::new(rules, decisions))?;
+        let cg = open_dir(&root)?;
+        let sockops = obj
+            .attach_cgroup("xrc_shim_sockops", &cg)
+            .map_err(|e| failed(&format!("attaching the shim's option parser to {}", root.display()), e))?;
+        let cc = obj
+            .attach_struct_ops(SHIM_NAME)
+            .map_err(|e| failed(&format!("registering {SHIM_NAME}"), e))?;
+        Ok(Shim {
+            agent: Some(agent),
+            _cc: cc,
+            _sockops: sockops,
+            obj,
+        })
+    }
+
+    /// The BPF side's counters and what the agent has done so far.
+    pub fn status(&self) -> Result<ShimStatus, Error> {
+        let fd = self.obj.map_fd("shim_stats").map_err(|e| failed("shim_stats", e))?;
+        let counters = abi::SHIM_COUNTERS
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, bpf::percpu_sum(fd, i as u32)))
+            .collect();
+        let agent = match &self.agent {
+            Some(a) => a.snapshot(),
+            None => shim::AgentReport::default(),
+        };
+        Ok(ShimStatus { counters, agent })
+    }
+
+    /// Stops the agent (after a last drain of the events) and returns the
+    /// final status; the shim stays registered until the value is dropped.
+    pub fn finish(&mut self) -> Result<ShimStatus, Error> {
+        let mut st = self.status()?;
+        if let Some(mut a) = self.agent.take() {
+            st.agent = a.finish()?;
+        }
+        Ok(st)
+    }
+}
+
+impl AgentThread {
+    fn start(events_fd: RawFd, agent: shim::Agent) -> Result<AgentThread, Error> {
+        let agent = Arc::new(Mutex::new(Some(agent)));
+        let a = agent.clone();
+        let mut rb = bpf::RingBuf::new(
+            events_fd,
+            Box::new(move |rec: &[u8]| {
+                if let Ok(mut g) = a.lock() {
+                    if let Some(ag) = g.as_mut() {
+                        ag.on_event(rec);
+                    }
+                }
+            }),
+        )
+        .map_err(|e| failed("the shim's ring buffer", e))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("xrc-shim-agent".into())
+            .spawn(move || -> io::Result<()> {
+                loop {
+                    let last = s.load(Ordering::Acquire);
+                    rb.poll(20)?;
+                    if last {
+                        return Ok(());
+                    }
+                }
+            })
+            .map_err(|e| failed("starting the shim's agent", e))?;
+        Ok(AgentThread {
+            stop,
+            agent,
+            handle: Some(handle),
+        })
+    }
+
+    fn snapshot(&self) -> shim::AgentReport {
+        let mut r = self
+            .agent
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(|a| a.report.clone()))
+            .unwrap_or_default();
+        r.lag_ns.sort_unstable();
+        r
+    }
+
+    fn finish(&mut self) -> Result<shim::AgentReport, Error> {
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = self.handle.take() {
+            match h.join() {
+                Ok(r) => r.map_err(|e| failed("the shim's agent", e))?,
+                Err(_) => return Err(Error::Failed("the shim's agent panicked".into())),
+            }
+        }
+        let a = self
+            .agent
+            .lock()
+            .map_err(|_| Error::Failed("the shim's agent panicked".into()))?
+            .take();
+        Ok(a.map(shim::Agent::finish).unwrap_or_default())
+    }
+}
+
+impl Drop for AgentThread {
+    fn drop(&mut self) {
+        let _ = self.finish();
     }
 }
 

@@ -156,10 +156,116 @@ impl KernelCc {
     }
 }
 
+/// The shim with its agent: the core's congestion controls on the kernel
+/// sockets that use `xrc_shim`, registered until `close()`.
+#[pyclass(unsendable)]
+pub struct KernelShim {
+    inner: Option<xrc_kernel::Shim>,
+}
+
+fn shim_status<'py>(py: Python<'py>, s: &xrc_kernel::ShimStatus) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let c = PyDict::new(py);
+    for (n, v) in &s.counters {
+        c.set_item(*n, *v)?;
+    }
+    d.set_item("counters", c)?;
+    let a = &s.agent;
+    d.set_item("events", a.events)?;
+    d.set_item("decisions", a.decisions)?;
+    d.set_item("skipped", a.skipped)?;
+    d.set_item("errors", a.errors.clone())?;
+    let lag = PyDict::new(py);
+    lag.set_item("n", a.lag_ns.len())?;
+    for (n, q) in [("p50_us", 0.5), ("p90_us", 0.9), ("p99_us", 0.99), ("max_us", 1.0)] {
+        lag.set_item(n, a.lag_quantile(q).map(|v| v as f64 / 1e3))?;
+    }
+    d.set_item("decision_lag", lag)?;
+    let socks = PyList::empty(py);
+    for (k, scheme, events, closed) in &a.sockets {
+        let e = PyDict::new(py);
+        e.set_item("local", k.local().to_string())?;
+        e.set_item("remote", k.remote().to_string())?;
+        e.set_item("scheme", scheme)?;
+        e.set_item("events", *events)?;
+        e.set_item("closed", *closed)?;
+        socks.append(e)?;
+    }
+    d.set_item("sockets", socks)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl KernelShim {
+    /// `rules_json`: [{"port": remote port or null, "scheme": name,
+    /// "params": {cc_params}}]; `params_json` as for KernelCc (its feedback
+    /// bounds apply to the shim's option parser).
+    #[new]
+    fn new(py: Python<'_>, rules_json: &str, params_json: &str) -> PyResult<Self> {
+        let p = params(params_json)?;
+        let v: serde_json::Value =
+            serde_json::from_str(rules_json).map_err(|e| PyValueError::new_err(format!("rules: {e}")))?;
+        let mut rules = Vec::new();
+        for r in v
+            .as_array()
+            .ok_or_else(|| PyValueError::new_err("rules: expected a list"))?
+        {
+            let port = match &r["port"] {
+                serde_json::Value::Null => None,
+                x => Some(
+                    x.as_u64()
+                        .filter(|&n| n <= u16::MAX as u64)
+                        .ok_or_else(|| PyValueError::new_err(format!("rules: port must be in [0, 65535], got {x}")))?
+                        as u16,
+                ),
+            };
+            let scheme = r["scheme"]
+                .as_str()
+                .ok_or_else(|| PyValueError::new_err("rules: scheme must be a name"))?
+                .to_owned();
+            rules.push(xrc_kernel::shim::Rule {
+                port,
+                scheme,
+                params: r.get("params").cloned().unwrap_or(serde_json::Value::Null),
+            });
+        }
+        let s = py.detach(|| xrc_kernel::Shim::load(&p, rules)).map_err(py_err)?;
+        Ok(KernelShim { inner: Some(s) })
+    }
+
+    fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.as_ref().ok_or_else(|| PyRuntimeError::new_err("closed"))?;
+        shim_status(py, &s.status().map_err(py_err)?)
+    }
+
+    /// Stops the agent, unregisters the shim, waits until the kernel no
+    /// longer lists it; returns the final status (None if already closed).
+    fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(mut s) = self.inner.take() else {
+            return Ok(None);
+        };
+        let st = s.finish();
+        drop(s);
+        let gone = py.detach(|| {
+            xrc_kernel::wait_registered(xrc_kernel::SHIM_NAME, false, std::time::Duration::from_secs(5))
+                && xrc_kernel::wait_programs_gone(std::time::Duration::from_secs(10))
+        });
+        let st = st.map_err(py_err)?;
+        let d = shim_status(py, &st)?;
+        d.set_item("removed", gone)?;
+        Ok(Some(d))
+    }
+}
+
 /// The BPF object's bytes (empty when built without clang).
 #[pyfunction]
-pub fn kernel_object<'py>(py: Python<'py>) -> Bound<'py, PyBytes> {
-    PyBytes::new(py, xrc_kernel::XRC_OBJECT)
+#[pyo3(signature = (name="xrc"))]
+pub fn kernel_object<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyBytes>> {
+    match name {
+        "xrc" => Ok(PyBytes::new(py, xrc_kernel::XRC_OBJECT)),
+        "shim" => Ok(PyBytes::new(py, xrc_kernel::SHIM_OBJECT)),
+        _ => Err(PyValueError::new_err(format!("no BPF object {name:?} (xrc, shim)"))),
+    }
 }
 
 /// The congestion controls the kernel lists.

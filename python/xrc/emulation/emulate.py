@@ -147,6 +147,8 @@ class Plan:
     #: Write every hook call of the BPF congestion control into the run
     #: directory's kernel-trace.bin (``--kernel-trace``).
     kernel_trace: bool = False
+    #: Flows run through the shim: [{"port", "scheme", "params"}].
+    shim_rules: list = field(default_factory=list)
 
 
 def available_cc() -> list[str]:
@@ -176,10 +178,14 @@ def _host_addresses() -> list[tuple[str, str]]:
 
 
 def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: bool,
-         xrc_acks: bool = False, gso: bool = GSO_DEFAULT, kernel_trace: bool = False) -> Plan:
+         xrc_acks: bool = False, gso: bool = GSO_DEFAULT, kernel_trace: bool = False,
+         shim: tuple[str, ...] = ()) -> Plan:
     """Checks everything that can be checked before anything is set up;
-    raises :class:`EmulateError` naming the field or the missing piece."""
-    from ..kernel import BPF_CC
+    raises :class:`EmulateError` naming the field or the missing piece.
+    Schemes in `shim` run through the shim even where the kernel has its
+    own module of them."""
+    from .. import _core
+    from ..kernel import BPF_CC, NOT_THROUGH_SHIM, SHIM_CC
 
     topo = resolved["topology"]
     n_ues = len(resolved.get("ues") or []) if topo == "cellular" else 1
@@ -189,10 +195,31 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
     flows = resolved["flows"] if run_flows else []
     linux = []
     bpf_cc = None
+    shim_rules = []
+    for s_ in shim:
+        if s_ not in _core.schemes():
+            raise EmulateError(f"--shim: {s_!r} is not a congestion control (known: {', '.join(_core.schemes())})")
+        if s_ in NOT_THROUGH_SHIM:
+            raise EmulateError(f"--shim: {s_!r} cannot run through the shim: {NOT_THROUGH_SHIM[s_]}")
     for k, f in enumerate(flows):
         kind = f["traffic"]["kind"]
         if kind not in ("bulk", "transfer", "video"):
             raise EmulateError(f"flows.{k}.traffic.kind: {kind!r} is not emulated (bulk, transfer and video are)")
+        native = f["cc"] in BPF_CC or (f["cc"] in LINUX_CC and _has_cc(LINUX_CC[f["cc"]]))
+        if f["cc"] in NOT_THROUGH_SHIM and not native:
+            raise EmulateError(f"flows.{k}.cc: {f['cc']!r} cannot run on real sockets: {NOT_THROUGH_SHIM[f['cc']]}")
+        if f["cc"] in shim or (not native and f["cc"] not in NOT_THROUGH_SHIM):
+            if f.get("extra_rtt_ms"):
+                raise EmulateError(f"flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got "
+                                   f"{f['extra_rtt_ms']} ms)")
+            if f["cc"] in ("xrc", "xrc2") and (topo != "cellular" or not resolved["cell"]["agent"]["enabled"]):
+                raise EmulateError(f"flows.{k}.cc: {f['cc']!r} runs on the base station's feedback, which needs "
+                                   "topology \"cellular\" with cell.agent.enabled = true")
+            if f["cc"] in ("xrc", "xrc2"):
+                xrc_acks = True
+            shim_rules.append({"port": BASE_PORT + k, "scheme": f["cc"], "params": f["cc_params"]})
+            linux.append(SHIM_CC)
+            continue
         if f["cc"] in BPF_CC:
             if topo != "cellular" or not resolved["cell"]["agent"]["enabled"]:
                 raise EmulateError(f"flows.{k}.cc: {f['cc']!r} runs on the base station's feedback, which needs "
@@ -224,7 +251,8 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
     try:
         # The BPF congestion control's parameters are its own (the loader
         # writes them), not a Linux module's.
-        kernel = kernel_plan([{**f, "cc_params": {}} if f["cc"] in BPF_CC else f for f in flows])
+        kernel = kernel_plan([{**f, "cc_params": {}} if f["cc"] in BPF_CC or linux[k] == SHIM_CC else f
+                              for k, f in enumerate(flows)])
     except KernelTcpError as e:
         raise EmulateError(str(e)) from None
     if command:
@@ -247,7 +275,8 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
         command = [os.environ.get("SHELL") or "/bin/sh"]
     return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
                 run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
-                xrc_acks=xrc_acks, gso=gso, kernel=kernel, bpf_cc=bpf_cc, kernel_trace=kernel_trace)
+                xrc_acks=xrc_acks, gso=gso, kernel=kernel, bpf_cc=bpf_cc, kernel_trace=kernel_trace,
+                shim_rules=shim_rules)
 
 
 def emulator_options(p: Plan) -> dict | None:
@@ -288,12 +317,17 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
         sysctls["net.ipv4.tcp_congestion_control"] = p.linux_cc[0]
     steal0, load0 = cpu_steal_s(), os.getloadavg()
     kcc: dict | None = None
+    shim: dict | None = None
     with contextlib.ExitStack() as stack:
         if p.bpf_cc is not None:
             from ..kernel import loaded
 
             trace_path = pcap_dir / "kernel-trace.bin" if (p.kernel_trace and pcap_dir is not None) else None
             kcc = stack.enter_context(loaded(p.bpf_cc["cc_params"], trace_path))
+        if p.shim_rules:
+            from ..kernel import shim_loaded
+
+            shim = stack.enter_context(shim_loaded(p.shim_rules))
         result = _run_testbed(p, trace_texts, cpu, sysctls, pcap_dir)
     steal = cpu_steal_s() - steal0
     env = result.pop("_env")
@@ -310,15 +344,21 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
         "gso": p.gso,
         "kernel_tcp": p.kernel.summary(),
         "kernel_cc": kcc,
+        "shim": shim,
     }
     return result
 
 
 def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir) -> dict[str, Any]:
     cmd_proc = None
+    side = {k: dict(v) for k, v in p.kernel.sysctls.items()}
+    if p.bpf_cc is not None or p.shim_rules:
+        # The receivers need none of xrc's kernel congestion controls (they
+        # send no data): the UE side keeps Linux's default.
+        side.setdefault("ue", {})["net.ipv4.tcp_congestion_control"] = "cubic"
     with testbed(p.resolved, downlink_text=trace_texts[0], uplink_text=trace_texts[1], sysctls=sysctls,
                  emulator_cpu=cpu, num_ues=p.num_ues, options=emulator_options(p),
-                 side_sysctls=p.kernel.sysctls) as tb:
+                 side_sysctls=side) as tb:
         emu = tb.emulator
         apply_routes(tb, p.kernel)
         # Bulk flows are iperf3; transfers and video are xrc.emulation.apps,
@@ -393,7 +433,7 @@ def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir) -> dict[str, Any]
                 ap.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass  # the testbed's clean-up ends it
-        if p.bpf_cc is not None:
+        if p.bpf_cc is not None or p.shim_rules:
             # Sockets of the flows still open (iperf3 ended with the run,
             # its data unsent) would hold xrc's congestion control, in a
             # namespace about to go, until their retransmissions time out
@@ -888,7 +928,7 @@ def write_run_dir(p: Plan, scenario, r: dict, staging: Path, argv: list[str]) ->
 
 def main(scenario, *, out: str | None, force: bool, command: list[str] | None, run_flows: bool,
          argv: list[str], quiet: bool, xrc_acks: bool = False, gso: bool = GSO_DEFAULT,
-         kernel_trace: bool = False) -> int:
+         kernel_trace: bool = False, shim: tuple[str, ...] = ()) -> int:
     """``xrc emulate``. Exit 2 for what it refuses (before anything is set
     up), 1 when a run fails, the COMMAND's status in the interactive mode."""
     from ..outdir import check, commit, staged
@@ -896,7 +936,7 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
     from .testbed import terminate_on_sigterm
 
     p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None, xrc_acks=xrc_acks,
-             gso=gso, kernel_trace=kernel_trace)
+             gso=gso, kernel_trace=kernel_trace, shim=shim)
     if p.kernel_trace and out is None:
         raise EmulateError("--kernel-trace writes kernel-trace.bin into the run directory: give --out")
     if out is not None:

@@ -372,7 +372,8 @@ def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: st
     created: list[str] = []
     emu = None
     tb = None
-    cc = [v for k, v in (sysctls or {}).items() if k == "net.ipv4.tcp_congestion_control"]
+    cc = [v for d in (sysctls or {}, *(side_sysctls or {}).values()) for k, v in (d or {}).items()
+          if k == "net.ipv4.tcp_congestion_control"]
     allowed = allowed_congestion_control(cc)
     allowed.__enter__()
     try:

@@ -1,0 +1,369 @@
+//! The shim's user-space agent: the core's own congestion controls on real
+//! kernel sockets.
+//!
+//! The BPF congestion control `xrc_shim` (`bpf/shim.bpf.c`) reports every
+//! ACK of every socket that uses it as ordered events (`abi::ShimEvent`:
+//! PRE, then SSTHRESH / SET_STATE / CWND_EVENT / UNDO, then POST) and
+//! applies the decision this agent writes back into the `shim_decisions`
+//! map at the socket's next ACK. The agent keeps, per socket, the scheme's
+//! controller (`registry::build`, the very code `xrc run` runs) and the
+//! window it shares with it, and calls the controller's hooks in the order
+//! the simulator's sender does (`transport/sender/ack.rs`):
+//!
+//! | event | hooks |
+//! |---|---|
+//! | INIT | `init` |
+//! | PRE | `on_feedback` (when the base station's option came), `in_ack_event`, `pkts_acked` |
+//! | SSTHRESH | `ssthresh` |
+//! | SET_STATE | `set_state` |
+//! | CWND_EVENT | `cwnd_event` |
+//! | UNDO | `undo_cwnd` |
+//! | POST | `cong_control`, or `cong_avoid` outside Recovery when `snd_una` advanced |
+//!
+//! The agent keeps its own copy of the window across events and writes it,
+//! whole, after each; the shim sets it at the socket's next ACK. Each event
+//! carries the window the shim last set: where the kernel's differs, the
+//! kernel changed it on its own (proportional rate reduction, the end of a
+//! recovery, a timeout), and the agent takes the kernel's, so the kernel's
+//! recovery is the controller's starting point, as in the simulator, where
+//! the framework and the controller share one window.
+//!
+//! Which scheme a socket runs is chosen by its remote port ([`Rule`]), or
+//! the default rule; a socket matching none runs the default scheme.
+//!
+//! **Decision lag**: for each POST, the time from the kernel's event to the
+//! decision being in the map (the agent's side), kept as a distribution;
+//! the BPF side counts ACKs that found the agent one event behind
+//! (`SC_STALE`).
+
+use std::collections::HashMap;
+use std::os::fd::RawFd;
+
+use xrc_core::net::XrcOption;
+use xrc_core::transport::cc::{
+    registry, AckFlags, AckSample, CaEvent, CaState, CongestionControl, ConnView, Feedback, RateSample, Window,
+};
+use xrc_core::units::{SimDuration, SimTime};
+
+use crate::abi::{self, SockKey};
+use crate::bpf;
+
+/// Which scheme the sockets to a remote port run (`port: None`: every
+/// other socket).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rule {
+    pub port: Option<u16>,
+    pub scheme: String,
+    pub params: serde_json::Value,
+}
+
+/// A 32-bit kernel counter unwrapped into 64 bits.
+#[derive(Clone, Copy, Debug)]
+struct Unwrap {
+    last32: u32,
+    last64: u64,
+}
+
+impl Unwrap {
+    fn new(v: u32) -> Self {
+        Unwrap {
+            last32: v,
+            last64: 1 << 32,
+        }
+    }
+    fn at(&mut self, v: u32) -> u64 {
+        let d = v.wrapping_sub(self.last32) as i32 as i64;
+        self.last64 = (self.last64 as i64 + d) as u64;
+        self.last32 = v;
+        self.last64
+    }
+}
+
+struct Conn {
+    scheme: String,
+    cc: Box<dyn CongestionControl>,
+    w: Window,
+    una: Unwrap,
+    nxt: Unwrap,
+    delivered: Unwrap,
+    lost: Unwrap,
+    last_una: u64,
+    min_rtt: Option<SimDuration>,
+    controls: bool,
+    events: u64,
+    closed: bool,
+}
+
+/// What the agent did, for `status` and the run directory.
+#[derive(Clone, Debug, Default)]
+pub struct AgentReport {
+    pub events: u64,
+    pub decisions: u64,
+    /// Events the agent could not use (unknown socket, malformed).
+    pub skipped: u64,
+    /// Sockets seen, with their scheme and event count, by 4-tuple.
+    pub sockets: Vec<(SockKey, String, u64, bool)>,
+    /// Decision lag of each POST, ns (event in the kernel to decision in
+    /// the map), sorted.
+    pub lag_ns: Vec<u64>,
+    /// Controllers that could not be built (scheme, message).
+    pub errors: Vec<String>,
+}
+
+impl AgentReport {
+    /// The `q`-quantile of the decision lag, ns.
+    pub fn lag_quantile(&self, q: f64) -> Option<u64> {
+        if self.lag_ns.is_empty() {
+            return None;
+        }
+        let i = ((self.lag_ns.len() - 1) as f64 * q).round() as usize;
+        Some(self.lag_ns[i])
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    // SAFETY: clock_gettime writes into the struct.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn ca_state(v: u8) -> CaState {
+    match v {
+        1 => CaState::Disorder,
+        2 => CaState::Cwr,
+        3 => CaState::Recovery,
+        4 => CaState::Loss,
+        _ => CaState::Open,
+    }
+}
+
+fn ca_event(v: u8) -> Option<CaEvent> {
+    Some(match v {
+        0 => CaEvent::TxStart,
+        1 => CaEvent::CwndRestart,
+        2 => CaEvent::CompleteCwr,
+        3 => CaEvent::Loss,
+        4 => CaEvent::EcnNoCe,
+        5 => CaEvent::EcnIsCe,
+        _ => return None,
+    })
+}
+
+/// The agent's state: every socket's controller.
+pub struct Agent {
+    rules: Vec<Rule>,
+    conns: HashMap<SockKey, Conn>,
+    decisions_fd: RawFd,
+    pub report: AgentReport,
+}
+
+impl Agent {
+    pub fn new(rules: Vec<Rule>, decisions_fd: RawFd) -> Agent {
+        Agent {
+            rules,
+            conns: HashMap::new(),
+            decisions_fd,
+            report: AgentReport::default(),
+        }
+    }
+
+    fn rule_for(&self, k: &SockKey) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .find(|r| r.port == Some(k.dport))
+            .or_else(|| self.rules.iter().find(|r| r.port.is_none()))
+    }
+
+    /// Handles one event's bytes.
+    pub fn on_event(&mut self, bytes: &[u8]) {
+        let Some(e) = abi::ShimEvent::from_bytes(bytes) else {
+            self.report.skipped += 1;
+            return;
+        };
+        self.report.events += 1;
+        let now = SimTime::from_nanos(e.now_ns);
+        if e.kind == abi::SE_INIT {
+            let Some(rule) = self.rule_for(&e.key).cloned() else {
+                self.report.skipped += 1;
+                return;
+            };
+            let cc = match registry::build(&rule.scheme, &rule.params) {
+                Ok(cc) => cc,
+                Err(m) => {
+                    self.report.errors.push(format!("{}: {m}", rule.scheme));
+                    return;
+                }
+            };
+            let mut c = Conn {
+                scheme: rule.scheme,
+                cc,
+                w: Window {
+                    cwnd: e.cwnd,
+                    ssthresh: e.ssthresh,
+                    cwnd_cnt: 0,
+                    cwnd_clamp: u32::MAX / 2,
+                },
+                una: Unwrap::new(e.snd_una),
+                nxt: Unwrap::new(e.snd_nxt),
+                delivered: Unwrap::new(e.delivered),
+                lost: Unwrap::new(e.lost),
+                last_una: 1 << 32,
+                min_rtt: None,
+                controls: false,
+                events: 1,
+                closed: false,
+            };
+            let view = c.view(now, &e);
+            c.cc.init(now, &mut c.w, &view);
+            self.conns.insert(e.key, c);
+            self.decide(&e, false);
+            return;
+        }
+        let Some(c) = self.conns.get_mut(&e.key) else {
+            self.report.skipped += 1;
+            return;
+        };
+        c.events += 1;
+        if e.applied_cwnd == 0 || e.cwnd != e.applied_cwnd {
+            c.w.cwnd = e.cwnd;
+        }
+        if e.applied_ssthresh == 0 || e.ssthresh != e.applied_ssthresh {
+            c.w.ssthresh = e.ssthresh;
+        }
+        let view = c.view(now, &e);
+        match e.kind {
+            abi::SE_PRE => {
+                if e.flags & abi::SF_FEEDBACK != 0 {
+                    let fb = XrcOption {
+                        rate_bps: e.fb_rate_kbps as u64 * 1000,
+                        hol: SimDuration::from_nanos(e.fb_hol_tenths as u64 * 100_000),
+                        air: None,
+                        room: None,
+                    };
+                    c.cc.on_feedback(now, &mut c.w, &view, &Feedback::Xrc(fb));
+                }
+                let flags = AckFlags {
+                    slow_path: e.flags & abi::SF_SLOW_PATH != 0,
+                    window_update: e.flags & abi::SF_WIN_UPDATE != 0,
+                    ece: e.flags & abi::SF_ECE != 0,
+                };
+                c.cc.in_ack_event(now, &mut c.w, &view, flags);
+                if e.flags & abi::SF_HAS_SAMPLE != 0 {
+                    let rtt = (e.rtt_us >= 0).then(|| SimDuration::from_micros(e.rtt_us as u64));
+                    if let Some(r) = rtt {
+                        c.min_rtt = Some(c.min_rtt.map_or(r, |m| m.min(r)));
+                    }
+                    let s = AckSample {
+                        pkts_acked: e.pkts_acked,
+                        rtt,
+                        in_flight: e.in_flight,
+                    };
+                    c.cc.pkts_acked(now, &mut c.w, &view, &s);
+                }
+            }
+            abi::SE_SSTHRESH => c.w.ssthresh = c.cc.ssthresh(now, &c.w, &view),
+            abi::SE_SET_STATE => c.cc.set_state(now, &mut c.w, &view, ca_state(e.arg)),
+            abi::SE_CWND_EVENT => {
+                if let Some(ev) = ca_event(e.arg) {
+                    c.cc.cwnd_event(now, &mut c.w, &view, ev);
+                }
+            }
+            abi::SE_UNDO => c.w.cwnd = c.cc.undo_cwnd(now, &c.w, e.pkts_acked),
+            abi::SE_POST => {
+                let delivered = view.delivered;
+                let rs = RateSample {
+                    delivered: (e.rs_delivered > 0 && e.rs_interval_us > 0).then_some(e.rs_delivered as u64),
+                    interval: SimDuration::from_micros(e.rs_interval_us as u64),
+                    prior_delivered: delivered.saturating_sub(e.delivered.wrapping_sub(e.rs_prior_delivered) as u64),
+                    prior_time: SimTime::from_nanos(e.now_ns.saturating_sub(e.rs_interval_us as u64 * 1000)),
+                    prior_in_flight: e.rs_prior_in_flight,
+                    acked_sacked: e.rs_acked_sacked,
+                    losses: e.rs_losses,
+                    rtt: (e.rtt_us >= 0).then(|| SimDuration::from_micros(e.rtt_us as u64)),
+                    is_app_limited: e.flags & abi::SF_APP_LIMITED != 0,
+                    is_retrans: e.flags & abi::SF_RETRANS != 0,
+                    record: None,
+                    is_acking_tlp_retrans_seq: false,
+                };
+                let advanced = view.snd_una > c.last_una;
+                c.last_una = view.snd_una;
+                if c.cc.cong_control(now, &mut c.w, &view, &rs) {
+                    c.controls = true;
+                } else if view.ca_state != CaState::Recovery && view.ca_state != CaState::Cwr && advanced {
+                    c.cc.cong_avoid(now, &mut c.w, &view, e.rs_acked_sacked);
+                }
+            }
+            abi::SE_RELEASE => {
+                c.closed = true;
+                return;
+            }
+            _ => {
+                self.report.skipped += 1;
+                return;
+            }
+        }
+        self.decide(&e, e.kind == abi::SE_POST);
+    }
+
+    /// Writes the socket's decision after event `e`: its window and
+    /// slow-start threshold, its pacing rate, and whether it sets the window
+    /// itself.
+    fn decide(&mut self, e: &abi::ShimEvent, post: bool) {
+        let Some(c) = self.conns.get(&e.key) else { return };
+        let d = abi::ShimDecision {
+            seq: e.seq,
+            event_ns: e.now_ns,
+            pacing_bps: c.cc.pacing_rate().map_or(0, |r| r.bps()),
+            cwnd: c.w.cwnd.max(1),
+            ssthresh: c.w.ssthresh,
+            controls: c.controls as u8,
+            pad: [0; 7],
+        };
+        // SAFETY: SockKey and ShimDecision are the map's key and value.
+        if unsafe { bpf::update(self.decisions_fd, &e.key, &d) }.is_ok() {
+            self.report.decisions += 1;
+            if post {
+                self.report.lag_ns.push(monotonic_ns().saturating_sub(e.now_ns));
+            }
+        }
+    }
+
+    /// The report, with the sockets and the lag sorted.
+    pub fn finish(mut self) -> AgentReport {
+        let mut socks: Vec<_> = self
+            .conns
+            .iter()
+            .map(|(k, c)| (*k, c.scheme.clone(), c.events, c.closed))
+            .collect();
+        socks.sort_by_key(|s| (s.0.dport, s.0.sport));
+        self.report.sockets = socks;
+        self.report.lag_ns.sort_unstable();
+        self.report
+    }
+}
+
+impl Conn {
+    fn view(&mut self, now: SimTime, e: &abi::ShimEvent) -> ConnView {
+        ConnView {
+            now,
+            mss: e.mss,
+            snd_una: self.una.at(e.snd_una),
+            snd_nxt: self.nxt.at(e.snd_nxt),
+            packets_out: e.packets_out,
+            packets_in_flight: e.in_flight,
+            srtt: (e.srtt_us > 0).then(|| SimDuration::from_micros(e.srtt_us as u64)),
+            min_rtt: self.min_rtt,
+            delivered: self.delivered.at(e.delivered),
+            ca_state: ca_state(e.ca_state),
+            is_cwnd_limited: e.flags & abi::SF_CWND_LIMITED != 0,
+            app_limited: false,
+            sacked_out: e.sacked_out,
+            lost_out: e.lost_out,
+            retrans_out: e.retrans_out,
+            lost_total: self.lost.at(e.lost),
+            last_send: None,
+            pacing: self.cc.pacing_rate().is_some(),
+        }
+    }
+}
