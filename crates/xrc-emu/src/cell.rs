@@ -222,9 +222,10 @@ impl CellHandle {
 
     /// The UE of a packet of capture flow `flow` travelling `down` (or up)
     /// between `src` and `dst`, registering the flow with the cell the
-    /// first time; `None`: neither address is a UE's (the packet cannot
-    /// cross the cell).
-    pub fn register(&self, flow: u32, down: bool, src: [u8; 4], dst: [u8; 4]) -> Option<usize> {
+    /// first time (with `air`, its ACKs get the agent's air-delay and room
+    /// fields, as for an `xrc2` sender); `None`: neither address is a UE's
+    /// (the packet cannot cross the cell).
+    pub fn register(&self, flow: u32, down: bool, src: [u8; 4], dst: [u8; 4], air: bool) -> Option<usize> {
         let mut s = self.lock();
         let k = flow as usize;
         if let Some(&known) = s.flow_ue.get(k) {
@@ -240,6 +241,9 @@ impl CellHandle {
         s.flow_ue[k] = ue;
         if let Some(u) = ue {
             s.sa.component_mut().register_flow(FlowId(flow), u);
+            if air {
+                s.sa.component_mut().enable_air_delay(FlowId(flow));
+            }
             s.rec.live[u] += 1;
             let n = s.rec.live[u];
             s.sa.component_mut().set_live_flows(u, n);
@@ -379,7 +383,7 @@ mod tests {
     #[test]
     fn a_packet_crosses_the_cell_down_in_a_tti_plus_decoding_and_its_ack_comes_back_up() {
         let cell = CellHandle::new(&cfg()).unwrap();
-        assert_eq!(cell.register(0, true, [10, 77, 0, 1], [10, 77, 0, 2]), Some(0));
+        assert_eq!(cell.register(0, true, [10, 77, 0, 1], [10, 77, 0, 2], false), Some(0));
         let (down, up) = cell.stages();
         let mut d = Path::new(vec![Box::new(down)]);
         let mut u = Path::new(vec![Box::new(up)]);
@@ -424,8 +428,8 @@ mod tests {
         let mut c = cfg();
         c.cell.as_mut().unwrap().rlc.buffer_packets = Some(2);
         let cell = CellHandle::new(&c).unwrap();
-        assert_eq!(cell.register(1, true, [10, 77, 0, 1], [10, 77, 0, 9]), None);
-        cell.register(0, true, [10, 77, 0, 1], [10, 77, 0, 2]);
+        assert_eq!(cell.register(1, true, [10, 77, 0, 1], [10, 77, 0, 9], false), None);
+        cell.register(0, true, [10, 77, 0, 1], [10, 77, 0, 2], false);
         let mut p = Path::new(vec![
             Box::new(LinkStage::new(&LinkConfig {
                 rate: None,

@@ -202,6 +202,10 @@ pub struct Options {
     /// The base station writes XRC's feedback into the ACKs that cross the
     /// cell ([`crate::feedback`]; `cellular` topology only). Off by default.
     pub xrc_acks: bool,
+    /// UE-side ports of the flows whose senders ask the agent for its
+    /// air-interface delay and the buffer's room (`xrc2`: the simulator's
+    /// `Signals::xrc_air`); their ACKs carry the longer option.
+    pub air_ports: Vec<u16>,
     /// What the base station writes instead of its agent's feedback (tests
     /// of a sender's trust; none by default).
     pub feedback_override: Option<crate::feedback::Override>,
@@ -229,6 +233,7 @@ impl Default for Options {
             late_ns: 1_000_000,
             xrc_acks: false,
             feedback_override: None,
+            air_ports: Vec::new(),
             mtu: 1500,
             rt_yield: None,
             gso: false,
@@ -583,9 +588,11 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         c.read += 1;
         c.bytes_read += n as u64;
         if let Some(cell) = &self.cell {
-            let ue = info
-                .as_ref()
-                .and_then(|i| cell.register(flow, dir == Dir::Down, i.src, i.dst));
+            let ue = info.as_ref().and_then(|i| {
+                let ue_port = if dir == Dir::Down { i.dport } else { i.sport };
+                let air = self.opts.air_ports.contains(&ue_port);
+                cell.register(flow, dir == Dir::Down, i.src, i.dst, air)
+            });
             if ue.is_none() {
                 // Neither address is a UE's: the packet has no radio to cross.
                 self.capture.on_dropped(rec, NO_UE_STAGE);
@@ -660,9 +667,12 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             let start = self.begin();
             let (mut bytes, rec) = self.slab.get(slot);
             {
+                let tenths = |d: xrc_core::units::SimDuration| (d.as_nanos() / 100_000).min(u16::MAX as u64) as u16;
                 let agent = xrc.map(|o| crate::feedback::Feedback {
                     rate_kbps: (o.rate_bps / 1000).min(u32::MAX as u64) as u32,
-                    hol_tenths_ms: (o.hol.as_nanos() / 100_000).min(u16::MAX as u64) as u16,
+                    hol_tenths_ms: tenths(o.hol),
+                    air_tenths_ms: o.air.map(tenths),
+                    room: o.room,
                 });
                 let opt = match &self.opts.feedback_override {
                     Some(ov) if dir == Dir::Up && is_pure_ack(bytes) => {
@@ -672,7 +682,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                     _ => agent.map(crate::feedback::option_bytes),
                 };
                 if let Some(o) = opt {
-                    if crate::feedback::add_option_bytes(bytes, &o, self.opts.mtu, &mut self.rewrite) {
+                    if crate::feedback::add_option_bytes(bytes, o.as_slice(), self.opts.mtu, &mut self.rewrite) {
                         bytes = &self.rewrite;
                         self.capture
                             .on_rewritten(rec, bytes, crate::feedback::read_option(bytes).unwrap_or_default());

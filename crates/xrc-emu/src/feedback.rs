@@ -13,6 +13,15 @@
 //!  NOP NOP | kind 253 | len 10 | ExID (16 bit) | rate kbit/s (32 bit) | HoL 0.1 ms (16 bit)
 //! ```
 //!
+//! For the flows that ask for them (`xrc2`), the agent's air-interface
+//! delay and the UE buffer's free room follow (the simulator's
+//! `XrcOption::air` and `room`):
+//!
+//! ```text
+//!  kind 253 | len 12 | ExID | rate | HoL | air 0.1 ms (16 bit)                          (12 bytes)
+//!  NOP NOP | kind 253 | len 14 | ExID | rate | HoL | air | room, full-size SDUs (16 bit) (16 bytes)
+//! ```
+//!
 //! - kind 253 is an experimental option kind (RFC 4727), shared through a
 //!   16-bit **experiment identifier** right after the length (RFC 6994
 //!   §3, "ExID"); ours is [`EXID`] (0x5852, "XR"), **not registered with
@@ -41,14 +50,45 @@
 pub const EXID: u16 = 0x5852;
 /// TCP experimental option kind (RFC 4727).
 pub const KIND: u8 = 253;
-/// Bytes the option adds to a packet (padding included).
+/// Bytes the option adds to a packet (padding included), without the room
+/// field; with it, [`MAX_OPTION_BYTES`].
 pub const OPTION_BYTES: usize = 12;
+pub const MAX_OPTION_BYTES: usize = 16;
 
 /// The option's fields as they travel.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Feedback {
     pub rate_kbps: u32,
     pub hol_tenths_ms: u16,
+    /// The agent's air-interface delay, 0.1 ms (`xrc2` flows).
+    pub air_tenths_ms: Option<u16>,
+    /// The UE buffer's free room, full-size SDUs (`xrc2` flows of a UE with
+    /// more than one active flow; only with `air_tenths_ms`).
+    pub room: Option<u16>,
+}
+
+impl Feedback {
+    pub fn new(rate_kbps: u32, hol_tenths_ms: u16) -> Feedback {
+        Feedback {
+            rate_kbps,
+            hol_tenths_ms,
+            air_tenths_ms: None,
+            room: None,
+        }
+    }
+}
+
+/// An option's bytes on the wire: the first `len` of `bytes` (12 or 16).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OptionBytes {
+    pub bytes: [u8; MAX_OPTION_BYTES],
+    pub len: usize,
+}
+
+impl OptionBytes {
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
 }
 
 /// One's complement sum of 16-bit words (RFC 1071), not yet inverted.
@@ -70,13 +110,29 @@ pub(crate) fn fold(mut acc: u32) -> u16 {
     !(acc as u16)
 }
 
-/// The option's 12 bytes for `fb`.
-pub fn option_bytes(fb: Feedback) -> [u8; OPTION_BYTES] {
-    let mut o = [0u8; OPTION_BYTES];
-    o[..4].copy_from_slice(&[1, 1, KIND, 10]);
-    o[4..6].copy_from_slice(&EXID.to_be_bytes());
-    o[6..10].copy_from_slice(&fb.rate_kbps.to_be_bytes());
-    o[10..12].copy_from_slice(&fb.hol_tenths_ms.to_be_bytes());
+/// The option's bytes for `fb`: 12 (rate and HoL, or with the air field),
+/// or 16 (with the room field too).
+pub fn option_bytes(fb: Feedback) -> OptionBytes {
+    let mut body = Vec::with_capacity(14);
+    body.extend_from_slice(&EXID.to_be_bytes());
+    body.extend_from_slice(&fb.rate_kbps.to_be_bytes());
+    body.extend_from_slice(&fb.hol_tenths_ms.to_be_bytes());
+    if let Some(a) = fb.air_tenths_ms {
+        body.extend_from_slice(&a.to_be_bytes());
+        if let Some(r) = fb.room {
+            body.extend_from_slice(&r.to_be_bytes());
+        }
+    }
+    let opt_len = 2 + body.len(); // kind, length, body
+    let pad = (4 - opt_len % 4) % 4;
+    let mut o = OptionBytes {
+        bytes: [0; MAX_OPTION_BYTES],
+        len: pad + opt_len,
+    };
+    o.bytes[..pad].fill(1); // NOPs first
+    o.bytes[pad] = KIND;
+    o.bytes[pad + 1] = opt_len as u8;
+    o.bytes[pad + 2..pad + opt_len].copy_from_slice(&body);
     o
 }
 
@@ -128,7 +184,7 @@ impl Mangle {
 impl Override {
     /// The option bytes for the `n`th ACK at model time `t_ns`, given the
     /// agent's feedback (`None` outside a cell); `None`: write nothing.
-    pub fn option(&self, agent: Option<Feedback>, n: u64, t_ns: u64) -> Option<[u8; OPTION_BYTES]> {
+    pub fn option(&self, agent: Option<Feedback>, n: u64, t_ns: u64) -> Option<OptionBytes> {
         if self.off.is_some_and(|(a, b)| (a..b).contains(&t_ns)) {
             return None;
         }
@@ -159,10 +215,11 @@ impl Override {
             _ => fb,
         });
         if kind == Mangle::Malformed {
-            // kind 253, length 8: ExID and the rate, no HoL; two NOPs after.
-            o[3] = 8;
-            o[10] = 1;
-            o[11] = 1;
+            // kind 253, length 8: ExID and the rate, no HoL; NOPs after.
+            let at = o.bytes.iter().position(|&b| b == KIND).unwrap_or(2);
+            let end = at + o.bytes[at + 1] as usize;
+            o.bytes[at + 1] = 8;
+            o.bytes[at + 8..end].fill(1);
         }
         Some(o)
     }
@@ -172,11 +229,11 @@ impl Override {
 /// Returns false (and leaves `out` empty) when it is not IPv4/TCP, is a
 /// fragment, or has no room for the option.
 pub fn add_option(pkt: &[u8], fb: Feedback, mtu: usize, out: &mut Vec<u8>) -> bool {
-    add_option_bytes(pkt, &option_bytes(fb), mtu, out)
+    add_option_bytes(pkt, option_bytes(fb).as_slice(), mtu, out)
 }
 
 /// [`add_option`] with the option's bytes given (a multiple of 4).
-pub fn add_option_bytes(pkt: &[u8], opt: &[u8; OPTION_BYTES], mtu: usize, out: &mut Vec<u8>) -> bool {
+pub fn add_option_bytes(pkt: &[u8], opt: &[u8], mtu: usize, out: &mut Vec<u8>) -> bool {
     out.clear();
     if pkt.len() < 40 || pkt[0] >> 4 != 4 || pkt[9] != crate::wire::PROTO_TCP {
         return false;
@@ -188,7 +245,8 @@ pub fn add_option_bytes(pkt: &[u8], opt: &[u8; OPTION_BYTES], mtu: usize, out: &
         return false;
     }
     let doff = (pkt[ihl + 12] >> 4) as usize * 4;
-    if doff < 20 || pkt.len() < ihl + doff || doff + OPTION_BYTES > 60 || pkt.len() + OPTION_BYTES > mtu {
+    if doff < 20 || pkt.len() < ihl + doff || doff + opt.len() > 60 || pkt.len() + opt.len() > mtu || opt.len() % 4 != 0
+    {
         return false;
     }
     let opts_start = ihl + 20;
@@ -202,7 +260,7 @@ pub fn add_option_bytes(pkt: &[u8], opt: &[u8; OPTION_BYTES], mtu: usize, out: &
     let c = fold(sum16(0, &out[..ihl]));
     out[10..12].copy_from_slice(&c.to_be_bytes());
     // TCP: data offset, checksum over the pseudo-header and the segment.
-    out[ihl + 12] = (((doff + OPTION_BYTES) / 4) as u8) << 4 | (out[ihl + 12] & 0x0f);
+    out[ihl + 12] = (((doff + opt.len()) / 4) as u8) << 4 | (out[ihl + 12] & 0x0f);
     out[ihl + 16..ihl + 18].copy_from_slice(&[0, 0]);
     let seg_len = new_total - ihl;
     let mut acc = sum16(0, &out[12..20]);
@@ -232,10 +290,13 @@ pub fn read_option(pkt: &[u8]) -> Option<Feedback> {
                     return None;
                 }
                 let o = &opts[i..i + len];
-                if kind == KIND && len == 10 && u16::from_be_bytes([o[2], o[3]]) == EXID {
+                if kind == KIND && matches!(len, 10 | 12 | 14) && u16::from_be_bytes([o[2], o[3]]) == EXID {
+                    let u16_at = |k: usize| u16::from_be_bytes([o[k], o[k + 1]]);
                     return Some(Feedback {
                         rate_kbps: u32::from_be_bytes([o[4], o[5], o[6], o[7]]),
-                        hol_tenths_ms: u16::from_be_bytes([o[8], o[9]]),
+                        hol_tenths_ms: u16_at(8),
+                        air_tenths_ms: (len >= 12).then(|| u16_at(10)),
+                        room: (len >= 14).then(|| u16_at(12)),
                     });
                 }
                 i += len;
@@ -279,10 +340,7 @@ mod tests {
     fn the_option_reads_back_and_both_checksums_verify_and_the_segment_is_otherwise_unchanged() {
         let p = ack(&ts_opt(7, 9));
         assert!(checksums_ok(&p));
-        let fb = Feedback {
-            rate_kbps: 17_345,
-            hol_tenths_ms: 123,
-        };
+        let fb = Feedback::new(17_345, 123);
         let mut out = Vec::new();
         assert!(add_option(&p, fb, 1500, &mut out));
         assert_eq!(out.len(), p.len() + OPTION_BYTES);
@@ -305,43 +363,16 @@ mod tests {
         opts.extend_from_slice(&[1; 20]);
         let p = ack(&opts);
         let mut out = Vec::new();
-        assert!(!add_option(
-            &p,
-            Feedback {
-                rate_kbps: 1,
-                hol_tenths_ms: 1
-            },
-            1500,
-            &mut out
-        ));
+        assert!(!add_option(&p, Feedback::new(1, 1), 1500, &mut out));
         assert!(out.is_empty());
         let q = ack(&[]);
-        assert!(!add_option(
-            &q,
-            Feedback {
-                rate_kbps: 1,
-                hol_tenths_ms: 1
-            },
-            q.len() + 11,
-            &mut out
-        ));
-        assert!(add_option(
-            &q,
-            Feedback {
-                rate_kbps: 1,
-                hol_tenths_ms: 1
-            },
-            q.len() + 12,
-            &mut out
-        ));
+        assert!(!add_option(&q, Feedback::new(1, 1), q.len() + 11, &mut out));
+        assert!(add_option(&q, Feedback::new(1, 1), q.len() + 12, &mut out));
     }
 
     #[test]
     fn the_option_stays_readable_behind_an_ack_whose_own_list_ends_early_or_is_malformed() {
-        let fb = Feedback {
-            rate_kbps: 5_000,
-            hol_tenths_ms: 42,
-        };
+        let fb = Feedback::new(5_000, 42);
         // An end-of-list option, then padding; a kind whose length runs
         // past the list. A receiver stops at either.
         for opts in [[0u8, 0, 0, 0], [0x9f, 0x43, 0x6c, 0xdf]] {
@@ -355,14 +386,8 @@ mod tests {
 
     #[test]
     fn an_override_writes_fixed_values_nothing_while_off_and_each_forgery_in_turn() {
-        let fixed = Feedback {
-            rate_kbps: 20_000,
-            hol_tenths_ms: 7,
-        };
-        let agent_fb = Feedback {
-            rate_kbps: 5_000,
-            hol_tenths_ms: 1,
-        };
+        let fixed = Feedback::new(20_000, 7);
+        let agent_fb = Feedback::new(5_000, 1);
         let agent = Some(agent_fb);
         let mut ov = Override {
             fixed: Some(fixed),
@@ -398,16 +423,11 @@ mod tests {
         for n in 0..8 {
             let o = ov.option(None, n, 0).unwrap();
             let mut out = Vec::new();
-            assert!(add_option_bytes(&p, &o, 1500, &mut out));
+            assert!(add_option_bytes(&p, o.as_slice(), 1500, &mut out));
             assert!(checksums_ok(&out));
             kinds.push(read_option(&out));
         }
-        let bad = |rate_kbps, hol_tenths_ms| {
-            Some(Feedback {
-                rate_kbps,
-                hol_tenths_ms,
-            })
-        };
+        let bad = |rate_kbps, hol_tenths_ms| Some(Feedback::new(rate_kbps, hol_tenths_ms));
         assert_eq!(
             kinds,
             vec![
@@ -421,5 +441,25 @@ mod tests {
                 Some(fixed),
             ]
         );
+    }
+
+    #[test]
+    fn the_air_and_room_fields_ride_in_12_and_16_bytes_and_read_back() {
+        let p = ack(&ts_opt(7, 9));
+        let air = Feedback {
+            air_tenths_ms: Some(21),
+            ..Feedback::new(18_000, 34)
+        };
+        let both = Feedback { room: Some(77), ..air };
+        for (fb, bytes) in [(air, 12), (both, 16)] {
+            let o = option_bytes(fb);
+            assert_eq!(o.len, bytes);
+            let mut out = Vec::new();
+            assert!(add_option(&p, fb, 1500, &mut out));
+            assert_eq!(out.len(), p.len() + bytes);
+            assert!(checksums_ok(&out));
+            assert_eq!(read_option(&out), Some(fb));
+        }
+        assert_eq!(option_bytes(Feedback::new(1, 2)).len, OPTION_BYTES);
     }
 }

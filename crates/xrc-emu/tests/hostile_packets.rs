@@ -140,10 +140,7 @@ fn garbage_and_spoiled_segments_never_panic_the_parsers_or_the_option_writer() {
         }
         let _ = read_option(&p);
         capture.on_read(k, if k % 2 == 0 { Dir::Down } else { Dir::Up }, &p, info.as_ref());
-        let fb = Feedback {
-            rate_kbps: r.next() as u32,
-            hol_tenths_ms: r.next() as u16,
-        };
+        let fb = Feedback::new(r.next() as u32, r.next() as u16);
         if add_option(&p, fb, 1500, &mut out) {
             written += 1;
             // What it accepted, it rewrote whole: 12 bytes longer, the

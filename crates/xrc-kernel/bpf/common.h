@@ -20,21 +20,30 @@ struct xrc_pending {
 /* The option's verdict: the counter it goes to, or XC_FB_VALID. */
 #define XRC_NOT_OURS (-1)
 
-/* Reads option 253 with our ExID from the segment sock_ops sees, checks
- * its length and values against `c`, and returns XRC_NOT_OURS, a counter
- * of enum xrc_counter (XC_FB_VALID with *rate and *hol set, or the reason
- * it is ignored). */
-static __always_inline int xrc_parse(struct bpf_sock_ops *skops, const struct xrc_cfg *c, u32 *rate, u32 *hol)
+/* The option's fields beyond rate and HoL, for the flows that ask for
+ * them (xrc2): the agent's air-interface delay, 0.1 ms, and the UE buffer's
+ * free room, full-size SDUs; XRC_ABSENT when not on the option. */
+#define XRC_ABSENT 0xffffffffU
+
+/* Reads option 253 with our ExID from the segment sock_ops sees (length 10:
+ * rate and HoL; 12: and air; 14: and room), checks its length and values
+ * against `c`, and returns XRC_NOT_OURS, or a counter of enum xrc_counter:
+ * XC_FB_VALID with *rate, *hol, *air and *room set, or the reason it is
+ * ignored. */
+static __always_inline int xrc_parse(struct bpf_sock_ops *skops, const struct xrc_cfg *c, u32 *rate, u32 *hol,
+				     u32 *air, u32 *room)
 {
-	u8 opt[12] = { XRC_OPT_KIND, 4, XRC_OPT_EXID_HI, XRC_OPT_EXID_LO };
+	u8 opt[16] = { XRC_OPT_KIND, 4, XRC_OPT_EXID_HI, XRC_OPT_EXID_LO };
 	long n = bpf_load_hdr_opt(skops, opt, sizeof(opt), 0);
 
 	if (n == -ENOMSG)
 		return XRC_NOT_OURS; /* some other unknown option */
-	if (n != XRC_OPT_LEN || opt[1] != XRC_OPT_LEN)
+	if ((n != 10 && n != 12 && n != 14) || opt[1] != n)
 		return XC_FB_MALFORMED;
 	*rate = (u32)opt[4] << 24 | (u32)opt[5] << 16 | (u32)opt[6] << 8 | opt[7];
 	*hol = (u32)opt[8] << 8 | opt[9];
+	*air = n >= 12 ? ((u32)opt[10] << 8 | opt[11]) : XRC_ABSENT;
+	*room = n >= 14 ? ((u32)opt[12] << 8 | opt[13]) : XRC_ABSENT;
 	if (*rate == 0 && *hol == XRC_HOL_PLACEHOLDER)
 		return XC_FB_PLACEHOLDER;
 	if (*rate == 0)

@@ -75,6 +75,8 @@ struct shim_sk {
 	u32 applied_cwnd;      /* the window that decision set (or the kernel will set after undo_cwnd) */
 	u32 applied_ssthresh;  /* the slow-start threshold it set (or ssthresh returned) */
 	u32 prr_delivered;     /* PRR's, kept here (cong_control replaces the kernel's) */
+	u32 fb_air;            /* the latest option's air field, XRC_ABSENT without one */
+	u32 fb_room;           /* and its room field */
 	u8 gathering;
 	u8 paced;
 };
@@ -126,7 +128,7 @@ int xrc_shim_sockops(struct bpf_sock_ops *skops)
 	struct bpf_sock *sk;
 	struct xrc_cfg *c;
 	struct shim_sk *s;
-	u32 zero = 0, rate, hol;
+	u32 zero = 0, rate, hol, air, room;
 	int v;
 
 	if (xrc_sockops_established(skops) || skops->op != BPF_SOCK_OPS_PARSE_HDR_OPT_CB)
@@ -135,7 +137,7 @@ int xrc_shim_sockops(struct bpf_sock_ops *skops)
 	c = bpf_map_lookup_elem(&shim_cfg, &zero);
 	if (!sk || !c)
 		return 1;
-	v = xrc_parse(skops, c, &rate, &hol);
+	v = xrc_parse(skops, c, &rate, &hol, &air, &room);
 	if (v != XC_FB_VALID)
 		return 1;
 	s = bpf_sk_storage_get(&shim_store, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
@@ -143,6 +145,8 @@ int xrc_shim_sockops(struct bpf_sock_ops *skops)
 		return 1;
 	s->fb.rate_kbps = rate;
 	s->fb.hol_tenths = hol;
+	s->fb_air = air;
+	s->fb_room = room;
 	s->fb.seq += 1;
 	return 1;
 }
@@ -207,6 +211,8 @@ static __always_inline void gather(struct sock *sk, struct shim_sk *s, u8 which)
 		s->pre.flags |= SF_FEEDBACK;
 		s->pre.fb_rate_kbps = s->fb.rate_kbps;
 		s->pre.fb_hol_tenths = s->fb.hol_tenths;
+		s->pre.fb_air_tenths = s->fb_air;
+		s->pre.fb_room = s->fb_room;
 	}
 }
 

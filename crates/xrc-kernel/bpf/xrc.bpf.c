@@ -165,7 +165,7 @@ int xrc_sockops(struct bpf_sock_ops *skops)
 	struct bpf_sock *sk;
 	struct xrc_cfg *c;
 	struct xrc_sk *s;
-	u32 rate, hol;
+	u32 rate, hol, air, room;
 	int v;
 
 	if (xrc_sockops_established(skops) || skops->op != BPF_SOCK_OPS_PARSE_HDR_OPT_CB)
@@ -174,7 +174,8 @@ int xrc_sockops(struct bpf_sock_ops *skops)
 	c = cfg();
 	if (!sk || !c)
 		return 1;
-	v = xrc_parse(skops, c, &rate, &hol);
+	/* The paper's sender reads rate and HoL; air and room are xrc2's. */
+	v = xrc_parse(skops, c, &rate, &hol, &air, &room);
 	if (v == XRC_NOT_OURS)
 		return 1;
 	s = bpf_sk_storage_get(&xrc_store, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);

@@ -147,7 +147,7 @@ struct xrc_trace {
 #define SF_RETRANS 0x40       /* rate sample: is_retrans */
 #define SF_HAS_SAMPLE 0x80    /* PRE: pkts_acked ran for this ACK */
 
-/* One event for the user-space agent (136 bytes). */
+/* One event for the user-space agent (144 bytes). */
 struct shim_event {
 	__u64 now_ns;
 	__u64 seq;            /* this socket's events so far, this one included */
@@ -181,6 +181,8 @@ struct shim_event {
 	__u32 rs_prior_in_flight;
 	__u32 applied_cwnd;   /* the window the shim last set (0: none): when cwnd differs, the kernel changed it */
 	__u32 applied_ssthresh; /* the same for the slow-start threshold */
+	__u32 fb_air_tenths;  /* PRE with SF_FEEDBACK: the option's air field, 0xffffffff when absent */
+	__u32 fb_room;        /* and its room field */
 };
 
 /* The agent's answer for a socket (the `shim_decisions` map, keyed by its

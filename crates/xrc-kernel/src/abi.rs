@@ -218,6 +218,9 @@ pub const SE_UNDO: u8 = 6;
 pub const SE_POST: u8 = 7;
 pub const SE_RELEASE: u8 = 8;
 
+/// An optional option field that was absent (`XRC_ABSENT`).
+pub const ABSENT: u32 = u32::MAX;
+
 /// Shim event flags (`SF_*`).
 pub const SF_FEEDBACK: u8 = 0x01;
 pub const SF_SLOW_PATH: u8 = 0x02;
@@ -274,6 +277,8 @@ pub struct ShimEvent {
     pub rs_prior_in_flight: u32,
     pub applied_cwnd: u32,
     pub applied_ssthresh: u32,
+    pub fb_air_tenths: u32,
+    pub fb_room: u32,
 }
 
 impl ShimEvent {
@@ -312,7 +317,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<SockKey>(), 16);
         assert_eq!(std::mem::size_of::<SockInfo>(), 128);
         assert_eq!(TRACE_BYTES, 88);
-        assert_eq!(std::mem::size_of::<ShimEvent>(), 136);
+        assert_eq!(std::mem::size_of::<ShimEvent>(), 144);
         assert_eq!(std::mem::size_of::<ShimDecision>(), 40);
     }
 

@@ -238,8 +238,9 @@ impl Agent {
                     let fb = XrcOption {
                         rate_bps: e.fb_rate_kbps as u64 * 1000,
                         hol: SimDuration::from_nanos(e.fb_hol_tenths as u64 * 100_000),
-                        air: None,
-                        room: None,
+                        air: (e.fb_air_tenths != abi::ABSENT)
+                            .then(|| SimDuration::from_nanos(e.fb_air_tenths as u64 * 100_000)),
+                        room: (e.fb_room != abi::ABSENT).then_some(e.fb_room as u16),
                     };
                     c.cc.on_feedback(now, &mut c.w, &view, &Feedback::Xrc(fb));
                 }

@@ -75,6 +75,19 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
     let mut fixed = (None, 0u16);
     let mut any_override = false;
     for (k, val) in obj {
+        if k == "air_ports" {
+            o.air_ports = val
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|p| p.as_u64().filter(|&n| n <= u16::MAX as u64).map(|n| n as u16))
+                        .collect()
+                })
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!("options.air_ports: expected a list of ports, got {val}"))
+                })?;
+            continue;
+        }
         let n = val
             .as_u64()
             .ok_or_else(|| PyValueError::new_err(format!("options.{k}: expected a non-negative integer, got {val}")))?;
@@ -107,10 +120,9 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
         }
     }
     if any_override {
-        ov.fixed = fixed.0.map(|rate_kbps| xrc_emu::feedback::Feedback {
-            rate_kbps,
-            hol_tenths_ms: fixed.1,
-        });
+        ov.fixed = fixed
+            .0
+            .map(|rate_kbps| xrc_emu::feedback::Feedback::new(rate_kbps, fixed.1));
         o.feedback_override = Some(ov);
     }
     Ok((o, rt_yield))

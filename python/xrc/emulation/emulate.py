@@ -282,9 +282,14 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
 def emulator_options(p: Plan) -> dict | None:
     """The emulator's options (``xrc._core.Emulator``'s ``options_json``)
     for a plan."""
-    o = {}
+    o: dict[str, Any] = {}
     if p.xrc_acks:
         o["xrc_acks"] = 1
+    # The flows whose senders ask the agent for its air-delay and room
+    # fields (xrc2, the simulator's Signals::xrc_air), by their UE-side port.
+    air = [BASE_PORT + k for k, f in enumerate(p.flows) if f["cc"] == "xrc2"]
+    if air and p.xrc_acks:
+        o["air_ports"] = air
     if p.gso:
         o["gso"] = 1
     return o or None
