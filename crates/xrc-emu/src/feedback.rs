@@ -245,7 +245,11 @@ pub fn add_option_bytes(pkt: &[u8], opt: &[u8], mtu: usize, out: &mut Vec<u8>) -
         return false;
     }
     let doff = (pkt[ihl + 12] >> 4) as usize * 4;
-    if doff < 20 || pkt.len() < ihl + doff || doff + opt.len() > 60 || pkt.len() + opt.len() > mtu || opt.len() % 4 != 0
+    if doff < 20
+        || pkt.len() < ihl + doff
+        || doff + opt.len() > 60
+        || pkt.len() + opt.len() > mtu
+        || !opt.len().is_multiple_of(4)
     {
         return false;
     }
