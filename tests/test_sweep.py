@@ -153,3 +153,21 @@ def test_the_digest_orders_numbers_as_numbers(tmp_path):
     body = digest(tmp_path / "s.parquet").splitlines()[2:]
     assert [ln.split(" | ")[0] for ln in body] == ["| 5", "| 10", "| 20"]
     assert "2.00 (1.00–3.00)" in body[0] and body[0].split(" | ")[3] == "2"
+
+
+@pytest.mark.parametrize("body", ['set = ["seed=3"]', 'grid = { seed = [1, 2] }', '[[runs]]\nseed = 3'])
+def test_a_seed_given_as_an_override_is_refused_pointing_at_seeds_not_run_with_another(tmp_path, body):
+    # It ran with the sweep's own seed (1) while the table said 3.
+    f = tmp_path / "s.toml"
+    f.write_text(f'scenario = "paper/fig1-time-varying"\n{body}\n')
+    with pytest.raises(ScenarioError, match=r"seed is chosen by the sweep's seeds.*give seeds"):
+        load_sweep(str(f))
+
+
+def test_the_api_refuses_a_seed_keyword_in_a_sweep_before_running_anything(tmp_path):
+    import xrc
+
+    out = tmp_path / "sw"
+    with pytest.raises(ScenarioError, match=r"seeds=\[3\]"):
+        xrc.sweep("paper/fig1-time-varying", grid={"flows.0.cc": ["xrc"]}, seed=3, out=out)
+    assert not out.exists()

@@ -365,6 +365,12 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
     if not variants:
         variants = [{}]
     common = overrides_from_kwargs(overrides)
+    from .sweep import refuse_seed
+
+    refuse_seed([o.partition("=")[0] for o in common], "sweep", "seeds=[3]")
+    refuse_seed(grid, "sweep: grid", "seeds=[1, 2, ...]")
+    for i, r in enumerate(runs or []):
+        refuse_seed(r, f"sweep: runs[{i}]", "seeds=[3]")
     both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
     if both:
         raise ScenarioError(f"{', '.join(both)}: both a keyword (every run) and in grid (varied); give it in one "

@@ -59,7 +59,7 @@ import tomllib
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -148,6 +148,16 @@ def check_size(n_variants: int, n_seeds: int, where: str = "sweep") -> None:
                             f"more than the {MAX_RUNS} a sweep may hold")
 
 
+def refuse_seed(paths: Iterable[str], where: str, hint: str = "seeds = [3]") -> None:
+    """A sweep's seeds are its own list: `seed` given as an override (in
+    `set`, the grid, `runs`, or a keyword) was overridden by that list
+    without a word, while the results said the override's seed."""
+    for k in paths:
+        if k.strip() == "seed":
+            raise ScenarioError(f"{where}: seed is chosen by the sweep's seeds (a count or a list), not by an "
+                                f"override; give {hint}")
+
+
 def seed_list(value: Any, where: str = "sweep.seeds") -> list[int]:
     """The seeds a sweep runs: a count N (seeds 1..N) or a list of distinct
     seeds. Raises :class:`ScenarioError` naming `where` and the value."""
@@ -221,9 +231,11 @@ def load_sweep(path: str | Path) -> Sweep:
         if k in seen:
             raise ScenarioError(f"sweep.set: {k} given twice ({seen[k]!r} and {o!r}); give it once")
         seen[k] = o
+    refuse_seed(seen, "sweep.set")
     grid = doc.get("grid", {})
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise ScenarioError("sweep.grid: expected a table of non-empty lists")
+    refuse_seed(grid, "sweep.grid", "seeds = [1, 2, ...] instead of a grid over seed")
     both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
     if both:
         # The grid's value would silently win over `set` in every run.
@@ -233,6 +245,7 @@ def load_sweep(path: str | Path) -> Sweep:
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
         raise ScenarioError("sweep.runs: expected an array of tables")
     for i, r in enumerate(runs):
+        refuse_seed(r, f"sweep.runs.{i}")
         both = sorted(set(r) & {o.partition("=")[0].strip() for o in common})
         if both:
             # The run's value silently won over `set`, as a grid's would.
