@@ -171,3 +171,17 @@ def test_the_api_refuses_a_seed_keyword_in_a_sweep_before_running_anything(tmp_p
     with pytest.raises(ScenarioError, match=r"seeds=\[3\]"):
         xrc.sweep("paper/fig1-time-varying", grid={"flows.0.cc": ["xrc"]}, seed=3, out=out)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("cmd", [["sweep", "SWEEP"], ["reproduce", "--quick", "--out", "OUT"]])
+def test_engine_dask_without_dask_says_which_extra_to_install(tmp_path, capsys, monkeypatch, cmd):
+    f = tmp_path / "s.toml"
+    f.write_text('scenario = "paper/fig1-time-varying"\nset = ["duration_s=1"]\n')
+    # As in an install without the cluster extra: importing Dask fails.
+    monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    argv = [str(f) if a == "SWEEP" else str(tmp_path / "rep") if a == "OUT" else a for a in cmd]
+    rc = main([*argv, "--engine", "dask", "--quiet"] + (["--out", str(tmp_path / "sw")] if cmd[0] == "sweep" else []))
+    err = capsys.readouterr().err
+    assert rc == 2 and "xrc-lab[cluster]" in err, err
+    assert not (tmp_path / "sw").exists() and not (tmp_path / "rep").exists()

@@ -33,6 +33,19 @@ from typing import Any, Callable, Iterable
 from ._proc import die_with_parent
 
 
+def require_dask() -> None:
+    """``--engine dask`` needs Dask, which only the ``cluster`` extra
+    installs: say so (a ScenarioError, exit 2) before anything runs,
+    instead of a ModuleNotFoundError traceback."""
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError as e:
+        from .scenario import ScenarioError
+
+        raise ScenarioError(f"--engine dask needs Dask, which xrc installs with its cluster extra: "
+                            f"pip install 'xrc-lab[cluster]' ({e})") from None
+
+
 class WorkerDied(RuntimeError):
     """A worker process died in the middle of its work, killed from
     outside (the out-of-memory killer sends SIGKILL)."""

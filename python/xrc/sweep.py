@@ -399,6 +399,10 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
     """Runs every point not yet done and writes the merged table."""
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ScenarioError(f"--jobs must be at least 1, got {jobs}")
+    if engine == "dask":
+        from .parallel import require_dask
+
+        require_dask()
     out = Path(out)
     check_parents(out)
     try:
