@@ -14,7 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
-SHARED = ROOT.parent / "shared"
 
 
 def load_script(name: str) -> ModuleType:

@@ -15,7 +15,6 @@ from xrc.cli import main
 from xrc.emulation import linuxref
 from xrc.emulation import testbed as tbmod
 
-from .conftest import SHARED
 
 
 def test_the_constant_20_mbit_trace_is_five_opportunities_every_3_ms():
@@ -43,8 +42,8 @@ def test_there_are_24_cases_and_the_filter_takes_shell_patterns():
 
 def test_every_case_resolves_to_a_scenario_with_the_case_link(tmp_path):
     for case in linuxref.all_cases():
-        if case.link == "cell" and not (SHARED / "traces" / f"{case.trace}.down").exists():
-            continue
+        # A cellular trace comes from ../shared/traces or, without it, from
+        # the slices shipped beside the reference.
         traces = linuxref.trace_files(case, tmp_path)
         r = linuxref.resolve_sim(case, 60.0, traces).resolved
         f = r["flows"][0]
@@ -236,9 +235,10 @@ def test_a_resim_that_fails_writes_nothing(capsys, tmp_path, monkeypatch):
     src = tmp_path / "r.json"
     src.write_text(json.dumps(doc))
     monkeypatch.setattr(linuxref, "SHARED_TRACES", tmp_path / "no-traces")
+    monkeypatch.setattr(linuxref, "TRACE_SLICES", tmp_path / "no-slices")
     out = tmp_path / "o"
     assert main(["validate-linux", "--resim", str(src), "--out", str(out), "--quiet"]) == 2
-    assert "trace file not found" in capsys.readouterr().err
+    assert "'ATT-LTE-driving' not found" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -310,3 +310,37 @@ def test_simulated_goodput_counts_only_whole_bins_when_the_flow_starts_between_b
     m = linuxref.sim_metrics(tables, start_s=0.05, t0=1.0, t1=5.0)
     assert m["goodput_mbps"] == pytest.approx(1.0), "the half-filled last bin is left out, not counted as whole"
     assert m["rtt_mean_ms"] == 45.0 and m["ss_exit_cwnd_pkts"] is None
+
+
+def _resim(tmp_path: Path, results: Path, out: Path, traces_dir: Path) -> "subprocess.CompletedProcess":
+    import os
+    import subprocess
+    import sys
+
+    # As in a clone without ../shared: the whole traces are nowhere.
+    env = {**os.environ, "XRC_TRACES_DIR": str(traces_dir)}
+    return subprocess.run([sys.executable, "-m", "xrc.cli", "validate-linux", "--resim", str(results), "--out",
+                           str(out), "--quiet"], capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_resim_runs_in_a_clone_without_the_whole_traces_from_the_shipped_slices(tmp_path):
+    ref = Path(__file__).resolve().parents[1] / "data" / "linux-reference"
+    r = _resim(tmp_path, ref, tmp_path / "out", tmp_path / "no-traces")
+    assert r.returncode == 0, r.stderr
+    got = json.loads((tmp_path / "out" / "results.json").read_text())
+    cell = [c for c in got["cases"] if c["case"]["link"] == "cell"]
+    assert cell and all(c["xrc"]["metrics"] for c in cell)
+    assert sorted(p.name for p in (tmp_path / "out" / "traces").glob("*LTE*")) == sorted(
+        f"{t}.{d}" for t in {c["case"]["trace"] for c in cell} for d in ("down", "up"))
+
+
+def test_a_trace_found_nowhere_is_exit_2_naming_it_and_leaves_no_out_behind(tmp_path):
+    ref = Path(__file__).resolve().parents[1] / "data" / "linux-reference" / "results.json"
+    doc = json.loads(ref.read_text())
+    doc["cases"] = [c for c in doc["cases"] if c["case"]["link"] == "cell"][:1]
+    doc["cases"][0]["case"]["trace"] = "No-Such-trace"
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / "results.json").write_text(json.dumps(doc))
+    r = _resim(tmp_path, tmp_path / "ref", tmp_path / "out", tmp_path / "no-traces")
+    assert r.returncode == 2 and "No-Such-trace" in r.stderr and "not found" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists(), "nothing half-made"

@@ -259,9 +259,19 @@ def _validate_linux(args, argv: list[str]) -> int:
         out = Path(args.out)
         try:
             if args.resim:
-                src = linuxref.load_results(results_path(args.resim), "--resim")
+                import shutil
+                import tempfile
+
+                rp = results_path(args.resim)
+                src = linuxref.load_results(rp, "--resim")
                 linuxref.prepare_out(out, args.force, replace=False)
-                res = linuxref.resimulate(src, out / "traces", progress=not args.quiet)
+                # Simulated into a temporary directory, so that a failure
+                # (a trace not found) leaves no half-made --out behind.
+                with tempfile.TemporaryDirectory(prefix="xrc-resim-") as tmp:
+                    res = linuxref.resimulate(src, Path(tmp) / "traces", progress=not args.quiet,
+                                              slices=(rp.parent / "trace-slices",))
+                    out.mkdir(parents=True, exist_ok=True)
+                    shutil.copytree(Path(tmp) / "traces", out / "traces", dirs_exist_ok=True)
             else:
                 res = linuxref.merge_results([results_path(p) for p in args.merge])
                 linuxref.prepare_out(out, args.force, replace=False)

@@ -44,6 +44,7 @@ ms) so both see the same part of the trace.
 from __future__ import annotations
 
 import fnmatch
+import gzip
 import hashlib
 import json
 import math
@@ -61,11 +62,14 @@ import numpy as np
 
 from .testbed import UE_IP, TestbedError, default_emulator_cpu, kernel_hz, require, testbed
 
-# validate-linux is a tool of the checkout: its cellular cases read the public
-# traces in `shared/traces` beside the checkout (~7 MB, not shipped in the
-# wheel), or in $XRC_TRACES_DIR.
+# The cellular cases read three public Mahimahi traces: whole, from
+# $XRC_TRACES_DIR or `shared/traces` beside the checkout where they exist;
+# otherwise their first 65 s (a case runs 60 s), which ship gzipped beside
+# the stored reference (data/linux-reference/trace-slices/, and beside any
+# results file given to --resim).
 REPO = Path(__file__).resolve().parents[3]  # noqa: repo-path
 SHARED_TRACES = Path(os.environ.get("XRC_TRACES_DIR") or REPO.parent / "shared" / "traces")
+TRACE_SLICES = REPO / "data" / "linux-reference" / "trace-slices"
 RESULTS_SCHEMA = 1
 STEADY_FROM_S = 5.0
 #: The simulator's side of every case is the mean over master seeds
@@ -198,11 +202,15 @@ class TraceFiles:
     uplink: Path
 
 
-def trace_files(case: Case, generated_dir: Path, traces_dir: Path | None = None) -> TraceFiles | None:
+def trace_files(case: Case, generated_dir: Path, traces_dir: Path | None = None,
+                slices: tuple[Path, ...] = ()) -> TraceFiles | None:
     """The downlink and uplink traces of a trace case (writing the constant
     trace into ``generated_dir``); ``None`` for the wired link. The
     constant trace serves both directions (as ``mm-link T T``); a cellular
-    trace's ACKs cross its ``.up`` trace."""
+    trace's ACKs cross its ``.up`` trace. A cellular trace is read from
+    `traces_dir` when given; otherwise from :data:`SHARED_TRACES` where it
+    is there, else from its gzipped slice in one of `slices` or
+    :data:`TRACE_SLICES`, written into ``generated_dir``."""
     if case.link == "wired":
         return None
     if case.link == "const":
@@ -212,12 +220,31 @@ def trace_files(case: Case, generated_dir: Path, traces_dir: Path | None = None)
         if not p.exists() or p.read_text() != text:
             p.write_text(text)
         return TraceFiles(p, p)
-    traces_dir = SHARED_TRACES if traces_dir is None else traces_dir
-    down, up = traces_dir / f"{case.trace}.down", traces_dir / f"{case.trace}.up"
-    for p in (down, up):
-        if not p.is_file():
-            raise HarnessError(f"case {case.id}: trace file not found: {p}")
-    return TraceFiles(down, up)
+    if traces_dir is not None:
+        down, up = traces_dir / f"{case.trace}.down", traces_dir / f"{case.trace}.up"
+        for p in (down, up):
+            if not p.is_file():
+                raise HarnessError(f"case {case.id}: trace file not found: {p}")
+        return TraceFiles(down, up)
+    down, up = SHARED_TRACES / f"{case.trace}.down", SHARED_TRACES / f"{case.trace}.up"
+    if down.is_file() and up.is_file():
+        return TraceFiles(down, up)
+    places = [*slices, TRACE_SLICES]
+    for d in places:
+        gz = [d / f"{case.trace}.{k}.gz" for k in ("down", "up")]
+        if all(g.is_file() for g in gz):
+            generated_dir.mkdir(parents=True, exist_ok=True)
+            out = []
+            for g in gz:
+                p = generated_dir / g.name[: -len(".gz")]
+                text = gzip.decompress(g.read_bytes())
+                if not p.exists() or p.read_bytes() != text:
+                    p.write_bytes(text)
+                out.append(p)
+            return TraceFiles(*out)
+    raise HarnessError(f"case {case.id}: trace {case.trace!r} not found: not in {SHARED_TRACES} (set XRC_TRACES_DIR "
+                       f"to a directory of Mahimahi traces) and no slice {case.trace}.down.gz and .up.gz in "
+                       + ", ".join(str(d) for d in places))
 
 
 def sim_scenario(case: Case, duration_s: float, traces: TraceFiles | None, *,
@@ -634,9 +661,11 @@ def simulate_case(entry: dict, case: Case, duration_s: float, traces: TraceFiles
     entry["delta"] = {k: delta(sm.get(k), ((entry.get("linux") or {}).get(k) or {}).get("mean")) for k in METRICS}
 
 
-def resimulate(results: dict, generated_dir: Path, *, progress: bool = False) -> dict:
+def resimulate(results: dict, generated_dir: Path, *, progress: bool = False,
+               slices: tuple[Path, ...] = ()) -> dict:
     """The stored real runs against the simulator as it is now: every case's
-    simulated side is run again (no root needed)."""
+    simulated side is run again (no root needed). Trace slices are looked
+    for in `slices` first (the --resim directory's trace-slices/)."""
     from ..runner import git_commit
 
     out = json.loads(json.dumps(results))
@@ -645,7 +674,7 @@ def resimulate(results: dict, generated_dir: Path, *, progress: bool = False) ->
         case = Case(**entry["case"])
         if progress:
             print(f"[{k + 1}/{len(out['cases'])}] simulating {case.id} ...", file=sys.stderr, flush=True)
-        simulate_case(entry, case, duration, trace_files(case, generated_dir), progress=progress)
+        simulate_case(entry, case, duration, trace_files(case, generated_dir, slices=slices), progress=progress)
     out["resimulated"] = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "git_commit": git_commit()}
     return out
 
