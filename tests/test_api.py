@@ -10,6 +10,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from xrc.cli import main
+
 import xrc
 from xrc import _core
 
@@ -130,3 +132,21 @@ def test_a_sweep_returns_one_frame_with_typed_override_columns(tmp_path):
                       jobs=1)
     assert sorted(small["internet.rate_mbps"]) == [5, 20]
     assert small.loc[small["internet.rate_mbps"] == 5, "goodput_mbps"].iloc[0] < 5
+
+
+def test_dir_of_xrc_lists_the_lazily_imported_api_for_tab_completion():
+    import xrc
+
+    assert {"run", "sweep", "read_run", "Run", "load", "ScenarioError"} <= set(dir(xrc))
+
+
+def test_the_summary_gives_the_simulated_time_exactly_not_its_floating_point_product(tmp_path):
+    # 60 s of integer nanoseconds times 1e-9 is 60.00000000000001 in binary
+    # floating point; the summary says 60.0.
+    import json
+
+    import xrc
+
+    assert xrc.run("paper/fig1-time-varying").summary["sim_time_s"] == 60.0
+    assert main(["run", "paper/fig1-time-varying", "--out", str(tmp_path / "r"), "--quiet", "--no-plots"]) == 0
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["sim_time_s"] == 60.0

@@ -16,6 +16,11 @@ __all__ = ["Run", "Scenario", "ScenarioError", "load", "read_run", "run", "sweep
 _API = {"Run", "read_run", "run", "sweep"}
 
 
+def __dir__() -> list[str]:
+    # The lazily imported API is listed too (tab completion in notebooks).
+    return sorted(set(globals()) | _API)
+
+
 def __getattr__(name: str):
     # The notebook API (xrc.api) loads pandas; the command line needs it
     # only when asked, so it is imported on first use.

@@ -42,6 +42,13 @@ from .scenario import Scenario, ScenarioError, load_text
 __all__ = ["OutputError", "run_to_dir", "simulate", "metadata", "git_commit"]
 
 
+def exact_seconds(s: float) -> float:
+    """The core's simulated time, integer nanoseconds scaled by 1e-9 in
+    floating point (60 s comes out 60.00000000000001), as the nearest
+    double to the nanoseconds' exact value in seconds (60.0)."""
+    return round(float(s) * 1e9) / 1e9
+
+
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
     """The commit of the xrc checkout this package runs from (``-dirty`` if
@@ -149,7 +156,7 @@ def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
     return {
         "tables": tables,
         "events": int(raw["events"]),
-        "sim_time_s": float(raw["sim_time_s"]),
+        "sim_time_s": exact_seconds(raw["sim_time_s"]),
         "wall_time_s": wall,
     }
 

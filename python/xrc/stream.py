@@ -351,6 +351,8 @@ def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
         if bar is not None:
             bar.close()
     run.events = int(raw["events"])
-    run.sim_time_s = float(raw["sim_time_s"])
+    from .runner import exact_seconds
+
+    run.sim_time_s = exact_seconds(raw["sim_time_s"])
     run.finish()
     return run
