@@ -150,3 +150,11 @@ def test_the_summary_gives_the_simulated_time_exactly_not_its_floating_point_pro
     assert xrc.run("paper/fig1-time-varying").summary["sim_time_s"] == 60.0
     assert main(["run", "paper/fig1-time-varying", "--out", str(tmp_path / "r"), "--quiet", "--no-plots"]) == 0
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["sim_time_s"] == 60.0
+
+
+def test_an_api_override_that_names_no_field_is_reported_as_an_override_not_as_a_set_flag():
+    import xrc
+
+    with pytest.raises(xrc.ScenarioError) as e:
+        xrc.run("paper/fig1-time-varying", flows__9__cc="cubic")
+    assert str(e.value).startswith("override flows.9.cc") and "--set" not in str(e.value), str(e.value)

@@ -69,7 +69,19 @@ def overrides_from_kwargs(kwargs: Mapping[str, Any]) -> list[str]:
 
 def _scenario(scenario: Scenario | str | Path | Mapping[str, Any], overrides: list[str],
               seed: int | None) -> Scenario:
-    """Resolves what :func:`run` accepts into a :class:`Scenario`."""
+    """Resolves what :func:`run` accepts into a :class:`Scenario`; an
+    override's error names the override, not the command line's --set."""
+    try:
+        return _resolve(scenario, overrides, seed)
+    except ScenarioError as e:
+        msg = str(e)
+        if msg.startswith("--set "):
+            raise ScenarioError("override " + msg[len("--set "):]) from None
+        raise
+
+
+def _resolve(scenario: Scenario | str | Path | Mapping[str, Any], overrides: list[str],
+             seed: int | None) -> Scenario:
     if isinstance(scenario, Scenario):
         doc = copy.deepcopy(scenario.resolved)
         base = scenario.path.resolve().parent if scenario.path is not None else Path.cwd()
