@@ -448,6 +448,14 @@ def test_resetting_a_field_that_does_not_exist_is_refused_naming_it(path, named,
         xrc.load(FIG1, overrides=[f"{path}=null"])
 
 
+@pytest.mark.parametrize("path, where", [("flows.0.tcp.5", "flows.0.tcp"), ("cell.99", "cell")])
+def test_resetting_an_index_of_a_table_is_refused_naming_the_table(path, where, capsys):
+    # `--set flows.0.tcp.5=null` and `--set cell.99=null` named no field and passed.
+    assert main(["validate", str(FIG1), "--set", f"{path}=null"]) == 2
+    err = capsys.readouterr().err
+    assert f"{where} is a table, not a list" in err, err
+
+
 @pytest.mark.parametrize("path", ["flows.0.cc_params.beta", "cc.cubic.beta", "output.rlc_sample_ttis",
                                   "cell.harq.max_retx", "ues.0.channel.cqi"])
 def test_resetting_a_real_field_the_scenario_does_not_set_is_accepted(path):

@@ -207,7 +207,8 @@ class Run:
     def __repr__(self) -> str:
         flows = ", ".join(f"{f['id']} ({f['cc']}): {f['goodput_mbps']:.2f} Mbit/s" for f in self.summary["flows"])
         where = f", {self.directory}" if self.directory is not None else ""
-        return (f"<Run {self.name!r} seed {self.seed}, {self.summary['sim_time_s']:g} s simulated{where}; "
+        how = "emulated (real Linux TCP)" if self.summary.get("emulated") else "simulated"
+        return (f"<Run {self.name!r} seed {self.seed}, {self.summary['sim_time_s']:g} s {how}{where}; "
                 f"{flows}>")
 
     def __dir__(self) -> Iterable[str]:

@@ -126,13 +126,17 @@ def _check_known(doc: dict[str, Any], path: str, keys: list[str]) -> None:
     already applies, unless the path names no field at all (a typo such as
     ``flows.0.ccc``), which is refused rather than ignored. The names of a
     flow's ``cc_params`` are any scheme's parameters."""
-    from .schema import known_fields
+    from .schema import is_list, known_fields
 
     parts: list = [int(k) if k.isdigit() else k for k in keys]
     for i, key in enumerate(parts):
-        if isinstance(key, int):
-            continue
         at = parts[:i]
+        if isinstance(key, int):
+            if known_fields(tuple(at)) is not None and not is_list(tuple(at)):
+                where = ".".join(str(k) for k in at) or "the top level"
+                raise ScenarioError(f"--set {path}=null: {where} is a table, not a list; {key} is not an index "
+                                    f"of it, so nothing is reset")
+            continue
         if len(at) == 3 and at[0] == "flows" and at[2] == "cc_params":
             # Any scheme's: a later override may change the flow's scheme.
             known = set().union(*(known_fields(("cc", name)) or set() for name in known_fields(("cc",)) or ()))

@@ -271,6 +271,21 @@ def known_fields(path: tuple) -> set[str] | None:
     return names
 
 
+def is_list(path: tuple) -> bool:
+    """Whether a scenario may hold a list at `path` (``("flows",)``), by the
+    shipped schema: where an index may follow."""
+    root = _shipped()
+
+    def arrays(node: dict[str, Any]) -> bool:
+        node = _deref(root, node)
+        t = node.get("type")
+        if t == "array" or (isinstance(t, list) and "array" in t):
+            return True
+        return any(arrays(sub) for key in ("anyOf", "oneOf") for sub in node.get(key, []))
+
+    return any(arrays(n) for n in _property_nodes(root, path))
+
+
 @functools.lru_cache(maxsize=1)
 def _shipped() -> dict[str, Any]:
     from .bundled import schema_path
