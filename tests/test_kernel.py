@@ -367,6 +367,15 @@ def _emulate(tmp_path: Path, *args: str) -> dict:
 
 
 @needs_emulator
+def test_an_emulated_run_directory_has_the_figures_and_reads_back_as_emulated(tmp_path):
+    import xrc
+
+    _emulate(tmp_path, "--set", "flows.0.cc=cubic", "--set", "duration_s=3")
+    assert list((tmp_path / "run" / "plots").glob("*.png")), "the figures of xrc run"
+    assert "emulated (real Linux TCP)" in repr(xrc.read_run(tmp_path / "run"))
+
+
+@needs_emulator
 def test_a_scheme_the_kernel_lacks_runs_through_the_shim_with_the_agent_deciding_each_ack(tmp_path):
     s = _emulate(tmp_path, "--set", "flows.0.cc=vegas", "--set", "duration_s=5")
     assert s["flows"][0]["linux_cc"] == "xrc_shim" and s["flows"][0]["goodput_mbps"] > 1

@@ -922,6 +922,11 @@ def write_run_dir(p: Plan, scenario, r: dict, staging: Path, argv: list[str]) ->
     write_parquet(t, staging, [f["id"] for f in p.resolved["flows"]])
     s = summary(p, t, r)
     (staging / "summary.json").write_text(json.dumps(s, indent=2) + "\n")
+    from ..plots import plot_all
+
+    # The figures of `xrc run` from what a real run measures (the window,
+    # which it cannot, is left out).
+    plot_all(t, p.resolved, staging / "plots", summary=s)
     (staging / "emulator-report.json").write_text(json.dumps(r["report"], indent=2) + "\n")
     (staging / "capture_flows.json").write_text(json.dumps(
         [{**f, "ue": (r["cell"]["flow_ue"][f["index"]] if r["cell"] is not None
