@@ -185,6 +185,10 @@ class RunData:
         qd = tables.get("queue_delay") or {"ue": e32, "delay_ms": ef}
         rtt = tables.get("rtt") or {"flow": e32, "rtt_ms": ef}
         cw = tables.get("cwnd") or {"flow": e32, "t": ef, "cwnd": ef}
+        # Outside a cell an emulated run has no per-UE tables either.
+        tables = dict(tables)
+        tables.setdefault("ues", {"ue": e32})
+        tables.setdefault("ue_rate", {"t": ef, "ue": e32, "available_mbps": ef, "agent_mbps": ef})
         active = rlc["active"] == 1
         by_flow = GroupedArrays(cw["flow"], np.arange(cw["flow"].size))
 
