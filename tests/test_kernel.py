@@ -407,3 +407,22 @@ def test_a_scheme_the_shim_cannot_carry_is_refused_with_exit_2(tmp_path, shim, s
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and says in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+# --------------------------------------------------- the receiver's placeholder
+
+@needs_emulator
+def test_the_receivers_placeholder_is_filled_in_place_by_the_base_station(tmp_path):
+    _emulate(tmp_path, "--set", "flows.0.cc=cubic", "--set", "duration_s=3", "--xrc-acks", "--xrc-placeholder")
+    ph = json.loads((tmp_path / "run" / "summary.json").read_text())["environment"]["placeholder"]
+    rep = json.loads((tmp_path / "run" / "emulator-report.json").read_text())
+    assert ph["written"] > 500 and ph["written"] == ph["reserved"], ph
+    # Every placeholder that reached the base station was filled there, so
+    # no ACK needed the option inserted.
+    assert rep["xrc_acks_placeholder_filled"] > 0.95 * ph["written"] and rep["xrc_acks_written"] == 0, rep
+
+
+def test_a_placeholder_without_the_base_stations_feedback_is_refused(tmp_path):
+    r = subprocess.run([*XRC, "emulate", "paper/fig1-time-varying", "--set", "flows.0.cc=cubic", "--out",
+                        str(tmp_path / "o"), "--xrc-placeholder"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--xrc-acks" in r.stderr, r.stderr

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-const PROGRAMS: &[&str] = &["xrc", "shim"];
+const PROGRAMS: &[&str] = &["xrc", "shim", "placeholder"];
 
 fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());

@@ -70,7 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("emulate", help="run a scenario's network in real time with real Linux TCP and "
                        "applications through it (root; see docs/emulation.md)",
                        usage="xrc emulate [-h] [--seed SEED] [--set PATH=VALUE] [--out OUT] [--force] [--no-flows]\n"
-                             "                   [--xrc-acks] [--kernel-trace] [--shim SCHEMES] [--gso {on,off}] [--quiet]\n"
+                             "                   [--xrc-acks] [--xrc-placeholder] [--kernel-trace] [--shim SCHEMES] [--gso {on,off}]\n"
+                             "                   [--quiet]\n"
                              "                   scenario [-- COMMAND ...]",
                        epilog="COMMAND (after --) runs in the UE side's namespace. With --no-flows and without --out the "
                               "network runs until COMMAND (default: $SHELL) exits, like mm-link; otherwise for the "
@@ -88,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--kernel-trace", action="store_true",
                    help="write every hook call of xrc's kernel congestion control into kernel-trace.bin (with --out; "
                         "docs/kernel.md)")
+    e.add_argument("--xrc-placeholder", action="store_true",
+                   help="the receivers reserve the option in their pure ACKs for the base station to fill in place "
+                        "(with --xrc-acks; docs/kernel.md)")
     e.add_argument("--shim", default="", metavar="SCHEMES",
                    help="comma-separated schemes to run through the shim (the core's own algorithm in user space) "
                         "even where the kernel has its own (cubic, newreno, bbr, xrc); schemes the kernel lacks "
@@ -518,7 +522,8 @@ def _main(argv: list[str] | None = None) -> int:
                                     quiet=args.quiet, xrc_acks=args.xrc_acks,
                                     gso=GSO_DEFAULT if args.gso is None else args.gso == "on",
                                     kernel_trace=args.kernel_trace,
-                                    shim=tuple(x.strip() for x in args.shim.split(",") if x.strip()))
+                                    shim=tuple(x.strip() for x in args.shim.split(",") if x.strip()),
+                                    placeholder=args.xrc_placeholder)
             except (TestbedError, OutputError) as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2

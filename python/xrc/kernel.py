@@ -199,6 +199,25 @@ def shim_loaded(rules: list[dict], cc_params_bounds: dict | None = None) -> Iter
                                    "removed it (a socket still using it?)")
 
 
+@contextlib.contextmanager
+def placeholder_attached(port_lo: int, port_hi: int) -> Iterator[dict]:
+    """The receivers' placeholder (``bpf/placeholder.bpf.c``) on the sockets
+    whose local port is in [port_lo, port_hi], for the duration of the
+    block; yields a dict that, after it, holds the counters."""
+    try:
+        ph = _core().KernelPlaceholder(port_lo, port_hi)
+    except ValueError as e:
+        raise _refused(e) from None
+    info: dict[str, Any] = {"ports": [port_lo, port_hi]}
+    try:
+        yield info
+    finally:
+        with contextlib.suppress(Exception):
+            info.update(ph.counters())
+        if not ph.close():
+            raise RuntimeError("the kernel still holds xrc's programs 10 s after the placeholder was detached")
+
+
 def _core_params(p: dict) -> dict:
     """The parameters that decide the algorithm, rounded as the kernel
     keeps them."""

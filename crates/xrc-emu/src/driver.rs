@@ -302,6 +302,8 @@ pub struct Timing {
     /// had no room for the option.
     pub xrc_written: u64,
     pub xrc_no_room: u64,
+    /// ACKs whose receiver's placeholder the base station filled in place.
+    pub xrc_filled: u64,
     /// Intervals the loop lost (at most [`MAX_STALLS`]).
     pub stalls: Vec<Stall>,
     /// Stalls beyond [`MAX_STALLS`].
@@ -681,7 +683,15 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                     }
                     _ => agent.map(crate::feedback::option_bytes),
                 };
-                if let Some(o) = opt {
+                let fill = match (agent, &self.opts.feedback_override) {
+                    (Some(fb), None) => crate::feedback::fill_placeholder(bytes, fb, &mut self.rewrite),
+                    _ => false,
+                };
+                if fill {
+                    bytes = &self.rewrite;
+                    self.capture.on_rewritten(rec, bytes, agent.unwrap_or_default());
+                    self.timing.xrc_filled += 1;
+                } else if let Some(o) = opt {
                     if crate::feedback::add_option_bytes(bytes, o.as_slice(), self.opts.mtu, &mut self.rewrite) {
                         bytes = &self.rewrite;
                         self.capture

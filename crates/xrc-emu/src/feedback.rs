@@ -275,6 +275,63 @@ pub fn add_option_bytes(pkt: &[u8], opt: &[u8], mtu: usize, out: &mut Vec<u8>) -
     true
 }
 
+/// Fills a receiver's placeholder (our option, length 10, rate 0 and HoL
+/// 0xffff: `crates/xrc-kernel/bpf/placeholder.bpf.c`) in place with `fb`'s
+/// rate and HoL, fixing the TCP checksum: writes the packet into `out` and
+/// returns true, or false (and leaves `out` empty) when `pkt` has none.
+/// The packet keeps its length; air and room fields, which a placeholder
+/// has no room for, are not written.
+pub fn fill_placeholder(pkt: &[u8], fb: Feedback, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    let Some(at) = placeholder_at(pkt) else { return false };
+    out.extend_from_slice(pkt);
+    out[at + 4..at + 8].copy_from_slice(&fb.rate_kbps.to_be_bytes());
+    out[at + 8..at + 10].copy_from_slice(&fb.hol_tenths_ms.to_be_bytes());
+    let ihl = (out[0] & 0x0f) as usize * 4;
+    out[ihl + 16..ihl + 18].copy_from_slice(&[0, 0]);
+    let mut acc = sum16(0, &out[12..20]);
+    acc += crate::wire::PROTO_TCP as u32;
+    acc += (out.len() - ihl) as u32;
+    let c = fold(sum16(acc, &out[ihl..]));
+    out[ihl + 16..ihl + 18].copy_from_slice(&c.to_be_bytes());
+    true
+}
+
+/// Where an unfilled placeholder starts in `pkt`, if it has one.
+fn placeholder_at(pkt: &[u8]) -> Option<usize> {
+    if pkt.len() < 40 || pkt[0] >> 4 != 4 || pkt[9] != crate::wire::PROTO_TCP {
+        return None;
+    }
+    let ihl = (pkt[0] & 0x0f) as usize * 4;
+    let doff = (*pkt.get(ihl + 12)? >> 4) as usize * 4;
+    let start = ihl + 20;
+    let opts = pkt.get(start..ihl + doff)?;
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            0 => return None,
+            1 => i += 1,
+            kind => {
+                let len = *opts.get(i + 1)? as usize;
+                if len < 2 || i + len > opts.len() {
+                    return None;
+                }
+                let o = &opts[i..i + len];
+                if kind == KIND
+                    && len == 10
+                    && o[2..4] == EXID.to_be_bytes()
+                    && o[4..8] == [0; 4]
+                    && o[8..10] == [0xff; 2]
+                {
+                    return Some(start + i);
+                }
+                i += len;
+            }
+        }
+    }
+    None
+}
+
 /// Reads our option back from an IPv4/TCP packet (the receiver's side).
 pub fn read_option(pkt: &[u8]) -> Option<Feedback> {
     if pkt.len() < 40 || pkt[0] >> 4 != 4 || pkt[9] != crate::wire::PROTO_TCP {
@@ -465,5 +522,24 @@ mod tests {
             assert_eq!(read_option(&out), Some(fb));
         }
         assert_eq!(option_bytes(Feedback::new(1, 2)).len, OPTION_BYTES);
+    }
+
+    #[test]
+    fn a_placeholder_is_filled_in_place_and_the_packet_keeps_its_length() {
+        let mut opts = ts_opt(7, 9);
+        opts.extend_from_slice(&[KIND, 10, 0x58, 0x52, 0, 0, 0, 0, 0xff, 0xff, 1, 1]);
+        let p = ack(&opts);
+        assert!(checksums_ok(&p));
+        let fb = Feedback::new(12_345, 67);
+        let mut out = Vec::new();
+        assert!(fill_placeholder(&p, fb, &mut out));
+        assert_eq!(out.len(), p.len());
+        assert!(checksums_ok(&out));
+        assert_eq!(read_option(&out), Some(fb));
+        assert!(!fill_placeholder(&out, fb, &mut Vec::new()), "filled once");
+        assert!(
+            !fill_placeholder(&ack(&ts_opt(7, 9)), fb, &mut Vec::new()),
+            "none there"
+        );
     }
 }

@@ -58,6 +58,7 @@ pub struct RunReport {
     /// ACKs that got the XRC option, and ACKs without room for it.
     pub xrc_written: u64,
     pub xrc_no_room: u64,
+    pub xrc_filled: u64,
     pub send_errors: u64,
     pub last_send_error: Option<String>,
     pub path_down: String,
@@ -113,6 +114,7 @@ impl RunReport {
             thread,
             xrc_written: t.xrc_written,
             xrc_no_room: t.xrc_no_room,
+            xrc_filled: t.xrc_filled,
             send_errors,
             last_send_error: last.map(str::to_string),
             path_down: e.describe(Dir::Down).to_string(),

@@ -48,6 +48,10 @@ pub const SHIM_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/shim.bp
 const CLANG_MISSING: &str = include_str!(concat!(env!("OUT_DIR"), "/clang_missing.txt"));
 /// The name the shim registers under.
 pub const SHIM_NAME: &str = "xrc_shim";
+/// The receiver's placeholder (`bpf/placeholder.bpf.c`).
+pub const PLACEHOLDER_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/placeholder.bpf.o"));
+/// The placeholder's counters, in `placeholder_stats` order.
+pub const PLACEHOLDER_COUNTERS: [&str; 4] = ["reserved", "written", "no_room", "write_failed"];
 
 /// The name the congestion control registers under.
 pub const XRC_NAME: &str = "xrc";
@@ -637,6 +641,53 @@ impl AgentThread {
 impl Drop for AgentThread {
     fn drop(&mut self) {
         let _ = self.finish();
+    }
+}
+
+/// The receiver's placeholder: every pure ACK of the sockets whose local
+/// port is in `ports` carries the option, empty, for the base station to
+/// fill in place. Attached while this value lives.
+pub struct Placeholder {
+    _link: bpf::Link,
+    obj: bpf::Object,
+}
+
+impl Placeholder {
+    pub fn load(ports: std::ops::RangeInclusive<u16>) -> Result<Placeholder, Error> {
+        check_object(PLACEHOLDER_OBJECT, CLANG_MISSING)?;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(Error::Refused(
+                "attaching the receiver's placeholder needs root: run it as root".into(),
+            ));
+        }
+        let root = cgroup2_root()?;
+        let obj = bpf::Object::open_load("xrc_placeholder", PLACEHOLDER_OBJECT)
+            .map_err(|e| failed("loading the placeholder", e))?;
+        let fd = obj
+            .map_fd("placeholder_cfg")
+            .map_err(|e| failed("placeholder_cfg", e))?;
+        let cfg: [u32; 2] = [*ports.start() as u32, *ports.end() as u32];
+        // SAFETY: two u32 are the map's value (struct placeholder_cfg).
+        unsafe { bpf::update(fd, &0u32, &cfg) }.map_err(|e| failed("writing the placeholder's ports", e))?;
+        let cg = open_dir(&root)?;
+        let link = obj
+            .attach_cgroup("xrc_placeholder", &cg)
+            .map_err(|e| failed(&format!("attaching the placeholder to {}", root.display()), e))?;
+        Ok(Placeholder { _link: link, obj })
+    }
+
+    /// What it did: reserved, written, no room, write failed.
+    pub fn counters(&self) -> Result<Vec<(&'static str, u64)>, Error> {
+        let fd = self
+            .obj
+            .map_fd("placeholder_stats")
+            .map_err(|e| failed("placeholder_stats", e))?;
+        Ok(PLACEHOLDER_COUNTERS
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, bpf::percpu_sum(fd, i as u32)))
+            .collect())
     }
 }
 

@@ -187,6 +187,7 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
     d.set_item("thread", th)?;
     d.set_item("xrc_acks_written", r.xrc_written)?;
     d.set_item("xrc_acks_no_room", r.xrc_no_room)?;
+    d.set_item("xrc_acks_placeholder_filled", r.xrc_filled)?;
     d.set_item("send_errors", r.send_errors)?;
     d.set_item("last_send_error", r.last_send_error.clone())?;
     d.set_item("stalls", r.stalls)?;

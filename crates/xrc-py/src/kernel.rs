@@ -257,6 +257,41 @@ impl KernelShim {
     }
 }
 
+/// The receiver's placeholder for the base station's option, attached
+/// while this object is open.
+#[pyclass(unsendable)]
+pub struct KernelPlaceholder {
+    inner: Option<xrc_kernel::Placeholder>,
+}
+
+#[pymethods]
+impl KernelPlaceholder {
+    #[new]
+    fn new(py: Python<'_>, port_lo: u16, port_hi: u16) -> PyResult<Self> {
+        if port_lo > port_hi {
+            return Err(PyValueError::new_err(format!("ports: {port_lo} > {port_hi}")));
+        }
+        let p = py
+            .detach(|| xrc_kernel::Placeholder::load(port_lo..=port_hi))
+            .map_err(py_err)?;
+        Ok(KernelPlaceholder { inner: Some(p) })
+    }
+
+    fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = self.inner.as_ref().ok_or_else(|| PyRuntimeError::new_err("closed"))?;
+        let d = PyDict::new(py);
+        for (n, v) in p.counters().map_err(py_err)? {
+            d.set_item(n, v)?;
+        }
+        Ok(d)
+    }
+
+    fn close(&mut self, py: Python<'_>) -> bool {
+        drop(self.inner.take());
+        py.detach(|| xrc_kernel::wait_programs_gone(std::time::Duration::from_secs(10)))
+    }
+}
+
 /// The BPF object's bytes (empty when built without clang).
 #[pyfunction]
 #[pyo3(signature = (name="xrc"))]

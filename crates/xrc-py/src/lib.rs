@@ -288,6 +288,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<emu::Emulator>()?;
     m.add_class::<kernel::KernelCc>()?;
     m.add_class::<kernel::KernelShim>()?;
+    m.add_class::<kernel::KernelPlaceholder>()?;
     m.add_function(wrap_pyfunction!(kernel::kernel_object, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_available, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_programs, m)?)?;

@@ -149,6 +149,9 @@ class Plan:
     kernel_trace: bool = False
     #: Flows run through the shim: [{"port", "scheme", "params"}].
     shim_rules: list = field(default_factory=list)
+    #: The receivers reserve a placeholder for the base station's option in
+    #: their pure ACKs (``--xrc-placeholder``).
+    placeholder: bool = False
 
 
 def available_cc() -> list[str]:
@@ -179,7 +182,7 @@ def _host_addresses() -> list[tuple[str, str]]:
 
 def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: bool,
          xrc_acks: bool = False, gso: bool = GSO_DEFAULT, kernel_trace: bool = False,
-         shim: tuple[str, ...] = ()) -> Plan:
+         shim: tuple[str, ...] = (), placeholder: bool = False) -> Plan:
     """Checks everything that can be checked before anything is set up;
     raises :class:`EmulateError` naming the field or the missing piece.
     Schemes in `shim` run through the shim even where the kernel has its
@@ -245,6 +248,9 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
             raise EmulateError(f"flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got "
                                f"{f['extra_rtt_ms']} ms)")
         linux.append(name)
+    if placeholder and not (xrc_acks and flows):
+        raise EmulateError("--xrc-placeholder: the receivers reserve room for the option the base station writes: "
+                           "give --xrc-acks (or a flow with cc = \"xrc\") and let the scenario's flows run")
     if kernel_trace and bpf_cc is None:
         raise EmulateError("--kernel-trace: no flow runs one of xrc's kernel congestion controls "
                            f"({', '.join(BPF_CC)})")
@@ -276,7 +282,7 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
     return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
                 run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
                 xrc_acks=xrc_acks, gso=gso, kernel=kernel, bpf_cc=bpf_cc, kernel_trace=kernel_trace,
-                shim_rules=shim_rules)
+                shim_rules=shim_rules, placeholder=placeholder)
 
 
 def emulator_options(p: Plan) -> dict | None:
@@ -333,6 +339,11 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
             from ..kernel import shim_loaded
 
             shim = stack.enter_context(shim_loaded(p.shim_rules))
+        ph = None
+        if p.placeholder:
+            from ..kernel import placeholder_attached
+
+            ph = stack.enter_context(placeholder_attached(BASE_PORT, BASE_PORT + len(p.flows) - 1))
         result = _run_testbed(p, trace_texts, cpu, sysctls, pcap_dir)
     steal = cpu_steal_s() - steal0
     env = result.pop("_env")
@@ -350,6 +361,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
         "kernel_tcp": p.kernel.summary(),
         "kernel_cc": kcc,
         "shim": shim,
+        "placeholder": ph,
     }
     return result
 
@@ -938,7 +950,7 @@ def write_run_dir(p: Plan, scenario, r: dict, staging: Path, argv: list[str]) ->
 
 def main(scenario, *, out: str | None, force: bool, command: list[str] | None, run_flows: bool,
          argv: list[str], quiet: bool, xrc_acks: bool = False, gso: bool = GSO_DEFAULT,
-         kernel_trace: bool = False, shim: tuple[str, ...] = ()) -> int:
+         kernel_trace: bool = False, shim: tuple[str, ...] = (), placeholder: bool = False) -> int:
     """``xrc emulate``. Exit 2 for what it refuses (before anything is set
     up), 1 when a run fails, the COMMAND's status in the interactive mode."""
     from ..outdir import check, commit, staged
@@ -946,7 +958,7 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
     from .testbed import terminate_on_sigterm
 
     p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None, xrc_acks=xrc_acks,
-             gso=gso, kernel_trace=kernel_trace, shim=shim)
+             gso=gso, kernel_trace=kernel_trace, shim=shim, placeholder=placeholder)
     if p.kernel_trace and out is None:
         raise EmulateError("--kernel-trace writes kernel-trace.bin into the run directory: give --out")
     if out is not None:
