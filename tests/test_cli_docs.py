@@ -34,6 +34,11 @@ def subcommands() -> dict[str, set[str]]:
         if isinstance(action, argparse._SubParsersAction):
             for name, p in action.choices.items():
                 subs[name] = {o for a in p._actions for o in a.option_strings}
+                # Options of nested actions (xrc kernel load|unload|status).
+                for a in p._actions:
+                    if isinstance(a, argparse._SubParsersAction):
+                        for q in a.choices.values():
+                            subs[name] |= {o for b in q._actions for o in b.option_strings}
     subs["fuzz"] = _fuzz_options()
     return subs
 

@@ -426,3 +426,44 @@ def test_a_placeholder_without_the_base_stations_feedback_is_refused(tmp_path):
     r = subprocess.run([*XRC, "emulate", "paper/fig1-time-varying", "--set", "flows.0.cc=cubic", "--out",
                         str(tmp_path / "o"), "--xrc-placeholder"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--xrc-acks" in r.stderr, r.stderr
+
+
+# ------------------------------------------------------------ the keyed tag
+
+KEY = "000102030405060708090a0b0c0d0e0f"
+OTHER = "f0e0d0c0b0a090807060504030201000"
+
+
+@needs_emulator
+@pytest.mark.parametrize("forge, counter", [({}, None), ({"xrc_forge_key": OTHER}, "ignored_bad_tag"),
+                                            ({"xrc_replay": 1}, "ignored_replayed")])
+def test_with_a_key_only_tagged_fresh_feedback_is_taken_and_forgery_or_replay_is_counted(tmp_path, forge, counter):
+    opts = {"xrc_fixed_kbps": 10_000, "xrc_fixed_hol_tenths": 0, "xrc_tag_key": KEY, **forge}
+    from xrc.emulation.testbed import default_emulator_cpu, testbed
+
+    cpu = default_emulator_cpu()
+    with loaded(None, tag_key=KEY) as info:
+        with testbed(_wired(20), emulator_cpu=cpu, options=opts) as tb:
+            tb.popen("ue", ["iperf3", "-s", "-1", "-B", tb.ue_ip], stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
+            from xrc.emulation import emulate as em
+
+            em._wait_listening(tb, 5201)
+            tb.emulator.start(cpu=cpu, fifo_priority=50)
+            tb.run("inet", ["iperf3", "-c", tb.ue_ip, "-C", "xrc", "-t", "2"], timeout=60)
+            tb.emulator.stop()
+    c = info["counters"]
+    assert info["params"]["tagged"]
+    if counter is None:
+        assert c["feedback_valid"] > 200 and c["ignored_bad_tag"] == 0 and c["ignored_replayed"] == 0, c
+    elif counter == "ignored_bad_tag":
+        assert c["feedback_valid"] == 0 and c[counter] > 200, c
+    else:
+        # Every second ACK repeats the one before: about half are replays.
+        assert c[counter] > 100 and c["feedback_valid"] > 100, c
+
+
+def test_a_bad_key_is_refused_naming_it(tmp_path):
+    r = subprocess.run([*XRC, "emulate", "paper/fig1-time-varying", "--set", "flows.0.cc=xrc", "--xrc-key", "xyz",
+                        "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--xrc-key" in r.stderr and "hexadecimal" in r.stderr, r.stderr

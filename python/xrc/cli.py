@@ -70,8 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     e = sub.add_parser("emulate", help="run a scenario's network in real time with real Linux TCP and "
                        "applications through it (root; see docs/emulation.md)",
                        usage="xrc emulate [-h] [--seed SEED] [--set PATH=VALUE] [--out OUT] [--force] [--no-flows]\n"
-                             "                   [--xrc-acks] [--xrc-placeholder] [--kernel-trace] [--shim SCHEMES] [--gso {on,off}]\n"
-                             "                   [--quiet]\n"
+                             "                   [--xrc-acks] [--xrc-placeholder] [--xrc-key HEX] [--kernel-trace] [--shim SCHEMES]\n"
+                             "                   [--gso {on,off}] [--quiet]\n"
                              "                   scenario [-- COMMAND ...]",
                        epilog="COMMAND (after --) runs in the UE side's namespace. With --no-flows and without --out the "
                               "network runs until COMMAND (default: $SHELL) exits, like mm-link; otherwise for the "
@@ -92,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--xrc-placeholder", action="store_true",
                    help="the receivers reserve the option in their pure ACKs for the base station to fill in place "
                         "(with --xrc-acks; docs/kernel.md)")
+    e.add_argument("--xrc-key", default=None, metavar="HEX",
+                   help="32 hexadecimal digits: the base station tags every option it writes (SipHash-2-4) and xrc's "
+                        "kernel senders take only tagged options that check (docs/kernel.md)")
     e.add_argument("--shim", default="", metavar="SCHEMES",
                    help="comma-separated schemes to run through the shim (the core's own algorithm in user space) "
                         "even where the kernel has its own (cubic, newreno, bbr, xrc); schemes the kernel lacks "
@@ -107,8 +110,8 @@ def _parser() -> argparse.ArgumentParser:
     kl = ks.add_parser("load", help="register the congestion control xrc until `xrc kernel unload`")
     kl.add_argument("--set", dest="params", action="append", default=[], metavar="NAME=VALUE",
                     help="a parameter of xrc (cc_params: budget_ms, ramp_rtts, probe_segments, unfair_after_rtts, "
-                         "unfair_gain, feedback_timeout_ms) or a bound on feedback (max_rate_kbps, max_hol_ms); "
-                         "repeatable")
+                         "unfair_gain, feedback_timeout_ms), a bound on feedback (max_rate_kbps, max_hol_ms), or the "
+                         "keyed tag's key (tag_key, 32 hexadecimal digits); repeatable")
     kl.add_argument("--quiet", action="store_true", help="print nothing but errors")
     ku = ks.add_parser("unload", help="remove what `xrc kernel load` registered")
     ku.add_argument("--quiet", action="store_true", help="print nothing but errors")
@@ -523,7 +526,7 @@ def _main(argv: list[str] | None = None) -> int:
                                     gso=GSO_DEFAULT if args.gso is None else args.gso == "on",
                                     kernel_trace=args.kernel_trace,
                                     shim=tuple(x.strip() for x in args.shim.split(",") if x.strip()),
-                                    placeholder=args.xrc_placeholder)
+                                    placeholder=args.xrc_placeholder, tag_key=args.xrc_key)
             except (TestbedError, OutputError) as e:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2

@@ -63,9 +63,11 @@ def object_sha256() -> str:
     return hashlib.sha256(bytes(_core().kernel_object())).hexdigest()
 
 
-def params_json(cc_params: dict | None = None, *, trace: bool = False, **limits: Any) -> str:
+def params_json(cc_params: dict | None = None, *, trace: bool = False, tag_key: str | None = None,
+                **limits: Any) -> str:
     """The kernel's parameters: the scheme's ``cc_params`` as the simulator
-    resolves them (unknown or bad values refused, naming them)."""
+    resolves them (unknown or bad values refused, naming them); `tag_key`,
+    32 hexadecimal digits, requires the keyed tag on every option."""
     from .scenario import ScenarioError
 
     for k, v in (cc_params or {}).items():
@@ -77,6 +79,9 @@ def params_json(cc_params: dict | None = None, *, trace: bool = False, **limits:
     except ValueError as e:
         raise ScenarioError(f"cc_params: {e}") from None
     out: dict[str, Any] = {"cc_params": resolved, "trace": trace}
+    if tag_key is not None:
+        check_tag_key(tag_key)
+        out["tag_key"] = tag_key
     for k, v in limits.items():
         if v is None:
             continue
@@ -86,6 +91,13 @@ def params_json(cc_params: dict | None = None, *, trace: bool = False, **limits:
             raise ScenarioError(f"{k} must be a positive number, got {v!r}")
         out[k] = int(v) if k == "max_rate_kbps" else float(v)
     return json.dumps(out)
+
+
+def check_tag_key(key: str, flag: str = "tag_key") -> None:
+    from .scenario import ScenarioError
+
+    if not (isinstance(key, str) and len(key) == 32 and all(c in "0123456789abcdefABCDEF" for c in key)):
+        raise ScenarioError(f"{flag} must be 32 hexadecimal digits (a 16-byte key), got {key!r}")
 
 
 def _refused(e: ValueError) -> KernelError:
@@ -136,19 +148,21 @@ def unload() -> bool:
 
 
 @contextlib.contextmanager
-def loaded(cc_params: dict | None, trace_path: Path | None = None) -> Iterator[dict]:
+def loaded(cc_params: dict | None, trace_path: Path | None = None, tag_key: str | None = None) -> Iterator[dict]:
     """The kernel's ``xrc`` for the duration of the block: the load pinned
     by ``xrc kernel load`` when there is one (its parameters must be the
     flow's), otherwise a load of its own, removed on every way out. Yields
     a dict that, after the block, holds what ran (``name``, ``source``,
     ``object_sha256``, ``params``, ``counters``, ``sockets``)."""
-    want = json.loads(params_json(cc_params, trace=trace_path is not None))
+    want = json.loads(params_json(cc_params, trace=trace_path is not None, tag_key=tag_key))
     info: dict[str, Any] = {"name": "xrc", "scheme": "xrc"}
     pinned = pinned_status()
     if pinned is not None:
         if trace_path is not None:
             raise KernelError("a kernel trace needs xrc loaded by the run itself; `xrc kernel unload` first")
         ran, asked = _core_params(pinned["params"]), _core_params(want["cc_params"])
+        if tag_key is not None:
+            raise KernelError("a keyed tag needs xrc loaded by the run itself with the key; `xrc kernel unload` first")
         if ran != asked:
             raise KernelError(f"the xrc loaded by `xrc kernel load` runs with {ran}, the flow asks for {asked}: "
                               "unload it or give the flow the same cc_params")
@@ -176,7 +190,7 @@ def loaded(cc_params: dict | None, trace_path: Path | None = None) -> Iterator[d
 
 
 @contextlib.contextmanager
-def shim_loaded(rules: list[dict], cc_params_bounds: dict | None = None) -> Iterator[dict]:
+def shim_loaded(rules: list[dict], cc_params_bounds: dict | None = None, tag_key: str | None = None) -> Iterator[dict]:
     """The shim and its agent for the duration of the block, removed on
     every way out. `rules`: [{"port": remote port or None, "scheme": name,
     "params": cc_params}]. Yields a dict that, after the block, holds the
@@ -184,7 +198,7 @@ def shim_loaded(rules: list[dict], cc_params_bounds: dict | None = None) -> Iter
     info: dict[str, Any] = {"name": SHIM_CC, "object_sha256": hashlib.sha256(
         bytes(_core().kernel_object("shim"))).hexdigest(), "rules": rules}
     try:
-        sh = _core().KernelShim(json.dumps(rules), params_json(None, **(cc_params_bounds or {})))
+        sh = _core().KernelShim(json.dumps(rules), params_json(None, tag_key=tag_key, **(cc_params_bounds or {})))
     except ValueError as e:
         raise _refused(e) from None
     try:
@@ -270,11 +284,12 @@ def main(args) -> int:
                 raise ScenarioError(f"--set {k}: given twice; give it once")
             seen.add(k)
             try:
-                val = json.loads(v)
+                val = v.strip() if k == "tag_key" else json.loads(v)
             except ValueError:
                 raise ScenarioError(f"--set {k}: {v!r} is not a number") from None
             (limits if k in LIMITS else cc)[k] = val
-        params = params_json(cc, **limits)
+        tag = cc.pop("tag_key", None)
+        params = params_json(cc, tag_key=None if tag is None else str(tag), **limits)
         st = load_pinned(params)
         if not args.quiet:
             print(format_status(st, available()))

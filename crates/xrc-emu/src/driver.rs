@@ -202,6 +202,9 @@ pub struct Options {
     /// The base station writes XRC's feedback into the ACKs that cross the
     /// cell ([`crate::feedback`]; `cellular` topology only). Off by default.
     pub xrc_acks: bool,
+    /// The keyed tag's key: the base station tags every option it writes
+    /// (`feedback::tagged_option_bytes`); `None`: untagged options.
+    pub tag_key: Option<crate::feedback::TagKey>,
     /// UE-side ports of the flows whose senders ask the agent for its
     /// air-interface delay and the buffer's room (`xrc2`: the simulator's
     /// `Signals::xrc_air`); their ACKs carry the longer option.
@@ -233,6 +236,7 @@ impl Default for Options {
             late_ns: 1_000_000,
             xrc_acks: false,
             feedback_override: None,
+            tag_key: None,
             air_ports: Vec::new(),
             mtu: 1500,
             rt_yield: None,
@@ -345,6 +349,8 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     rewrite: Vec<u8>,
     /// Pure ACKs the feedback override has seen.
     overridden: u64,
+    /// The keyed tag's sequence number of each flow (the last one written).
+    tag_seq: std::collections::HashMap<u32, u32>,
     /// Plans the super-packets of one release instant, and the headers of
     /// the one being written.
     coalescer: Coalescer,
@@ -384,6 +390,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             buf: vec![0u8; 65_536],
             rewrite: Vec::new(),
             overridden: 0,
+            tag_seq: std::collections::HashMap::new(),
             coalescer: Coalescer::new(gso_max),
             super_hdr: Vec::new(),
             released: Vec::new(),
@@ -666,6 +673,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                 PacketKind::Ack(a) => a.xrc(),
                 PacketKind::Data(_) => None,
             };
+            let flow_id = p.flow.0;
             let start = self.begin();
             let (mut bytes, rec) = self.slab.get(slot);
             {
@@ -676,14 +684,47 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                     air_tenths_ms: o.air.map(tenths),
                     room: o.room,
                 });
-                let opt = match &self.opts.feedback_override {
-                    Some(ov) if dir == Dir::Up && is_pure_ack(bytes) => {
+                let opt = match (&self.opts.feedback_override, self.opts.tag_key) {
+                    (ov, Some(key)) if dir == Dir::Up && (ov.is_some() || agent.is_some()) && is_pure_ack(bytes) => {
+                        // Tagged: the values (forged, if the override says
+                        // so), a sequence number per flow, the tag.
+                        let vals = match ov {
+                            Some(ov) => {
+                                self.overridden += 1;
+                                ov.values(agent, self.overridden, sched.as_nanos())
+                            }
+                            None => agent.map(|a| (a, crate::feedback::Mangle::None)),
+                        };
+                        let info = crate::wire::parse_ipv4(bytes);
+                        match (vals, info) {
+                            (Some((fb, _)), Some(i)) => {
+                                let replay = ov.as_ref().is_some_and(|o| o.replay) && self.overridden.is_multiple_of(2);
+                                let s = self.tag_seq.entry(flow_id).or_insert(0);
+                                if !replay {
+                                    *s = s.wrapping_add(1);
+                                }
+                                let ends = crate::feedback::Ends {
+                                    sender: i.dst,
+                                    receiver: i.src,
+                                    sender_port: i.dport,
+                                    receiver_port: i.sport,
+                                };
+                                let k = ov.as_ref().and_then(|o| o.forge_key).unwrap_or(key);
+                                Some(crate::feedback::tagged_option_bytes(fb, *s, k, &ends))
+                            }
+                            _ => None,
+                        }
+                    }
+                    (Some(ov), _) if dir == Dir::Up && is_pure_ack(bytes) => {
                         self.overridden += 1;
                         ov.option(agent, self.overridden, sched.as_nanos())
                     }
                     _ => agent.map(crate::feedback::option_bytes),
                 };
                 let fill = match (agent, &self.opts.feedback_override) {
+                    // A placeholder has no room for the tag: tagged
+                    // options are inserted.
+                    _ if self.opts.tag_key.is_some() => false,
                     (Some(fb), None) => crate::feedback::fill_placeholder(bytes, fb, &mut self.rewrite),
                     _ => false,
                 };

@@ -51,9 +51,11 @@ pub const EXID: u16 = 0x5852;
 /// TCP experimental option kind (RFC 4727).
 pub const KIND: u8 = 253;
 /// Bytes the option adds to a packet (padding included), without the room
-/// field; with it, [`MAX_OPTION_BYTES`].
+/// field; with it 16, with the keyed tag [`MAX_OPTION_BYTES`].
 pub const OPTION_BYTES: usize = 12;
-pub const MAX_OPTION_BYTES: usize = 16;
+pub const MAX_OPTION_BYTES: usize = 24;
+/// The tagged option's length field: ExID, rate, HoL, sequence number, tag.
+pub const TAGGED_LEN: u8 = 22;
 
 /// The option's fields as they travel.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -78,7 +80,75 @@ impl Feedback {
     }
 }
 
-/// An option's bytes on the wire: the first `len` of `bytes` (12 or 16).
+/// The keyed tag's key (SipHash-2-4): the key's bytes 0..8 and 8..16 as
+/// little-endian words, shared by the base station and the sender.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TagKey {
+    pub k0: u64,
+    pub k1: u64,
+}
+
+impl TagKey {
+    /// From 32 hexadecimal digits (the key's 16 bytes).
+    pub fn from_hex(s: &str) -> Option<TagKey> {
+        if s.len() != 32 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let b: Vec<u8> = (0..16)
+            .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        Some(TagKey {
+            k0: u64::from_le_bytes(b[..8].try_into().unwrap()),
+            k1: u64::from_le_bytes(b[8..].try_into().unwrap()),
+        })
+    }
+}
+
+/// The connection an ACK belongs to, from the data sender's side: the
+/// ACK's destination is the sender, its source the receiver.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Ends {
+    pub sender: [u8; 4],
+    pub receiver: [u8; 4],
+    pub sender_port: u16,
+    pub receiver_port: u16,
+}
+
+/// The keyed tag: SipHash-2-4 over sender and receiver address (4 bytes
+/// each, network order), sender and receiver port, the sequence number,
+/// the rate and the HoL (big-endian), 22 bytes.
+pub fn tag(key: TagKey, ends: &Ends, seq: u32, fb: Feedback) -> u64 {
+    let mut m = Vec::with_capacity(22);
+    m.extend_from_slice(&ends.sender);
+    m.extend_from_slice(&ends.receiver);
+    m.extend_from_slice(&ends.sender_port.to_be_bytes());
+    m.extend_from_slice(&ends.receiver_port.to_be_bytes());
+    m.extend_from_slice(&seq.to_be_bytes());
+    m.extend_from_slice(&fb.rate_kbps.to_be_bytes());
+    m.extend_from_slice(&fb.hol_tenths_ms.to_be_bytes());
+    crate::siphash::siphash24(key.k0, key.k1, &m)
+}
+
+/// The option with the keyed tag (24 bytes):
+/// `NOP NOP | 253 | 22 | ExID | rate | HoL | seq (32 bit) | tag (64 bit)`.
+/// It carries rate and HoL only (no air or room fields).
+pub fn tagged_option_bytes(fb: Feedback, seq: u32, key: TagKey, ends: &Ends) -> OptionBytes {
+    let mut o = OptionBytes {
+        bytes: [0; MAX_OPTION_BYTES],
+        len: 24,
+    };
+    o.bytes[..2].fill(1);
+    o.bytes[2] = KIND;
+    o.bytes[3] = TAGGED_LEN;
+    o.bytes[4..6].copy_from_slice(&EXID.to_be_bytes());
+    o.bytes[6..10].copy_from_slice(&fb.rate_kbps.to_be_bytes());
+    o.bytes[10..12].copy_from_slice(&fb.hol_tenths_ms.to_be_bytes());
+    o.bytes[12..16].copy_from_slice(&seq.to_be_bytes());
+    o.bytes[16..24].copy_from_slice(&tag(key, ends, seq, fb).to_be_bytes());
+    o
+}
+
+/// An option's bytes on the wire: the first `len` of `bytes` (12, 16 or 24).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct OptionBytes {
     pub bytes: [u8; MAX_OPTION_BYTES],
@@ -148,6 +218,12 @@ pub struct Override {
     /// Write nothing between these model times, ns since the start.
     pub off: Option<(u64, u64)>,
     pub mangle: Mangle,
+    /// With the keyed tag: tag with this key instead of the base station's
+    /// (a forger's).
+    pub forge_key: Option<TagKey>,
+    /// With the keyed tag: every second ACK repeats the sequence number
+    /// and tag of the one before (a replay).
+    pub replay: bool,
 }
 
 /// A wrong option, for tests of a sender's checks.
@@ -185,6 +261,21 @@ impl Override {
     /// The option bytes for the `n`th ACK at model time `t_ns`, given the
     /// agent's feedback (`None` outside a cell); `None`: write nothing.
     pub fn option(&self, agent: Option<Feedback>, n: u64, t_ns: u64) -> Option<OptionBytes> {
+        let (fb, kind) = self.values(agent, n, t_ns)?;
+        let mut o = option_bytes(fb);
+        if kind == Mangle::Malformed {
+            // kind 253, length 8: ExID and the rate, no HoL; NOPs after.
+            let at = o.bytes.iter().position(|&b| b == KIND).unwrap_or(2);
+            let end = at + o.bytes[at + 1] as usize;
+            o.bytes[at + 1] = 8;
+            o.bytes[at + 8..end].fill(1);
+        }
+        Some(o)
+    }
+
+    /// The values for the `n`th ACK at model time `t_ns` (forged as
+    /// `mangle` says) and the kind of forgery; `None`: write nothing.
+    pub fn values(&self, agent: Option<Feedback>, n: u64, t_ns: u64) -> Option<(Feedback, Mangle)> {
         if self.off.is_some_and(|(a, b)| (a..b).contains(&t_ns)) {
             return None;
         }
@@ -202,7 +293,7 @@ impl Override {
             ][(n % 8) as usize],
             m => m,
         };
-        let mut o = option_bytes(match kind {
+        let fb = match kind {
             Mangle::ZeroRate => Feedback { rate_kbps: 0, ..fb },
             Mangle::HugeRate => Feedback {
                 rate_kbps: u32::MAX,
@@ -213,15 +304,8 @@ impl Override {
                 ..fb
             },
             _ => fb,
-        });
-        if kind == Mangle::Malformed {
-            // kind 253, length 8: ExID and the rate, no HoL; NOPs after.
-            let at = o.bytes.iter().position(|&b| b == KIND).unwrap_or(2);
-            let end = at + o.bytes[at + 1] as usize;
-            o.bytes[at + 1] = 8;
-            o.bytes[at + 8..end].fill(1);
-        }
-        Some(o)
+        };
+        Some((fb, kind))
     }
 }
 
@@ -351,13 +435,14 @@ pub fn read_option(pkt: &[u8]) -> Option<Feedback> {
                     return None;
                 }
                 let o = &opts[i..i + len];
-                if kind == KIND && matches!(len, 10 | 12 | 14) && u16::from_be_bytes([o[2], o[3]]) == EXID {
+                if kind == KIND && matches!(len, 10 | 12 | 14 | 22) && u16::from_be_bytes([o[2], o[3]]) == EXID {
                     let u16_at = |k: usize| u16::from_be_bytes([o[k], o[k + 1]]);
+                    let extra = len == 12 || len == 14;
                     return Some(Feedback {
                         rate_kbps: u32::from_be_bytes([o[4], o[5], o[6], o[7]]),
                         hol_tenths_ms: u16_at(8),
-                        air_tenths_ms: (len >= 12).then(|| u16_at(10)),
-                        room: (len >= 14).then(|| u16_at(12)),
+                        air_tenths_ms: (extra && len >= 12).then(|| u16_at(10)),
+                        room: (extra && len >= 14).then(|| u16_at(12)),
                     });
                 }
                 i += len;
@@ -454,6 +539,7 @@ mod tests {
             fixed: Some(fixed),
             off: Some((2_000_000_000, 4_000_000_000)),
             mangle: Mangle::None,
+            ..Override::default()
         };
         assert_eq!(
             ov.option(agent, 1, 0),
@@ -540,6 +626,49 @@ mod tests {
         assert!(
             !fill_placeholder(&ack(&ts_opt(7, 9)), fb, &mut Vec::new()),
             "none there"
+        );
+    }
+
+    #[test]
+    fn a_tagged_option_carries_its_sequence_and_a_tag_that_only_the_key_reproduces() {
+        let key = TagKey::from_hex("000102030405060708090a0b0c0d0e0f").unwrap();
+        let other = TagKey::from_hex("f0e0d0c0b0a090807060504030201000").unwrap();
+        assert_eq!(key.k0, 0x0706_0504_0302_0100, "little-endian words of the key's bytes");
+        assert!(TagKey::from_hex("xyz").is_none());
+        let ends = Ends {
+            sender: [10, 77, 0, 1],
+            receiver: [10, 77, 0, 2],
+            sender_port: 40_000,
+            receiver_port: 5201,
+        };
+        let fb = Feedback::new(20_000, 3);
+        let o = tagged_option_bytes(fb, 7, key, &ends);
+        assert_eq!(o.len, 24);
+        let p = ack(&ts_opt(7, 9));
+        let mut out = Vec::new();
+        assert!(add_option_bytes(&p, o.as_slice(), 1500, &mut out));
+        assert!(checksums_ok(&out));
+        assert_eq!(
+            read_option(&out),
+            Some(fb),
+            "rate and HoL read as from the short option"
+        );
+        let t = u64::from_be_bytes(o.bytes[16..24].try_into().unwrap());
+        assert_eq!(t, tag(key, &ends, 7, fb));
+        assert_ne!(t, tag(other, &ends, 7, fb), "another key");
+        assert_ne!(t, tag(key, &ends, 8, fb), "another sequence number");
+        assert_ne!(
+            t,
+            tag(
+                key,
+                &Ends {
+                    sender_port: 40_001,
+                    ..ends
+                },
+                7,
+                fb
+            ),
+            "another connection"
         );
     }
 }

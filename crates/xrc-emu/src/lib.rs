@@ -63,6 +63,7 @@ pub mod feedback;
 pub mod gso;
 pub mod model;
 pub mod report;
+pub mod siphash;
 pub mod stage;
 pub mod sys;
 pub mod wire;

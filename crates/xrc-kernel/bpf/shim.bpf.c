@@ -79,6 +79,8 @@ struct shim_sk {
 	u32 fb_room;           /* and its room field */
 	u8 gathering;
 	u8 paced;
+	u8 has_tag_seq;
+	u32 tag_seq;           /* the last tagged option's sequence number taken */
 };
 
 struct {
@@ -128,7 +130,8 @@ int xrc_shim_sockops(struct bpf_sock_ops *skops)
 	struct bpf_sock *sk;
 	struct xrc_cfg *c;
 	struct shim_sk *s;
-	u32 zero = 0, rate, hol, air, room;
+	u32 zero = 0;
+	struct xrc_opt o = {};
 	int v;
 
 	if (xrc_sockops_established(skops) || skops->op != BPF_SOCK_OPS_PARSE_HDR_OPT_CB)
@@ -137,16 +140,16 @@ int xrc_shim_sockops(struct bpf_sock_ops *skops)
 	c = bpf_map_lookup_elem(&shim_cfg, &zero);
 	if (!sk || !c)
 		return 1;
-	v = xrc_parse(skops, c, &rate, &hol, &air, &room);
+	v = xrc_parse(skops, c, &o);
 	if (v != XC_FB_VALID)
 		return 1;
 	s = bpf_sk_storage_get(&shim_store, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!s)
+	if (!s || !xrc_fresh(c, &o, &s->tag_seq, &s->has_tag_seq))
 		return 1;
-	s->fb.rate_kbps = rate;
-	s->fb.hol_tenths = hol;
-	s->fb_air = air;
-	s->fb_room = room;
+	s->fb.rate_kbps = o.rate;
+	s->fb.hol_tenths = o.hol;
+	s->fb_air = o.air;
+	s->fb_room = o.room;
 	s->fb.seq += 1;
 	return 1;
 }

@@ -105,6 +105,8 @@ struct xrc_sk {
 	struct xrc_pending fb;
 	struct xrc_state st;
 	u64 counters[XC_NCOUNTERS];
+	u32 tag_seq;       /* the last tagged option's sequence number taken */
+	u8 has_tag_seq;
 };
 
 struct {
@@ -165,7 +167,7 @@ int xrc_sockops(struct bpf_sock_ops *skops)
 	struct bpf_sock *sk;
 	struct xrc_cfg *c;
 	struct xrc_sk *s;
-	u32 rate, hol, air, room;
+	struct xrc_opt o = {};
 	int v;
 
 	if (xrc_sockops_established(skops) || skops->op != BPF_SOCK_OPS_PARSE_HDR_OPT_CB)
@@ -175,17 +177,19 @@ int xrc_sockops(struct bpf_sock_ops *skops)
 	if (!sk || !c)
 		return 1;
 	/* The paper's sender reads rate and HoL; air and room are xrc2's. */
-	v = xrc_parse(skops, c, &rate, &hol, &air, &room);
+	v = xrc_parse(skops, c, &o);
 	if (v == XRC_NOT_OURS)
 		return 1;
 	s = bpf_sk_storage_get(&xrc_store, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (v == XC_FB_VALID && s && !xrc_fresh(c, &o, &s->tag_seq, &s->has_tag_seq))
+		v = XC_FB_REPLAYED;
 	count(s, v);
 	if (v != XC_FB_VALID || !s)
 		return 1;
 	if (s->fb.seq != s->fb.taken)
 		count(s, XC_FB_SUPERSEDED);
-	s->fb.rate_kbps = rate;
-	s->fb.hol_tenths = hol;
+	s->fb.rate_kbps = o.rate;
+	s->fb.hol_tenths = o.hol;
 	s->fb.seq += 1;
 	return 1;
 }

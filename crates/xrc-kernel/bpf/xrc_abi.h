@@ -32,6 +32,10 @@ struct xrc_cfg {
 	__u32 trace;               /* 1: a trace record per hook into `events` */
 	__u64 max_rate_kbps;       /* feedback above this is ignored */
 	__u64 max_hol_ns;          /* feedback above this is ignored */
+	__u64 tag_k0;              /* the keyed tag's key (SipHash-2-4), when tag_on */
+	__u64 tag_k1;
+	__u32 tag_on;              /* 1: only tagged options whose tag checks and whose sequence number is new */
+	__u32 pad;
 };
 
 /* Counters per socket (also the machine-wide sums in `stats`). */
@@ -48,6 +52,9 @@ enum xrc_counter {
 	XC_ROUNDS,        /* rounds (windows of data) ended */
 	XC_SOCKETS,       /* congestion-control inits */
 	XC_TRACE_LOST,    /* trace records the ring buffer had no room for */
+	XC_FB_BAD_TAG,    /* ignored: the keyed tag does not check */
+	XC_FB_REPLAYED,   /* ignored: a sequence number not newer than the last taken */
+	XC_FB_UNTAGGED,   /* ignored: no tag where one is required */
 	XC_NCOUNTERS,
 };
 

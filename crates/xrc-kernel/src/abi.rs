@@ -15,10 +15,14 @@ pub struct Cfg {
     pub trace: u32,
     pub max_rate_kbps: u64,
     pub max_hol_ns: u64,
+    pub tag_k0: u64,
+    pub tag_k1: u64,
+    pub tag_on: u32,
+    pub pad: u32,
 }
 
 /// `enum xrc_counter`, in order, with the names `xrc kernel status` prints.
-pub const COUNTERS: [&str; 12] = [
+pub const COUNTERS: [&str; 15] = [
     "feedback_valid",
     "feedback_applied",
     "feedback_superseded",
@@ -31,6 +35,9 @@ pub const COUNTERS: [&str; 12] = [
     "rounds",
     "sockets",
     "trace_records_lost",
+    "ignored_bad_tag",
+    "ignored_replayed",
+    "ignored_untagged",
 ];
 pub const NCOUNTERS: usize = COUNTERS.len();
 pub const FB_APPLIED: usize = 1;
@@ -312,10 +319,10 @@ mod tests {
 
     #[test]
     fn the_structs_have_the_sizes_the_bpf_header_gives() {
-        // bpf/xrc_abi.h: 5 × 8 + 4 × 4 bytes; 16; 12 × 8 + 8 + 5 × 4 + 4; 88.
-        assert_eq!(std::mem::size_of::<Cfg>(), 56);
+        // bpf/xrc_abi.h: 7 × 8 + 6 × 4 bytes; 16; 15 × 8 + 8 + 5 × 4 + 4; 88.
+        assert_eq!(std::mem::size_of::<Cfg>(), 80);
         assert_eq!(std::mem::size_of::<SockKey>(), 16);
-        assert_eq!(std::mem::size_of::<SockInfo>(), 128);
+        assert_eq!(std::mem::size_of::<SockInfo>(), 152);
         assert_eq!(TRACE_BYTES, 88);
         assert_eq!(std::mem::size_of::<ShimEvent>(), 144);
         assert_eq!(std::mem::size_of::<ShimDecision>(), 40);

@@ -326,6 +326,12 @@ impl Drop for RingBuf {
 
 /// Names of every BPF program the kernel holds (root).
 pub fn program_names() -> Vec<String> {
+    program_infos().into_iter().map(|(n, _, _)| n).collect()
+}
+
+/// Every BPF program the kernel holds: name, runs and run time, ns (the
+/// last two counted only while run-time statistics are on: [`RunStats`]).
+pub fn program_infos() -> Vec<(String, u64, u64)> {
     let mut out = Vec::new();
     let mut id = 0u32;
     loop {
@@ -349,7 +355,32 @@ pub fn program_names() -> Vec<String> {
         // SAFETY: valid descriptor and buffer of `len` bytes.
         if unsafe { sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len) } == 0 {
             let name: Vec<u8> = info.name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-            out.push(String::from_utf8_lossy(&name).into_owned());
+            out.push((
+                String::from_utf8_lossy(&name).into_owned(),
+                info.run_cnt,
+                info.run_time_ns,
+            ));
         }
+    }
+}
+
+/// The kernel counts every BPF program's runs and run time while this
+/// lives (BPF_ENABLE_STATS; the count stops when it is dropped, leaving no
+/// sysctl changed).
+pub struct RunStats {
+    _fd: OwnedFd,
+}
+
+impl RunStats {
+    pub fn enable() -> io::Result<RunStats> {
+        // SAFETY: no pointers.
+        let fd = unsafe { sys::bpf_enable_stats(sys::BPF_STATS_RUN_TIME) };
+        if fd < 0 {
+            return Err(err("bpf_enable_stats", fd));
+        }
+        // SAFETY: a new descriptor we own.
+        Ok(RunStats {
+            _fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
     }
 }

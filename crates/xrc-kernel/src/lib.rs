@@ -96,7 +96,25 @@ pub struct Params {
     pub max_rate_kbps: u64,
     /// Feedback with a HoL delay above this is ignored and counted, ns.
     pub max_hol_ns: u64,
+    /// The keyed tag's key (SipHash-2-4, the key's bytes 0..8 and 8..16 as
+    /// little-endian words): only tagged options whose tag checks and whose
+    /// sequence number is new are taken. `None`: no tag required.
+    pub tag_key: Option<(u64, u64)>,
     pub trace: bool,
+}
+
+/// A tag key from 32 hexadecimal digits (its 16 bytes), or `None`.
+pub fn parse_tag_key(hex: &str) -> Option<(u64, u64)> {
+    if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let b: Vec<u8> = (0..16)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    Some((
+        u64::from_le_bytes(b[..8].try_into().unwrap()),
+        u64::from_le_bytes(b[8..].try_into().unwrap()),
+    ))
 }
 
 impl Default for Params {
@@ -107,6 +125,7 @@ impl Default for Params {
             max_rate_kbps: 10_000_000,
             // 1 s: an RLC queue that old is a dead link, not a queue.
             max_hol_ns: 1_000_000_000,
+            tag_key: None,
             trace: false,
         }
     }
@@ -143,6 +162,10 @@ impl Params {
             trace: self.trace as u32,
             max_rate_kbps: self.max_rate_kbps,
             max_hol_ns: self.max_hol_ns,
+            tag_k0: self.tag_key.map_or(0, |k| k.0),
+            tag_k1: self.tag_key.map_or(0, |k| k.1),
+            tag_on: self.tag_key.is_some() as u32,
+            pad: 0,
         })
     }
 }
@@ -222,6 +245,19 @@ pub fn our_programs() -> Vec<String> {
     v.sort();
     v
 }
+
+/// xrc's BPF programs with their runs and run time, ns (counted while a
+/// [`RunStats`] lives).
+pub fn our_program_stats() -> Vec<(String, u64, u64)> {
+    let mut v: Vec<_> = bpf::program_infos()
+        .into_iter()
+        .filter(|(n, _, _)| n.starts_with("xrc_"))
+        .collect();
+    v.sort();
+    v
+}
+
+pub use bpf::RunStats;
 
 /// Waits up to `limit` for the kernel to free xrc's BPF programs (a
 /// struct_ops map is freed after an RCU grace period, about 0.1 s after its

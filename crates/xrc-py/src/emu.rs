@@ -75,6 +75,21 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
     let mut fixed = (None, 0u16);
     let mut any_override = false;
     for (k, val) in obj {
+        if matches!(k.as_str(), "xrc_tag_key" | "xrc_forge_key") {
+            let key = val
+                .as_str()
+                .and_then(xrc_emu::feedback::TagKey::from_hex)
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!("options.{k}: expected 32 hexadecimal digits, got {val}"))
+                })?;
+            if k == "xrc_tag_key" {
+                o.tag_key = Some(key);
+            } else {
+                ov.forge_key = Some(key);
+                any_override = true;
+            }
+            continue;
+        }
         if k == "air_ports" {
             o.air_ports = val
                 .as_array()
@@ -108,6 +123,7 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
             "xrc_fixed_hol_tenths" if n <= u16::MAX as u64 => (fixed.1, any_override) = (n as u16, true),
             "xrc_off_from_ms" => (ov.off, any_override) = (Some((n * 1_000_000, ov.off.map_or(u64::MAX, |o| o.1))), true),
             "xrc_off_until_ms" => (ov.off, any_override) = (Some((ov.off.map_or(0, |o| o.0), n * 1_000_000)), true),
+            "xrc_replay" if n <= 1 => (ov.replay, any_override) = (n == 1, true),
             "xrc_mangle" if xrc_emu::feedback::Mangle::from_code(n).is_some() => {
                 ov.mangle = xrc_emu::feedback::Mangle::from_code(n).unwrap();
                 any_override = true;

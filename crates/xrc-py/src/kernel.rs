@@ -48,6 +48,12 @@ fn params(json: &str) -> PyResult<Params> {
                     .as_nanos()
             }
             "trace" => p.trace = val.as_bool().unwrap_or(false),
+            "tag_key" => {
+                let hex = val.as_str().unwrap_or_default();
+                p.tag_key = Some(xrc_kernel::parse_tag_key(hex).ok_or_else(|| {
+                    PyValueError::new_err(format!("tag_key must be 32 hexadecimal digits (16 bytes), got {val}"))
+                })?)
+            }
             other => return Err(PyValueError::new_err(format!("unknown kernel parameter {other:?}"))),
         }
     }
@@ -71,6 +77,7 @@ fn status_dict<'py>(py: Python<'py>, s: &Status) -> PyResult<Bound<'py, PyDict>>
     c.set_item("max_rate_kbps", s.cfg.max_rate_kbps)?;
     c.set_item("max_hol_ms", s.cfg.max_hol_ns as f64 / 1e6)?;
     c.set_item("trace", s.cfg.trace != 0)?;
+    c.set_item("tagged", s.cfg.tag_on != 0)?;
     d.set_item("params", c)?;
     let counters = PyDict::new(py);
     for (n, v) in &s.counters {
@@ -313,6 +320,31 @@ pub fn kernel_available() -> PyResult<Vec<String>> {
 #[pyfunction]
 pub fn kernel_programs() -> Vec<String> {
     xrc_kernel::our_programs()
+}
+
+/// While this object is open, the kernel counts every BPF program's runs
+/// and run time (`kernel_program_stats`).
+#[pyclass(unsendable)]
+pub struct KernelRunStats {
+    inner: Option<xrc_kernel::RunStats>,
+}
+
+#[pymethods]
+impl KernelRunStats {
+    #[new]
+    fn new() -> PyResult<Self> {
+        let s = xrc_kernel::RunStats::enable().map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(KernelRunStats { inner: Some(s) })
+    }
+    fn close(&mut self) {
+        self.inner.take();
+    }
+}
+
+/// xrc's BPF programs: (name, runs, run time ns).
+#[pyfunction]
+pub fn kernel_program_stats() -> Vec<(String, u64, u64)> {
+    xrc_kernel::our_program_stats()
 }
 
 /// The checks a machine must pass to load (raises ValueError saying what is missing).

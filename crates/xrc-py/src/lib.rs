@@ -289,6 +289,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernel::KernelCc>()?;
     m.add_class::<kernel::KernelShim>()?;
     m.add_class::<kernel::KernelPlaceholder>()?;
+    m.add_class::<kernel::KernelRunStats>()?;
+    m.add_function(wrap_pyfunction!(kernel::kernel_program_stats, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_object, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_available, m)?)?;
     m.add_function(wrap_pyfunction!(kernel::kernel_programs, m)?)?;

@@ -152,6 +152,9 @@ class Plan:
     #: The receivers reserve a placeholder for the base station's option in
     #: their pure ACKs (``--xrc-placeholder``).
     placeholder: bool = False
+    #: The keyed tag's key (``--xrc-key``): the base station tags every
+    #: option, xrc's kernel senders take only tagged ones that check.
+    tag_key: str | None = None
 
 
 def available_cc() -> list[str]:
@@ -182,7 +185,7 @@ def _host_addresses() -> list[tuple[str, str]]:
 
 def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: bool,
          xrc_acks: bool = False, gso: bool = GSO_DEFAULT, kernel_trace: bool = False,
-         shim: tuple[str, ...] = (), placeholder: bool = False) -> Plan:
+         shim: tuple[str, ...] = (), placeholder: bool = False, tag_key: str | None = None) -> Plan:
     """Checks everything that can be checked before anything is set up;
     raises :class:`EmulateError` naming the field or the missing piece.
     Schemes in `shim` run through the shim even where the kernel has its
@@ -248,6 +251,15 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
             raise EmulateError(f"flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got "
                                f"{f['extra_rtt_ms']} ms)")
         linux.append(name)
+    if tag_key is not None:
+        from ..kernel import check_tag_key
+
+        check_tag_key(tag_key, "--xrc-key")
+        if not xrc_acks:
+            raise EmulateError("--xrc-key: the base station tags the option it writes: give --xrc-acks (or a flow "
+                               "with cc = \"xrc\")")
+        if placeholder:
+            raise EmulateError("--xrc-key with --xrc-placeholder: a placeholder has no room for the tag; give one")
     if placeholder and not (xrc_acks and flows):
         raise EmulateError("--xrc-placeholder: the receivers reserve room for the option the base station writes: "
                            "give --xrc-acks (or a flow with cc = \"xrc\") and let the scenario's flows run")
@@ -282,7 +294,7 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
     return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
                 run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
                 xrc_acks=xrc_acks, gso=gso, kernel=kernel, bpf_cc=bpf_cc, kernel_trace=kernel_trace,
-                shim_rules=shim_rules, placeholder=placeholder)
+                shim_rules=shim_rules, placeholder=placeholder, tag_key=tag_key)
 
 
 def emulator_options(p: Plan) -> dict | None:
@@ -296,6 +308,8 @@ def emulator_options(p: Plan) -> dict | None:
     air = [BASE_PORT + k for k, f in enumerate(p.flows) if f["cc"] == "xrc2"]
     if air and p.xrc_acks:
         o["air_ports"] = air
+    if p.tag_key is not None:
+        o["xrc_tag_key"] = p.tag_key
     if p.gso:
         o["gso"] = 1
     return o or None
@@ -334,11 +348,11 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
             from ..kernel import loaded
 
             trace_path = pcap_dir / "kernel-trace.bin" if (p.kernel_trace and pcap_dir is not None) else None
-            kcc = stack.enter_context(loaded(p.bpf_cc["cc_params"], trace_path))
+            kcc = stack.enter_context(loaded(p.bpf_cc["cc_params"], trace_path, tag_key=p.tag_key))
         if p.shim_rules:
             from ..kernel import shim_loaded
 
-            shim = stack.enter_context(shim_loaded(p.shim_rules))
+            shim = stack.enter_context(shim_loaded(p.shim_rules, tag_key=p.tag_key))
         ph = None
         if p.placeholder:
             from ..kernel import placeholder_attached
@@ -950,7 +964,8 @@ def write_run_dir(p: Plan, scenario, r: dict, staging: Path, argv: list[str]) ->
 
 def main(scenario, *, out: str | None, force: bool, command: list[str] | None, run_flows: bool,
          argv: list[str], quiet: bool, xrc_acks: bool = False, gso: bool = GSO_DEFAULT,
-         kernel_trace: bool = False, shim: tuple[str, ...] = (), placeholder: bool = False) -> int:
+         kernel_trace: bool = False, shim: tuple[str, ...] = (), placeholder: bool = False,
+         tag_key: str | None = None) -> int:
     """``xrc emulate``. Exit 2 for what it refuses (before anything is set
     up), 1 when a run fails, the COMMAND's status in the interactive mode."""
     from ..outdir import check, commit, staged
@@ -958,7 +973,7 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
     from .testbed import terminate_on_sigterm
 
     p = plan(scenario.resolved, command=command, run_flows=run_flows, out=out is not None, xrc_acks=xrc_acks,
-             gso=gso, kernel_trace=kernel_trace, shim=shim, placeholder=placeholder)
+             gso=gso, kernel_trace=kernel_trace, shim=shim, placeholder=placeholder, tag_key=tag_key)
     if p.kernel_trace and out is None:
         raise EmulateError("--kernel-trace writes kernel-trace.bin into the run directory: give --out")
     if out is not None:
