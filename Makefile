@@ -57,7 +57,7 @@ demo: setup
 test: setup test-rust test-rust-debug test-python
 
 test-rust:
-	cargo test --release --workspace --exclude xrc-py --features xrc-core/schema
+	cargo test --profile release-test --workspace --exclude xrc-py --features xrc-core/schema
 
 ## The Rust tests once more in the debug profile: with debug_assertions every
 ## run checks World::check_invariants every 64 events and at its end, and
