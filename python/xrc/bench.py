@@ -43,7 +43,7 @@ def bench(path: str, *, repeat: int = 5, ns3_seconds: float = 11.0) -> int:
     return 0
 
 
-# ----- one cell, many UEs (issue 11: cost linear in the UEs) -----
+# ----- one cell, many UEs (the cost must stay linear in the UEs) -----
 
 #: UE counts of the cell benchmark.
 CELL_SIZES = (1, 10, 100, 400, 1000)

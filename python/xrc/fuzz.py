@@ -1,4 +1,4 @@
-"""Fuzzing the front end and the core (issue 9, item 16).
+"""Fuzzing the front end and the core.
 
     xrc fuzz --cases N --seed S --out DIR [--jobs J] [--run-fraction F]
     xrc fuzz --seed S --case K --out DIR          (replay one case)

@@ -523,7 +523,7 @@ def delta(sim: float | None, real: float | None) -> float | None:
 
 # -------------------------------------------------------------- fidelity
 
-#: What the simulator must meet against Linux (issue 7's acceptance): the
+#: What the simulator must meet against Linux (its acceptance bounds): the
 #: largest |Δ| relative to Linux's mean, by link class. On a fixed-rate
 #: link (the smooth `wired` link and the constant trace) retransmissions
 #: must also be within 2x of Linux's.
@@ -949,7 +949,7 @@ def markdown(results: dict) -> str:
         "",
         "Each cell: Linux (mean ± half the range over the runs) / xrc (mean ± half the range over master seeds "
         f"1–{len((results['cases'][0].get('xrc') or {}).get('seeds') or [1])}; Δ of the means relative to Linux's). "
-        "✗ marks a number outside issue 7's acceptance (fixed-rate links: goodput 3%, mean RTT 10%, p95 RTT 15%, "
+        "✗ marks a number outside the acceptance bounds (fixed-rate links: goodput 3%, mean RTT 10%, p95 RTT 15%, "
         "retransmissions within 2x; cellular traces: 5%, 15%, 25%). "
         "Retransmissions and drops count the whole run; the rest the steady interval. "
         f"† marks a case where some real run was disturbed (more than {DISTURBED_LATE_FRACTION:.1%} of its "
