@@ -185,3 +185,21 @@ def test_engine_dask_without_dask_says_which_extra_to_install(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert rc == 2 and "xrc-lab[cluster]" in err, err
     assert not (tmp_path / "sw").exists() and not (tmp_path / "rep").exists()
+
+
+def test_a_value_given_twice_in_a_grid_is_refused(tmp_path):
+    # The same runs twice: duplicate rows and a false "all seeds identical".
+    f = tmp_path / "s.toml"
+    f.write_text('scenario = "paper/fig1-time-varying"\n[grid]\n"flows.0.cc" = ["xrc", "cubic", "xrc"]\n')
+    with pytest.raises(ScenarioError, match=r"sweep.grid.flows.0.cc: the value 'xrc' is given twice"):
+        load_sweep(str(f))
+
+
+def test_a_seed_at_or_above_2_63_runs_and_merges(tmp_path):
+    # It ran every point, then failed merging (OverflowError), and so did
+    # every resume.
+    f = tmp_path / "s.toml"
+    f.write_text(f'scenario = "paper/fig1-time-varying"\nseeds = [{2**63}, {2**64 - 1}]\nset = ["duration_s=0.5"]\n')
+    path = run_sweep(load_sweep(str(f)), tmp_path / "out", jobs=1, progress=False)
+    seeds = pq.read_table(path).column("seed").to_pylist()
+    assert sorted(set(seeds)) == [2**63, 2**64 - 1]

@@ -382,6 +382,9 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
 
     refuse_seed([o.partition("=")[0] for o in common], "sweep", "seeds=[3]")
     refuse_seed(grid, "sweep: grid", "seeds=[1, 2, ...]")
+    from .sweep import refuse_repeated_values
+
+    refuse_repeated_values(grid, "grid")
     for i, r in enumerate(runs or []):
         refuse_seed(r, f"sweep: runs[{i}]", "seeds=[3]")
     both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})

@@ -148,6 +148,19 @@ def check_size(n_variants: int, n_seeds: int, where: str = "sweep") -> None:
                             f"more than the {MAX_RUNS} a sweep may hold")
 
 
+def refuse_repeated_values(grid: dict[str, Any], where: str) -> None:
+    """A value given twice in one grid list ran the same runs twice: one
+    run directory for both, duplicate rows in the table, and a false "all
+    seeds identical" warning."""
+    for k, vals in grid.items():
+        seen: dict[str, Any] = {}
+        for v in vals:
+            key = _toml_value(v)
+            if key in seen:
+                raise ScenarioError(f"{where}.{k}: the value {v!r} is given twice; give each value once")
+            seen[key] = v
+
+
 def refuse_seed(paths: Iterable[str], where: str, hint: str = "seeds = [3]") -> None:
     """A sweep's seeds are its own list: `seed` given as an override (in
     `set`, the grid, `runs`, or a keyword) was overridden by that list
@@ -236,6 +249,7 @@ def load_sweep(path: str | Path) -> Sweep:
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise ScenarioError("sweep.grid: expected a table of non-empty lists")
     refuse_seed(grid, "sweep.grid", "seeds = [1, 2, ...] instead of a grid over seed")
+    refuse_repeated_values(grid, "sweep.grid")
     both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
     if both:
         # The grid's value would silently win over `set` in every run.
@@ -316,7 +330,10 @@ def _merge(out: Path, runs: list[RunSpec]) -> Path:
             })
             rows.append(row)
     cols = sorted({k for r in rows for k in r}, key=lambda k: (k.startswith("set:"), k))
-    table = pa.table({c: [r.get(c) for r in rows] for c in cols})
+    # A seed is any u64 (the core's); as int64 a seed of 2^63 or more
+    # failed the merge (OverflowError) after every run.
+    table = pa.table({c: pa.array([r.get(c) for r in rows], type=pa.uint64()) if c == "seed"
+                      else [r.get(c) for r in rows] for c in cols})
     path = out / "summary.parquet"
     tmp = out / ".summary.parquet.tmp"
     try:
