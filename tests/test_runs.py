@@ -172,3 +172,47 @@ def test_the_checkout_commit_is_asked_of_git_once_per_process(monkeypatch):
         assert runner.git_commit() == first and len(calls) == n
     finally:
         runner.git_commit.cache_clear()
+
+
+def test_a_second_writer_of_one_out_is_refused_at_once_naming_the_first(tmp_path):
+    # Two `xrc run` into one --out without --force both said "wrote" and one
+    # result silently replaced the other.
+    import os
+    import subprocess
+    import sys
+
+    from xrc.outdir import DirLock, OutputError
+
+    out = tmp_path / "r"
+    with DirLock(out):
+        r = subprocess.run([sys.executable, "-m", "xrc.cli", "run", "paper/fig1-time-varying", "--out", str(out),
+                            "--quiet", "--no-plots"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and f"pid {os.getpid()}" in r.stderr and "another xrc process" in r.stderr, r.stderr
+        with pytest.raises(OutputError, match="being written by another"):
+            DirLock(out).acquire()
+    assert not out.exists() and not (tmp_path / ".r.lock").exists(), "the lock file goes with its holder"
+    assert main(["run", "paper/fig1-time-varying", "--out", str(out), "--quiet", "--no-plots"]) == 0
+
+
+def test_a_run_does_not_replace_what_another_process_put_there_while_it_ran(tmp_path):
+    from xrc.outdir import OutputError, commit
+
+    out, staging = tmp_path / "r", tmp_path / ".r.partial-1"
+    staging.mkdir()
+    (staging / "summary.json").write_text("{}")
+    out.mkdir()
+    (out / "summary.json").write_text('{"theirs": true}')
+    with pytest.raises(OutputError, match="written by another process while this one ran"):
+        commit(staging, out, force=False)
+    assert (out / "summary.json").read_text() == '{"theirs": true}'
+
+
+def test_two_sweeps_on_one_directory_do_not_run_at_once(tmp_path):
+    from xrc.outdir import DirLock, OutputError
+    from xrc.sweep import load_sweep, run_sweep
+
+    f = tmp_path / "s.toml"
+    f.write_text('scenario = "paper/fig1-time-varying"\nset = ["duration_s=0.5"]\n')
+    with DirLock(tmp_path / "sw"):
+        with pytest.raises(OutputError, match="being written by another"):
+            run_sweep(load_sweep(str(f)), tmp_path / "sw", jobs=1, progress=False)

@@ -18,12 +18,20 @@ refused, whatever its contents.
 Staging directories of processes that no longer exist (killed runs) are
 removed by the next run to the same destination, or by a sweep over its
 runs.
+
+One writer at a time: a process writing a destination holds an exclusive
+lock (``flock``) on ``.NAME.lock`` beside it from its checks to its commit
+(:class:`DirLock`); a second process is refused at once, naming the
+first. And a destination that appeared while a run without ``--force``
+was running is never replaced by it (the final ``rename`` cannot replace
+a non-empty directory; the run is refused then).
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import json
 import os
 import re
@@ -184,6 +192,67 @@ def check(out: Path, force: bool, what: str = "run directory", *,
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
 
 
+class DirLock:
+    """An exclusive lock on writing `out`: ``flock`` on ``.NAME.lock``
+    beside it, taken without waiting. The holder removes the file on
+    release; a file a killed process left is free (its lock died with it)
+    and is taken over. A lock taken on a file that was removed meanwhile
+    is taken again on the new one (the inode is checked)."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out.parent / f".{out.name}.lock"
+        self.out = out
+        self.fd: int | None = None
+
+    def acquire(self) -> None:
+        for _ in range(100):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o644)
+            except OSError as e:
+                raise OutputError(f"--out {str(self.out)!r}: {e.strerror or e}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                try:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+                finally:
+                    os.close(fd)
+                raise OutputError(f"--out {str(self.out)!r} is being written by another xrc process (pid {holder}); "
+                                  "wait for it to finish or choose another directory") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                try:
+                    # Who holds it, for the refusal's message (a full disk
+                    # may refuse the bytes; the lock holds without them).
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+                except OSError:
+                    pass
+                self.fd = fd
+                return
+            os.close(fd)
+        raise OutputError(f"--out {str(self.out)!r}: could not lock {self.path}")
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> "DirLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
 def staging_path(out: Path) -> Path:
     """The name of this process's staging directory for `out`."""
     return out.parent / f".{out.name}.partial-{os.getpid()}"
@@ -237,21 +306,36 @@ class staged:
         self.force = force
         self.what = what
         self.path: Path | None = None
+        self.lock: DirLock | None = None
 
     def __enter__(self) -> Path:
         self.path = staging_path(self.out)
         try:
+            check_named(self.out, self.what)
+            check_parents(self.out)
+            try:
+                self.out.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise OutputError(f"--out {str(self.out)!r}: {e.strerror or e}") from None
+            self.lock = DirLock(self.out)
+            self.lock.acquire()
             prepare(self.out, self.force, self.what)
         except BaseException:
             # Refused before anything was made (nothing to remove), or
             # stopped anywhere after the directory was made.
             discard(self.path)
+            if self.lock is not None:
+                self.lock.release()
             raise
         return self.path
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is not None and self.path is not None:
-            discard(self.path)
+        try:
+            if exc_type is not None and self.path is not None:
+                discard(self.path)
+        finally:
+            if self.lock is not None:
+                self.lock.release()
 
 
 def discard(staging: Path) -> None:
@@ -287,12 +371,24 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def commit(staging: Path, out: Path) -> None:
-    """Puts the finished staging directory in place of `out`."""
+def commit(staging: Path, out: Path, force: bool = True) -> None:
+    """Puts the finished staging directory in place of `out`. Without
+    `force` an `out` that holds anything now (another process made it while
+    this one ran) is not replaced: OutputError, and the staging directory
+    is left to the caller's clean-up."""
     (staging / STAGING_MARK).unlink(missing_ok=True)
     if not out.exists():
-        os.rename(staging, out)
+        try:
+            os.rename(staging, out)
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            raise OutputError(f"--out {str(out)!r} was written by another process while this one ran; "
+                              "its results are kept, these are not written") from None
         return
+    if not force and out.is_dir() and any(out.iterdir()):
+        raise OutputError(f"--out {str(out)!r} was written by another process while this one ran; "
+                          "its results are kept, these are not written")
     if _exchange(staging, out):
         shutil.rmtree(staging, ignore_errors=True)
         return

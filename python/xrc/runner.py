@@ -235,7 +235,7 @@ def run_to_dir(scenario: Scenario, out: str | Path, *, force: bool = False, plot
                     plot_all(run.data, scenario.resolved, staging / "plots", summary=summary)
             finally:
                 run.close()
-            commit(staging, out)
+            commit(staging, out, force)
         except OSError as e:
             # The staging directory is removed on the way out of the with.
             raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the run directory'}: "

@@ -66,7 +66,7 @@ import pyarrow.parquet as pq
 
 from . import _core, progress as _progress, tomlw
 from .bundled import find_scenario
-from .outdir import OutputError, check_parents, clean_stale_in
+from .outdir import DirLock, OutputError, check_parents, clean_stale_in
 from .scenario import Scenario, ScenarioError, load, parse_value
 
 
@@ -413,7 +413,8 @@ def _seedless_variants(out: Path, runs: list[RunSpec]) -> list[str]:
 def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine: str = "local",
               address: str | None = None, progress: bool = True,
               on_done: Callable[[str], None] | None = None) -> Path:
-    """Runs every point not yet done and writes the merged table."""
+    """Runs every point not yet done and writes the merged table; one
+    process at a time per sweep directory (a second is refused)."""
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ScenarioError(f"--jobs must be at least 1, got {jobs}")
     if engine == "dask":
@@ -422,6 +423,17 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
         require_dask()
     out = Path(out)
     check_parents(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
+    with DirLock(out):
+        return _run_sweep_locked(sweep, out, jobs=jobs, engine=engine, address=address, progress=progress,
+                                 on_done=on_done)
+
+
+def _run_sweep_locked(sweep: Sweep, out: Path, *, jobs: int | None, engine: str, address: str | None,
+                      progress: bool, on_done: Callable[[str], None] | None) -> Path:
     try:
         # A sweep directory holds runs/ (sweep.json once merged; the Python
         # API writes base.scenario.json first). Anything else is not

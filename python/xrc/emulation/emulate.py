@@ -992,7 +992,7 @@ def main(scenario, *, out: str | None, force: bool, command: list[str] | None, r
             code = r["environment"]["command_exit"]
             return 0 if code is None else (code if code >= 0 else 128 - code)
         s = write_run_dir(p, scenario, r, staging, argv)
-        commit(staging, Path(out))
+        commit(staging, Path(out), force)
     if not quiet:
         for f in s["flows"]:
             print(f"  flow {f['id']:<10} {f['cc']} (Linux {f['linux_cc']}): goodput {f['goodput_mbps']:.2f} Mbit/s, "

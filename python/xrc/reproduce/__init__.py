@@ -199,7 +199,7 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
             claims = write_report(base, meta, staging, variants=by_variant)
             (staging / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
             (staging / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n")
-            commit(staging, out)
+            commit(staging, out, force)
         except OSError as e:
             # The staging directory is removed on the way out of the with.
             raise OutputError(f"--out {str(out)!r}: cannot write {e.filename or 'the report'}: "
