@@ -216,3 +216,25 @@ def test_two_sweeps_on_one_directory_do_not_run_at_once(tmp_path):
     with DirLock(tmp_path / "sw"):
         with pytest.raises(OutputError, match="being written by another"):
             run_sweep(load_sweep(str(f)), tmp_path / "sw", jobs=1, progress=False)
+
+
+def test_rerunning_a_run_directory_whose_input_file_changed_is_refused_naming_the_file(tmp_path, capsys):
+    # It reran with the file's new contents (22.67 became 11.60 Mbit/s)
+    # though metadata.json recorded its SHA-256.
+    import shutil
+
+    trace = tmp_path / "link.down"
+    shutil.copy(SCENARIOS / "traces" / "synthetic-lte.down", trace)
+    sc = tmp_path / "t.toml"
+    sc.write_text((SCENARIOS / "traces" / "synthetic-xrc.toml").read_text()
+                  .replace('downlink = "synthetic-lte.down"', f'downlink = "{trace}"'))
+    run = tmp_path / "run"
+    assert main(["run", str(sc), "--out", str(run), "--quiet", "--no-plots", "--set", "duration_s=1"]) == 0
+    assert main(["run", str(run), "--out", str(tmp_path / "again"), "--quiet", "--no-plots"]) == 0
+    first, rest = trace.read_text().split("\n", 1)
+    trace.write_text(f"{first}\n{first}\n{rest}")  # one more opportunity in the first millisecond
+    capsys.readouterr()
+    assert main(["run", str(run), "--out", str(tmp_path / "changed"), "--quiet", "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert "trace.downlink" in err and str(trace) in err and "changed since the run" in err, err
+    assert not (tmp_path / "changed").exists()

@@ -330,8 +330,43 @@ def load(path: str | Path, *, overrides: list[str] | None = None, seed: int | No
                             "(a device, or a pipe with no writer)")
     # A pipe (`xrc run <(make-scenario)`) has no directory of its own:
     # relative trace paths are taken from the working directory.
-    return load_text(text, base=p.resolve().parent if regular else Path.cwd(), overrides=overrides, seed=seed,
-                     path=p, json_text=p.suffix.lower() == ".json")
+    sc = load_text(text, base=p.resolve().parent if regular else Path.cwd(), overrides=overrides, seed=seed,
+                   path=p, json_text=p.suffix.lower() == ".json")
+    if regular:
+        _check_recorded_inputs(p, sc)
+    return sc
+
+
+def _check_recorded_inputs(p: Path, sc: "Scenario") -> None:
+    """A scenario of a run directory (``RUN/scenario.toml``,
+    ``RUN/scenario.resolved.json``, or ``RUN``) is what ran there: an input
+    file (a trace, a CQI file) whose contents changed since would silently
+    run something else (goodput 22.67 became 11.60 Mbit/s), so it is
+    refused, naming the file and both digests. The run's ``metadata.json``
+    records each input's SHA-256."""
+    meta = p.resolve().parent / "metadata.json"
+    if p.name not in ("scenario.toml", "scenario.resolved.json") or not meta.is_file():
+        return
+    try:
+        recorded = json.loads(meta.read_text()).get("inputs") or {}
+    except (OSError, ValueError, AttributeError):
+        return
+    if not isinstance(recorded, dict):
+        return
+    import hashlib
+
+    for field_, path in sc.inputs.items():
+        want = (recorded.get(field_) or {}).get("sha256") if isinstance(recorded.get(field_), dict) else None
+        if not want:
+            continue
+        try:
+            got = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError as e:
+            raise ScenarioError(f"{field_}: {path}: {e.strerror or e} (the run in {str(p.parent)!r} read it)") from None
+        if got != want:
+            raise ScenarioError(f"{field_}: {path} changed since the run in {str(p.parent)!r} read it (SHA-256 then "
+                                f"{want[:16]}..., now {got[:16]}...); that run cannot be repeated as it ran: restore "
+                                "the file, or run the scenario anew into another directory")
 
 
 #: The largest scenario file read, bytes (a scenario is a few kB; a device
