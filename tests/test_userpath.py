@@ -862,3 +862,46 @@ def test_plot_writes_into_a_sweep_directory_beside_its_runs(a_run, tmp_path, cap
     shutil.copytree(a_run, sw / "runs" / "r0")
     assert main(["plot", str(sw / "runs" / "r0"), "--out", str(sw / "figures")]) == 0
     assert (sw / "figures" / "tradeoff.png").is_file()
+
+
+@pytest.mark.parametrize("path", ["flows.².cc", "flows.0.tcp.①"])
+def test_a_path_with_a_non_ascii_digit_is_refused_not_a_traceback(path, capsys):
+    # int("²") raised ValueError: "²".isdigit() is true.
+    assert main(["validate", str(FIG1), "--set", f"{path}=1"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["toml", "json"])
+def test_a_scenario_nested_hundreds_deep_is_refused_not_a_recursion_error(tmp_path, capsys, kind):
+    f = tmp_path / f"deep.{kind}"
+    if kind == "toml":
+        f.write_text("seed = 1\na = " + "[" * 600 + "]" * 600 + "\n")
+    else:
+        f.write_text('{"seed": 1, "x": ' + '{"a": ' * 600 + "1" + "}" * 600 + "}")
+    assert main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and ("nested too deeply" in err or "recursion limit" in err), err
+
+
+def test_a_nul_in_a_trace_path_is_refused_naming_the_field(tmp_path, capsys):
+    f = tmp_path / "nul.toml"
+    f.write_text('seed = 1\ntopology = "trace"\n[trace]\ndownlink = "a\\u0000b"\n[[flows]]\ncc = "cubic"\n')
+    assert main(["validate", str(f)]) == 2
+    assert "trace.downlink: a file name cannot hold a NUL character" in capsys.readouterr().err
+
+
+def test_a_dask_address_dask_cannot_parse_is_refused_before_anything_runs(tmp_path, capsys):
+    f = tmp_path / "s.toml"
+    f.write_text('scenario = "paper/fig1-time-varying"\nset = ["duration_s=0.5"]\n')
+    assert main(["sweep", str(f), "--engine", "dask", "--address", "::::", "--out", str(tmp_path / "o")]) == 2
+    assert "--address '::::'" in capsys.readouterr().err and not (tmp_path / "o").exists()
+
+
+def test_plot_of_a_sweep_over_a_table_valued_field_draws_it(tmp_path):
+    # The form docs/cli.md shows: a TypeError sorting the tables.
+    f = tmp_path / "s.toml"
+    f.write_text('scenario = "paper/fig1-time-varying"\nset = ["duration_s=0.5"]\n[grid]\n'
+                 '"flows.0.tcp" = [{ initial_cwnd = 4 }, { initial_cwnd = 20 }]\n')
+    assert main(["sweep", str(f), "--out", str(tmp_path / "sw"), "--quiet", "--jobs", "1"]) == 0
+    assert main(["plot", str(tmp_path / "sw"), "--out", str(tmp_path / "p")]) == 0
+    assert list((tmp_path / "p").glob("sweep_*.png"))

@@ -266,11 +266,21 @@ def _sweep_figure(sweep_dir: Path, out: Path, formats, problems: list[str]) -> l
                                       for ov, _ in points)]
     xkey = numeric[0] if numeric else keys[0]
     rest = [k for k in keys if k != xkey]
-    xs = sorted({json.dumps(ov.get(xkey)) for ov, _ in points}, key=lambda s: (json.loads(s) is None, json.loads(s)))
+    def order(s: str) -> tuple:
+        # Numbers and strings in their own order; tables and lists (a grid
+        # of `flows.0.tcp` tables) by their JSON text, which is sortable.
+        v = json.loads(s)
+        if v is None:
+            return (2, 0, "")
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return (0, v, "")
+        return (1, 0, s if isinstance(v, (dict, list)) else str(v))
+
+    xs = sorted({json.dumps(ov.get(xkey), sort_keys=True) for ov, _ in points}, key=order)
     groups: dict[str, dict[str, list]] = {}
     for ov, nums in points:
         g = ", ".join(f"{k}={_short(ov.get(k))}" for k in rest) or "all runs"
-        groups.setdefault(g, {}).setdefault(json.dumps(ov.get(xkey)), []).append(nums)
+        groups.setdefault(g, {}).setdefault(json.dumps(ov.get(xkey), sort_keys=True), []).append(nums)
     fig, axes = new_figure(1, 2, figsize=(11, _height(len(groups))))
     spread = min(0.1, 0.6 / max(len(groups), 1))
     for metric, ax, ylabel in (("goodput_mbps", axes[0, 0], "total goodput (Mbit/s)"),

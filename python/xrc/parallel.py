@@ -33,17 +33,28 @@ from typing import Any, Callable, Iterable
 from ._proc import die_with_parent
 
 
-def require_dask() -> None:
+def require_dask(address: str | None = None) -> None:
     """``--engine dask`` needs Dask, which only the ``cluster`` extra
     installs: say so (a ScenarioError, exit 2) before anything runs,
-    instead of a ModuleNotFoundError traceback."""
+    instead of a ModuleNotFoundError traceback; and an ``--address`` Dask
+    cannot parse is refused as well (it was a ValueError traceback)."""
+    from .scenario import ScenarioError
+
     try:
         import dask.distributed  # noqa: F401
     except ImportError as e:
-        from .scenario import ScenarioError
-
         raise ScenarioError(f"--engine dask needs Dask, which xrc installs with its cluster extra: "
                             f"pip install 'xrc-lab[cluster]' ({e})") from None
+    if address is not None:
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+        try:
+            scheme, loc = parse_address(address)
+            if scheme in ("tcp", "tls", "ws", "wss"):
+                parse_host_port(loc)
+        except (ValueError, TypeError) as e:
+            raise ScenarioError(f"--address {address!r}: not a Dask scheduler's address ({e}); give HOST:PORT, "
+                                "e.g. tcp://127.0.0.1:8786") from None
 
 
 class WorkerDied(RuntimeError):

@@ -95,7 +95,7 @@ def apply_override(doc: dict[str, Any], assignment: str) -> None:
         last = i == len(keys) - 1
         here = ".".join(walked + [key])
         if isinstance(node, list):
-            if not key.isdigit():
+            if not (key.isascii() and key.isdigit()):
                 raise ScenarioError(f"--set {path}: {'.'.join(walked)} is a list; {key!r} is not an index")
             idx = int(key)
             if idx >= len(node):
@@ -128,7 +128,7 @@ def _check_known(doc: dict[str, Any], path: str, keys: list[str]) -> None:
     flow's ``cc_params`` are any scheme's parameters."""
     from .schema import is_list, known_fields
 
-    parts: list = [int(k) if k.isdigit() else k for k in keys]
+    parts: list = [int(k) if k.isascii() and k.isdigit() else k for k in keys]
     for i, key in enumerate(parts):
         at = parts[:i]
         if isinstance(key, int):
@@ -193,7 +193,9 @@ def read_input(field: str, given: str, path: str) -> str:
         raise ScenarioError(f"{field}: cannot read {given!r}: {e.strerror or e}") from None
 
 
-def _absolute(base: Path, p: str) -> str:
+def _absolute(base: Path, p: str, field: str = "path") -> str:
+    if "\0" in p:
+        raise ScenarioError(f"{field}: a file name cannot hold a NUL character, got {p!r}")
     q = Path(p).expanduser()
     if not q.is_absolute():
         q = base / q
@@ -203,7 +205,7 @@ def _absolute(base: Path, p: str) -> str:
 def _trace_file(base: Path, field: str, given: str) -> str:
     """Resolves a Mahimahi trace's path (relative to the scenario) and checks
     the file parses; returns the absolute path."""
-    p = _absolute(base, given)
+    p = _absolute(base, given, field)
     text = read_input(field, given, p)
     try:
         _core.check_trace(text)
@@ -261,7 +263,7 @@ def _normalize(doc: dict[str, Any], base: Path) -> dict[str, str]:
         for k, u in enumerate(ues):
             ch = u.get("channel") if isinstance(u, dict) else None
             if isinstance(ch, dict) and isinstance(ch.get("file"), str):
-                p = _absolute(base, ch["file"])
+                p = _absolute(base, ch["file"], f"ues.{k}.channel.file")
                 read_input(f"ues.{k}.channel.file", ch["file"], p)
                 ch["file"] = p
                 inputs[f"ues.{k}.channel.file"] = p
@@ -279,6 +281,8 @@ def load_text(text: str, *, base: Path, overrides: list[str] | None = None, seed
             doc = json.loads(text)
         except json.JSONDecodeError as e:
             raise ScenarioError(f"not valid JSON: {e}") from None
+        except RecursionError:
+            raise ScenarioError("not a scenario: tables or lists nested too deeply") from None
         if not isinstance(doc, dict):
             raise ScenarioError("a JSON scenario is an object of fields")
     else:
@@ -286,6 +290,8 @@ def load_text(text: str, *, base: Path, overrides: list[str] | None = None, seed
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(f"not valid TOML: {e}") from None
+        except RecursionError:
+            raise ScenarioError("not a scenario: tables or lists nested too deeply") from None
     for o in overrides:
         apply_override(doc, o)
     if seed is not None:

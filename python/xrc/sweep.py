@@ -420,7 +420,7 @@ def run_sweep(sweep: Sweep, out: str | Path, *, jobs: int | None = None, engine:
     if engine == "dask":
         from .parallel import require_dask
 
-        require_dask()
+        require_dask(address)
     out = Path(out)
     check_parents(out)
     try:

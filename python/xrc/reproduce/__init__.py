@@ -159,7 +159,7 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
     if engine == "dask":
         from ..parallel import require_dask
 
-        require_dask()
+        require_dask(address)
     # Checked before the runs (an hour of them) and again when writing.
     check(out, force, what="report directory")
     jobs = jobs or os.cpu_count() or 1
