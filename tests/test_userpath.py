@@ -393,9 +393,29 @@ def test_a_study_refuses_the_current_directory_and_forces_only_over_its_own_repo
         r = _xrc("study", study, "--quick", "--jobs", "1", "--out", out, "--force", cwd=tmp_path, timeout=60)
         assert r.returncode == 2 and "names the current directory" in r.stderr, r.stderr
     r = _xrc("study", study, "--quick", "--jobs", "1", "--out", tmp_path, "--force", timeout=60)
-    assert r.returncode == 2 and "not a study's report" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and "not this study's report" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert r.stdout == "" and (tmp_path / "report.md").read_text() == "my own notes"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md", "thesis.tex"]
+
+
+@pytest.mark.parametrize("study", ["nr", "roccet"])
+def test_study_force_replaces_only_a_report_this_study_wrote(study, tmp_path):
+    # A directory holding a user's own report.md (and runs.json) was taken
+    # for a study's: --force recognised it by the file names alone.
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "report.md").write_text("# My thesis notes\n")
+    (out / "runs.json").write_text("[]")
+    r = _xrc("study", study, "--quick", "--jobs", "1", "--out", out, "--force", timeout=60)
+    assert r.returncode == 2 and "not this study's report" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert (out / "report.md").read_text() == "# My thesis notes\n"
+    other = "roccet" if study == "nr" else "nr"
+    assert main(["study", other, "--quick", "--jobs", "1", "--out", str(tmp_path / "other")]) == 0
+    r = _xrc("study", study, "--quick", "--jobs", "1", "--out", tmp_path / "other", "--force", timeout=60)
+    assert r.returncode == 2 and "not this study's report" in r.stderr, r.stderr
+    # Its own earlier report is replaced.
+    assert main(["study", study, "--quick", "--jobs", "1", "--out", str(tmp_path / "same")]) == 0
+    assert main(["study", study, "--quick", "--jobs", "1", "--out", str(tmp_path / "same"), "--force"]) == 0
 
 
 def test_a_study_replaced_on_a_full_disk_keeps_its_earlier_report_and_runs(small_disk):
@@ -814,7 +834,7 @@ def test_a_sigterm_as_a_study_makes_its_out_directory_leaves_nothing(tmp_path, m
 
     monkeypatch.setattr(Path, "mkdir", mkdir_then_signalled)
     with pytest.raises(SystemExit):
-        with study_out(out, False):
+        with study_out(out, False, "# t"):
             pass
     monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []
@@ -826,7 +846,7 @@ def test_a_failed_study_removes_the_parents_of_its_out_it_made_but_nothing_that_
     (tmp_path / "kept").mkdir()
     out = tmp_path / "kept" / "new" / "deeper" / "study"
     with pytest.raises(RuntimeError):
-        with study_out(out, False):
+        with study_out(out, False, "# t"):
             raise RuntimeError("the study failed")
     assert [p.name for p in tmp_path.rglob("*")] == ["kept"]
 

@@ -120,6 +120,10 @@ def _fmt(x: float | None, spec: str) -> str:
     return "–" if x is None else format(x, spec)
 
 
+#: The report's first line: how `--force` knows this study wrote it.
+TITLE = "# 5G NR mid-band cell: TDD (DDDSU) against FDD"
+
+
 def report(runs: list[dict[str, Any]]) -> str:
     """The report's text (Markdown): one row per scheme and duplex mode,
     each value the mean over the scheme's flows and the seeds."""
@@ -127,7 +131,7 @@ def report(runs: list[dict[str, Any]]) -> str:
     runs = [r for r in runs if not r["alone"]]
     seeds = sorted({r["seed"] for r in runs})
     lines = [
-        "# 5G NR mid-band cell: TDD (DDDSU) against FDD",
+        TITLE,
         "",
         f"μ = 1, 100 MHz (273 PRBs), 256QAM tables, eight UEs at CQI 12, one bulk flow each; "
         f"seeds {', '.join(map(str, seeds))}. Means over the scheme's flows and the seeds.",
@@ -203,16 +207,35 @@ def _run(args: tuple[str, int, float | None, bool]) -> dict[str, Any]:
 STUDY_FILES = ("report.md", "runs.json")
 
 
-def _is_study_output(d: Path) -> bool:
+def _is_study_output(d: Path, title: str) -> bool:
+    """Whether all `d` holds is what this study writes: judged by content,
+    not by names (a user's own report.md was replaced): the report opens
+    with the study's title and runs.json is a JSON list."""
     names = {p.name for p in d.iterdir()}
-    return names <= {*STUDY_FILES, *(f".{n}.tmp" for n in STUDY_FILES)}
+    if not names <= {*STUDY_FILES, *(f".{n}.tmp" for n in STUDY_FILES)} or "report.md" not in names:
+        return False
+    try:
+        for name in STUDY_FILES:
+            if (d / name).is_symlink() or ((d / name).exists() and not (d / name).is_file()):
+                return False
+        with open(d / "report.md", encoding="utf-8") as f:
+            if f.readline().rstrip("\n") != title:
+                return False
+        if "runs.json" in names:
+            with open(d / "runs.json", encoding="utf-8") as f:
+                if not isinstance(json.load(f), list):
+                    return False
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return True
 
 
 @contextmanager
-def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
+def study_out(out: str | Path | None, force: bool, title: str) -> Iterator[Path | None]:
     """A study's output directory, checked and created before any run (a
     bad --out used to fail only after the whole study): refused if it holds
-    anything, unless `force` and all it holds is an earlier study's report.
+    anything, unless `force` and all it holds is an earlier report of the
+    same study (its first line `title`).
     Removed again if this created it and the study fails or is interrupted
     before writing into it."""
     if out is None:
@@ -234,11 +257,13 @@ def study_out(out: str | Path | None, force: bool) -> Iterator[Path | None]:
             if out.is_dir() and any(out.iterdir()):
                 if not force:
                     raise OutputError(f"--out {str(out)!r} exists and is not empty (use --force)")
-                if not _is_study_output(out):
-                    # `--force` replaced report.md in any directory.
-                    raise OutputError(f"--out {str(out)!r} holds files that are not a study's report "
-                                      f"({', '.join(STUDY_FILES)}), so --force does not write there; remove "
-                                      f"them yourself or choose another directory")
+                if not _is_study_output(out, title):
+                    # `--force` replaced report.md in any directory, then
+                    # any report.md and runs.json (known by name only).
+                    raise OutputError(f"--out {str(out)!r} holds files that are not this study's report "
+                                      f"({', '.join(STUDY_FILES)}, the report opening with {title!r}), so "
+                                      f"--force does not write there; remove them yourself or choose another "
+                                      f"directory")
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
@@ -272,7 +297,7 @@ def study(out: str | Path | None, seeds: int = 3, quick: bool = False, jobs: int
           force: bool = False) -> str:
     """Runs the study; writes ``report.md`` and ``runs.json`` into `out`
     (if given) and returns the report."""
-    with study_out(out, force) as out:
+    with study_out(out, force, TITLE) as out:
         duration = 4.0 if quick else None
         n = 1 if quick else seeds
         todo = [(d, s, duration, False) for s in range(1, n + 1) for d in ("tdd", "fdd")]

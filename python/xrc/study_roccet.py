@@ -89,12 +89,16 @@ def _fmt(x: float | None, spec: str) -> str:
     return "–" if x is None else format(x, spec)
 
 
+#: The report's first line: how `--force` knows this study wrote it.
+TITLE = "# The TCP ROCCET comparison on the 5G mid-band cell: each scheme alone, stationary and mobile"
+
+
 def report(runs: list[dict[str, Any]], command: str) -> str:
     """The report's text (Markdown): one row per scheme and scenario."""
     seeds = sorted({r["seed"] for r in runs})
     wheres = list(dict.fromkeys(r["where"] for r in runs))
     lines = [
-        "# The TCP ROCCET comparison on the 5G mid-band cell: each scheme alone, stationary and mobile",
+        TITLE,
         "",
         f"μ = 1, 100 MHz (273 PRBs), TDD DDDSU, 256QAM tables, 1000-packet RLC buffer (deep: 10,000), 20 ms wired "
         f"RTT; one UE, "
@@ -142,7 +146,7 @@ def study(out: str | Path | None, seeds: int = 5, quick: bool = False, jobs: int
           force: bool = False) -> str:
     """Runs the study; writes ``report.md`` and ``runs.json`` (without the
     RTT samples) into `out` (if given) and returns the report."""
-    with study_out(out, force) as out:
+    with study_out(out, force, TITLE) as out:
         duration = 3.0 if quick else None
         n = 1 if quick else seeds
         todo = [(w, b, cc, s, duration) for b in BUFFERS for w in SCENARIOS for cc in SCHEMES
