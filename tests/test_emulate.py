@@ -142,8 +142,13 @@ def test_without_flows_and_out_a_command_in_the_ue_side_crosses_the_cell_like_mm
 @needs_root
 def test_sigterm_during_an_emulation_cleans_up_and_leaves_no_run_directory(tmp_path):
     out = tmp_path / "run"
+    # Its temporary directory too: each interrupted emulation left a
+    # /tmp/xrc-emulate-apps-* behind.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     p = subprocess.Popen([*XRC, "emulate", str(cell_toml(tmp_path, duration=30.0)), "--out", str(out), "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "TMPDIR": str(tmp)})
     try:
         deadline = time.monotonic() + 20
         while not our_namespaces(p.pid) and time.monotonic() < deadline:
@@ -160,6 +165,7 @@ def test_sigterm_during_an_emulation_cleans_up_and_leaves_no_run_directory(tmp_p
     assert our_namespaces(p.pid) == []
     assert not out.exists() and not [x for x in tmp_path.iterdir() if x.name.startswith(".run")], \
         list(tmp_path.iterdir())
+    assert list(tmp.iterdir()) == []
 
 
 def _pcap_packets(path: Path) -> list[bytes]:

@@ -48,10 +48,18 @@ def test_the_same_seed_makes_the_same_cases_and_another_seed_other_cases():
     assert sum(a.case(i) == c.case(i) for i in range(200)) < 20
 
 
-def test_the_harness_reports_an_exception_a_hang_and_a_dead_worker_with_a_reproducer_each(tmp_path):
+def test_the_harness_reports_an_exception_a_hang_and_a_dead_worker_with_a_reproducer_each(tmp_path, monkeypatch):
     # Cases 0..5 with three sabotaged: the rest must still be counted.
-    rep = fuzz.campaign(6, 1, tmp_path, jobs=2, scenarios=SCENARIOS, case_timeout=1.0,
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp))
+    rep = fuzz.campaign(6, 1, tmp_path / "out", jobs=2, scenarios=SCENARIOS, case_timeout=1.0,
                         sabotage={1: "raise", 2: "hang", 4: "abort"})
+    # Nothing left in the temporary directory: the workers are killed at
+    # the end (and the hung and aborted ones on the way), which left their
+    # scratch directories, one /tmp/xrc-fuzz-* each.
+    assert list(tmp.iterdir()) == []
     assert sum(rep.counts.values()) == 6
     outcomes = {f["index"]: f["outcome"] for f in rep.failures}
     assert outcomes == {1: "traceback", 2: "hang", 4: "crash"}, rep.describe()

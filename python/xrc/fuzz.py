@@ -1065,18 +1065,20 @@ def _worker(args: argparse.Namespace) -> int:
     _install_checked_simulation()
     _CheckedSimulation.max_events = args.max_events
     gen = Generator(args.seed, Path(args.scenarios) if args.scenarios else None, args.run_fraction)
-    with tempfile.TemporaryDirectory(prefix="xrc-fuzz-") as tmp:
-        proto.write(json.dumps({"ready": True}) + "\n")
-        for line in sys.stdin:
-            req = json.loads(line)
-            case = gen.case(req["index"])
-            case.sabotage = req.get("sabotage", "")
-            print(f"--- case {case.index}", file=sys.stderr, flush=True)
-            res = execute(case, Path(tmp), args.case_timeout)
-            res["index"] = case.index
-            res["kind"] = case.kind
-            res["ran"] = case.run
-            proto.write(json.dumps(res) + "\n")
+    # The parent makes and removes the directory: it ends its workers with
+    # SIGKILL, which left one /tmp/xrc-fuzz-* per worker behind.
+    tmp = Path(args.workdir)
+    proto.write(json.dumps({"ready": True}) + "\n")
+    for line in sys.stdin:
+        req = json.loads(line)
+        case = gen.case(req["index"])
+        case.sabotage = req.get("sabotage", "")
+        print(f"--- case {case.index}", file=sys.stderr, flush=True)
+        res = execute(case, tmp, args.case_timeout)
+        res["index"] = case.index
+        res["kind"] = case.kind
+        res["ran"] = case.run
+        proto.write(json.dumps(res) + "\n")
     return 0
 
 
@@ -1140,8 +1142,16 @@ def _rss_mb(pid: int) -> float:
 class _Worker:
     def __init__(self, argv: list[str], log: Path):
         self.log = log
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=open(log, "ab"), start_new_session=True)
+        # Its scratch directory, removed by kill() (the worker is killed,
+        # so it cannot remove it itself).
+        self.workdir = tempfile.mkdtemp(prefix="xrc-fuzz-")
+        try:
+            with open(log, "ab") as err:
+                self.proc = subprocess.Popen([*argv, "--workdir", self.workdir], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=err, start_new_session=True)
+        except BaseException:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
         self.buf = b""
         self.busy: tuple[int, float, int] | None = None  # (case, started, log offset)
         self.ready = False
@@ -1158,12 +1168,15 @@ class _Worker:
             return f.read()[-4000:].decode(errors="replace")
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-        for s in (self.proc.stdin, self.proc.stdout):
-            with contextlib.suppress(OSError):
-                s.close()  # type: ignore[union-attr]
+        try:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            for s in (self.proc.stdin, self.proc.stdout):
+                with contextlib.suppress(OSError):
+                    s.close()  # type: ignore[union-attr]
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def write_reproducer(case: Case, result: dict[str, Any], out: Path) -> Path:
@@ -1327,6 +1340,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="events a run may take before it counts as heavy and stops (default 5000000)")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--workdir", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         return _worker(args)

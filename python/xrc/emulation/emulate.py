@@ -387,14 +387,17 @@ def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir) -> dict[str, Any]
         # The receivers need none of xrc's kernel congestion controls (they
         # send no data): the UE side keeps Linux's default.
         side.setdefault("ue", {})["net.ipv4.tcp_congestion_control"] = "cubic"
-    with testbed(p.resolved, downlink_text=trace_texts[0], uplink_text=trace_texts[1], sysctls=sysctls,
-                 emulator_cpu=cpu, num_ues=p.num_ues, options=emulator_options(p),
-                 side_sysctls=side) as tb:
+    # Bulk flows are iperf3; transfers and video are xrc.emulation.apps,
+    # whose processes write their logs into apps_dir. It is removed after
+    # the testbed (and the processes writing there) on every exit path: an
+    # interrupted emulation left one /tmp/xrc-emulate-apps-* each.
+    with tempfile.TemporaryDirectory(prefix="xrc-emulate-apps-", ignore_cleanup_errors=True) as apps, \
+            testbed(p.resolved, downlink_text=trace_texts[0], uplink_text=trace_texts[1], sysctls=sysctls,
+                    emulator_cpu=cpu, num_ues=p.num_ues, options=emulator_options(p),
+                    side_sysctls=side) as tb:
+        apps_dir = Path(apps)
         emu = tb.emulator
         apply_routes(tb, p.kernel)
-        # Bulk flows are iperf3; transfers and video are xrc.emulation.apps,
-        # whose processes write their logs into apps_dir.
-        apps_dir = Path(tempfile.mkdtemp(prefix="xrc-emulate-apps-"))
         app_procs: list[subprocess.Popen] = []
         guard_ns = time.monotonic_ns() + int(((p.duration_s or 0.0) + 60.0) * 1e9)
         for k, f in enumerate(p.flows):
@@ -474,7 +477,6 @@ def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir) -> dict[str, Any]
         report = emu.stop()
         result: dict[str, Any] = {"report": report}
         result["apps"] = _read_app_logs(apps_dir, p, t0_ns)
-        shutil.rmtree(apps_dir, ignore_errors=True)
         result["capture"] = {k: np.frombuffer(b, dtype=np.dtype(d)) for k, (d, b) in emu.capture_columns().items()}
         result["flows"] = emu.flows()
         cell = emu.cell_columns()
