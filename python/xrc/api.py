@@ -155,15 +155,20 @@ def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None
 def read_run(directory: str | Path) -> "Run":
     """The :class:`Run` of a run directory (``xrc run --out DIR``); tables
     are read from its Parquet files when first used."""
+    from .rundir import read_json, read_resolved, read_summary
+
     d = _path("directory", directory)
+    if not d.is_dir():
+        raise ScenarioError(f"{str(directory)!r} is not a run directory ("
+                            f"{'a file' if d.exists() else 'it does not exist'})")
     docs = {}
-    for name in ("summary.json", "scenario.resolved.json", "metadata.json"):
-        try:
-            docs[name] = json.loads((d / name).read_text())
-        except FileNotFoundError:
-            raise ScenarioError(f"{str(directory)!r} is not a run directory (no {name})") from None
-        except ValueError as e:
-            raise ScenarioError(f"{str(directory)!r}: {name} is not valid JSON: {e}") from None
+    for name, read in (("summary.json", read_summary), ("scenario.resolved.json", read_resolved),
+                       ("metadata.json", read_json)):
+        if not os.path.lexists(d / name):
+            raise ScenarioError(f"{str(directory)!r} is not a run directory (no {name})")
+        # Checked as read: a summary holding a list, a named pipe (which
+        # made this wait for ever), truncated JSON: a message naming it.
+        docs[name] = read(d / name)
     return Run(scenario=docs["scenario.resolved.json"], summary=docs["summary.json"], metadata=docs["metadata.json"],
                directory=d)
 
@@ -243,6 +248,9 @@ class Run:
         except (OSError, ValueError) as e:
             # pyarrow's ArrowInvalid (a damaged file) is a ValueError.
             raise ScenarioError(f"{str(self.directory)!r}: cannot read {path.name}: {e}") from None
+        from .rundir import check_table_columns
+
+        check_table_columns(path, name, t.column_names, set(_columns.tables()[name].columns))
         return {c: t.column(c).to_numpy() for c in t.column_names if c != "flow_id"}
 
     @property

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .plots import cdf, delay_axis, figure_problems, new_figure, save
+from .rundir import read_sweep_listing
 from .scenario import ScenarioError
 
 #: Beyond this many runs, no per-run panels (the other figures still show all).
@@ -50,9 +51,12 @@ def expand(paths: list[str | Path]) -> tuple[list[Path], list[Path]]:
     for p in map(Path, paths):
         if (p / "summary.json").is_file() and (p / "scenario.resolved.json").is_file():
             runs.append(p)
+        elif (p / "summary.json").exists() and not (p / "sweep.json").exists():
+            # Damaged (not a file, its scenario missing): read_run names what.
+            runs.append(p)
         elif (p / "sweep.json").is_file() and (p / "runs").is_dir():
             sweeps.append(p)
-            listed = json.loads((p / "sweep.json").read_text())["runs"]
+            listed = read_sweep_listing(p / "sweep.json")
             listed.sort(key=lambda r: ([_sortable(o) for o in r["overrides"]], r["seed"]))
             found = [p / "runs" / r["run_id"] for r in listed if (p / "runs" / r["run_id"] / "summary.json").is_file()]
             if not found:
@@ -246,7 +250,7 @@ def _sweep_figure(sweep_dir: Path, out: Path, formats, problems: list[str]) -> l
     from .api import read_run
     from .scenario import parse_value
 
-    listed = json.loads((sweep_dir / "sweep.json").read_text())["runs"]
+    listed = read_sweep_listing(sweep_dir / "sweep.json")
     points = []
     for r in listed:
         d = sweep_dir / "runs" / r["run_id"]

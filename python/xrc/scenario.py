@@ -353,9 +353,11 @@ def _check_recorded_inputs(p: Path, sc: "Scenario") -> None:
     meta = p.resolve().parent / "metadata.json"
     if p.name not in ("scenario.toml", "scenario.resolved.json") or not meta.is_file():
         return
+    from .rundir import read_json
+
     try:
-        recorded = json.loads(meta.read_text()).get("inputs") or {}
-    except (OSError, ValueError, AttributeError):
+        recorded = read_json(meta).get("inputs") or {}
+    except ScenarioError:
         return
     if not isinstance(recorded, dict):
         return

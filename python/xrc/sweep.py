@@ -67,6 +67,7 @@ import pyarrow.parquet as pq
 from . import _core, progress as _progress, tomlw
 from .bundled import find_scenario
 from .outdir import DirLock, OutputError, check_parents, clean_stale_in
+from .rundir import read_summary, summary_ok
 from .scenario import Scenario, ScenarioError, load, parse_value
 
 
@@ -291,7 +292,10 @@ def run_one(spec: RunSpec, out_root: str) -> str:
     from .runner import run_to_dir
 
     d = Path(out_root) / "runs" / spec.run_id
-    if (d / "summary.json").is_file():
+    # A run counts as done only if its summary reads whole: one truncated
+    # (a disk that filled, a copy cut short) made the resume fail merging.
+    # Run again, it replaces the damaged directory.
+    if summary_ok(d / "summary.json"):
         return spec.run_id
     sc = load(spec.scenario, overrides=list(spec.overrides), seed=spec.seed)
     run_to_dir(sc, d, force=True, plots=False, progress=False,
@@ -303,7 +307,7 @@ def _merge(out: Path, runs: list[RunSpec]) -> Path:
     """One row per run and flow, with the run's overrides as columns."""
     rows: list[dict[str, Any]] = []
     for spec in sorted(runs, key=lambda s: s.run_id):
-        s = json.loads((out / "runs" / spec.run_id / "summary.json").read_text())
+        s = read_summary(out / "runs" / spec.run_id / "summary.json")
         base: dict[str, Any] = {"run_id": spec.run_id, "seed": spec.seed}
         for o in spec.overrides:
             k, _, v = o.partition("=")
@@ -399,7 +403,7 @@ def _seedless_variants(out: Path, runs: list[RunSpec]) -> list[str]:
             continue
         seen = set()
         for spec in specs:
-            s = json.loads((out / "runs" / spec.run_id / "summary.json").read_text())
+            s = read_summary(out / "runs" / spec.run_id / "summary.json")
             s.pop("wall_time_s", None)
             s.pop("seed", None)
             seen.add(json.dumps(s, sort_keys=True))
@@ -448,7 +452,11 @@ def _run_sweep_locked(sweep: Sweep, out: Path, *, jobs: int | None, engine: str,
     # A killed sweep leaves staging directories of unfinished runs.
     clean_stale_in(out / "runs")
     runs = sweep.runs()
-    todo = [r for r in runs if not (out / "runs" / r.run_id / "summary.json").is_file()]
+    todo = [r for r in runs if not summary_ok(out / "runs" / r.run_id / "summary.json")]
+    damaged = [r.run_id for r in todo if os.path.lexists(out / "runs" / r.run_id / "summary.json")]
+    if damaged:
+        print(f"xrc: warning: {len(damaged)} finished run(s) have a damaged summary.json and run again: "
+              f"{', '.join(damaged[:5])}{' ...' if len(damaged) > 5 else ''}", file=sys.stderr)
     bar = _progress.bar(progress, total=len(runs), initial=len(runs) - len(todo), unit="run", delay=1.0)
 
     def done(run_id: str) -> None:
