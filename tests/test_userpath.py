@@ -190,6 +190,24 @@ def test_sigterm_stops_a_run_leaving_the_earlier_run_directory_and_no_staging_di
     assert (out / "summary.json").read_bytes() == before
 
 
+def test_a_run_killed_with_sigkill_leaves_no_staging_directory(tmp_path):
+    # SIGKILL cannot be caught: the staging directory (the series written
+    # so far) stayed beside --out until the next run to the same place.
+    (tmp_path / "s.toml").write_text(HEAVY)
+    proc = subprocess.Popen([*XRC, "run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--no-plots"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t_end = time.monotonic() + 60
+    while not _staging(tmp_path) and proc.poll() is None and time.monotonic() < t_end:
+        time.sleep(0.05)
+    assert proc.poll() is None and _staging(tmp_path), "ended before it could be killed"
+    proc.kill()
+    proc.wait(timeout=10)
+    t_end = time.monotonic() + 10
+    while _staging(tmp_path) and time.monotonic() < t_end:
+        time.sleep(0.05)
+    assert _staging(tmp_path) == [] and not (tmp_path / "o").exists()
+
+
 def _heavy_sweep(tmp_path):
     """A sweep of 12 long runs on 2 workers, in a session of its own (its
     pid is the group's), stderr into a file (an orphaned worker would hold
@@ -416,6 +434,25 @@ def test_study_force_replaces_only_a_report_this_study_wrote(study, tmp_path):
     # Its own earlier report is replaced.
     assert main(["study", study, "--quick", "--jobs", "1", "--out", str(tmp_path / "same")]) == 0
     assert main(["study", study, "--quick", "--jobs", "1", "--out", str(tmp_path / "same"), "--force"]) == 0
+
+
+def test_xrc_schema_on_a_full_disk_keeps_the_earlier_schema_and_leaves_no_partial_file(small_disk):
+    # The schema was written in place: a full disk left a truncated,
+    # invalid JSON file under the name editors read.
+    import json
+
+    out = small_disk / "scenario.schema.json"
+    assert main(["schema", "--out", str(out)]) == 0
+    before = out.read_bytes()
+    json.loads(before)
+    free = os.statvfs(small_disk)
+    (small_disk / "fill").write_bytes(b"\0" * (free.f_bavail * free.f_frsize - len(before) // 2))
+    r = _xrc("schema", "--out", out)
+    assert r.returncode == 2 and "No space left" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert out.read_bytes() == before
+    r = _xrc("schema", "--out", small_disk / "new.json")
+    assert r.returncode == 2, r.stderr
+    assert sorted(p.name for p in small_disk.iterdir()) == ["fill", "scenario.schema.json"]
 
 
 def test_a_study_replaced_on_a_full_disk_keeps_its_earlier_report_and_runs(small_disk):
@@ -840,6 +877,78 @@ def test_a_sigterm_as_a_study_makes_its_out_directory_leaves_nothing(tmp_path, m
     assert list(tmp_path.iterdir()) == []
 
 
+def _plots_take_a_sigterm(monkeypatch, then):
+    """Has xrc run's plotting receive a SIGTERM (cli's handler runs, as it
+    would between two bytecodes of Matplotlib) and `then` decide what the
+    library does with its exception."""
+    from xrc import cli, plots
+
+    def plot_all(*a, **kw):
+        try:
+            cli._on_terminate(signal.SIGTERM, None)
+        except BaseException as e:
+            then(e)
+
+    monkeypatch.setattr(plots, "plot_all", plot_all)
+
+
+def _rethrow_as_valueerror(e):
+    raise ValueError("Invalid affine transformation matrix") from e
+
+
+@pytest.mark.parametrize("then", [_rethrow_as_valueerror, lambda e: None], ids=["turned-into-valueerror", "swallowed"])
+def test_a_sigterm_whose_exception_a_library_swallows_or_replaces_still_stops_the_run(then, tmp_path, monkeypatch,
+                                                                                      capsys):
+    # Sent at random calls of `xrc run`: one landing in Matplotlib's path
+    # conversion came out as its ValueError (a traceback, exit 1); one
+    # caught by a library's clean-up let the run write its results and
+    # exit 0.
+    from .conftest import MINIMAL_CELL
+
+    (tmp_path / "s.toml").write_text(MINIMAL_CELL)
+    _plots_take_a_sigterm(monkeypatch, then)
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o")]) == 143
+    assert "terminated (SIGTERM)" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+    # The request ends with the command: the next one (or the API) runs.
+    monkeypatch.undo()
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--no-plots"]) == 0
+
+
+_IMPORTED_UNDER_SIGTERM = """
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+from xrc import stopping
+saved = stopping.install()
+t0 = time.monotonic()
+try:
+    import slow_module   # sends itself SIGTERM half-way through
+    print("imported whole:", slow_module.DONE, flush=True)
+    while time.monotonic() - t0 < 10:
+        time.sleep(0.01)
+    print("not stopped")
+except stopping.Terminated as e:
+    print("stopped after the import:", e.code, round(time.monotonic() - t0, 2))
+finally:
+    stopping.restore(saved)
+"""
+
+
+def test_a_sigterm_during_an_import_waits_for_the_import_then_stops(tmp_path):
+    # A SIGTERM landing in Matplotlib's ft2font while it built its enums
+    # left the C extension half initialised: the interpreter aborted at
+    # exit (Fatal Python error, SIGABRT) instead of exiting 143.
+    (tmp_path / "slow_module.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\nDONE = sum(range(1000)) > 0\n")
+    r = subprocess.run([sys.executable, "-c", _IMPORTED_UNDER_SIGTERM, str(tmp_path)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "imported whole: True", r.stdout
+    assert lines[1].startswith("stopped after the import: 143"), r.stdout
+    assert float(lines[1].split()[-1]) < 2, r.stdout
+
+
 def test_a_failed_study_removes_the_parents_of_its_out_it_made_but_nothing_that_was_there(tmp_path):
     from xrc.study_nr import study_out
 
@@ -925,3 +1034,95 @@ def test_plot_of_a_sweep_over_a_table_valued_field_draws_it(tmp_path):
     assert main(["sweep", str(f), "--out", str(tmp_path / "sw"), "--quiet", "--jobs", "1"]) == 0
     assert main(["plot", str(tmp_path / "sw"), "--out", str(tmp_path / "p")]) == 0
     assert list((tmp_path / "p").glob("sweep_*.png"))
+
+
+# ---------------------------------------------------------------------------
+# Damaged run and sweep directories: a message naming the file.
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    from .conftest import MINIMAL_CELL
+
+    d = tmp_path_factory.mktemp("finished")
+    (d / "s.toml").write_text(MINIMAL_CELL)
+    assert main(["run", str(d / "s.toml"), "--out", str(d / "run"), "--no-plots", "--quiet"]) == 0
+    return d / "run"
+
+
+def _damaged_copy(finished_run, tmp_path):
+    import shutil
+
+    d = tmp_path / "run"
+    shutil.copytree(finished_run, d)
+    return d
+
+
+def test_a_run_whose_summary_is_a_list_is_a_message_from_read_run_and_xrc_plot(finished_run, tmp_path):
+    # xrc plot failed with TypeError; read_run returned a run that failed later.
+    d = _damaged_copy(finished_run, tmp_path)
+    (d / "summary.json").write_text("[1, 2]")
+    with pytest.raises(ScenarioError, match=r"summary\.json' holds a list, not an object"):
+        xrc.read_run(d)
+    r = _xrc("plot", d, "--out", tmp_path / "p")
+    assert r.returncode == 2 and "summary.json' holds a list" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_read_run_of_a_summary_that_is_a_named_pipe_answers_at_once(finished_run, tmp_path):
+    # It waited for ever for a writer.
+    d = _damaged_copy(finished_run, tmp_path)
+    (d / "summary.json").unlink()
+    os.mkfifo(d / "summary.json")
+    r = subprocess.run([sys.executable, "-c", f"import xrc; xrc.read_run({str(d)!r})"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1 and "summary.json' is not a regular file" in r.stderr, r.stderr
+    r = _xrc("plot", d, "--out", tmp_path / "p", timeout=30)
+    assert r.returncode == 2 and "summary.json' is not a regular file" in r.stderr, r.stderr
+
+
+def test_a_table_file_swapped_for_another_is_refused_not_read_as_that_table(finished_run, tmp_path):
+    # rtt.parquet copied over cwnd.parquet was returned as run.cwnd.
+    import shutil
+
+    d = _damaged_copy(finished_run, tmp_path)
+    shutil.copy(d / "rtt.parquet", d / "cwnd.parquet")
+    run = xrc.read_run(d)
+    with pytest.raises(ScenarioError, match=r"cwnd\.parquet' holds columns that table 'cwnd' does not have \(rtt_ms"):
+        run.cwnd
+    assert len(run.rtt) > 0
+
+
+@pytest.mark.parametrize("text", ["", "{\"runs\": ", "[]", "{\"runs\": [{\"run_id\": \"../x\", \"seed\": 1, "
+                                                                "\"overrides\": []}]}"])
+def test_xrc_plot_of_a_sweep_whose_sweep_json_is_damaged_names_it(text, tmp_path):
+    # An empty sweep.json was a JSONDecodeError traceback.
+    (tmp_path / "sw" / "runs").mkdir(parents=True)
+    (tmp_path / "sw" / "sweep.json").write_text(text)
+    r = _xrc("plot", tmp_path / "sw", "--out", tmp_path / "p")
+    assert r.returncode == 2 and "sweep.json'" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_sweep_resumed_over_a_truncated_run_summary_runs_that_point_again(tmp_path, capsys):
+    # The truncated summary counted as a finished run: the merge failed
+    # with a JSON traceback on every resume.
+    from .conftest import MINIMAL_CELL
+
+    (tmp_path / "base.toml").write_text(MINIMAL_CELL)
+    (tmp_path / "sw.toml").write_text('scenario = "base.toml"\nseeds = 2\nset = ["duration_s=0.5"]\n')
+    argv = ["sweep", str(tmp_path / "sw.toml"), "--out", str(tmp_path / "o"), "--jobs", "1", "--quiet"]
+    assert main(argv) == 0
+    table = pq.read_table(tmp_path / "o" / "summary.parquet").to_pylist()
+    first = sorted((tmp_path / "o" / "runs").iterdir())[0]
+    whole = (first / "summary.json").read_text()
+    (first / "summary.json").write_text(whole[:len(whole) // 2])
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert f"damaged summary.json and run again: {first.name}" in capsys.readouterr().err
+    import json
+
+    def timeless(x):
+        return {k: v for k, v in x.items() if "wall" not in k}
+
+    assert timeless(json.loads((first / "summary.json").read_text())) == timeless(json.loads(whole))
+    assert [timeless(r) for r in pq.read_table(tmp_path / "o" / "summary.parquet").to_pylist()] == \
+        [timeless(r) for r in table]

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 
+from . import stopping
 from .parallel import WorkerDied
 from .scenario import ScenarioError, load
 
@@ -344,14 +345,10 @@ def _validate_linux(args, argv: list[str]) -> int:
     return 0
 
 
-class _Terminated(SystemExit):
-    """SIGTERM or SIGHUP: unwinds like Ctrl-C so that staging directories
-    are removed and worker processes stopped (``finally`` and ``except
-    BaseException`` blocks), then exits with 128 + the signal."""
-
-
-def _on_terminate(signum, _frame):
-    raise _Terminated(128 + signum)
+# The handler and its exception live in `stopping`, which also remembers
+# the request for code that must not commit after it.
+_Terminated = stopping.Terminated
+_on_terminate = stopping.on_signal
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -362,15 +359,24 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     # Without this the process died at once: its staging directory stayed
     # beside --out and a sweep's workers went on running, orphaned.
-    saved = {s: signal.signal(s, _on_terminate) for s in (signal.SIGTERM, signal.SIGHUP)}
+    saved = stopping.install()
     try:
-        return _main(argv)
-    except _Terminated as e:
-        print(f"xrc: terminated ({signal.Signals(e.code - 128).name})", file=sys.stderr)
-        return e.code
+        rc = _main(argv)
+        # A handler's exception swallowed by a library on the way: the
+        # command finished, but was asked to stop (it wrote no result
+        # after the request; see `stopping`).
+        stopping.check()
+        return rc
+    except BaseException as e:
+        if not (isinstance(e, _Terminated) or stopping.requested()):
+            raise
+        # Also when a library turned the handler's exception into its own
+        # (a ValueError from Matplotlib): that is the signal, not a bug.
+        sig = stopping.requested() or (e.code - 128 if isinstance(e.code, int) else signal.SIGTERM)
+        print(f"xrc: terminated ({signal.Signals(sig).name})", file=sys.stderr)
+        return 128 + sig
     finally:
-        for s, h in saved.items():
-            signal.signal(s, h)
+        stopping.restore(saved)
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -584,14 +590,15 @@ def _main(argv: list[str] | None = None) -> int:
             if args.out:
                 from pathlib import Path
 
-                from .outdir import OutputError, check_parents
+                from .outdir import OutputError, check_parents, write_whole
 
                 try:
                     check_parents(Path(args.out))
                 except OutputError as e:
                     print(f"xrc: error: {e}", file=sys.stderr)
                     return 2
-                Path(args.out).write_text(text)
+                # Whole or not at all: a full disk left a truncated schema.
+                write_whole(Path(args.out), text)
             else:
                 sys.stdout.write(text)
                 sys.stdout.flush()

@@ -32,12 +32,13 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
-import json
 import os
 import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+
+from . import stopping
 
 
 class OutputError(ValueError):
@@ -52,11 +53,16 @@ _RENAME_EXCHANGE = 2
 
 def is_xrc_output(d: Path) -> bool:
     """Whether `d` is a directory xrc wrote (its metadata says so)."""
-    try:
-        meta = json.loads((d / "metadata.json").read_text())
-    except (OSError, ValueError):
+    from .rundir import read_json
+
+    if not (d / "metadata.json").is_file():
         return False
-    return isinstance(meta, dict) and "core_version" in meta
+    try:
+        # Not a plain read: a named pipe there made it wait for ever.
+        meta = read_json(d / "metadata.json")
+    except ValueError:
+        return False
+    return "core_version" in meta
 
 
 def pid_alive(pid: int) -> bool:
@@ -149,9 +155,11 @@ def check_not_inside_output(out: Path, writer: str) -> None:
     d = output_around(out)
     if d is None:
         return
+    from .rundir import read_json
+
     try:
-        kind = json.loads((d / "metadata.json").read_text()).get("xrc_output", "")
-    except (OSError, ValueError, AttributeError):
+        kind = read_json(d / "metadata.json").get("xrc_output", "")
+    except ValueError:
         kind = ""
     what = {"run": "run directory", "report": "report directory"}.get(kind, "directory written by xrc")
     where = "is" if d == Path(out).resolve() else "lies inside"
@@ -307,10 +315,12 @@ class staged:
         self.what = what
         self.path: Path | None = None
         self.lock: DirLock | None = None
+        self.janitor: Janitor | None = None
 
     def __enter__(self) -> Path:
         self.path = staging_path(self.out)
         try:
+            self.janitor = Janitor(self.path)
             check_named(self.out, self.what)
             check_parents(self.out)
             try:
@@ -326,6 +336,8 @@ class staged:
             discard(self.path)
             if self.lock is not None:
                 self.lock.release()
+            if self.janitor is not None:
+                self.janitor.release()
             raise
         return self.path
 
@@ -336,6 +348,56 @@ class staged:
         finally:
             if self.lock is not None:
                 self.lock.release()
+            if self.janitor is not None:
+                self.janitor.release()
+
+
+#: What the janitor runs: waits for its standard input to close (the writer
+#: ended or died), then removes the staging directory if it is still one.
+_JANITOR = 'read -r _; if [ -e "$1/{mark}" ]; then rm -rf -- "$1"; fi'
+
+
+class Janitor:
+    """A small process (``sh``) that removes a staging directory if the
+    process writing it dies without doing so: a SIGKILL (``timeout -s
+    KILL``, the out-of-memory killer) left ``.NAME.partial-PID`` beside the
+    destination, possibly gigabytes, until the next run to the same place.
+
+    It holds the read end of a pipe whose write end only this process has;
+    the pipe closes when this process releases it or dies, however. Then
+    the directory is removed if it still carries the staging mark (a
+    committed one no longer does, nor is it under that name). In its own
+    session, so that Ctrl-C to the terminal or a signal to the process
+    group does not end it first. Without ``sh`` there is no janitor (and
+    the next run cleans up, as before)."""
+
+    def __init__(self, staging: Path) -> None:
+        import subprocess
+
+        self.proc = None
+        try:
+            self.proc = subprocess.Popen(["sh", "-c", _JANITOR.format(mark=STAGING_MARK), "xrc-janitor",
+                                          str(staging.absolute())], stdin=subprocess.PIPE,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         start_new_session=True, close_fds=True)
+        except OSError:
+            pass
+
+    def release(self) -> None:
+        """Lets it go (call after the staging directory was committed or
+        removed) and reaps it."""
+        p, self.proc = self.proc, None
+        if p is None:
+            return
+        try:
+            p.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        try:
+            p.wait(timeout=10)
+        except BaseException:
+            # It ends by itself once the pipe is closed; not waited for.
+            pass
 
 
 def discard(staging: Path) -> None:
@@ -353,6 +415,23 @@ def discard(staging: Path) -> None:
             pending = pending or e
     if pending is not None:
         raise pending
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Writes one file so that `path` holds either its old content or all
+    of `text`: through a temporary file beside it, renamed over it at the
+    end (a full disk left a truncated, invalid file). The temporary file is
+    removed on every failure; OSError goes on to the caller."""
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -375,7 +454,10 @@ def commit(staging: Path, out: Path, force: bool = True) -> None:
     """Puts the finished staging directory in place of `out`. Without
     `force` an `out` that holds anything now (another process made it while
     this one ran) is not replaced: OutputError, and the staging directory
-    is left to the caller's clean-up."""
+    is left to the caller's clean-up. Nothing is committed once this process
+    was asked to stop, even if the signal's exception was swallowed on the
+    way (`stopping`)."""
+    stopping.check()
     (staging / STAGING_MARK).unlink(missing_ok=True)
     if not out.exists():
         try:

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import __version__, _core, progress as _progress, tomlw
+from . import __version__, _core, progress as _progress, stopping, tomlw
 from .outdir import OutputError, commit, staged
 from .results import columns_to_arrays, summarize
 from .scenario import Scenario, ScenarioError, load_text
@@ -139,6 +139,7 @@ def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
             t = min(t + step, end)
             # Runs in bounded steps and raises KeyboardInterrupt on Ctrl-C.
             done = sim.run_until(t)
+            stopping.check()   # a SIGTERM put off or swallowed since the last step
             if bar is not None:
                 bar.update(round(min(sim.now_s, end), 3) - bar.n)
     except ValueError as e:

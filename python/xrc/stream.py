@@ -36,7 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import _core, progress as _progress
+from . import _core, progress as _progress, stopping
 from .grouped import GroupedSpill
 from .results import _NUMPY_OF_ARROW, RunData, arrow_table, columns_to_arrays, decoded, numpy_of, parquet_options
 from .scenario import Scenario, ScenarioError, read_input
@@ -316,6 +316,7 @@ def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
             # Returns at `t`, at the end, or once `drain_rows` rows are held.
             c0 = time.perf_counter()
             done = sim.run_until(t, max_rows=drain_rows)
+            stopping.check()   # a SIGTERM put off or swallowed since the last step
             spent = time.perf_counter() - c0
             run.core_time_s += spent
             run.events_time_s += spent

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from . import bundled
+from . import bundled, stopping
 from .outdir import OutputError, check_named, check_parents
 from .parallel import map_parallel
 from .results import summarize
@@ -279,7 +279,9 @@ def study_out(out: str | Path | None, force: bool, title: str) -> Iterator[Path 
 
 def write_files(out: Path, files: dict[str, str]) -> None:
     """Writes a study's files so that each is either the old or the new one
-    and, if any cannot be written, none is replaced."""
+    and, if any cannot be written, none is replaced; none after a SIGTERM
+    whose exception was swallowed on the way (`stopping`)."""
+    stopping.check()
     tmps: list[tuple[Path, Path]] = []
     try:
         for name, text in files.items():
