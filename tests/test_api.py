@@ -158,3 +158,70 @@ def test_an_api_override_that_names_no_field_is_reported_as_an_override_not_as_a
     with pytest.raises(xrc.ScenarioError) as e:
         xrc.run("paper/fig1-time-varying", flows__9__cc="cubic")
     assert str(e.value).startswith("override flows.9.cc") and "--set" not in str(e.value), str(e.value)
+
+
+_DICT = {"name": "m", "seed": 3, "duration_s": 0.3, "topology": "cellular",
+         "ues": [{"channel": {"kind": "fixed_cqi", "cqi": 10}}], "flows": [{"ue": 0, "cc": "newreno"}]}
+
+
+@pytest.mark.parametrize("call,says", [
+    # Each raised TypeError, AttributeError or OSError from deep inside.
+    (lambda: xrc.run({**_DICT, "duration_s": __import__("decimal").Decimal("0.3")}),
+     "duration_s: Decimal('0.3') (Decimal) is not a scenario value"),
+    (lambda: xrc.run({**_DICT, "flows": [{"ue": 0, "cc": {"newreno"}}]}), "flows.0.cc: {'newreno'} (set)"),
+    (lambda: xrc.run(5), "scenario: expected a Scenario, a path"),
+    (lambda: xrc.sweep(_DICT, runs=["duration_s=0.2"]), "runs: expected a list of dicts"),
+    (lambda: xrc.sweep(_DICT, runs=[{"duration_s": 0.2}, 7]), "got 7 (int)"),
+    (lambda: xrc.sweep(_DICT, grid=["duration_s"]), "grid: expected a dict"),
+    (lambda: xrc.read_run(__file__), "is not a run directory (a file)"),
+    (lambda: xrc.run("x" * 300), "File name too long"),
+    (lambda: xrc.read_run("x" * 300), "File name too long"),
+    (lambda: xrc.run(_DICT, out="y" * 300), "out 'yyy"),
+], ids=["decimal", "set", "int-scenario", "runs-of-strings", "runs-item-int", "grid-list", "read_run-file",
+        "long-scenario-name", "long-run-directory", "long-out"])
+def test_bad_arguments_to_the_api_raise_scenario_error_naming_them(call, says):
+    with pytest.raises(xrc.ScenarioError) as e:
+        call()
+    assert says in str(e.value), str(e.value)
+    assert not str(e.value).startswith("--out")
+
+
+@pytest.mark.parametrize("call,says", [
+    # Each ran with the last value, silently.
+    (lambda: xrc.run(_DICT, flows__0__cc="cubic", **{"flows.0.cc": "bbr"}),
+     "flows.0.cc: given twice (as 'flows__0__cc' and 'flows.0.cc')"),
+    (lambda: xrc.run(_DICT, duration_s=0.2, **{" duration_s": 0.4}), "duration_s: given twice"),
+    (lambda: xrc.sweep(_DICT, runs=[{"duration_s": 0.2}], duration_s=0.4),
+     "duration_s: both a keyword (every run) and in runs[0]"),
+    (lambda: xrc.sweep(_DICT, grid={"duration_s": [0.2], "duration_s ": [0.4]}), "name the same field duration_s"),
+    (lambda: xrc.sweep(_DICT, grid={"flows__0__cc": ["cubic"]}, **{"flows.0.cc": "bbr"}),
+     "flows.0.cc: both a keyword (every run) and in grid"),
+], ids=["keyword-and-dotted", "spaces", "runs-and-keyword", "grid-spellings", "grid-and-keyword"])
+def test_the_api_refuses_one_field_given_twice_as_the_command_line_does(call, says):
+    with pytest.raises(xrc.ScenarioError) as e:
+        call()
+    assert says in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("body,says", [
+    ('set = ["duration_s=0.3"]\n[grid]\n"duration_s " = [0.2, 0.4]\n', "is both in set (every run) and in grid"),
+    ('[grid]\n"duration_s" = [0.2]\n" duration_s" = [0.4]\n', "name the same field duration_s"),
+    ('set = ["duration_s=0.3"]\n[[runs]]\n"duration_s " = 0.2\n', "is both in set (every run) and in runs.0"),
+], ids=["grid-key-with-a-space", "two-grid-spellings", "runs-key-with-a-space"])
+def test_a_sweep_file_key_with_spaces_is_the_field_it_names(body, says, tmp_path):
+    # "duration_s " escaped the check against set: its value silently won
+    # in every run, or made a second grid dimension for one field.
+    from xrc.sweep import load_sweep
+
+    (tmp_path / "base.toml").write_text(MINIMAL_CELL)
+    p = tmp_path / "sw.toml"
+    p.write_text('scenario = "base.toml"\n' + body)
+    with pytest.raises(xrc.ScenarioError) as e:
+        load_sweep(p)
+    assert says in str(e.value), str(e.value)
+
+
+def test_the_output_error_is_a_scenario_error():
+    from xrc.outdir import OutputError
+
+    assert issubclass(OutputError, xrc.ScenarioError)

@@ -41,6 +41,31 @@ from .scenario import Scenario, ScenarioError, load, load_text
 __all__ = ["Run", "run", "read_run", "sweep", "overrides_from_kwargs"]
 
 
+def _api(fn):
+    """The API raises ScenarioError for what the caller gave: an OSError
+    from a path it named (a name too long for the file system, a file
+    where a directory belongs) was raised as it came."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .outdir import OutputError
+
+        try:
+            return fn(*args, **kwargs)
+        except OutputError as e:
+            # The message names the command line's option.
+            msg = str(e)
+            if msg.startswith("--out "):
+                raise OutputError("out " + msg[len("--out "):]) from None
+            raise
+        except OSError as e:
+            where = f"{e.filename}: " if e.filename else ""
+            raise ScenarioError(f"{where}{e.strerror or e}") from e
+
+    return wrapper
+
+
 def _toml_literal(value: Any) -> str:
     """A Python value as the TOML text of a ``--set`` override."""
     from . import tomlw
@@ -58,8 +83,13 @@ def overrides_from_kwargs(kwargs: Mapping[str, Any]) -> list[str]:
     """``flows__0__cc="cubic"`` or ``**{"flows.0.cc": "cubic"}`` as
     ``["flows.0.cc=\\"cubic\\""]``: a double underscore stands for a dot."""
     out = []
+    seen: dict[str, str] = {}
     for key, value in kwargs.items():
-        path = key.replace("__", ".")
+        path = key.replace("__", ".").strip()
+        if path in seen:
+            # `flows__0__cc=` and `**{"flows.0.cc": ...}`: the last one won.
+            raise ScenarioError(f"{path}: given twice (as {seen[path]!r} and {key!r}); give it once")
+        seen[path] = key
         try:
             out.append(f"{path}={_toml_literal(value)}")
         except TypeError as e:
@@ -94,8 +124,8 @@ def _resolve(scenario: Scenario | str | Path | Mapping[str, Any], overrides: lis
         from .bundled import resolve_scenario_arg
 
         return load(resolve_scenario_arg(str(scenario)), overrides=overrides, seed=seed)
-    raise TypeError(f"scenario: expected a Scenario, a path, a bundled scenario's name or a dict, got "
-                    f"{type(scenario).__name__}")
+    raise ScenarioError(f"scenario: expected a Scenario, a path, a bundled scenario's name or a dict, got "
+                        f"{type(scenario).__name__}")
 
 
 def _path(name: str, value: Any) -> Path:
@@ -106,19 +136,31 @@ def _path(name: str, value: Any) -> Path:
     raise ScenarioError(f"{name}: expected a path (str or os.PathLike), got {value!r} ({type(value).__name__})")
 
 
-def _plain(node: Any) -> Any:
-    """A mapping with NumPy scalars and paths as plain JSON values."""
+def _plain(node: Any, where: str = "") -> Any:
+    """A mapping with NumPy scalars and paths as plain JSON values; any
+    other kind of value is a ScenarioError naming where it is (a Decimal or
+    a set was json's TypeError)."""
     if isinstance(node, Mapping):
-        return {str(k): _plain(v) for k, v in node.items()}
+        out = {}
+        for k, v in node.items():
+            if not isinstance(k, str):
+                raise ScenarioError(f"{where + '.' if where else ''}{k!r}: a field name is a string, got "
+                                    f"{type(k).__name__}")
+            out[k] = _plain(v, f"{where}.{k}" if where else k)
+        return out
     if isinstance(node, (list, tuple)):
-        return [_plain(v) for v in node]
+        return [_plain(v, f"{where}.{i}") for i, v in enumerate(node)]
     if isinstance(node, np.generic):
-        return node.item()
+        node = node.item()
     if isinstance(node, Path):
         return str(node)
-    return node
+    if node is None or isinstance(node, (str, bool, int, float)):
+        return node
+    raise ScenarioError(f"{where or 'value'}: {node!r} ({type(node).__name__}) is not a scenario value; give a "
+                        f"str, int, float, bool, None, list or dict")
 
 
+@_api
 def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None = None,
         out: str | Path | None = None, force: bool = False, plots: bool = False, progress: bool = False,
         **overrides: Any) -> "Run":
@@ -137,7 +179,7 @@ def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None
     # A NumPy integer (a seed from np.arange) as the plain int JSON takes.
     if out is not None:
         out = _path("out", out)
-    sc = _scenario(scenario, overrides_from_kwargs(overrides), _plain(seed))
+    sc = _scenario(scenario, overrides_from_kwargs(overrides), _plain(seed, "seed"))
     if out is not None:
         from .runner import run_to_dir
 
@@ -152,6 +194,7 @@ def run(scenario: Scenario | str | Path | Mapping[str, Any], *, seed: int | None
     return Run(scenario=sc.resolved, summary=summary, metadata=metadata(sc, None), arrays=r["tables"])
 
 
+@_api
 def read_run(directory: str | Path) -> "Run":
     """The :class:`Run` of a run directory (``xrc run --out DIR``); tables
     are read from its Parquet files when first used."""
@@ -340,6 +383,7 @@ def _frame(name: str, cols: dict[str, np.ndarray], flow_ids: list[str]):
     return df
 
 
+@_api
 def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str, list] | None = None, *,
           runs: list[Mapping[str, Any]] | None = None, seeds: int | list[int] = 1, out: str | Path | None = None,
           jobs: int | None = None, progress: bool = False, **overrides: Any):
@@ -368,7 +412,18 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
         out = _path("out", out)
     seed_list = _seed_list(seeds, "seeds")
     variants: list[dict[str, Any]] = []
-    grid = dict(grid or {})
+    if grid is not None and not isinstance(grid, Mapping):
+        raise ScenarioError(f"grid: expected a dict of field paths to lists of values, got {grid!r} "
+                            f"({type(grid).__name__})")
+    if runs is not None and (not isinstance(runs, (list, tuple)) or
+                             not all(isinstance(r, Mapping) for r in runs)):
+        bad = runs if not isinstance(runs, (list, tuple)) else next(r for r in runs if not isinstance(r, Mapping))
+        raise ScenarioError(f"runs: expected a list of dicts of field paths to values (e.g. "
+                            f"[{{'flows.0.cc': 'cubic'}}]), got {bad!r} ({type(bad).__name__})")
+    # Paths as the overrides read them (surrounding spaces dropped): two
+    # spellings of one field were two grid dimensions for one field.
+    grid = _paths_of(grid or {}, "grid")
+    runs = [_paths_of(r, f"runs[{i}]") for i, r in enumerate(runs or [])]
     for k, vals in grid.items():
         if not isinstance(vals, (list, tuple)) or not vals:
             raise ScenarioError(f"grid[{k!r}]: expected a non-empty list of values, got {vals!r}")
@@ -381,8 +436,8 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
 
         keys = sorted(grid)
         for combo in itertools.product(*(grid[k] for k in keys)):
-            variants.append({k: _plain(v) for k, v in zip(keys, combo)})
-    variants += [{k: _plain(v) for k, v in r.items()} for r in (runs or [])]
+            variants.append({k: _plain(v, f"grid[{k!r}]") for k, v in zip(keys, combo)})
+    variants += [{k: _plain(v, f"runs[{i}][{k!r}]") for k, v in r.items()} for i, r in enumerate(runs)]
     if not variants:
         variants = [{}]
     common = overrides_from_kwargs(overrides)
@@ -395,10 +450,17 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
     refuse_repeated_values(grid, "grid")
     for i, r in enumerate(runs or []):
         refuse_seed(r, f"sweep: runs[{i}]", "seeds=[3]")
-    both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
+    keywords = {o.partition("=")[0].strip() for o in common}
+    both = sorted(set(grid) & keywords)
     if both:
         raise ScenarioError(f"{', '.join(both)}: both a keyword (every run) and in grid (varied); give it in one "
                             f"of them")
+    for i, r in enumerate(runs):
+        # The run's value silently won over the keyword's.
+        both = sorted(set(r) & keywords)
+        if both:
+            raise ScenarioError(f"{', '.join(both)}: both a keyword (every run) and in runs[{i}]; give it in one "
+                                f"of them")
 
     def go(root: Path):
         base = _base_file(scenario, root)
@@ -422,6 +484,21 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
         return df
     with tempfile.TemporaryDirectory(prefix="xrc-sweep-") as tmp:
         return go(Path(tmp))
+
+
+def _paths_of(d: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """`d` with its keys as override paths: ``__`` a dot, no surrounding
+    spaces; two keys naming one field are refused."""
+    out: dict[str, Any] = {}
+    given: dict[str, Any] = {}
+    for k, v in d.items():
+        if not isinstance(k, str):
+            raise ScenarioError(f"{where}: a field path is a string, got {k!r} ({type(k).__name__})")
+        path = k.replace("__", ".").strip()
+        if path in out:
+            raise ScenarioError(f"{where}: {given[path]!r} and {k!r} name the same field {path}; give it once")
+        out[path], given[path] = v, k
+    return out
 
 
 def _base_file(scenario, root: Path) -> Path:

@@ -1034,10 +1034,10 @@ def execute(case: Case, workdir: Path, timeout_s: float) -> dict[str, Any]:
                     diffs = _same_outputs(d / "out", d / "out2")
                     if diffs:
                         outcome, message = "nondeterministic", f"outputs differ: {', '.join(diffs)}"
+            except OutputError as e:   # before ScenarioError, of which it is one
+                outcome, message = "output_error", str(e)
             except ScenarioError as e:
                 outcome, message = "stopped", str(e)
-            except OutputError as e:
-                outcome, message = "output_error", str(e)
     except CaseTimeout:
         outcome, message = "hang", f"more than {timeout_s} s of wall time ({_progress()})"
     except CaseHeavy as e:

@@ -39,10 +39,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import stopping
+from .scenario import ScenarioError
 
 
-class OutputError(ValueError):
-    """The output directory cannot be used."""
+class OutputError(ScenarioError):
+    """The output directory cannot be used (bad input like any other: a
+    ScenarioError, so that the Python API raises one kind of error for
+    what the caller gave)."""
 
 
 #: A file inside a staging directory, so cleanup never touches anything else.

@@ -249,6 +249,7 @@ def load_sweep(path: str | Path) -> Sweep:
     grid = doc.get("grid", {})
     if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
         raise ScenarioError("sweep.grid: expected a table of non-empty lists")
+    grid = stripped_keys(grid, "sweep.grid")
     refuse_seed(grid, "sweep.grid", "seeds = [1, 2, ...] instead of a grid over seed")
     refuse_repeated_values(grid, "sweep.grid")
     both = sorted(set(grid) & {o.partition("=")[0].strip() for o in common})
@@ -259,6 +260,7 @@ def load_sweep(path: str | Path) -> Sweep:
     runs = doc.get("runs", [])
     if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
         raise ScenarioError("sweep.runs: expected an array of tables")
+    runs = [stripped_keys(r, f"sweep.runs.{i}") for i, r in enumerate(runs)]
     for i, r in enumerate(runs):
         refuse_seed(r, f"sweep.runs.{i}")
         both = sorted(set(r) & {o.partition("=")[0].strip() for o in common})
@@ -284,6 +286,20 @@ def load_sweep(path: str | Path) -> Sweep:
         except ScenarioError as e:
             raise ScenarioError(f"sweep variant {v}: {e}") from None
     return sweep
+
+
+def stripped_keys(table: dict[str, Any], where: str) -> dict[str, Any]:
+    """A grid's or run's keys as override paths (without surrounding
+    spaces, as `set` reads them): ``"duration_s "`` escaped the check
+    against `set` and made a second grid dimension for one field."""
+    out: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for k, v in table.items():
+        path = k.strip()
+        if path in out:
+            raise ScenarioError(f"{where}: {given[path]!r} and {k!r} name the same field {path}; give it once")
+        out[path], given[path] = v, k
+    return out
 
 
 def run_one(spec: RunSpec, out_root: str) -> str:
