@@ -225,3 +225,12 @@ def test_the_output_error_is_a_scenario_error():
     from xrc.outdir import OutputError
 
     assert issubclass(OutputError, xrc.ScenarioError)
+
+
+def test_xrc_load_takes_a_bundled_scenarios_name_as_xrc_run_does(tmp_path, monkeypatch):
+    # It said "not found" and suggested the very name it was given.
+    monkeypatch.chdir(tmp_path)
+    sc = xrc.load("validation/dumbbell-20mbit-40ms", overrides=["duration_s=1"])
+    assert sc.resolved["duration_s"] == 1.0 and sc.path.name == "dumbbell-20mbit-40ms.toml"
+    with pytest.raises(xrc.ScenarioError, match="not found: 'validation/dumbbell-20mbit-40'"):
+        xrc.load("validation/dumbbell-20mbit-40")

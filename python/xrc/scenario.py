@@ -322,9 +322,14 @@ def load(path: str | Path, *, overrides: list[str] | None = None, seed: int | No
             raise ScenarioError(f"{str(path)!r} is a directory but not a run directory (no scenario.resolved.json); "
                                 "give a scenario file or a run directory")
         if not p.exists():
-            from .bundled import not_found
+            # A bundled scenario's name, as `xrc run` and `xrc.run` take
+            # it (`xrc.load` said "not found" and suggested the very name).
+            from .bundled import find_scenario, not_found
 
-            raise ScenarioError(not_found(str(path)))
+            bundled = find_scenario(str(path))
+            if bundled is None:
+                raise ScenarioError(not_found(str(path)))
+            p = bundled
         regular = p.is_file()
         text = _read_bounded(p).decode("utf-8-sig")
     except UnicodeDecodeError as e:
