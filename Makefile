@@ -77,6 +77,7 @@ bench: setup
 	$(BIN)/xrc bench
 	cargo bench --bench engine
 	$(BIN)/xrc bench --cell
+	$(BIN)/xrc bench --memory
 	$(BIN)/python -m xrc.emulation.bench
 	$(MAKE) bench-ns3
 

@@ -74,6 +74,91 @@ def test_spilled_groups_give_the_values_held_in_memory_in_the_same_order(tmp_pat
     assert not spill.path.exists()
 
 
+@pytest.mark.parametrize("kind", ["spread", "rounded", "constant", "signed", "with-nan", "one"])
+def test_a_group_too_large_to_read_whole_gives_numpys_percentiles_bit_for_bit(tmp_path, monkeypatch, kind):
+    # A long run's summary read every group's values whole: 1e5 simulated
+    # seconds of RTT samples were 1.4 GB at the peak. Past WHOLE_VALUES a
+    # group's percentiles are selected from pieces of its file; they must be
+    # np.percentile's numbers, not an estimate.
+    import xrc.grouped as grouped
+
+    monkeypatch.setattr(grouped, "WHOLE_VALUES", 500)
+    monkeypatch.setattr(grouped, "_COLLECT_VALUES", 40)
+    rng = np.random.default_rng(17)
+    n = 1 if kind == "one" else 6007
+    v = {"spread": rng.lognormal(3, 1, n), "rounded": np.round(rng.exponential(20, n), 1),
+         "constant": np.full(n, 7.25), "signed": np.r_[rng.normal(0, 1, n // 2), np.zeros(n - n // 2), -0.0][:n],
+         "with-nan": np.r_[rng.exponential(5, n - 1), np.nan], "one": np.array([3.5])}[kind]
+    g = rng.integers(0, 3, n) if kind != "one" else np.array([0])
+    spill = GroupedSpill(tmp_path, "x", chunk_values=777)
+    spill.add(g, v)
+    qs = (0, 1, 50, 80, 90, 95, 99, 99.9, 100)
+    try:
+        for k in range(3):
+            mine = v[g == k]
+            want = [float(x) for x in np.percentile(mine, qs)] if mine.size else [float("nan")] * len(qs)
+            got = spill.percentiles(k, qs)
+            assert np.array_equal(got, want, equal_nan=True) and all(
+                np.signbit(a) == np.signbit(b) for a, b in zip(got, want) if not np.isnan(a)), (k, got, want)
+            assert spill.count_at_most(k, 10.0) == (int(np.count_nonzero(mine <= 10.0)), mine.size)
+            x, rank, m = spill.cdf_points(k, 64)
+            whole = np.sort(mine[~np.isnan(mine)])
+            assert m == whole.size and np.allclose(x, whole[rank], rtol=2 ** -19, atol=0), k
+    finally:
+        spill.close()
+
+
+def test_a_long_runs_summary_and_plots_hold_a_bounded_part_of_its_series(tmp_path, monkeypatch):
+    # The summary and the HoL CDF read no group whole past WHOLE_VALUES,
+    # and give the numbers of the run held in memory.
+    import xrc.grouped as grouped
+
+    sc = _cell(2, 3.0)
+    mem = simulate(sc)
+    want = summarize(sc.resolved, mem["tables"], events=mem["events"], sim_time_s=mem["sim_time_s"], wall_time_s=0.0)
+    monkeypatch.setattr(grouped, "WHOLE_VALUES", 300)
+    monkeypatch.setattr(grouped, "_COLLECT_VALUES", 50)
+
+    def refuse(self, group):
+        raise AssertionError("a group's values read whole")
+
+    monkeypatch.setattr(GroupedSpill, "values", refuse)
+    run = stream_run(sc, tmp_path)
+    try:
+        got = summarize(sc.resolved, run.data, events=run.events, sim_time_s=run.sim_time_s, wall_time_s=0.0)
+        from xrc.plots import plot_all
+
+        plot_all(run.data, sc.resolved, tmp_path / "plots", summary=got)
+    finally:
+        run.close()
+    for k in ("flows", "ues"):
+        assert got[k] == want[k]
+    assert (tmp_path / "plots" / "hol_cdf.png").exists()
+
+
+def test_a_windows_envelope_kept_batch_by_batch_is_the_envelope_of_the_whole_series():
+    # The window figure read every point of the chosen flows (about 9·10^6
+    # per flow at 10^5 simulated seconds) and drew them all; the streamed
+    # reader now keeps each batch's envelope, which must be the same points.
+    from xrc.results import envelope
+
+    rng = np.random.default_rng(29)
+    for trial in range(60):
+        n = int(rng.integers(1, 30000))
+        t = np.sort(rng.uniform(0, 50, n))
+        w = rng.integers(1, 12, n).astype(np.uint32)
+        whole = envelope(t, w, 0.0, 50.0, 200)
+        bounds = [0, *np.sort(rng.integers(0, n, int(rng.integers(0, 5)))), n]
+        kept = np.concatenate([envelope(t[a:b], w[a:b], 0.0, 50.0, 200) + a
+                               for a, b in zip(bounds[:-1], bounds[1:]) if b > a])
+        assert np.array_equal(kept[envelope(t[kept], w[kept], 0.0, 50.0, 200)], whole), trial
+        per = np.clip((t[whole] / 50 * 200).astype(int), 0, 199)
+        assert np.bincount(per).max() <= 4
+        for c in np.unique(np.clip((t / 50 * 200).astype(int), 0, 199)):
+            col = np.clip((t / 50 * 200).astype(int), 0, 199) == c
+            assert w[col].min() in w[whole][per == c] and w[col].max() in w[whole][per == c]
+
+
 def test_a_streamed_run_writes_the_files_and_summary_of_a_run_held_in_memory(tmp_path):
     # 12 UEs for 3 s, rows handed over every 5,000 (dozens of drains, each
     # cutting tables mid-way): the Parquet files are byte for byte those
@@ -135,8 +220,26 @@ def test_the_aggregate_figures_break_no_axes_rule(tmp_path):
 
 def test_a_run_held_in_memory_refuses_a_per_tti_table_it_cannot_hold_and_names_the_setting():
     sc = load_text(cell_scenario_text(1000, 60.0), base=Path.cwd())
-    with pytest.raises(ScenarioError, match=r"output\.rlc_sample_ttis.*at least 2.*xrc run --out"):
+    with pytest.raises(ScenarioError, match=r"output\.rlc_sample_ttis.*at least 3.*xrc run --out"):
         simulate(sc)
+
+
+def test_a_run_held_in_memory_stops_when_its_tables_reach_the_bound_and_names_what_thins_them(monkeypatch):
+    # xrc.run("validation/dumbbell-20mbit-40ms", duration_s=1e5) held every
+    # RTT sample until the interpreter aborted (2 GiB limit): the per-packet
+    # tables have no up-front size.
+    import xrc.runner as runner
+
+    monkeypatch.setattr(runner, "IN_MEMORY_ROWS", 20_000)
+    sc = load_text((SCENARIOS / "validation" / "dumbbell-20mbit-40ms.toml").read_text(),
+                   base=SCENARIOS / "validation", overrides=["duration_s=30"])
+    with pytest.raises(ScenarioError) as e:
+        simulate(sc)
+    m = str(e.value)
+    assert m.startswith("duration_s: a run held in memory records at most 2e+04 rows"), m
+    assert "output.rtt_trace = false" in m and "xrc.run(..., out=DIR)" in m, m
+    at = float(m.split("reached that ")[1].split(" s")[0])
+    assert 0 < at < 30, m
 
 
 def test_a_run_directory_of_a_bundled_scenario_is_unchanged_by_streaming(tmp_path):

@@ -235,6 +235,82 @@ def _bench_one_cell(sizes, duration_s: float, overrides: list[str], cell: str,
     return rows
 
 
+#: ``xrc bench --memory``: the scenarios (a wired flow, a 1-UE LTE cell)
+#: and the bound each way of running them must stay under, in bytes of
+#: peak resident memory. ``xrc run --out`` streams its tables to disk and
+#: reads them back in pieces; a run held in memory stops at
+#: ``runner.IN_MEMORY_ROWS`` rows.
+MEMORY_SCENARIOS = ("validation/dumbbell-20mbit-40ms", "bench/lte-1ue-20s")
+MEMORY_BOUND_OUT = 1 << 30
+MEMORY_BOUND_IN_MEMORY = 3 << 29
+
+_MEMORY_CHILD = r"""
+import sys
+from xrc.bench import _die_with_parent
+_die_with_parent()
+how, name, duration, out = sys.argv[1:5]
+if how == "out":
+    from xrc.cli import main
+    sys.exit(main(["run", name, "--set", f"duration_s={duration}", "--out", out, "--quiet"]))
+import xrc
+try:
+    xrc.run(name, duration_s=float(duration))
+except xrc.ScenarioError as e:
+    print(f"refused: {e}", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+def bench_memory(duration_s: float = 1e5) -> int:
+    """Peak resident memory of ``xrc run --out`` (with its plots) and of
+    ``xrc.run`` in memory, for each of :data:`MEMORY_SCENARIOS` over
+    `duration_s` simulated seconds, each in its own process (getrusage of
+    that child, through wait4). Prints a table and whether each stayed
+    under its bound; returns 1 if one did not."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    print(f"peak memory at {duration_s:g} simulated seconds (each run in its own process)")
+    print(f"{'scenario':34} {'how':22} {'outcome':44} {'wall s':>7} {'peak MB':>8} {'bound MB':>8}")
+    over = 0
+    for name in MEMORY_SCENARIOS:
+        for how, bound in (("out", MEMORY_BOUND_OUT), ("memory", MEMORY_BOUND_IN_MEMORY)):
+            work = tempfile.mkdtemp(prefix="xrc-bench-memory-")
+            try:
+                t0 = time.perf_counter()
+                p = subprocess.Popen([sys.executable, "-c", _MEMORY_CHILD, how, name, repr(duration_s),
+                                      os.path.join(work, "run")], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, env={**os.environ, PARENT_ENV: str(os.getpid())})
+                try:
+                    err = p.stderr.read()
+                    _, status, usage = os.wait4(p.pid, 0)
+                except BaseException:
+                    p.kill()
+                    p.wait()
+                    raise
+                wall = time.perf_counter() - t0
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            code = os.waitstatus_to_exitcode(status)
+            peak = usage.ru_maxrss * 1024
+            if code == 0:
+                outcome = "ran to the end"
+            elif code == 2 and "refused:" in err:
+                reason = err.split("refused: ", 1)[1]
+                outcome = ("stopped: " + reason.split(",")[0].split("; ")[0].split("and this one ")[-1])[:44]
+            else:
+                outcome = f"FAILED (exit {code})"
+                print(err[-2000:], file=sys.stderr)
+            ok = code in (0, 2) and peak <= bound
+            over += not ok
+            print(f"{name:34} {'xrc run --out' if how == 'out' else 'xrc.run (in memory)':22} {outcome:44} "
+                  f"{wall:7.1f} {peak / 2**20:8.0f} {bound / 2**20:8.0f}{'' if ok else '  OVER'}", flush=True)
+    return 1 if over else 0
+
+
 #: Runs of each size in the core alone (`alone`); the best is shown.
 CORE_ALONE_REPEAT = 3
 

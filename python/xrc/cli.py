@@ -211,6 +211,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--mu", default="lte,0,3", metavar="CELLS",
                    help="cells of --cell, comma-separated: lte (20 MHz) and NR numerologies 0..3 (50 MHz FDD, "
                         "the same traffic; default lte,0,3)")
+    b.add_argument("--memory", action="store_true",
+                   help="instead: peak memory of `xrc run --out` and of xrc.run in memory on a wired flow and a "
+                        "1-UE LTE cell over --memory-duration simulated seconds, against their bounds")
+    b.add_argument("--memory-duration", type=float, default=1e5, metavar="S",
+                   help="simulated seconds of --memory (default 100000)")
     b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
     b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
                    help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")
@@ -607,6 +612,14 @@ def _main(argv: list[str] | None = None) -> int:
             from .bench import bench
             from .bundled import BENCH_SCENARIO, scenario as bundled_scenario
 
+            if args.memory:
+                if args.cell or args.scenario or args.bench_set or args.ues is not None:
+                    raise ScenarioError("--memory measures its own scenarios: give no scenario, --cell, --set or --ues")
+                if not 1 <= args.memory_duration <= 1e6:
+                    raise ScenarioError(f"--memory-duration must be in [1, 1e6] s, got {args.memory_duration}")
+                from .bench import bench_memory
+
+                return bench_memory(args.memory_duration)
             if args.cell:
                 from .bench import CELL_SIZES, bench_cell
 

@@ -95,20 +95,28 @@ def log_axis(ax, axis: str = "x") -> None:
 #: CDF no longer makes matplotlib's drawing (and its search for a legend
 #: place) walk a million vertices.
 CDF_POINTS = 4096
+#: Columns of the window figure whose points are kept (twice its width in
+#: pixels, so the envelope is finer than what is drawn).
+CWND_COLUMNS = 4096
 
 
 def cdf(ax, samples, **kw) -> None:
     """An empirical CDF of `samples` as a step line (nothing if empty), at
     most :data:`CDF_POINTS` of its steps: the samples of evenly spaced
     ranks, the smallest and the largest among them."""
-    x = np.sort(np.asarray(samples, dtype=float))
-    x = x[~np.isnan(x)]
-    if x.size == 0:
+    from .grouped import GroupedArrays
+
+    n = np.asarray(samples).size
+    group_cdf(ax, GroupedArrays(np.zeros(n, dtype=np.uint32), samples), 0, **kw)
+
+
+def group_cdf(ax, grouped, group: int, **kw) -> None:
+    """:func:`cdf` of one group's values of a series by group
+    (:mod:`xrc.grouped`), which need not fit in memory."""
+    x, rank, n = grouped.cdf_points(group, CDF_POINTS)
+    if n == 0:
         return
-    rank = np.arange(x.size)
-    if x.size > CDF_POINTS:
-        rank = np.unique(np.linspace(0, x.size - 1, CDF_POINTS).round().astype(np.int64))
-    ax.step(x[rank], (rank + 1) / x.size, where="post", **kw)
+    ax.step(x, (rank + 1) / n, where="post", **kw)
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("CDF")
 
@@ -335,12 +343,7 @@ def _ue_p95(data, n_ues: int, summary) -> np.ndarray:
     if summary is not None:
         return np.array([np.nan if u["hol_delay_ms"]["p95"] is None else u["hol_delay_ms"]["p95"]
                          for u in summary["ues"]], dtype=float)
-    out = np.full(n_ues, np.nan)
-    for u in range(n_ues):
-        v = data.hol_active.values(u)
-        if v.size:
-            out[u] = np.percentile(v, 95)
-    return out
+    return np.array([data.hol_active.percentiles(u, (95,))[0] for u in range(n_ues)], dtype=float)
 
 
 def plot_hol_cdf(data, resolved, directory: Path, summary=None) -> list[str]:
@@ -352,7 +355,7 @@ def plot_hol_cdf(data, resolved, directory: Path, summary=None) -> list[str]:
     fig, axes = new_figure()
     ax = axes[0][0]
     for u in ues:
-        cdf(ax, data.hol_active.values(int(u)), label=f"UE {int(u)}")
+        group_cdf(ax, data.hol_active, int(u), label=f"UE {int(u)}")
     budget_line(ax, 10.0, "10 ms budget")
     delay_axis(ax)
     ax.set_xlabel("RLC head-of-line delay (ms)")
@@ -372,8 +375,7 @@ def _plot_hol_aggregate(data, resolved, directory: Path, summary) -> list[str]:
         p50 = np.array([np.nan if u["hol_delay_ms"]["p50"] is None else u["hol_delay_ms"]["p50"]
                         for u in summary["ues"]], dtype=float)
     else:
-        p50 = np.array([np.percentile(v, 50) if v.size else np.nan
-                        for v in (data.hol_active.values(u) for u in range(n_ues))])
+        p50 = np.array([data.hol_active.percentiles(u, (50,))[0] for u in range(n_ues)], dtype=float)
     fig, axes = new_figure(1, 2, figsize=(11, 4))
     ax = axes[0][0]
     cdf(ax, p50, color="C0", label="each UE's median")
@@ -392,7 +394,7 @@ def _plot_hol_aggregate(data, resolved, directory: Path, summary) -> list[str]:
         chosen.append(ranked[len(ranked) // 2])
     for i, u in enumerate(chosen):
         tag = "median UE" if i == TOP_N else f"#{i + 1} by p95"
-        cdf(ax, data.hol_active.values(u), color=f"C{i}", label=f"UE {u} ({tag})")
+        group_cdf(ax, data.hol_active, u, color=f"C{i}", label=f"UE {u} ({tag})")
     budget_line(ax, 10.0, "10 ms budget")
     delay_axis(ax)
     ax.set_xlabel("RLC head-of-line delay while active (ms)")
@@ -412,7 +414,9 @@ def plot_cwnd(data, resolved, directory: Path, summary=None) -> list[str]:
         chosen = [(int(fs["flow"][order[r]]), r) for r in ranks]
     else:
         chosen = [(k, None) for k in range(len(flows))]
-    traces = data.cwnd([k for k, _ in chosen])
+    # The points the figure's columns show (the envelope of each column),
+    # not the millions of a long run.
+    traces = data.cwnd([k for k, _ in chosen], points=(0.0, float(resolved["duration_s"]), CWND_COLUMNS))
     if not any(t.size for t, _ in traces.values()):
         return []
     fig, axes = new_figure(figsize=(9, 3.5))

@@ -148,9 +148,36 @@ class Grouped(Protocol):
 
     def values(self, group: int) -> np.ndarray: ...
 
+    def percentiles(self, group: int, qs) -> list[float]: ...
 
-#: Flow -> (times, windows) of the flows asked for.
-CwndReader = Callable[[list[int]], dict[int, tuple[np.ndarray, np.ndarray]]]
+    def count_at_most(self, group: int, x: float) -> tuple[int, int]: ...
+
+    def cdf_points(self, group: int, points: int) -> tuple[np.ndarray, np.ndarray, int]: ...
+
+
+#: Flow -> (times, windows) of the flows asked for; with ``points=(t0, t1,
+#: n)`` only the points a plot of n columns over [t0, t1] shows
+#: (:func:`envelope`).
+CwndReader = Callable[..., dict[int, tuple[np.ndarray, np.ndarray]]]
+
+
+def envelope(t: np.ndarray, w: np.ndarray, t0: float, t1: float, columns: int) -> np.ndarray:
+    """Indices of the points of a time series (`t` non-decreasing) that a
+    line plot of `columns` columns over [t0, t1] needs: in each column the
+    first and the last point, the earliest lowest and the latest highest
+    (M4: Jugel et al., "M4: a visualization-oriented time series data
+    aggregation", VLDB 2014). Drawn, they give the picture of the whole
+    series; a long run's window has millions of points. Applied to any
+    split of the series in time order and then to the union of what each
+    part kept, it keeps the same points as applied to the whole."""
+    if t.size == 0:
+        return np.arange(0)
+    span = max(t1 - t0, 1e-12)
+    col = np.clip(((t - t0) / span * columns).astype(np.int64), 0, columns - 1)
+    starts = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+    ends = np.r_[starts[1:], t.size] - 1
+    order = np.lexsort((w, col))   # by column, then by value; stable
+    return np.unique(np.concatenate([starts, ends, order[starts], order[ends]]))
 #: (table, columns) -> the table's rows in order, in batches of columns.
 BatchReader = Callable[[str, list[str]], Iterator[dict[str, np.ndarray]]]
 
@@ -192,11 +219,15 @@ class RunData:
         active = rlc["active"] == 1
         by_flow = GroupedArrays(cw["flow"], np.arange(cw["flow"].size))
 
-        def cwnd(flows: list[int]) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        def cwnd(flows: list[int], points=None) -> dict[int, tuple[np.ndarray, np.ndarray]]:
             out = {}
             for k in flows:
                 rows = by_flow.values(k).astype(np.int64)
-                out[k] = (cw["t"][rows], cw["cwnd"][rows])
+                t, w = cw["t"][rows], cw["cwnd"][rows]
+                if points is not None:
+                    keep = envelope(t, w, *points)
+                    t, w = t[keep], w[keep]
+                out[k] = (t, w)
             return out
 
         def batches(name: str, columns: list[str]) -> Iterator[dict[str, np.ndarray]]:
@@ -209,13 +240,6 @@ class RunData:
 
 #: The percentiles of a UE's HoL and queuing delays in the summary.
 HOL_QUANTILES = (50, 80, 90, 95, 99)
-
-
-def _pcts(values: np.ndarray, qs) -> list[float]:
-    """The `qs` percentiles of `values` (NaN when empty), in one selection pass."""
-    if values.size == 0:
-        return [float("nan")] * len(qs)
-    return [float(x) for x in np.percentile(values, list(qs))]
 
 
 def _clean(x: float) -> float | None:
@@ -269,8 +293,7 @@ def summarize(resolved: dict[str, Any], tables: "dict[str, dict[str, np.ndarray]
         i = row_of[k]
         start, end = float(fs["start_s"][i]), float(fs["end_s"][i])
         dur = max(end - start, 1e-9)
-        r = data.rtt.values(k)
-        r50, r95 = _pcts(r, (50, 95))
+        r50, r95 = data.rtt.percentiles(k, (50, 95))
         ue = int(fs["ue"][i])
         flows.append({
             "id": fc["id"],
@@ -301,10 +324,12 @@ def summarize(resolved: dict[str, Any], tables: "dict[str, dict[str, np.ndarray]
         # Everything delivered was carried, so it cannot exceed 1.
         carried = float(us["carried_bits"][i])
         capacity = max(fair, carried)
-        hol = data.hol_active.values(u)
-        pkt = data.queue_delay.values(u)
-        hol_q = _pcts(hol, HOL_QUANTILES)
-        pkt_q = _pcts(pkt, HOL_QUANTILES)
+        # Statistics of the group, not its values: a long run's series do
+        # not fit in memory (xrc.grouped reads them in pieces).
+        hol_q = data.hol_active.percentiles(u, HOL_QUANTILES)
+        pkt_q = data.queue_delay.percentiles(u, HOL_QUANTILES)
+        hol_in, hol_n = data.hol_active.count_at_most(u, budget_ms)
+        pkt_in, pkt_n = data.queue_delay.count_at_most(u, budget_ms)
         ues.append({
             "id": u,
             "capacity_mbps": capacity / act / 1e6 if act > 0 else 0.0,
@@ -313,9 +338,9 @@ def summarize(resolved: dict[str, Any], tables: "dict[str, dict[str, np.ndarray]
             "fair_share_mbps": fair / act / 1e6 if act > 0 else 0.0,
             "fair_share_ratio": deliv / fair if fair > 0 else None,
             "hol_delay_ms": {f"p{q}": _clean(x) for q, x in zip(HOL_QUANTILES, hol_q)},
-            "frac_time_hol_below_budget": float(np.mean(hol <= budget_ms)) if hol.size else None,
+            "frac_time_hol_below_budget": hol_in / hol_n if hol_n else None,
             "queuing_delay_ms": {f"p{q}": _clean(x) for q, x in zip(HOL_QUANTILES, pkt_q)},
-            "frac_packets_queued_below_budget": float(np.mean(pkt <= budget_ms)) if pkt.size else None,
+            "frac_packets_queued_below_budget": pkt_in / pkt_n if pkt_n else None,
             "hol_budget_ms": budget_ms,
             "active_s": act,
             "rlc_drops": int(us["rlc_drops"][i]),

@@ -88,12 +88,17 @@ def sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-#: The most rows of the per-TTI RLC table a run held in memory
-#: (:func:`simulate`) may record: about 50 bytes each in the core and as much
-#: again in NumPy, so 5·10^7 rows is about 5 GB at the peak. ``xrc run``
-#: (:func:`run_to_dir`) streams it to disk and is bounded by the core's
-#: validation instead.
-IN_MEMORY_SAMPLED_ROWS = 5e7
+#: The most rows a run held in memory (:func:`simulate`, ``xrc.run``
+#: without ``out``) may record, over every table: about 45 bytes each at
+#: the peak (the core's columns, then the caller's frames), so about 1 GB.
+#: (Measured: 1.76·10^7 rows, a 20 Mbit/s flow for 2·10^4 simulated
+#: seconds, peaked at 0.83 GB.) A scenario whose per-TTI table alone would
+#: pass it is refused before it runs; otherwise the run stops when its
+#: tables reach it. ``xrc run`` (:func:`run_to_dir`) streams its tables to
+#: disk and is bounded by the core's validation instead.
+IN_MEMORY_ROWS = 2e7
+#: The per-TTI table's share of it, checked before the run.
+IN_MEMORY_SAMPLED_ROWS = IN_MEMORY_ROWS
 
 
 def sampled_rows(resolved: dict[str, Any]) -> float:
@@ -109,12 +114,27 @@ def sampled_rows(resolved: dict[str, Any]) -> float:
     return math.ceil(float(resolved["duration_s"]) * 1e3 / tick_ms / every) * n_ues
 
 
+def too_many_rows(scenario: Scenario, at_s: float) -> str:
+    """The message for an in-memory run whose tables reached
+    :data:`IN_MEMORY_ROWS` at `at_s` simulated seconds."""
+    o = scenario.resolved["output"]
+    on = [f"output.{k} = false" for k in ("rtt_trace", "cwnd_trace", "queue_delay_trace") if o.get(k)]
+    thin = f"turn off per-packet tables it does not need ({', '.join(on)}), " if on else ""
+    return (f"duration_s: a run held in memory records at most {IN_MEMORY_ROWS:.0e} rows "
+            f"(about {IN_MEMORY_ROWS * 50 / 1e9:.2g} GB), and this one reached that {at_s:.0f} s into its "
+            f"{float(scenario.resolved['duration_s']):g} s; {thin}"
+            f"shorten duration_s, or write it to a directory (`xrc run --out`, xrc.run(..., out=DIR)), "
+            f"which streams its tables to disk")
+
+
 def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
     """Runs the scenario in memory. Returns ``{"tables", "events",
     "sim_time_s", "wall_time_s"}``. A scenario whose per-TTI table would
     pass :data:`IN_MEMORY_SAMPLED_ROWS` rows is refused (ScenarioError
-    naming ``output.rlc_sample_ttis``): write it to a run directory
-    instead, which streams its series."""
+    naming ``output.rlc_sample_ttis``), and a run whose tables reach
+    :data:`IN_MEMORY_ROWS` is stopped (naming the ``output`` fields that
+    thin them): write it to a run directory instead, which streams its
+    series."""
     rows = sampled_rows(scenario.resolved)
     if rows > IN_MEMORY_SAMPLED_ROWS:
         every = int(scenario.resolved["output"]["rlc_sample_ttis"])
@@ -138,8 +158,10 @@ def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
         while not done:
             t = min(t + step, end)
             # Runs in bounded steps and raises KeyboardInterrupt on Ctrl-C.
-            done = sim.run_until(t)
+            done = sim.run_until(t, max_rows=int(IN_MEMORY_ROWS) + 1)
             stopping.check()   # a SIGTERM put off or swallowed since the last step
+            if sim.rows_held > IN_MEMORY_ROWS:
+                raise ScenarioError(too_many_rows(scenario, sim.now_s))
             if bar is not None:
                 bar.update(round(min(sim.now_s, end), 3) - bar.n)
     except ValueError as e:
