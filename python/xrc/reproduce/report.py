@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
@@ -616,6 +617,23 @@ def _write_md(out: Path, meta, items, sections) -> None:
     (out / "report.md").write_text("\n".join(lines) + "\n")
 
 
+def _inline_html(text: str) -> str:
+    """The inline Markdown the report writes (`code`, **bold**, *emphasis*)
+    as HTML, everything else escaped: code spans first, their contents
+    verbatim; emphasis only outside them."""
+    parts = re.split(r"`([^`]+)`", text)
+    out = []
+    for i, part in enumerate(parts):
+        esc = html.escape(part)
+        if i % 2:
+            out.append(f"<code>{esc}</code>")
+        else:
+            esc = re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"<strong>\1</strong>", esc)
+            esc = re.sub(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])", r"<em>\1</em>", esc)
+            out.append(esc)
+    return "".join(out)
+
+
 def _md_table_to_html(rows: list[str]) -> str:
     if not rows:
         return ""
@@ -625,7 +643,7 @@ def _md_table_to_html(rows: list[str]) -> str:
             continue
         cells = [c.strip() for c in r.strip().strip("|").split("|")]
         tag = "th" if i == 0 else "td"
-        out.append("<tr>" + "".join(f"<{tag}>{html.escape(c).replace('**', '')}</{tag}>" for c in cells) + "</tr>")
+        out.append("<tr>" + "".join(f"<{tag}>{_inline_html(c)}</{tag}>" for c in cells) + "</tr>")
     out.append("</table>")
     return "\n".join(out)
 
@@ -641,20 +659,20 @@ def _write_html(out: Path, meta, items, sections) -> None:
     for c in items:
         ci = "–" if c["ci95"] is None else f"±{_fmt(c['ci95'])}"
         colr = "#e6f4ea" if c["holds"] else "#fce8e6"
-        extra = "".join("".join(f"<td>{html.escape(x.replace('**', ''))}</td>" for x in _variant_cells(c, v))
+        extra = "".join("".join(f"<td>{_inline_html(x)}</td>" for x in _variant_cells(c, v))
                         for v in vs)
-        claim_rows.append(f'<tr style="background:{colr}"><td>{html.escape(c["id"])}</td><td>{html.escape(c["claim"])}'
-                          f'</td><td>{html.escape(c["paper"])}</td><td>{_fmt(c["ours"], 4)}</td><td>{ci}</td>'
+        claim_rows.append(f'<tr style="background:{colr}"><td>{html.escape(c["id"])}</td><td>{_inline_html(c["claim"])}'
+                          f'</td><td>{_inline_html(c["paper"])}</td><td>{_fmt(c["ours"], 4)}</td><td>{ci}</td>'
                           f'<td>{"yes" if c["holds"] else "no"}</td>{extra}</tr>')
     claim_rows.append("</table>")
-    notes = "".join(f"<li><code>{html.escape(c['id'])}</code>: {html.escape(c['note'])}</li>" for c in items if c["note"])
+    notes = "".join(f"<li><code>{html.escape(c['id'])}</code>: {_inline_html(c['note'])}</li>" for c in items if c["note"])
     body = [f"<h1>XRC paper reproduction</h1><p>{meta['runs']} runs, seeds {meta['seeds']}, "
             f"{meta['sim_seconds']:.0f} simulated seconds, {meta['events']} events, {meta['wall_time_s']:.1f} s of "
             f"wall time on {meta['jobs']} worker(s) ({'quick' if meta['quick'] else 'full'} mode).</p>",
-            "<h2>The paper's claims</h2>", "".join(f"<p>{html.escape(t)}</p>" for t in _variants_text(items) if t),
+            "<h2>The paper's claims</h2>", "".join(f"<p>{_inline_html(t)}</p>" for t in _variants_text(items) if t),
             "\n".join(claim_rows), f"<ul>{notes}</ul>"]
     for title, text, rows, imgs in sections:
-        body.append(f"<h2>{html.escape(title)}</h2><p>{html.escape(text)}</p>")
+        body.append(f"<h2>{html.escape(title)}</h2><p>{_inline_html(text)}</p>")
         body.append(_md_table_to_html(rows))
         body += [img(i) for i in imgs]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.4}"

@@ -1,0 +1,105 @@
+"""The reproduction report, built from synthetic runs (no simulation): each
+claim shows its number in the paper's unit, its criterion in words and a
+verdict that means what the paper meant, and the HTML renders the text the
+Markdown writes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from xrc.reproduce import plan
+from xrc.reproduce.report import write_report
+
+
+def _meta(quick: bool, seeds: list[int]) -> dict:
+    return {"quick": quick, "seeds": seeds, "runs": 0, "wall_time_s": 0.0, "jobs": 1, "engine": "local",
+            "schemes": [], "xrc_version": "test", "core_version": "test", "git_commit": None, "sim_seconds": 0.0,
+            "events": 0, "traces": {"source": "bundled", "files": []}, "inputs": {}}
+
+
+def _run(exp: str, label: str, seed: int = 1, *, rates=(10.0,), starts=None, ends=None, hol_p50=5.0,
+         hol_p90=9.0, frac=0.95, point: dict | None = None, fcts=(), duration: float = 30.0) -> dict:
+    """One synthetic run: flows at constant rates (Mbit/s) over [start, end),
+    in 0.5 s bins; optional short flows with completion times `fcts`."""
+    n = len(rates)
+    starts = list(starts or [0.0] * n)
+    ends = list(ends or [duration] * n)
+    t, flow, byts, gp = [], [], [], []
+    for k, (rate, a, b) in enumerate(zip(rates, starts, ends)):
+        x = a
+        while x < b - 1e-9:
+            t.append(x)
+            flow.append(k)
+            byts.append(rate * 1e6 / 8 * 0.5)
+            gp.append(rate)
+            x += 0.5
+    flows = [{"id": f"f{k}", "cc": label.split("+")[0], "start_s": starts[k], "end_s": ends[k], "fct_s": None,
+              "bytes": 0, "size": None} for k in range(n)]
+    flows += [{"id": f"short{i}", "cc": "newreno", "start_s": 5.0 * (i + 1), "end_s": 5.0 * (i + 1) + f,
+               "fct_s": f, "bytes": 0, "size": 1} for i, f in enumerate(fcts)]
+    samples = [hol_p50] * 5 + [hol_p90] * 4
+    p = point or {"exp": exp, "label": label, "scenario": "x.toml", "overrides": [f"duration_s={duration}"],
+                  "seed": seed, "gen": {}}
+    return {
+        "point": p,
+        "summary": {"ues": [{"utilization": 0.95}],
+                    "flows": [{"goodput_mbps": r} for r in rates]},
+        "flows": flows,
+        "qdelay": {"0": {"p50": 3.0, "p95": 8.0, "mean": 4.0, "frac_below_10": 0.99, "samples": [1.0, 3.0, 8.0]}},
+        "hol": {"samples": samples, "p50": hol_p50, "p90": hol_p90, "p95": hol_p90, "frac_below_10": frac},
+        "tp": {"t": t, "flow": flow, "bytes": byts, "goodput_mbps": gp},
+        "cap": {"t": [0.0, duration], "available_mbps": [12.0, 12.0], "delivered_mbps": [10.0, 10.0]},
+        "chunks": [2.01, 2.02],
+        "events": 1, "wall_s": 0.0, "sim_s": duration,
+    }
+
+
+def _report(tmp_path: Path, results: list[dict], quick: bool = False, seeds=(1,)) -> tuple[dict, str, str]:
+    (tmp_path / "figures").mkdir(parents=True)
+    claims = write_report(results, _meta(quick, list(seeds)), tmp_path)
+    return ({c["id"]: c for c in claims}, (tmp_path / "report.md").read_text(),
+            (tmp_path / "report.html").read_text())
+
+
+def _fig1(seeds=(1,), xrc_p90=10.0, other_p90=400.0) -> list[dict]:
+    rs = []
+    for s in seeds:
+        rs.append(_run("fig1", "xrc", s, hol_p50=5.0, hol_p90=xrc_p90, frac=0.9))
+        for cc in ("cubic", "newreno", "illinois", "veno"):
+            rs.append(_run("fig1", cc, s, hol_p50=100.0, hol_p90=other_p90, frac=0.1))
+        rs.append(_run("fig1", "oracle", s, hol_p50=0.0, hol_p90=0.0, frac=1.0))
+    return rs
+
+
+def _pair_with_jain(exp: str, label: str, seed: int, jain: float) -> dict:
+    """A two-flow run whose Jain's index over the overlap is `jain`."""
+    # Jain of (1, x) = (1 + x)^2 / (2 (1 + x^2)); solve for x <= 1.
+    a = 2 * jain - 1
+    x = 1.0 if jain >= 1 else (1 - (1 - a * a) ** 0.5) / a  # the root of a x^2 - 2x + a in (0, 1]
+    return _run(exp, label, seed, rates=(10.0, 10.0 * x), starts=(0.0, 5.0), ends=(30.0, 30.0))
+
+
+def _fig4(xrc_jain_rates, other: str, other_rates, seeds=(1,)) -> list[dict]:
+    starts, ends = (0.0, 10.0, 20.0, 30.0), (70.0, 80.0, 90.0, 100.0)
+    rs = []
+    for s in seeds:
+        rs.append(_run("fig4", "xrc", s, rates=xrc_jain_rates, starts=starts, ends=ends, duration=100.0))
+        rs.append(_run("fig4", other, s, rates=other_rates, starts=starts, ends=ends, duration=100.0))
+    return rs
+
+
+def _claims_header(md: str) -> str:
+    return next(line for line in md.splitlines() if line.startswith("| id |"))
+
+
+def test_the_html_report_renders_inline_code_and_bold_instead_of_showing_the_markdown(tmp_path):
+    # A failed claim's verdict is bold in Markdown; the Fig. 1 text names `oracle`.
+    _, md, html = _report(tmp_path, _fig1(xrc_p90=30.0, other_p90=40.0))
+    assert "`oracle`" in md
+    body = re.sub(r"data:image/png;base64,[^\"]*", "", html)
+    assert "<code>oracle</code>" in body
+    assert "`" not in body and "**" not in body
+
