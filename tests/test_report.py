@@ -103,3 +103,23 @@ def test_the_html_report_renders_inline_code_and_bold_instead_of_showing_the_mar
     assert "<code>oracle</code>" in body
     assert "`" not in body and "**" not in body
 
+
+def test_a_quick_report_describes_the_quick_runs_not_the_full_experiment(tmp_path):
+    pl = plan(quick=True, variants=())["points"]
+    rs = []
+    for p in pl:
+        if p["exp"] == "fig4" and p["label"] in ("xrc", "newreno"):
+            rs.append(_run("fig4", p["label"], rates=(5.0,) * 4, starts=(0.0, 5.0, 10.0, 15.0),
+                           ends=(35.0, 40.0, 45.0, 50.0), duration=50.0, point=p))
+        if p["exp"] == "fig7" and p["label"] in ("xrc", "cubic"):
+            n = p["gen"]["short_flows"]
+            rs.append(_run("fig7", p["label"], fcts=[0.5] * n, duration=5.0 * n + 5, point=p))
+    _, md, html = _report(tmp_path, rs, quick=True)
+    fig4 = md.split("## Fig. 4")[1].split("\n## ")[0]
+    fig7 = md.split("## Fig. 7")[1].split("\n## ")[0]
+    assert "70 s" not in fig4 and "10 s apart" not in fig4
+    assert "5 s apart" in fig4 and "35 s" in fig4
+    assert "50 short" not in fig7 and "10 short" in fig7
+    assert "50 short" not in html
+
+

@@ -137,7 +137,8 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path,
                          "The reference line is the physical-limit oracle (`oracle`): it sends each packet to "
                          "reach the base station just before the TTI that starts sending it, in the TTIs a shadow "
                          "copy of the cell, whose UE is never short of data, serves it (`ran::shadow`): the "
-                         "most the cell can carry for the UE, with the least queue its transport blocks allow.",
+                         "most the cell can carry for the UE, with the least queue its transport blocks allow. "
+                         + _lasting(sum((g[("fig1", cc)] for cc in order), [])),
                          rows, [img_a, img_b]))
         if "xrc" in order:
             xr = g[("fig1", "xrc")]
@@ -182,7 +183,8 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path,
             h = mean_ci95([r["hol"]["p50"] for r in rs])[0]
             rows.append(f"| {lab} | {_fmt(j)} | {_fmt(gx)} | {_fmt(gj)} | {_fmt(h)} |")
         sections.append(("Fig. 3: XRC joined by Illinois or CUBIC",
-                         "XRC alone, then a flow starting in congestion avoidance (ssthresh one segment) joins at 5 s.",
+                         "XRC alone, then a flow starting in congestion avoidance (ssthresh one segment) joins at 5 s. "
+                         + _lasting(sum((g[("fig3", lab)] for lab in f3), [])),
                          rows, [img]))
 
     # ---------------- Fig. 4 ----------------
@@ -231,8 +233,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path,
             rows.append(f"| {label_of(cc)} | {'equal' if lab.endswith('same-rtt') else 'different'} | "
                         f"{_fmt(mean_ci95(js)[0], 4)} | {_fmt(fr)} |")
         sections.append(("Fig. 4: convergence and RTT fairness",
-                         "Four flows of one scheme arrive 10 s apart and leave 10 s apart from 70 s; Jain's index "
-                         "over the interval when all four are active, and over sliding 1 s windows.", rows, [img, img_j]))
+                         _fig4_text(sum((g[("fig4", lab)] for lab in f4), [])), rows, [img, img_j]))
         if "xrc" in jains:
             claims.add("fig4-jain-xrc", "Four XRC flows with different RTTs share the cell fairly",
                        "Jain 99.5%", jains["xrc"], lambda v: v >= 0.99, "holds if >= 0.99")
@@ -293,7 +294,8 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path,
             fr = mean_ci95([r["hol"]["frac_below_10"] for r in rs])[0]
             rows.append(f"| {lab} | {_fmt(j, 4)} | {_fmt(p50)} / {_fmt(p90)} | {_fmt(fr)} |")
         sections.append(("Fig. 5: capacity-seeking pairs",
-                         "The first flow starts at 0.5 s, the second at 5.5 s.", rows, [img, img2]))
+                         "The first flow starts at 0.5 s, the second at 5.5 s. "
+                         + _lasting(sum((g[("fig5", lab)] for lab in f5), [])), rows, [img, img2]))
         xrc_pairs = [f"xrc+{b}" for b in seconds if ("fig5", f"xrc+{b}") in g]
         if xrc_pairs:
             claims.add("fig5-xrc-hol", "XRC keeps HoL within its 10 ms budget against every partner",
@@ -367,7 +369,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path,
                         f"{_fmt(mean_ci95([x['mean'] for x in q if x])[0])} |")
         sections.append(("Fig. 6: a download against CUBIC video",
                          "Every 10 s the video sends a 2 s chunk at 17 Mbit/s; the next chunk waits for the previous "
-                         "one's delivery.", rows, [img, img2]))
+                         "one's delivery. " + _lasting(sum((g[("fig6", cc)] for cc in f6), [])), rows, [img, img2]))
         if "xrc" in f6:
             xr = g[("fig6", "xrc")]
             claims.add("fig6-chunk", "With an XRC download the video chunk is delivered in time", "within 2 s",
@@ -426,8 +428,7 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path,
                         f"{_fmt(np.percentile(pooled, 90) if pooled else None)} / {_fmt(max(pooled) if pooled else None)}"
                         f" | {len(pooled)}/{n} |")
         sections.append(("Fig. 7: a bulk flow against short flows",
-                         "50 short NewReno flows of 10 KB-2 MB (uniform), one every 5 s, against a bulk flow of each "
-                         "scheme; and XRC short flows with an XRC bulk flow.", rows, [img]))
+                         _fig7_text(sum((g[("fig7", cc)] for cc in f7), [])), rows, [img]))
         if "xrc" in fct:
             others = [c for c in ["cubic", "newreno", "illinois", "veno"] if c in fct]
             red = []
@@ -513,7 +514,8 @@ def write_report(results: list[dict[str, Any]], meta: dict[str, Any], out: Path,
                          f"Every scheme alone on every downlink trace of {where} ({', '.join(sorted(tr))}); "
                          "10 ms base RTT, "
                          "150 KB per-user buffer; per trace each metric is divided by the best scheme's, then "
-                         "averaged over traces. Power = throughput / queuing delay (mean or p95).", rows, [img]))
+                         "averaged over traces. Power = throughput / queuing delay (mean or p95). "
+                         + _trace_length([rs[0] for (e, _), rs in g.items() if e == "traces"]), rows, [img]))
 
     meta["figure_problems"] = list(_PROBLEMS)
     for v, items in (variants or {}).items():
@@ -549,6 +551,69 @@ def _short_path(path: str) -> str:
         return "xrc/scenarios/" + str(Path(path).relative_to(bundled.scenarios_dir()))
     except ValueError:
         return path
+
+
+def _overrides(r) -> dict[str, str]:
+    """A run's ``--set`` overrides, by path."""
+    return dict(o.split("=", 1) for o in r["point"].get("overrides", []) if "=" in o)
+
+
+def _s(x: float) -> str:
+    return f"{x:g} s"
+
+
+def _duration(r) -> float:
+    """How long a run was simulated: its `duration_s` override, or what it ran."""
+    d = _overrides(r).get("duration_s")
+    return float(d) if d is not None else float(r["sim_s"])
+
+
+def _lasting(rs) -> str:
+    """The runs' length and seeds, as they ran (the quick runs are shorter)."""
+    if not rs:
+        return ""
+    ds = sorted({_duration(r) for r in rs})
+    n = len({r["point"]["seed"] for r in rs})
+    length = f"{_s(ds[0])}" if len(ds) == 1 else f"{ds[0]:g}-{_s(ds[-1])}"
+    return f"Each run lasts {length}; {n} seed{'s' if n != 1 else ''}."
+
+
+def _fig4_text(rs) -> str:
+    """Fig. 4's arrivals and departures as its runs set them."""
+    ov = _overrides(rs[0])
+    r0 = rs[0]["flows"]
+    try:
+        starts = [float(ov[f"flows.{k}.start_s"]) for k in range(len(r0))]
+        stops = [float(ov[f"flows.{k}.stop_s"]) for k in range(len(r0))]
+    except KeyError:
+        # Not set by the run: the flows' own times, without the start jitter.
+        starts = [round(f["start_s"], 1) for f in r0]
+        stops = [round(f["end_s"], 1) for f in r0]
+    gap_in = starts[1] - starts[0] if len(starts) > 1 else 0.0
+    gap_out = stops[1] - stops[0] if len(stops) > 1 else 0.0
+    return (f"{len(r0)} flows of one scheme arrive {_s(gap_in)} apart and leave {_s(gap_out)} apart from "
+            f"{_s(stops[0])}; Jain's index over the interval when all are active, and over sliding 1 s windows. "
+            + _lasting(rs))
+
+
+def _fig7_text(rs) -> str:
+    """Fig. 7's short flows as its runs had them."""
+    r = rs[0]
+    n = (r["point"].get("gen") or {}).get("short_flows") or len(r["flows"]) - 1
+    starts = [f["start_s"] for f in r["flows"][1:]]
+    every = round(float(np.median(np.diff(starts))), 1) if len(starts) > 1 else None
+    when = f", one every {_s(every)}" if every else ""
+    return (f"{n} short NewReno flows of 10 KB-2 MB (uniform){when}, against a bulk flow of each scheme; "
+            "and XRC short flows with an XRC bulk flow. " + _lasting(rs))
+
+
+def _trace_length(rs) -> str:
+    """Whether the trace runs covered whole traces or their beginning."""
+    if not rs:
+        return ""
+    if all((r["point"].get("gen") or {}).get("full_trace") for r in rs):
+        return "Each run covers its whole trace once."
+    return f"Each run covers the first {_s(min(_duration(r) for r in rs))} of its trace."
 
 
 def _qd(r, k):
