@@ -91,6 +91,10 @@ def _fig4(xrc_jain_rates, other: str, other_rates, seeds=(1,)) -> list[dict]:
     return rs
 
 
+def _claim_row(md: str, cid: str) -> str:
+    return next(line for line in md.splitlines() if line.startswith(f"| `{cid}` |"))
+
+
 def _claims_header(md: str) -> str:
     return next(line for line in md.splitlines() if line.startswith("| id |"))
 
@@ -123,3 +127,47 @@ def test_a_quick_report_describes_the_quick_runs_not_the_full_experiment(tmp_pat
     assert "50 short" not in html
 
 
+def test_a_claim_the_paper_states_in_milliseconds_shows_ours_in_milliseconds(tmp_path):
+    claims, md, html = _report(tmp_path, _fig1(xrc_p90=10.0, other_p90=400.0))
+    c = claims["fig1-others-p90"]
+    assert "ms" in c["paper"]
+    assert c["ours"] == pytest.approx(400.0) and c["unit"] == "ms"
+    row = _claim_row(md, "fig1-others-p90")
+    assert "400 ms" in row
+    # Fractions of time the paper gives in percent are percentages too.
+    hol = claims["fig1-xrc-hol"]
+    assert hol["unit"] == "%" and hol["ours"] == pytest.approx(90.0)
+
+
+def test_a_confidence_interval_comes_from_seeds_stays_within_bounds_and_agrees_with_the_verdict(tmp_path):
+    # One seed: Fig. 3 and Fig. 5 are two setups of one seed, not two samples.
+    one = [_pair_with_jain("fig3", "xrc+cubic", 1, 0.98), _pair_with_jain("fig5", "xrc+cubic", 1, 0.80)]
+    claims, _, _ = _report(tmp_path / "one", one)
+    c = claims["xrc-cubic-jain"]
+    assert c["seeds"] == 1 and c["ci95"] is None
+    # Three seeds whose interval reaches both sides of the 99% criterion.
+    three = []
+    for s, j in ((1, 0.999), (2, 0.95), (3, 0.999)):
+        three += [_pair_with_jain("fig3", "xrc+cubic", s, j), _pair_with_jain("fig5", "xrc+cubic", s, j)]
+    claims, md, _ = _report(tmp_path / "three", three, seeds=(1, 2, 3))
+    c = claims["xrc-cubic-jain"]
+    assert c["seeds"] == 3
+    lo, hi = c["interval"]
+    assert lo < 99.0 < hi and hi <= 100.0
+    assert c["verdict"] == "inconclusive" and c["holds"] is False
+    row = _claim_row(md, "xrc-cubic-jain")
+    assert "inconclusive" in row
+
+
+def test_a_baseline_nearly_as_fair_as_xrc_does_not_confirm_that_it_is_less_fair(tmp_path):
+    # XRC 1.000 against NewReno about 0.99, where the paper saw 86.74%.
+    claims, md, _ = _report(tmp_path, _fig4((10.0,) * 4, "newreno", (10.0, 10.0, 10.0, 7.8)))
+    c = claims["fig4-jain-newreno"]
+    assert c["holds"] is False and c["verdict"] == "fails"
+    assert c["unit"] == "%" and c["ours"] == pytest.approx(98.99, abs=0.01)
+    assert "86.74" in c["criterion"]
+    header = _claims_header(md)
+    assert "criterion" in header and "verdict" in header
+    # A NewReno as unfair as the paper's holds.
+    claims, _, _ = _report(tmp_path / "unfair", _fig4((10.0,) * 4, "newreno", (10.0, 10.0, 4.0, 4.0)))
+    assert claims["fig4-jain-newreno"]["verdict"] == "holds"
