@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from xrc import bundled
 from xrc.parallel import run_parallel
 from xrc.reproduce.experiments import points, run_point, variant_point
-from xrc.reproduce.report import write_report
+from xrc.reproduce.report import fmt_unit, write_report
 
 #: The simulator's default LTE timing (as ``scripts/xrc2_bottleneck.py``).
 LTE = ["cell.harq.bler=0.1", "cell.uplink.sr_period_ms=10", "cell.uplink.sr_grant_delay_ms=3",
@@ -120,7 +120,7 @@ def main() -> None:
         for cc in a.cc:
             c = table[cc][i]
             ci = f" ± {c['ci95']:.3g}" if c["ci95"] is not None else ""
-            cells.append(f"{c['ours']:.4g}{ci} ({'holds' if c['holds'] else 'fails'})")
+            cells.append(f"{fmt_unit(c['ours'], c['unit'])}{ci} ({c['verdict']})")
         print(f"| {i} | {c0['paper']} | " + " | ".join(cells) + " |")
     print("\n### Each pair, seed 1: goodput (Mbit/s) of the first and second flow; HoL p50 / p90 (ms); HoL ≤ 10 ms\n")
     print("| XRC arm | pair | goodputs | HoL p50 / p90 | HoL ≤ 10 ms |")

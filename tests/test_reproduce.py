@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from xrc.cli import main
+from xrc.reproduce.report import UNITS, VERDICTS
 
 
 def test_quick_reproduction_writes_report_figures_and_claims(tmp_path):
@@ -16,10 +17,11 @@ def test_quick_reproduction_writes_report_figures_and_claims(tmp_path):
     claims = json.loads((out / "claims.json").read_text())
     assert len(claims) >= 15
     for c in claims:
-        assert {"id", "claim", "paper", "ours", "ci95", "holds"} <= set(c)
-        assert isinstance(c["holds"], bool)
+        assert {"id", "claim", "paper", "ours", "unit", "ci95", "interval", "criterion", "verdict", "holds"} <= set(c)
+        assert isinstance(c["holds"], bool) and c["holds"] == (c["verdict"] == "holds")
+        assert c["unit"] in UNITS and c["verdict"] in VERDICTS and c["criterion"]
         # The improved XRC's numbers for the same claim, from its own runs.
-        assert {"ours", "ci95", "holds"} <= set(c["xrc2"]), c
+        assert {"ours", "ci95", "interval", "criterion", "verdict", "holds"} <= set(c["xrc2"]), c
         assert isinstance(c["xrc2"]["holds"], bool)
     ids = {c["id"] for c in claims}
     assert {"fig1-xrc-hol", "fig4-jain-xrc", "fig5-hol-reduction", "fig6-chunk", "fig7-fct", "xrc-cubic-jain"} <= ids

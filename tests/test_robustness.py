@@ -342,8 +342,8 @@ def test_a_claim_whose_seeds_all_agree_says_its_interval_means_nothing():
     from xrc.reproduce.report import Claims
 
     c = Claims()
-    c.add("same", "a claim", "paper", [0.5, 0.5, 0.5], lambda v: v > 0)
-    c.add("varies", "a claim", "paper", [0.4, 0.5, 0.6], lambda v: v > 0)
+    c.add("same", "a claim", "paper", [50, 50, 50], unit="%", measure="it", op=">", threshold=0)
+    c.add("varies", "a claim", "paper", [40, 50, 60], unit="%", measure="it", op=">", threshold=0)
     same, varies = c.items
     assert same["ci95"] == 0 and "no randomness" in same["note"]
     assert "no randomness" not in varies["note"]

@@ -508,18 +508,18 @@ def _main(argv: list[str] | None = None) -> int:
                 return 2
             if not args.quiet:
                 m = res["meta"]
+                from .reproduce.report import fmt_unit
+
                 held = sum(c["holds"] for c in res["claims"])
                 vs = m.get("variants") or []
                 also = "".join(f"; {v}: {sum(bool(c.get(v) and c[v]['holds']) for c in res['claims'])}" for v in vs)
                 print(f"{m['runs']} runs in {m['wall_time_s']:.1f} s; {held} of {len(res['claims'])} claims hold "
                       f"(xrc{also}); report: {args.out}/report.html")
                 for c in res["claims"]:
-                    ours = "-" if c["ours"] is None else f"{c['ours']:.4g}"
-                    extra = "".join(
-                        f"  {v}: {'-' if not c.get(v) or c[v]['ours'] is None else format(c[v]['ours'], '.4g')}"
-                        f" {'holds' if c.get(v) and c[v]['holds'] else 'FAILS'}" for v in vs)
-                    print(f"  {'holds' if c['holds'] else 'FAILS'}  {c['id']:<22} paper: {c['paper']:<32} "
-                          f"ours: {ours}{extra}")
+                    extra = "".join(f"  {v}: {fmt_unit(c[v]['ours'], c['unit'])} {c[v]['verdict'].upper()}"
+                                    if c.get(v) else f"  {v}: -" for v in vs)
+                    print(f"  {c['verdict'].upper():<12} {c['id']:<22} paper: {c['paper']:<32} "
+                          f"ours: {fmt_unit(c['ours'], c['unit'])}{extra}")
             return 0
         if args.cmd == "emulate":
             import subprocess
