@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ORDER = ["xrc", "xrc2", "newreno", "cubic", "illinois", "veno", "vegas", "bbr", "bbr3", "copa", "abc", "pbe", "natcp",
          "nacubic", "roccet", "oracle", "oracle-rate"]
 REFS = {
-    "xrc": "Kheirkhah et al., ICC 2022", "xrc2": "xrc with an air-aware bottleneck rule and a queue-keeping window and pacing",
+    "xrc": "Kheirkhah et al., ICC 2022",
+    "xrc2": "xrc with an air-aware bottleneck rule and a queue-keeping window and pacing",
     "newreno": "RFC 5681/6582, Linux tcp_cong.c",
     "cubic": "RFC 9438, Linux tcp_cubic.c (+ HyStart, Ericsson LTE options)",
     "illinois": "Liu, Başar, Srikant 2008; Linux tcp_illinois.c", "veno": "Fu & Liew 2003; Linux tcp_veno.c",

@@ -582,7 +582,8 @@ def _main(argv: list[str] | None = None) -> int:
             if args.what is None:
                 print()
             if args.what in (None, "schemes"):
-                print(f"Congestion controls (cc = NAME; its page: xrc doc NAME, or {bundled.algorithms_dir()}/NAME.md):")
+                pages = bundled.algorithms_dir()
+                print(f"Congestion controls (cc = NAME; its page: xrc doc NAME, or {pages}/NAME.md):")
                 for name in _core.schemes():
                     print(f"  {name:<12} {label_of(name)}")
             return 0
