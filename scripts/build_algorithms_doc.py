@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
-"""Assembles docs/algorithms.md from docs/algorithms/*.md (one page per scheme)."""
+"""Assembles docs/algorithms.md from docs/algorithms/*.md (one page per scheme).
 
+The pages live in python/xrc/docs/algorithms/ so that they ship inside the
+package (`xrc doc NAME`); docs/algorithms is a link to that directory."""
+
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDER = ["xrc", "xrc2", "newreno", "cubic", "illinois", "veno", "vegas", "bbr", "bbr3", "copa", "abc", "pbe", "natcp",
          "nacubic", "roccet", "oracle", "oracle-rate"]
 REFS = {
-    "xrc": "Kheirkhah et al., ICC 2022", "xrc2": "xrc with an air-aware bottleneck rule and a queue-keeping window and pacing (issue 10)",
+    "xrc": "Kheirkhah et al., ICC 2022",
+    "xrc2": "xrc with an air-aware bottleneck rule and a queue-keeping window and pacing",
     "newreno": "RFC 5681/6582, Linux tcp_cong.c",
     "cubic": "RFC 9438, Linux tcp_cubic.c (+ HyStart, Ericsson LTE options)",
     "illinois": "Liu, Başar, Srikant 2008; Linux tcp_illinois.c", "veno": "Fu & Liew 2003; Linux tcp_veno.c",
@@ -21,7 +26,8 @@ REFS = {
 }
 
 
-def main() -> None:
+def assemble() -> str:
+    """docs/algorithms.md as the pages make it."""
     d = ROOT / "docs" / "algorithms"
     parts = ["# Congestion controls", "",
              "Every scheme is one module under `crates/xrc-core/src/transport/cc/` behind",
@@ -34,8 +40,14 @@ def main() -> None:
         lines = (d / f"{n}.md").read_text().splitlines()
         head = "#" + lines[0] + f' <a id="{n}"></a>'
         body = ["#" + ln if ln.startswith("#") else ln for ln in lines[1:]]
+        # A page's link to another page (`](natcp.md)`) is read from docs/.
+        body = [re.sub(r"\]\(([a-z0-9-]+\.md)\)", r"](algorithms/\1)", ln) for ln in body]
         parts += [head, *body, ""]
-    (ROOT / "docs" / "algorithms.md").write_text("\n".join(parts) + "\n")
+    return "\n".join(parts) + "\n"
+
+
+def main() -> None:
+    (ROOT / "docs" / "algorithms.md").write_text(assemble())
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import pytest
 
 from xrc.cli import _parser
 
-from .conftest import ROOT
+from .conftest import ROOT, load_script
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "algorithms").glob("*.md"))]
 
@@ -86,3 +86,16 @@ def test_the_sweep_file_of_docs_cli_md_loads_as_written(tmp_path):
     sweep = load_sweep(p)
     # Two grid fields of two values each, and one explicit run; two seeds.
     assert len(sweep.variants) == 5 and sweep.seeds == [1, 2]
+
+
+def test_docs_algorithms_md_is_assembled_from_the_pages_the_package_ships():
+    # The pages live in the package (`xrc doc NAME`); docs/algorithms is a
+    # link to them, and docs/algorithms.md is built from them.
+    from xrc import _core
+
+    pages = ROOT / "python" / "xrc" / "docs" / "algorithms"
+    link = ROOT / "docs" / "algorithms"
+    assert link.is_symlink() and link.resolve() == pages.resolve()
+    assert sorted(p.stem for p in pages.glob("*.md")) == sorted(_core.schemes())
+    text = (ROOT / "docs" / "algorithms.md").read_text()
+    assert load_script("build_algorithms_doc").assemble() == text, "run: python3 scripts/build_algorithms_doc.py"

@@ -1,4 +1,5 @@
-"""docs/python.md and the notebooks in examples/ run as written."""
+"""docs/python.md, the notebooks in examples/, and the commands of
+docs/walkthrough.md and docs/traces.md run as written."""
 
 from __future__ import annotations
 
@@ -101,3 +102,77 @@ def test_every_column_of_a_sweeps_summary_is_documented(tmp_path):
     text = (ROOT / "docs" / "outputs.md").read_text()
     for c in cols:
         assert f"`{'set:PATH' if c.startswith('set:') else c}`" in text, c
+
+
+def _blocks(markdown: str) -> list[tuple[str, str]]:
+    return re.findall(r"```(sh|toml|python|text)\n(.*?)```", markdown, flags=re.S)
+
+
+def _shell(tmp_path: Path) -> dict:
+    """An environment whose `xrc` and `python` are this interpreter with
+    this checkout's package, as a reader's activated venv would be."""
+    import sys
+
+    import xrc
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    pkg = Path(xrc.__file__).resolve().parent.parent
+    for name, argv in (("xrc", f'"{sys.executable}" -m xrc.cli'), ("python", f'"{sys.executable}"')):
+        p = bindir / name
+        p.write_text(f'#!/bin/sh\nPYTHONPATH="{pkg}" exec {argv} "$@"\n')
+        p.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{bindir}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+def _sh(code: str, cwd: Path, env: dict, where: str) -> str:
+    import subprocess
+
+    r = subprocess.run(["bash", "-e", "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{where} failed ({r.returncode}):\n{code}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+    return r.stdout
+
+
+def test_docs_walkthrough_md_runs_as_written(tmp_path):
+    # Every command of the walkthrough, in order, in an empty directory;
+    # its three edits of the copied scenario applied as the text says.
+    blocks = _blocks((ROOT / "docs" / "walkthrough.md").read_text())
+    sh = [c for k, c in blocks if k == "sh"]
+    toml = [c for k, c in blocks if k == "toml"]
+    py = [c for k, c in blocks if k == "python"]
+    assert len(sh) == 8 and len(toml) == 3 and len(py) == 2, [k for k, _ in blocks]
+    env = _shell(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    assert "paper/fig1-time-varying" in _sh(sh[0], work, env, "walkthrough: xrc list")
+    _sh(sh[1], work, env, "walkthrough: the copy")
+    text = (work / "my-cell.toml").read_text()
+    text, n1 = re.subn(r'(?m)^name = .*\n(?:.*\n)*?duration_s = .*\n', toml[0], text, count=1)
+    text, n2 = re.subn(r"(?m)^trajectory = .*\n", toml[1], text, count=1)
+    assert n1 == n2 == 1, "the walkthrough's edits no longer fit the bundled scenario"
+    (work / "my-cell.toml").write_text(text + "\n" + toml[2])
+    assert "my-cell.toml: ok (my-cell, seed 1, 2 flows, 20.0 s)" in _sh(sh[2], work, env, "walkthrough: validate")
+    for i, code in enumerate(sh[3:], 4):
+        _sh(code, work, env, f"walkthrough: sh block {i}")
+    for i, code in enumerate(py, 1):
+        _sh(f"python - <<'PYEOF'\n{code}PYEOF\n", work, env, f"walkthrough: python block {i}")
+    assert (work / "runs" / "my-cell" / "plots" / "rate.png").is_file()
+    assert (work / "runs" / "my-sweep-plots" / "sweep_my-sweep.png").is_file()
+
+
+def test_the_commands_of_docs_traces_md_run_as_written(tmp_path):
+    blocks = _blocks((ROOT / "docs" / "traces.md").read_text())
+    (sh,) = [c for k, c in blocks if k == "sh"]
+    (conv,) = [c for k, c in blocks if k == "python"]
+    env = _shell(tmp_path)
+    assert "capacity 12.00" in _sh(sh, tmp_path, env, "docs/traces.md")
+    # The converter: rates of 12.5, 30 and 4.2 Mbit/s for a second each.
+    (tmp_path / "conv.py").write_text(conv)
+    (tmp_path / "rates.txt").write_text("12.5\n30\n4.2\n")
+    _sh("python conv.py rates.txt rates.down", tmp_path, env, "docs/traces.md converter")
+    lines = (tmp_path / "rates.down").read_text().split()
+    per_s = [sum(1 for x in lines if (int(x) - 1) // 1000 == s) for s in range(3)]
+    assert [abs(n * 1500 * 8 / 1e6 - r) < 0.02 for n, r in zip(per_s, (12.5, 30, 4.2))] == [True] * 3, per_s

@@ -97,6 +97,14 @@ def installed(tmp_path_factory):
     assert b.returncode == 0, b.stderr[-4000:]
     wheels = list((tmp / "dist").glob("xrc_lab-*.whl"))
     assert len(wheels) == 1, wheels
+    # Each congestion control's page ships inside the package (`xrc doc NAME`).
+    import zipfile
+
+    from xrc import _core
+
+    names = set(zipfile.ZipFile(wheels[0]).namelist())
+    missing = [s for s in _core.schemes() if f"xrc/docs/algorithms/{s}.md" not in names]
+    assert not missing, f"pages not in the wheel: {missing}"
     timings["build_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     venv = tmp / "venv"
@@ -162,6 +170,11 @@ def test_an_installed_wheel_runs_bench_and_bundled_scenarios_by_name(installed):
     r = _run([str(bindir / "python"), "-c", "import xrc.bundled as b, xrc.schema as s; "
               "assert b.schema_path().read_text() == s.dumps(); print(b.schema_path())"], work, env)
     assert r.returncode == 0 and "site-packages" in r.stdout, r.stdout + r.stderr
+    # A scheme's page, from the wheel.
+    r = _run([str(bindir / "xrc"), "doc", "cubic"], work, env)
+    assert r.returncode == 0 and r.stdout.startswith("# CUBIC"), r.stdout + r.stderr
+    r = _run([str(bindir / "xrc"), "list", "schemes"], work, env)
+    assert r.returncode == 0 and "site-packages/xrc/docs/algorithms/NAME.md" in r.stdout, r.stdout + r.stderr
     # The notebook API works from the wheel (pandas is a dependency).
     r = _run([str(bindir / "python"), "-c", "import xrc; r = xrc.run('paper/fig1-time-varying', duration_s=1); "
               "print(r.drops['location'].dtype, r.rtt.attrs['units']['rtt_ms'])"], work, env)

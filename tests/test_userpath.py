@@ -791,6 +791,31 @@ def test_xrc_list_names_every_bundled_scenario_and_every_scheme(capsys):
     assert "Bundled scenarios" not in only and [ln.split()[0] for ln in only.splitlines()[1:]] == list(_core.schemes())
 
 
+def test_xrc_list_points_at_a_page_for_every_scheme_that_exists_where_xrc_is_installed(tmp_path, monkeypatch, capsys):
+    # It named docs/algorithms/NAME.md, a path of the checkout that an
+    # installed package does not have: the pages ship inside the package.
+    import re
+    from pathlib import Path
+
+    from xrc import _core
+
+    monkeypatch.chdir(tmp_path)  # anywhere but the checkout
+    assert main(["list", "schemes"]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    m = re.search(r"(/\S+)/NAME\.md", header)
+    assert m, header
+    for name in _core.schemes():
+        page = Path(m.group(1)) / f"{name}.md"
+        assert page.is_file(), page
+        assert f'(`cc = "{name}"`)' in page.read_text().splitlines()[0]
+        # `xrc doc NAME` prints the same page.
+        assert main(["doc", name]) == 0
+        assert capsys.readouterr().out == page.read_text()
+    assert main(["doc", "cubicc"]) == 2
+    err = capsys.readouterr().err
+    assert "no congestion control 'cubicc'" in err and "cubic" in err
+
+
 def test_a_scenario_that_is_not_found_names_the_bundled_ones_with_a_similar_name(tmp_path, capsys):
     assert main(["run", "paper/fig1", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err

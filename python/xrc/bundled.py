@@ -1,10 +1,12 @@
 """Files that ship inside the package: the bundled scenarios, the small
-traces they use, and the scenario schema.
+traces they use, the scenario schema and the page of each congestion
+control.
 
 Everything is found through :mod:`importlib.resources`, so an installed
 wheel finds its files wherever pip put it, and nothing depends on where a
 source checkout lies. In a checkout, ``scenarios/`` at the top is a
-symbolic link to ``python/xrc/scenarios``: the same files.
+symbolic link to ``python/xrc/scenarios``, and ``docs/algorithms`` one to
+``python/xrc/docs/algorithms``: the same files.
 
 A scenario argument that is not a file on disk may name a bundled scenario,
 with or without the ``scenarios/`` prefix and the ``.toml`` suffix:
@@ -38,6 +40,19 @@ def scenarios_dir() -> Path:
 def traces_dir() -> Path:
     """The directory of bundled traces (``*.down``) and their scenario."""
     return _dir("scenarios", "traces")
+
+
+def algorithms_dir() -> Path:
+    """The directory of the congestion controls' pages (``NAME.md``)."""
+    return _dir("docs", "algorithms")
+
+
+def algorithm_page(name: str) -> Path | None:
+    """The page of congestion control `name` (``cc = NAME``), or ``None``."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        return None
+    p = algorithms_dir() / f"{name}.md"
+    return p if p.is_file() else None
 
 
 def scenario(name: str) -> Path:

@@ -222,6 +222,9 @@ def _parser() -> argparse.ArgumentParser:
     li = sub.add_parser("list", help="the bundled scenarios (runnable by name from anywhere) and the congestion "
                                      "controls (cc = NAME)")
     li.add_argument("what", nargs="?", choices=["scenarios", "schemes"], help="only one of the two lists")
+    dc = sub.add_parser("doc", help="print a congestion control's page (what it follows, its parameters, its "
+                                    "deviations)")
+    dc.add_argument("scheme", metavar="NAME", help="the congestion control (cc = NAME; xrc list schemes names them)")
     # Parsed by xrc.fuzz itself (listed here for --help).
     sub.add_parser("fuzz", help="fuzz scenario validation and the core; reproducers for every failure",
                    add_help=False)
@@ -584,9 +587,21 @@ def _main(argv: list[str] | None = None) -> int:
             if args.what is None:
                 print()
             if args.what in (None, "schemes"):
-                print("Congestion controls (cc = NAME; docs/algorithms/NAME.md):")
+                pages = bundled.algorithms_dir()
+                print(f"Congestion controls (cc = NAME; its page: xrc doc NAME, or {pages}/NAME.md):")
                 for name in _core.schemes():
                     print(f"  {name:<12} {label_of(name)}")
+            return 0
+        if args.cmd == "doc":
+            from . import _core, bundled
+
+            page = bundled.algorithm_page(args.scheme) if args.scheme in _core.schemes() else None
+            if page is None:
+                print(f"xrc: error: doc: no congestion control {args.scheme!r}; known: {', '.join(_core.schemes())}",
+                      file=sys.stderr)
+                return 2
+            sys.stdout.write(page.read_text(encoding="utf-8"))
+            sys.stdout.flush()
             return 0
         if args.cmd == "schema":
             from .schema import dumps

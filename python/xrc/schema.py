@@ -320,7 +320,7 @@ def generate() -> dict[str, Any]:
     # The front end's surface (xrc.scenario).
     flow = defs["FlowConfig"]
     flow["properties"]["cc"] = {
-        "description": "The congestion control (docs/algorithms.md).",
+        "description": "The congestion control (`xrc doc NAME` prints its page).",
         "type": "string", "enum": schemes,
     }
     flow["properties"]["cc_params"] = {
