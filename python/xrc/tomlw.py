@@ -1,11 +1,13 @@
-"""Writing TOML: the few types a scenario holds (tables, arrays, strings,
-numbers, booleans), so a run directory can record the scenario as it ran
-in the form users write. ``None`` has no TOML form: such keys are left
-out (the default then applies), which callers check by reading back.
+"""Writing TOML: the types a scenario holds (tables, arrays, strings,
+numbers, booleans; and dates and times, which only a fuzzer's mutations
+put there), so a run directory can record the scenario as it ran in the
+form users write. ``None`` has no TOML form: such keys are left out (the
+default then applies), which callers check by reading back.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import re
@@ -41,6 +43,8 @@ def _value(v: Any) -> str:
     if isinstance(v, dict):
         items = [f"{_key(k)} = {_value(x)}" for k, x in v.items() if x is not None]
         return "{ " + ", ".join(items) + " }" if items else "{}"
+    if isinstance(v, (datetime.date, datetime.time)):
+        return v.isoformat()
     raise TypeError(f"no TOML form for {type(v).__name__}: {v!r}")
 
 
