@@ -203,3 +203,26 @@ def test_a_seed_at_or_above_2_63_runs_and_merges(tmp_path):
     path = run_sweep(load_sweep(str(f)), tmp_path / "out", jobs=1, progress=False)
     seeds = pq.read_table(path).column("seed").to_pylist()
     assert sorted(set(seeds)) == [2**63, 2**64 - 1]
+
+
+def test_a_parallel_sweep_runs_under_the_forkserver_start_method(tmp_path):
+    # Found by `xrc fuzz --surface edges`: a caller that set the forkserver
+    # start method (Python 3.14's default on Linux) had every worker take
+    # the fork server for its parent, think it dead and stop: WorkerDied.
+    import subprocess
+    import sys
+
+    from xrc.fuzz.edges import TINY
+
+    (tmp_path / "tiny.toml").write_text(TINY)
+    code = f"""
+import multiprocessing as mp
+if __name__ == "__main__":
+    mp.set_start_method("forkserver")
+    import xrc
+    df = xrc.sweep({str(tmp_path / 'tiny.toml')!r}, {{"flows.0.cc": ["newreno", "cubic"]}}, jobs=2,
+                   out={str(tmp_path / 'sw')!r})
+    print(len(df))
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "2", p.stderr[-2000:]

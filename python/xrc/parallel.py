@@ -214,7 +214,13 @@ def run_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
     re-raises. A worker that dies in the middle of a run is
     :class:`WorkerDied`."""
     todo = collections.deque(enumerate(items))
-    ctx = multiprocessing.get_context()
+    # Fork, whatever the caller's default: a worker must be this process's
+    # child for PR_SET_PDEATHSIG to tie it to this process. Under the
+    # forkserver method (set by a caller, and Python 3.14's default on
+    # Linux) a worker is the fork server's child: it took that for its
+    # parent having died and stopped at once, so every xrc.sweep(jobs=2)
+    # failed with "a worker process died".
+    ctx = multiprocessing.get_context("fork")
     workers: list[_Worker] = []
     parent = os.getpid()
     try:
