@@ -1151,3 +1151,43 @@ def test_a_sweep_resumed_over_a_truncated_run_summary_runs_that_point_again(tmp_
     assert timeless(json.loads((first / "summary.json").read_text())) == timeless(json.loads(whole))
     assert [timeless(r) for r in pq.read_table(tmp_path / "o" / "summary.parquet").to_pylist()] == \
         [timeless(r) for r in table]
+
+
+def test_ctrl_c_while_the_arguments_are_parsed_is_an_interruption_not_a_traceback(monkeypatch, capsys):
+    # Found by `xrc fuzz --surface edges`: SIGINT in the first milliseconds
+    # of a command (argparse compiling its patterns) escaped main().
+    import argparse
+
+    from xrc import cli
+
+    def interrupted(self, *a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", interrupted)
+    assert cli.main(["list"]) == 130
+    assert capsys.readouterr().err.strip() == "xrc: interrupted"
+
+
+def test_a_ctrl_c_that_a_library_swallows_still_stops_the_run(tmp_path, monkeypatch, capsys):
+    # Found by `xrc fuzz --surface edges`: SIGINT landing while a sweep
+    # forked a worker went to logging's after-fork callback, was printed as
+    # "Exception ignored" and the sweep ran to the end, exit 0.
+    from xrc import plots
+
+    from .conftest import MINIMAL_CELL
+
+    def plot_all(*a, **kw):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):   # the handler runs between two bytecodes
+                pass
+        except KeyboardInterrupt:
+            pass
+
+    (tmp_path / "s.toml").write_text(MINIMAL_CELL)
+    monkeypatch.setattr(plots, "plot_all", plot_all)
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o")]) == 130
+    assert capsys.readouterr().err.strip().endswith("xrc: interrupted")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+    monkeypatch.undo()
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--no-plots"]) == 0

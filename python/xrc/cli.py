@@ -370,12 +370,19 @@ def main(argv: list[str] | None = None) -> int:
     saved = stopping.install()
     try:
         rc = _main(argv)
+        if rc == 130 and stopping.requested() == signal.SIGINT:
+            return rc   # the subcommand said so already
         # A handler's exception swallowed by a library on the way: the
         # command finished, but was asked to stop (it wrote no result
         # after the request; see `stopping`).
         stopping.check()
         return rc
     except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            # Also Ctrl-C before a subcommand's own handling (while the
+            # arguments were parsed), which was a traceback.
+            print("xrc: interrupted", file=sys.stderr)
+            return 130
         if not (isinstance(e, _Terminated) or stopping.requested()):
             raise
         # Also when a library turned the handler's exception into its own

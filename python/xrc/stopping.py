@@ -1,5 +1,9 @@
-"""SIGTERM and SIGHUP in the ``xrc`` command: stop like Ctrl-C, wherever
-the signal lands, and remember that it came.
+"""SIGTERM, SIGHUP and SIGINT in the ``xrc`` command: stop like Ctrl-C,
+wherever the signal lands, and remember that it came. (SIGINT still raises
+``KeyboardInterrupt``; it is remembered too because a library swallowed
+it: one landing while a sweep forked a worker went to ``logging``'s
+after-fork callback, was printed as "Exception ignored" and the sweep ran
+on to the end, found by ``xrc fuzz --surface edges``.)
 
 The handler raises :class:`Terminated` in the main thread, so that
 ``finally`` blocks remove staging directories on the way out. Three places
@@ -77,12 +81,16 @@ def on_signal(signum: int, frame: Any) -> None:
     if _importing(frame):
         _send_again(signum)
         return
-    raise Terminated(128 + signum)
+    raise _exception(signum)
+
+
+def _exception(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else Terminated(128 + signum)
 
 
 def _unraisable(hook: Any) -> Any:
     def unraisable(u: Any) -> None:
-        if isinstance(u.exc_value, Terminated):
+        if isinstance(u.exc_value, Terminated) or (isinstance(u.exc_value, KeyboardInterrupt) and _signum):
             return   # remembered here; the command exits with it
         hook(u)
 
@@ -99,6 +107,9 @@ def install() -> dict[Any, Any]:
     _signum = 0
     for s in SIGNALS:
         saved[s] = signal.signal(s, on_signal)
+    # Unless ignored (a background job of a shell without job control).
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        saved[signal.SIGINT] = signal.signal(signal.SIGINT, on_signal)
     sys.unraisablehook = _unraisable(saved["unraisablehook"])
     _installed = True
     return saved
@@ -111,8 +122,9 @@ def restore(saved: dict[Any, Any]) -> None:
     global _installed, _signum
     outer, outer_signum = saved["state"]
     _installed, _signum = outer, (outer_signum or _signum) if outer else 0
-    for s in SIGNALS:
-        signal.signal(s, saved[s])
+    for s in (*SIGNALS, signal.SIGINT):
+        if s in saved:
+            signal.signal(s, saved[s])
     sys.unraisablehook = saved["unraisablehook"]
 
 
@@ -123,7 +135,7 @@ def requested() -> int:
 
 
 def check() -> None:
-    """Raises Terminated if a stop was asked for, even one whose exception
-    was swallowed or put off since."""
+    """Raises Terminated (KeyboardInterrupt for SIGINT) if a stop was asked
+    for, even one whose exception was swallowed or put off since."""
     if _installed and _signum:
-        raise Terminated(128 + _signum)
+        raise _exception(_signum)
