@@ -273,6 +273,8 @@ def bench_memory(duration_s: float = 1e5) -> int:
     import sys
     import tempfile
 
+    from .runner import IN_MEMORY_ROWS
+
     print(f"peak memory at {duration_s:g} simulated seconds (each run in its own process)")
     print(f"{'scenario':34} {'how':22} {'outcome':44} {'wall s':>7} {'peak MB':>8} {'bound MB':>8}")
     over = 0
@@ -299,8 +301,12 @@ def bench_memory(duration_s: float = 1e5) -> int:
             if code == 0:
                 outcome = "ran to the end"
             elif code == 2 and "refused:" in err:
+                import re
+
                 reason = err.split("refused: ", 1)[1]
-                outcome = ("stopped: " + reason.split(",")[0].split("; ")[0].split("and this one ")[-1])[:44]
+                at = re.search(r"reached that (\d+) s", reason)
+                outcome = (f"stopped at {at.group(1)} s ({IN_MEMORY_ROWS:.0e} rows held)" if at else
+                           f"refused before running ({reason.split(':', 1)[0]})")[:44]
             else:
                 outcome = f"FAILED (exit {code})"
                 print(err[-2000:], file=sys.stderr)

@@ -21,7 +21,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .scenarios import FAILURES, PASSING, Case, Generator, _CheckedSimulation, _install_checked_simulation, _write_case, execute
+from . import edges
+from .scenarios import FAILURES as SCENARIO_FAILURES, PASSING as SCENARIO_PASSING
+from .scenarios import Case, Generator, _CheckedSimulation, _install_checked_simulation, _write_case, execute
+
+#: Every outcome of either surface.
+PASSING = tuple(dict.fromkeys(SCENARIO_PASSING + edges.PASSING))
+FAILURES = tuple(dict.fromkeys(SCENARIO_FAILURES + edges.FAILURES))
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -31,7 +37,12 @@ def _worker(args: argparse.Namespace) -> int:
     sys.stdout = sys.stderr
     _install_checked_simulation()
     _CheckedSimulation.max_events = args.max_events
-    gen = Generator(args.seed, Path(args.scenarios) if args.scenarios else None, args.run_fraction)
+    if args.surface == "edges":
+        gen = edges.EdgeGenerator(args.seed, quick=args.quick)
+        run_case = edges.execute
+    else:
+        gen = Generator(args.seed, Path(args.scenarios) if args.scenarios else None, args.run_fraction)
+        run_case = execute
     # The parent makes and removes the directory: it ends its workers with
     # SIGKILL, which left one /tmp/xrc-fuzz-* per worker behind.
     tmp = Path(args.workdir)
@@ -41,7 +52,7 @@ def _worker(args: argparse.Namespace) -> int:
         case = gen.case(req["index"])
         case.sabotage = req.get("sabotage", "")
         print(f"--- case {case.index}", file=sys.stderr, flush=True)
-        res = execute(case, tmp, args.case_timeout)
+        res = run_case(case, tmp, args.case_timeout)
         res["index"] = case.index
         res["kind"] = case.kind
         res["ran"] = case.run
@@ -65,6 +76,9 @@ class Report:
     failures: list[dict[str, Any]] = field(default_factory=list)
     #: Every case's result, when replaying chosen cases.
     results: list[dict[str, Any]] = field(default_factory=list)
+    surface: str = "scenarios"
+    #: Worker seconds spent on each kind of case.
+    seconds_by_kind: dict[str, float] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -73,7 +87,8 @@ class Report:
     def describe(self) -> str:
         lines = [f"{self.cases} cases (seed {self.seed}, {self.jobs} jobs) in {self.wall_time_s:.1f} s; "
                  f"{self.runs} run to completion"]
-        lines.append("  " + ", ".join(f"{k} {self.counts.get(k, 0)}" for k in PASSING + FAILURES))
+        shown = (edges.PASSING + edges.FAILURES if self.surface == "edges" else SCENARIO_PASSING + SCENARIO_FAILURES)
+        lines.append("  " + ", ".join(f"{k} {self.counts.get(k, 0)}" for k in shown))
         for r in sorted(self.results, key=lambda r: r["index"]):
             lines.append(f"  case {r['index']} ({r['kind']}): {r['outcome']} {r['message'][:300]}")
         for f in self.failures[:20]:
@@ -146,9 +161,20 @@ class _Worker:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def write_reproducer(case: Case, result: dict[str, Any], out: Path) -> Path:
+def write_reproducer(case: Case | edges.EdgeCase, result: dict[str, Any], out: Path) -> Path:
     d = out / "failures" / f"{case.index}-{result['outcome']}"
     shutil.rmtree(d, ignore_errors=True)
+    if isinstance(case, edges.EdgeCase):
+        # Its operations are data; the campaign replays them.
+        d.mkdir(parents=True)
+        info = {**asdict(case), "outcome": result["outcome"], "message": result["message"]}
+        (d / "case.json").write_text(json.dumps(info, indent=2) + "\n")
+        (d / "repro.sh").write_text(
+            "#!/bin/sh\n"
+            f"# Case {case.index} of edge fuzz seed {case.seed} ({case.kind}): {result['outcome']}\n"
+            f"xrc fuzz --surface edges --seed {case.seed} --case {case.index} --out /tmp/xrc-fuzz-replay\n")
+        (d / "repro.sh").chmod(0o755)
+        return d
     path = _write_case(case, d)
     sets = " ".join(f"--set {shlex.quote(o)}" for o in case.overrides)
     info = {k: v for k, v in asdict(case).items() if k not in ("scenario", "files")}
@@ -166,7 +192,8 @@ def write_reproducer(case: Case, result: dict[str, Any], out: Path) -> Path:
     return d
 
 
-def campaign(cases: int, seed: int, out: str | Path, *, jobs: int | None = None, start: int = 0,
+def campaign(cases: int, seed: int, out: str | Path, *, jobs: int | None = None, start: int = 0, surface: str = "scenarios",
+             quick: bool = False,
              scenarios: Path | None = None, run_fraction: float = 0.15, case_timeout: float = 20.0,
              max_rss_mb: float = 4096.0, max_events: int = 5_000_000, only: list[int] | None = None, sabotage: dict[int, str] | None = None,
              progress: bool = False) -> Report:
@@ -181,10 +208,12 @@ def campaign(cases: int, seed: int, out: str | Path, *, jobs: int | None = None,
     todo = list(only) if only is not None else list(range(start, start + cases))
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     scenarios = scenarios if scenarios is not None else default_scenarios()
-    argv = [sys.executable, "-m", "xrc.fuzz", "--worker", "--seed", str(seed), "--run-fraction", str(run_fraction),
+    argv = [sys.executable, "-m", "xrc.fuzz", "--worker", "--surface", surface, *(["--quick"] if quick else []),
+            "--seed", str(seed),
+            "--run-fraction", str(run_fraction),
             "--case-timeout", str(case_timeout), "--max-events", str(max_events)] + (["--scenarios", str(scenarios)] if scenarios else [])
-    gen = Generator(seed, scenarios, run_fraction)
-    report = Report(seed=seed, cases=len(todo), jobs=jobs)
+    gen = edges.EdgeGenerator(seed, quick=quick) if surface == "edges" else Generator(seed, scenarios, run_fraction)
+    report = Report(seed=seed, cases=len(todo), jobs=jobs, surface=surface)
     sabotage = sabotage or {}
     t0 = time.perf_counter()
     queue = list(reversed(todo))
@@ -203,6 +232,7 @@ def campaign(cases: int, seed: int, out: str | Path, *, jobs: int | None = None,
         report.counts[o] = report.counts.get(o, 0) + 1
         kind = report.by_kind.setdefault(res["kind"], {})
         kind[o] = kind.get(o, 0) + 1
+        report.seconds_by_kind[res["kind"]] = report.seconds_by_kind.get(res["kind"], 0.0) + float(res.get("seconds", 0.0))
         report.runs += int(o in ("ran", "heavy", "stopped", "absurd", "nondeterministic", "invariant") or
                            (res.get("ran", False) and o in ("hang", "memory", "crash", "panic")))
         if only is not None:
@@ -305,6 +335,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-rss-mb", type=float, default=4096.0, help="memory bound per worker, MB (default 4096)")
     ap.add_argument("--max-events", type=int, default=5_000_000,
                     help="events a run may take before it counts as heavy and stops (default 5000000)")
+    ap.add_argument("--surface", choices=["scenarios", "edges"], default="scenarios",
+                    help="what the cases are: scenarios (files, --set overrides, traces; the default) or edges "
+                         "(API calls, sweep files, damaged directories, signals, concurrent writers, full disks)")
+    ap.add_argument("--quick", action="store_true",
+                    help="with --surface edges: the kinds that start processes rarer (the test suite's campaign)")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -327,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         rep = campaign(args.cases, args.seed, args.out, jobs=args.jobs, start=args.start, scenarios=scen,
+                       surface=args.surface, quick=args.quick,
                        run_fraction=args.run_fraction, case_timeout=args.case_timeout, max_rss_mb=args.max_rss_mb,
                        max_events=args.max_events, only=args.case, progress=not args.quiet)
         print(rep.describe())
