@@ -18,7 +18,7 @@ import pytest
 import xrc
 from xrc.cli import main
 from xrc.scenario import ScenarioError
-from xrc.sweep import load_sweep
+from xrc.sweeps import load_sweep
 
 from .conftest import SCENARIOS, small_tmpfs
 from .test_robustness import HEAVY

@@ -463,7 +463,7 @@ def _main(argv: list[str] | None = None) -> int:
             from pathlib import Path
 
             from .outdir import OutputError
-            from .sweep import load_sweep, run_sweep
+            from .sweeps import load_sweep, run_sweep
 
             sw = load_sweep(args.sweep)
             out = args.out or str(Path("runs") / Path(args.sweep).stem)
@@ -476,7 +476,7 @@ def _main(argv: list[str] | None = None) -> int:
                 print(f"xrc: error: {e}", file=sys.stderr)
                 return 2
             if not args.quiet:
-                from .sweep import digest
+                from .sweeps import digest
 
                 print(digest(path))
                 print(f"{len(sw.runs())} runs; merged table: {path} (the rows above: means over seeds)")
