@@ -11,7 +11,7 @@ import tomllib
 
 import pytest
 
-from xrc.cli import _parser
+from xrc.cli.parser import build as _parser
 
 from .conftest import ROOT, load_script
 
