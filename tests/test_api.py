@@ -144,7 +144,8 @@ _EVERY_MODULE_THEN_THE_API = """
 import importlib, inspect, pkgutil
 import xrc, xrc.api, xrc.scenario
 for m in pkgutil.walk_packages(xrc.__path__, "xrc."):
-    importlib.import_module(m.name)
+    if not m.name.endswith(".__main__"):   # `python -m xrc.cli` runs the command
+        importlib.import_module(m.name)
 for name in xrc.__all__:
     if name == "__version__":
         continue
