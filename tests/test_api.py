@@ -140,6 +140,34 @@ def test_dir_of_xrc_lists_the_lazily_imported_api_for_tab_completion():
     assert {"run", "sweep", "read_run", "Run", "load", "ScenarioError"} <= set(dir(xrc))
 
 
+_EVERY_MODULE_THEN_THE_API = """
+import importlib, inspect, pkgutil
+import xrc, xrc.api, xrc.scenario
+for m in pkgutil.walk_packages(xrc.__path__, "xrc."):
+    if not m.name.endswith(".__main__"):   # `python -m xrc.cli` runs the command
+        importlib.import_module(m.name)
+for name in xrc.__all__:
+    if name == "__version__":
+        continue
+    value = getattr(xrc, name)
+    where = xrc.api if name in xrc._API else xrc.scenario
+    assert value is getattr(where, name), f"xrc.{name} is {value!r}, not {where.__name__}.{name}"
+assert "grid" in inspect.signature(xrc.sweep).parameters
+"""
+
+
+def test_the_api_names_stay_the_api_whatever_modules_were_imported():
+    # Importing a submodule binds its name on the package: a module named
+    # like an API function (once xrc/sweep.py) replaced the function as soon
+    # as the command line or a test imported it. A fresh process, so that
+    # every module is imported after `xrc` itself.
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _EVERY_MODULE_THEN_THE_API], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
 def test_the_summary_gives_the_simulated_time_exactly_not_its_floating_point_product(tmp_path):
     # 60 s of integer nanoseconds times 1e-9 is 60.00000000000001 in binary
     # floating point; the summary says 60.0.
@@ -211,7 +239,7 @@ def test_the_api_refuses_one_field_given_twice_as_the_command_line_does(call, sa
 def test_a_sweep_file_key_with_spaces_is_the_field_it_names(body, says, tmp_path):
     # "duration_s " escaped the check against set: its value silently won
     # in every run, or made a second grid dimension for one field.
-    from xrc.sweep import load_sweep
+    from xrc.sweeps import load_sweep
 
     (tmp_path / "base.toml").write_text(MINIMAL_CELL)
     p = tmp_path / "sw.toml"

@@ -11,7 +11,7 @@ import tomllib
 
 import pytest
 
-from xrc.cli import _parser
+from xrc.cli.parser import build as _parser
 
 from .conftest import ROOT, load_script
 
@@ -76,7 +76,7 @@ def test_no_page_of_the_docs_names_an_option_a_subcommand_does_not_have():
 
 
 def test_the_sweep_file_of_docs_cli_md_loads_as_written(tmp_path):
-    from xrc.sweep import load_sweep
+    from xrc.sweeps import load_sweep
 
     text = (ROOT / "docs" / "cli.md").read_text()
     (block,) = re.findall(r"```toml\n(.*?)```", text, flags=re.S)

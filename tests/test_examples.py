@@ -94,7 +94,7 @@ def test_the_column_tables_of_docs_outputs_md_are_generated_from_the_core_and_cu
 def test_every_column_of_a_sweeps_summary_is_documented(tmp_path):
     import pyarrow.parquet as pq
 
-    from xrc.sweep import Sweep, run_sweep
+    from xrc.sweeps import Sweep, run_sweep
 
     sw = Sweep(scenario=ROOT / "scenarios" / "paper" / "fig1-time-varying.toml", seeds=[1],
                common=["duration_s=1"], variants=[{"flows.0.cc": "cubic"}])

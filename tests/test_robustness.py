@@ -675,7 +675,7 @@ def _run_killed_midway(spec, out_root):
 def test_a_sweep_whose_worker_is_killed_midway_leaves_no_staging_directory(tmp_path, monkeypatch):
     # The killed worker's staging directory stayed in runs/ until the
     # next sweep to the same directory.
-    import xrc.sweep as sweep_mod
+    import xrc.sweeps as sweep_mod
 
     (tmp_path / "s.toml").write_text(MINIMAL_CELL)
     (tmp_path / "sw.toml").write_text('scenario = "s.toml"\nseeds = 2\n')

@@ -209,7 +209,7 @@ def test_a_run_does_not_replace_what_another_process_put_there_while_it_ran(tmp_
 
 def test_two_sweeps_on_one_directory_do_not_run_at_once(tmp_path):
     from xrc.outdir import DirLock, OutputError
-    from xrc.sweep import load_sweep, run_sweep
+    from xrc.sweeps import load_sweep, run_sweep
 
     f = tmp_path / "s.toml"
     f.write_text('scenario = "paper/fig1-time-varying"\nset = ["duration_s=0.5"]\n')

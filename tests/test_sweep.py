@@ -14,7 +14,7 @@ import pytest
 
 from xrc.cli import main
 from xrc.scenario import ScenarioError
-from xrc.sweep import load_sweep, run_sweep
+from xrc.sweeps import load_sweep, run_sweep
 
 from .conftest import SCENARIOS
 
@@ -144,7 +144,7 @@ def test_a_sweep_naming_neither_a_file_nor_a_bundled_scenario_is_refused(tmp_pat
 def test_the_digest_orders_numbers_as_numbers(tmp_path):
     import pyarrow as pa
 
-    from xrc.sweep import digest
+    from xrc.sweeps import digest
 
     rows = [("5", 1, 1.0), ("10", 1, 2.0), ("20", 1, 3.0), ("5", 2, 3.0)]
     pq.write_table(pa.table({"set:duration_s": [r[0] for r in rows], "seed": [r[1] for r in rows],

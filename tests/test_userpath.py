@@ -18,7 +18,7 @@ import pytest
 import xrc
 from xrc.cli import main
 from xrc.scenario import ScenarioError
-from xrc.sweep import load_sweep
+from xrc.sweeps import load_sweep
 
 from .conftest import SCENARIOS, small_tmpfs
 from .test_robustness import HEAVY
@@ -830,10 +830,11 @@ def test_a_scenario_that_is_not_found_names_the_bundled_ones_with_a_similar_name
 
 def _signal_as_prepare_returns(monkeypatch, calls):
     """Has outdir.prepare make its staging directory and then take a
-    SIGTERM's exception (what cli's handler raises) as it returns: the
-    instant between the directory's making and the code that removes it.
+    SIGTERM's exception (what xrc.stopping's handler raises) as it
+    returns: the instant between the directory's making and the code that
+    removes it.
     Deterministic, unlike a real signal sent at a guessed time."""
-    from xrc import cli, outdir, runner
+    from xrc import outdir, runner, stopping
     from xrc import reproduce as rep
 
     real = outdir.prepare
@@ -842,7 +843,7 @@ def _signal_as_prepare_returns(monkeypatch, calls):
         made = real(*a, **kw)
         calls.append(made)
         assert made.is_dir()
-        cli._on_terminate(signal.SIGTERM, None)
+        stopping.on_signal(signal.SIGTERM, None)
 
     monkeypatch.setattr(outdir, "prepare", prepare_then_signalled)
     # Where a caller imported it by name.
@@ -884,7 +885,7 @@ def test_a_sigterm_as_a_study_makes_its_out_directory_leaves_nothing(tmp_path, m
     # study_out made --out before entering the try that removes it again.
     from pathlib import Path
 
-    from xrc import cli
+    from xrc import stopping
     from xrc.study_nr import study_out
 
     real, out = Path.mkdir, tmp_path / "study"
@@ -892,7 +893,7 @@ def test_a_sigterm_as_a_study_makes_its_out_directory_leaves_nothing(tmp_path, m
     def mkdir_then_signalled(self, *a, **kw):
         real(self, *a, **kw)
         if self == out:
-            cli._on_terminate(signal.SIGTERM, None)
+            stopping.on_signal(signal.SIGTERM, None)
 
     monkeypatch.setattr(Path, "mkdir", mkdir_then_signalled)
     with pytest.raises(SystemExit):
@@ -903,14 +904,14 @@ def test_a_sigterm_as_a_study_makes_its_out_directory_leaves_nothing(tmp_path, m
 
 
 def _plots_take_a_sigterm(monkeypatch, then):
-    """Has xrc run's plotting receive a SIGTERM (cli's handler runs, as it
+    """Has xrc run's plotting receive a SIGTERM (the handler runs, as it
     would between two bytecodes of Matplotlib) and `then` decide what the
     library does with its exception."""
-    from xrc import cli, plots
+    from xrc import plots, stopping
 
     def plot_all(*a, **kw):
         try:
-            cli._on_terminate(signal.SIGTERM, None)
+            stopping.on_signal(signal.SIGTERM, None)
         except BaseException as e:
             then(e)
 

@@ -402,9 +402,9 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from .sweep import Sweep, run_sweep
+    from .sweeps import Sweep, run_sweep
 
-    from .sweep import check_size, seed_list as _seed_list
+    from .sweeps import check_size, seed_list as _seed_list
 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ScenarioError(f"jobs must be at least 1, got {jobs!r}")
@@ -441,11 +441,11 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
     if not variants:
         variants = [{}]
     common = overrides_from_kwargs(overrides)
-    from .sweep import refuse_seed
+    from .sweeps import refuse_seed
 
     refuse_seed([o.partition("=")[0] for o in common], "sweep", "seeds=[3]")
     refuse_seed(grid, "sweep: grid", "seeds=[1, 2, ...]")
-    from .sweep import refuse_repeated_values
+    from .sweeps import refuse_repeated_values
 
     refuse_repeated_values(grid, "grid")
     for i, r in enumerate(runs or []):
@@ -466,7 +466,7 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
         base = _base_file(scenario, root)
         sw = Sweep(scenario=base, seeds=seed_list, common=common, variants=variants)
         # Every variant resolves before anything runs (as `xrc sweep` checks).
-        from .sweep import _toml_value
+        from .sweeps import _toml_value
 
         for v in variants:
             ov = common + [f"{k}={_toml_value(val)}" for k, val in sorted(v.items())]

@@ -370,8 +370,8 @@ class Worker:
             self._ctx = multiprocessing.get_context("forkserver")
             # Everything a command imports, so that a child starts at once.
             self._ctx.set_forkserver_preload([
-                "numpy", "pyarrow", "pyarrow.parquet", "pandas", "xrc.cli", "xrc.runner", "xrc.stream", "xrc.results",
-                "xrc.outdir", "xrc.sweep", "xrc.parallel", "xrc.rundir", "xrc.api", "xrc.grouped", "xrc.columns",
+                "numpy", "pyarrow", "pyarrow.parquet", "pandas", "xrc.cli", "xrc.cli.run", "xrc.cli.sweep", "xrc.runner", "xrc.stream", "xrc.results",
+                "xrc.outdir", "xrc.sweeps", "xrc.parallel", "xrc.rundir", "xrc.api", "xrc.grouped", "xrc.columns",
                 "xrc.scenario", "xrc.bundled", "xrc.stopping", "xrc._proc"])
         return self._ctx
 

@@ -35,9 +35,9 @@ Ctrl-C stops a sweep at once (:mod:`xrc.parallel`); the runs already done
 are kept and a restart goes on from there.
 
 From Python, ``xrc.sweep(...)`` (:func:`xrc.api.sweep`) runs a sweep and
-returns its table as a DataFrame. This module is that name too: a
-submodule's import binds ``xrc.sweep`` to the module, so the module itself
-is callable and forwards to :func:`xrc.api.sweep`.
+returns its table as a DataFrame. This module is named ``sweeps``, not
+``sweep``: importing a submodule binds its name on the package, and a module
+``xrc.sweep`` would replace that function once imported.
 
 Why Dask for clusters: runs are independent, CPU-bound tasks of a few
 seconds; ``dask.distributed`` schedules such tasks with a small, pure
@@ -56,7 +56,6 @@ import operator
 import os
 import sys
 import tomllib
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -544,15 +543,3 @@ def _run_sweep_locked(sweep: Sweep, out: Path, *, jobs: int | None, engine: str,
         raise OutputError(f"--out {str(out)!r}: cannot write {out / 'sweep.json'}: {e.strerror or e}") from None
     return path
 
-
-class _CallableModule(types.ModuleType):
-    """``xrc.sweep(...)`` whether ``xrc.sweep`` is this module or the
-    function (see the module doc)."""
-
-    def __call__(self, *args, **kwargs):
-        from .api import sweep
-
-        return sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
