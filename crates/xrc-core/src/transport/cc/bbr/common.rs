@@ -1,11 +1,16 @@
 //! What BBR v1 and v3 share, computed the same way in both kernels: the
 //! fixed-point scales, Linux's windowed max filter, the rate sample in
-//! Linux's types, the clocks, pacing-rate and BDP arithmetic, the
+//! Linux's types, the clocks, the model pieces (modes, rounds, the min-RTT
+//! filter, PROBE_RTT's hold, the full-pipe test, the mode gains and the
+//! cwnd ramp), pacing-rate and BDP arithmetic, the
 //! departure-time estimate of packets still in the network, the
 //! ACK-aggregation estimate, BBR's application-limited mark and the seeded
 //! generator. Each item names the Linux function it follows; the
 //! emulations (clocks, EDT, `delivered_mstamp`, `tp->app_limited`) are v1's
-//! numbered deviations, which v3 inherits.
+//! numbered deviations, which v3 inherits. The functions named are those
+//! of Linux's `net/ipv4/tcp_bbr.c` (v1) and of Google's BBRv3
+//! `net/ipv4/tcp_bbr.c` (the `google/bbr` v3 branch), which keep the same
+//! names for these pieces.
 
 use crate::transport::cc::{CaState, ConnView, RateSample};
 use crate::units::{BitRate, SimDuration, SimTime};
