@@ -1612,7 +1612,10 @@ mod tests {
         f.srtt = Some(SimDuration::from_millis(40));
         for n in 1..=48 {
             // A dip in round 2 does not stop the train test (exit at ACK 38).
-            f.ack_at(at_ms(100 + n), Some(SimDuration::from_millis(if n == 20 { 39 } else { 40 })));
+            f.ack_at(
+                at_ms(100 + n),
+                Some(SimDuration::from_millis(if n == 20 { 39 } else { 40 })),
+            );
         }
         let exit = f.cc.hystart_exit().unwrap();
         assert_eq!(exit.reason, HystartExitReason::AckTrain);

@@ -123,7 +123,11 @@ impl<C: CongestionControl> Bulk<C> {
     }
 
     fn start(mut cc: C, mut w: Window) -> Self {
-        cc.init(SimTime::ZERO, &mut w, &seg_view(SimTime::ZERO, 0, 0, CaState::Open, true));
+        cc.init(
+            SimTime::ZERO,
+            &mut w,
+            &seg_view(SimTime::ZERO, 0, 0, CaState::Open, true),
+        );
         let nxt = w.cwnd as u64;
         Bulk {
             cc,

@@ -1003,7 +1003,10 @@ impl Bbr {
             // Hold the minimal flight for max(probe_rtt_mode_ms, one round).
             let hold = self.msecs_to_jiffies(self.cfg.probe_rtt_mode_ms);
             let window = self.cfg.cwnd_min_target;
-            if self.probe_rtt.on_ack(j, hold, c.packets_in_flight, window, &mut self.rounds, c.delivered) {
+            if self
+                .probe_rtt
+                .on_ack(j, hold, c.packets_in_flight, window, &mut self.rounds, c.delivered)
+            {
                 self.check_probe_rtt_done(now, w);
             }
         }
@@ -1175,14 +1178,7 @@ mod tests {
     use super::*;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u32 = 1448;
-
-    fn ms(x: u64) -> SimTime {
-        SimTime::from_nanos(x * 1_000_000)
-    }
-    fn dur_ms(x: u64) -> SimDuration {
-        SimDuration::from_millis(x)
-    }
+    use crate::transport::cc::testkit::{at_ms as ms, ms as dur_ms, MSS};
 
     /// Linux's bandwidth unit for `pkts` segments per `per` (exact when
     /// `per` is a whole number of µs).

@@ -769,7 +769,10 @@ impl Bbr3 {
             let hold = self.msecs_to_jiffies(self.cfg.probe_rtt_mode_ms);
             // v3's PROBE_RTT window is a fraction of the BDP (v1: 4 packets).
             let window = self.probe_rtt_cwnd();
-            if self.probe_rtt.on_ack(j, hold, c.packets_in_flight, window, &mut self.rounds, c.delivered) {
+            if self
+                .probe_rtt
+                .on_ack(j, hold, c.packets_in_flight, window, &mut self.rounds, c.delivered)
+            {
                 self.check_probe_rtt_done(now, w, c);
             }
         }
@@ -1476,11 +1479,7 @@ mod tests {
     use crate::transport::cc::{registry, CcConfig};
     use std::collections::VecDeque;
 
-    const MSS: u32 = 1448;
-
-    fn ms(x: u64) -> SimDuration {
-        SimDuration::from_millis(x)
-    }
+    use crate::transport::cc::testkit::{ms, MSS};
 
     /// A connection driven by hand as the framework would drive it: every
     /// segment remembers `delivered` when it was sent and the record BBRv3
