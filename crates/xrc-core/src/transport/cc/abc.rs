@@ -386,7 +386,7 @@ mod tests {
     use super::*;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u32 = 1448;
+    use crate::transport::cc::testkit::MSS;
 
     fn single() -> Config {
         Config {

@@ -747,7 +747,7 @@ impl CongestionControl for Copa {
 mod tests {
     use super::*;
 
-    const MSS: u32 = 1448;
+    use crate::transport::cc::testkit::MSS;
 
     fn ms(v: f64) -> SimDuration {
         SimDuration::try_from_millis_f64(v).unwrap()

@@ -855,77 +855,31 @@ mod tests {
     use super::*;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u64 = 1448;
+    use crate::transport::cc::testkit::{self, at_ms, one_ack, seg_view, Bulk};
 
-    fn at_ms(ms: u64) -> SimTime {
-        SimTime::from_nanos(ms * 1_000_000)
-    }
+    const MSS: u64 = testkit::MSS as u64;
 
     fn view(now: SimTime, una_segs: u64, nxt_segs: u64, srtt: Option<SimDuration>, limited: bool) -> ConnView {
-        let out = (nxt_segs - una_segs) as u32;
         ConnView {
-            now,
-            mss: MSS as u32,
-            snd_una: una_segs * MSS,
-            snd_nxt: nxt_segs * MSS,
-            packets_out: out,
-            packets_in_flight: out,
             srtt,
-            min_rtt: None,
-            delivered: una_segs,
-            ca_state: CaState::Open,
-            is_cwnd_limited: limited,
-            app_limited: false,
-            ..ConnView::default()
+            ..seg_view(now, una_segs, nxt_segs, CaState::Open, limited)
         }
     }
 
+    /// A bulk sender whose flight is always the full window (the kit's
+    /// [`Bulk`]); every ACK acknowledges one segment and the hooks run in
+    /// the framework's order (`pkts_acked` with the new `snd_una` and the
+    /// old `snd_nxt`, then `cong_avoid`, then the window is refilled). The
+    /// tests give each ACK its time (`ack_at`).
+    type Flow = Bulk<Cubic>;
+
+    /// An ACK of one segment with this RTT sample.
     fn sample(rtt: SimDuration) -> AckSample {
-        AckSample {
-            pkts_acked: 1,
-            rtt: Some(rtt),
-            in_flight: 0,
-        }
+        one_ack(1, Some(rtt))
     }
 
-    /// A bulk sender whose flight is always the full window; every ACK
-    /// acknowledges one segment and the hooks run in the framework's order
-    /// (`pkts_acked` with the new `snd_una` and the old `snd_nxt`, then
-    /// `cong_avoid`, then the window is refilled). Sequence numbers are in
-    /// segments (times the MSS in the view).
-    struct Flow {
-        cc: Cubic,
-        w: Window,
-        una: u64,
-        nxt: u64,
-        srtt: Option<SimDuration>,
-        acks: u64,
-    }
-
-    impl Flow {
-        fn new(cfg: Config, initial_cwnd: u32) -> Flow {
-            let mut cc = Cubic::new(cfg);
-            let mut w = Window::new(initial_cwnd);
-            cc.init(SimTime::ZERO, &mut w, &view(SimTime::ZERO, 0, 0, None, true));
-            // The initial window leaves right after init.
-            Flow {
-                cc,
-                w,
-                una: 0,
-                nxt: initial_cwnd as u64,
-                srtt: None,
-                acks: 0,
-            }
-        }
-        fn ack(&mut self, now: SimTime, rtt: SimDuration) {
-            self.acks += 1;
-            self.una += 1;
-            let v = view(now, self.una, self.nxt, self.srtt, true);
-            self.cc.pkts_acked(now, &mut self.w, &v, &sample(rtt));
-            let v = view(now, self.una, self.nxt, self.srtt, true);
-            self.cc.cong_avoid(now, &mut self.w, &v, 1);
-            self.nxt = self.nxt.max(self.una + self.w.cwnd as u64);
-        }
+    fn flow(cfg: Config, initial_cwnd: u32) -> Flow {
+        Bulk::new(Cubic::new(cfg), initial_cwnd)
     }
 
     // ----- configuration -----
@@ -1075,7 +1029,7 @@ mod tests {
 
     #[test]
     fn k_is_the_cube_root_of_the_window_deficit_over_c() {
-        let mut f = Flow::new(Config::default(), 10);
+        let mut f = flow(Config::default(), 10);
         f.w.cwnd = 500;
         let v = view(at_ms(1000), 0, 500, None, true);
         f.w.ssthresh = f.cc.ssthresh(at_ms(1000), &f.w, &v);
@@ -1097,10 +1051,10 @@ mod tests {
     /// segment, `cwnd` ACKs per `rtt` (a full pipe), `delay_min` = `rtt`.
     /// Returns (seconds since the epoch started, cwnd) after every ACK.
     fn run_after_loss(cfg: Config, w_max: u32, rtt_ms: u64, secs: u64) -> (Cubic, Vec<(f64, u32)>) {
-        let mut f = Flow::new(cfg, 10);
+        let mut f = flow(cfg, 10);
         let rtt = SimDuration::from_millis(rtt_ms);
         // One RTT sample before the loss sets delay_min.
-        f.ack(at_ms(rtt_ms), rtt);
+        f.ack_at(at_ms(rtt_ms), Some(rtt));
         let t0 = at_ms(1000);
         f.w.cwnd = w_max;
         let v = view(t0, f.una, f.nxt, None, true);
@@ -1110,7 +1064,7 @@ mod tests {
         let mut trace = Vec::new();
         let end = t0 + SimDuration::from_secs(secs);
         while now < end {
-            f.ack(now, rtt);
+            f.ack_at(now, Some(rtt));
             trace.push((now.saturating_since(t0).as_secs_f64(), f.w.cwnd));
             now += SimDuration::from_nanos(rtt.as_nanos() / f.w.cwnd as u64);
         }
@@ -1338,11 +1292,11 @@ mod tests {
 
     #[test]
     fn a_timeout_forgets_w_max_and_delay_min_and_re_arms_hystart() {
-        let mut f = Flow::new(Config::default(), 16);
+        let mut f = flow(Config::default(), 16);
         for i in 1..=40 {
-            f.ack(
+            f.ack_at(
                 at_ms(1000 + 3 * i),
-                SimDuration::from_millis(if i <= 16 { 50 } else { 57 }),
+                Some(SimDuration::from_millis(if i <= 16 { 50 } else { 57 })),
             );
         }
         assert!(f.cc.hystart_found());
@@ -1403,11 +1357,11 @@ mod tests {
         // 50 + clamp(50/8 = 6.25, 4, 16) = 56.25 ms. Round 2 at 57 ms: its
         // first 8 samples (ACKs 17..24) only collect the minimum; the 9th
         // (ACK 25) finds 57 > 56.25 and exits at cwnd = 16 + 24 = 40.
-        let mut f = Flow::new(Config::default(), 16);
+        let mut f = flow(Config::default(), 16);
         for n in 1..=30 {
-            f.ack(
+            f.ack_at(
                 at_ms(1000 + 3 * n),
-                SimDuration::from_millis(if n <= 16 { 50 } else { 57 }),
+                Some(SimDuration::from_millis(if n <= 16 { 50 } else { 57 })),
             );
             if n < 25 {
                 assert!(!f.cc.hystart_found(), "exit too early, ACK {n}");
@@ -1428,10 +1382,10 @@ mod tests {
     #[test]
     fn hystart_stays_in_slow_start_when_the_rtt_rises_less_than_the_threshold() {
         for rise_us in [6_000u64, 6_250] {
-            let mut f = Flow::new(Config::default(), 16);
+            let mut f = flow(Config::default(), 16);
             for n in 1..=48 {
                 let rtt = if n <= 16 { 50_000 } else { 50_000 + rise_us };
-                f.ack(at_ms(1000 + 3 * n), SimDuration::from_micros(rtt));
+                f.ack_at(at_ms(1000 + 3 * n), Some(SimDuration::from_micros(rtt)));
             }
             assert_eq!(f.cc.hystart_exit(), None, "rise {rise_us} us");
             assert_eq!(f.w.cwnd, 16 + 48);
@@ -1444,11 +1398,11 @@ mod tests {
         // delay_min 10 ms: 10/8 = 1.25 ms -> 4 ms; delay_min 200 ms: 25 -> 16 ms.
         for (base, below, above) in [(10_000u64, 14_000u64, 14_001u64), (200_000, 216_000, 216_001)] {
             for (second, exits) in [(below, false), (above, true)] {
-                let mut f = Flow::new(Config::default(), 16);
+                let mut f = flow(Config::default(), 16);
                 for n in 1..=30 {
-                    f.ack(
+                    f.ack_at(
                         at_ms(1000 + 3 * n),
-                        SimDuration::from_micros(if n <= 16 { base } else { second }),
+                        Some(SimDuration::from_micros(if n <= 16 { base } else { second })),
                     );
                 }
                 assert_eq!(f.cc.hystart_found(), exits, "base {base} us, then {second} us");
@@ -1463,10 +1417,10 @@ mod tests {
         // > 1 ms and the cushion is its 1 ms cap; threshold =
         // (40 000 + 1 000) / 2 = 20 500 us. Round 2 starts at ACK 17; ACK
         // 17 + 21 = 38 is 21 ms into the train: exit at cwnd 16 + 37 = 53.
-        let mut f = Flow::new(Config::default(), 16);
+        let mut f = flow(Config::default(), 16);
         f.srtt = Some(SimDuration::from_millis(40));
         for n in 1..=48 {
-            f.ack(at_ms(100 + n), SimDuration::from_millis(40));
+            f.ack_at(at_ms(100 + n), Some(SimDuration::from_millis(40)));
             if n < 38 {
                 assert!(!f.cc.hystart_found(), "exit too early, ACK {n}");
             }
@@ -1483,7 +1437,7 @@ mod tests {
     fn a_gap_wider_than_the_ack_delta_breaks_the_train_for_the_rest_of_the_round() {
         // Same as above, but a 3 ms gap after ACK 20: last_ack stops
         // advancing, so no later ACK of round 2 continues the train.
-        let mut f = Flow::new(
+        let mut f = flow(
             Config {
                 hystart_detect: HystartDetect::AckTrain,
                 ..Config::default()
@@ -1494,7 +1448,7 @@ mod tests {
         let mut t = 100;
         for n in 1..=48 {
             t += if n == 21 { 3 } else { 1 };
-            f.ack(at_ms(t), SimDuration::from_millis(40));
+            f.ack_at(at_ms(t), Some(SimDuration::from_millis(40)));
         }
         assert!(!f.cc.hystart_found());
     }
@@ -1505,16 +1459,16 @@ mod tests {
         // With ACKs 1 ms apart and delay_min 10 ms (train threshold
         // (10 000 + 0) / 2 = 5 ms without srtt, so no cushion), the first round
         // at 8 segments would otherwise exit after 6 ACKs.
-        let mut f = Flow::new(Config::default(), 8);
+        let mut f = flow(Config::default(), 8);
         for n in 1..=8 {
-            f.ack(at_ms(100 + n), SimDuration::from_millis(10));
+            f.ack_at(at_ms(100 + n), Some(SimDuration::from_millis(10)));
         }
         assert!(!f.cc.hystart_found());
         assert_eq!(f.w.cwnd, 16);
         // Round 2 (ACKs 9..24) starts at ACK 9 with cwnd 16: exit when the
         // train passes 5 ms, at ACK 15 (6 ms), cwnd 8 + 14 = 22.
         for n in 9..=24 {
-            f.ack(at_ms(100 + n), SimDuration::from_millis(10));
+            f.ack_at(at_ms(100 + n), Some(SimDuration::from_millis(10)));
         }
         let exit = f.cc.hystart_exit().unwrap();
         assert_eq!((exit.reason, exit.cwnd), (HystartExitReason::AckTrain, 22));
@@ -1528,11 +1482,11 @@ mod tests {
         // curr_rtt too, so 40 > 40 + 5 is false for the rest of the round.
         // Round 3 (ACKs 49..) at 60 ms: exit at its 9th sample, ACK 57,
         // cwnd 16 + 56 = 72.
-        let mut f = Flow::new(Config::default(), 16);
+        let mut f = flow(Config::default(), 16);
         for n in 1..=60 {
-            f.ack(
+            f.ack_at(
                 at_ms(1000 + 3 * n),
-                SimDuration::from_millis(if n == 25 { 40 } else { 60 }),
+                Some(SimDuration::from_millis(if n == 25 { 40 } else { 60 })),
             );
             if n < 57 {
                 assert!(!f.cc.hystart_found(), "exit at ACK {n}");
@@ -1551,7 +1505,7 @@ mod tests {
         // Fixed: ACK 16 resets after its own sample, round_start = its time,
         // end_seq = snd_nxt then = 16 + 2 * 15 = 46.
         for (fix, end_after_16, end_after_17, start_ms) in [(false, 16, 48, 117), (true, 46, 46, 116)] {
-            let mut f = Flow::new(
+            let mut f = flow(
                 Config {
                     hystart_reset_fix: fix,
                     ..Config::default()
@@ -1559,10 +1513,10 @@ mod tests {
                 16,
             );
             for n in 1..=16 {
-                f.ack(at_ms(100 + n), SimDuration::from_millis(50));
+                f.ack_at(at_ms(100 + n), Some(SimDuration::from_millis(50)));
             }
             assert_eq!(f.cc.round_end_seq(), end_after_16 * MSS, "fix {fix}");
-            f.ack(at_ms(117), SimDuration::from_millis(50));
+            f.ack_at(at_ms(117), Some(SimDuration::from_millis(50)));
             assert_eq!(f.cc.round_end_seq(), end_after_17 * MSS, "fix {fix}");
             assert_eq!(f.cc.round_start_us(), (start_ms * 1000) as u32, "fix {fix}");
         }
@@ -1574,7 +1528,7 @@ mod tests {
         // ACK 17) at cwnd 53; with the fix the train is timed from ACK 16 and
         // exits one ACK earlier, ACK 37, at cwnd 52.
         for (fix, cwnd) in [(false, 53), (true, 52)] {
-            let mut f = Flow::new(
+            let mut f = flow(
                 Config {
                     hystart_reset_fix: fix,
                     ..Config::default()
@@ -1583,7 +1537,7 @@ mod tests {
             );
             f.srtt = Some(SimDuration::from_millis(40));
             for n in 1..=48 {
-                f.ack(at_ms(100 + n), SimDuration::from_millis(40));
+                f.ack_at(at_ms(100 + n), Some(SimDuration::from_millis(40)));
             }
             let exit = f.cc.hystart_exit().unwrap();
             assert_eq!(
@@ -1605,9 +1559,9 @@ mod tests {
 
         // Stock: ACKs 4..11 are samples 1..8 (curr_rtt = 60 ms); ACK 12
         // exits at cwnd 13 + 11 = 24.
-        let mut f = Flow::new(Config::default(), 13);
+        let mut f = flow(Config::default(), 13);
         for n in 1..=40 {
-            f.ack(at_ms(1000 + 3 * n), rtt(n));
+            f.ack_at(at_ms(1000 + 3 * n), Some(rtt(n)));
         }
         let exit = f.cc.hystart_exit().unwrap();
         assert_eq!((exit.reason, exit.cwnd), (HystartExitReason::Delay, 24));
@@ -1616,7 +1570,7 @@ mod tests {
         // Patched: no exit in round 1. Round 2 (reset on ACK 14, end_seq =
         // 13 + 26 = 39) has no new minimum: ACKs 14..21 are samples 1..8 and
         // ACK 22 exits at cwnd 13 + 21 = 34.
-        let mut f = Flow::new(
+        let mut f = flow(
             Config {
                 hystart_no_exit_on_new_min_rtt: true,
                 ..Config::default()
@@ -1624,7 +1578,7 @@ mod tests {
             13,
         );
         for n in 1..=40 {
-            f.ack(at_ms(1000 + 3 * n), rtt(n));
+            f.ack_at(at_ms(1000 + 3 * n), Some(rtt(n)));
             if n <= 13 {
                 assert!(!f.cc.hystart_found(), "patched flow exited in round 1 (ACK {n})");
             }
@@ -1634,7 +1588,7 @@ mod tests {
 
         // Without the dip neither exits in these rounds (60 ms vs 67.5 ms).
         for patched in [false, true] {
-            let mut f = Flow::new(
+            let mut f = flow(
                 Config {
                     hystart_no_exit_on_new_min_rtt: patched,
                     ..Config::default()
@@ -1642,7 +1596,7 @@ mod tests {
                 13,
             );
             for n in 1..=40 {
-                f.ack(at_ms(1000 + 3 * n), SimDuration::from_millis(60));
+                f.ack_at(at_ms(1000 + 3 * n), Some(SimDuration::from_millis(60)));
             }
             assert!(!f.cc.hystart_found());
         }
@@ -1654,11 +1608,14 @@ mod tests {
             hystart_no_exit_on_new_min_rtt: true,
             ..Config::default()
         };
-        let mut f = Flow::new(cfg, 16);
+        let mut f = flow(cfg, 16);
         f.srtt = Some(SimDuration::from_millis(40));
         for n in 1..=48 {
             // A dip in round 2 does not stop the train test (exit at ACK 38).
-            f.ack(at_ms(100 + n), SimDuration::from_millis(if n == 20 { 39 } else { 40 }));
+            f.ack_at(
+                at_ms(100 + n),
+                Some(SimDuration::from_millis(if n == 20 { 39 } else { 40 })),
+            );
         }
         let exit = f.cc.hystart_exit().unwrap();
         assert_eq!(exit.reason, HystartExitReason::AckTrain);

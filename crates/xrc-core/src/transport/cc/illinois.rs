@@ -505,106 +505,37 @@ mod tests {
     use super::*;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u64 = 1448;
+    use crate::transport::cc::testkit::{self, ms, seg_view, Bulk};
 
-    fn ms(v: u64) -> SimDuration {
-        SimDuration::from_millis(v)
-    }
+    const MSS: u64 = testkit::MSS as u64;
 
     fn view(una_segs: u64, nxt_segs: u64, state: CaState, limited: bool) -> ConnView {
-        let out = (nxt_segs - una_segs) as u32;
-        ConnView {
-            mss: MSS as u32,
-            snd_una: una_segs * MSS,
-            snd_nxt: nxt_segs * MSS,
-            packets_out: out,
-            packets_in_flight: out,
-            ca_state: state,
-            is_cwnd_limited: limited,
-            ..ConnView::default()
-        }
+        seg_view(SimTime::ZERO, una_segs, nxt_segs, state, limited)
     }
 
     /// A bulk sender, one segment per ACK, hooks in the framework's order
-    /// (`pkts_acked` with the new `snd_una` and the old `snd_nxt`, then
-    /// `cong_avoid`, then the window is refilled); 1 ms between ACKs from
-    /// 1 s on. Sequence numbers in segments.
-    struct Flow {
-        cc: Illinois,
-        w: Window,
-        una: u64,
-        nxt: u64,
-        t: SimTime,
-        /// ACK index of every window change.
-        acks: u64,
-        growth: Vec<(u64, u32)>,
+    /// (the kit's [`Bulk`]); 1 ms between ACKs from 1 s on; `growth`
+    /// records the ACK index of every window change.
+    type Flow = Bulk<Illinois>;
+
+    fn flow(cfg: Config, cwnd: u32, ssthresh: u32) -> Flow {
+        Bulk::with_ssthresh(Illinois::new(cfg), cwnd, ssthresh)
     }
 
-    impl Flow {
-        fn new(cfg: Config, cwnd: u32, ssthresh: u32) -> Flow {
-            let mut cc = Illinois::new(cfg);
-            let mut w = Window::new(cwnd);
-            w.ssthresh = ssthresh;
-            cc.init(SimTime::ZERO, &mut w, &view(0, 0, CaState::Open, true));
-            let t = SimTime::from_nanos(1_000_000_000);
-            Flow {
-                cc,
-                w,
-                una: 0,
-                nxt: cwnd as u64,
-                t,
-                acks: 0,
-                growth: Vec::new(),
-            }
-        }
-        fn view(&self) -> ConnView {
-            view(self.una, self.nxt, CaState::Open, true)
-        }
-        fn ack(&mut self, rtt: SimDuration) {
-            self.t += ms(1);
-            self.una += 1;
-            self.acks += 1;
-            let before = self.w.cwnd;
-            let v = self.view();
-            self.cc.pkts_acked(
-                self.t,
-                &mut self.w,
-                &v,
-                &AckSample {
-                    pkts_acked: 1,
-                    rtt: Some(rtt),
-                    in_flight: 0,
-                },
-            );
-            self.cc.cong_avoid(self.t, &mut self.w, &v, 1);
-            if self.w.cwnd != before {
-                self.growth.push((self.acks, self.w.cwnd));
-            }
-            self.nxt = self.nxt.max(self.una + self.w.cwnd as u64);
-        }
+    impl Bulk<Illinois> {
         /// ACKs up to and including the one that closes the current round
         /// (the first beyond `end_seq`), every sample at `rtt`: the update
         /// on that ACK sees exactly these samples.
         fn round(&mut self, rtt: SimDuration) {
             let end = self.cc.round_end_seq();
-            loop {
-                let closes = (self.una + 1) * MSS > end;
-                self.ack(rtt);
-                if closes {
-                    break;
-                }
-            }
-        }
-        fn ssthresh(&mut self) -> u32 {
-            let v = self.view();
-            self.cc.ssthresh(self.t, &self.w, &v)
+            self.ack_through(end, rtt);
         }
     }
 
     /// In congestion avoidance at 100 segments, base RTT 40 ms, and one
     /// round at 140 ms: d_m = 100 ms for the rest of the connection.
     fn with_max_delay_100ms() -> Flow {
-        let mut f = Flow::new(Config::default(), 100, 50);
+        let mut f = flow(Config::default(), 100, 50);
         f.round(ms(40)); // ACK 1 closes the round opened at init
         f.round(ms(140));
         assert_eq!(f.cc.max_delay(), Some(ms(100)));
@@ -714,7 +645,7 @@ mod tests {
 
     #[test]
     fn alpha_and_beta_follow_the_delay_of_each_round() {
-        let mut f = Flow::new(Config::default(), 100, 50);
+        let mut f = flow(Config::default(), 100, 50);
         assert_eq!(
             (f.cc.alpha_raw(), f.cc.beta_raw(), f.cc.params()),
             (1280, 32, Params::Init)
@@ -775,7 +706,7 @@ mod tests {
     fn below_win_thresh_alpha_and_beta_are_renos() {
         // cwnd 13: ACK 1 (Reno, cnt 1); ACKs 2..13 reach cnt 13 -> cwnd 14;
         // ACK 14 closes the round at cwnd 14 < 15.
-        let mut f = Flow::new(Config::default(), 13, 10);
+        let mut f = flow(Config::default(), 13, 10);
         f.round(ms(40));
         f.round(ms(140));
         assert_eq!(f.w.cwnd, 14);
@@ -792,7 +723,7 @@ mod tests {
     fn the_window_at_the_update_decides_the_win_thresh_test() {
         // cwnd 14 -> 15 during the 40 ms round (alpha 1.0 from round 1):
         // the round-2 update at cwnd 15 uses the delays.
-        let mut f = Flow::new(Config::default(), 14, 10);
+        let mut f = flow(Config::default(), 14, 10);
         f.round(ms(40)); // ACK 1: cwnd 14 < 15: Reno
         while f.w.cwnd < 15 {
             f.ack(ms(40));
@@ -829,7 +760,7 @@ mod tests {
     fn a_first_loss_in_slow_start_before_any_queuing_keeps_seven_eighths() {
         // Slow start from 16 at a constant 40 ms: every update sees dm = 0,
         // hence beta_min. ACK 1 (17), ACKs 2..17 (33), ACKs 18..49 (65).
-        let mut f = Flow::new(Config::default(), 16, crate::transport::cc::INFINITE_SSTHRESH);
+        let mut f = flow(Config::default(), 16, crate::transport::cc::INFINITE_SSTHRESH);
         f.round(ms(40));
         f.round(ms(40));
         f.round(ms(40));
@@ -866,7 +797,7 @@ mod tests {
     fn in_avoidance_the_window_grows_by_alpha_per_rtt() {
         // At cwnd W, +1 once cnt*alpha >> 7 >= W: after ceil(128 W / alpha) ACKs.
         // alpha_max (10/RTT): 10 ACKs at cwnd 100, then 11 at 101.
-        let mut f = Flow::new(Config::default(), 100, 50);
+        let mut f = flow(Config::default(), 100, 50);
         f.round(ms(40)); // ACK 1: alpha_max; cnt = 1
         for _ in 2..=32 {
             f.ack(ms(40));
@@ -891,7 +822,7 @@ mod tests {
     fn a_stretch_ack_counts_its_cumulatively_acked_segments() {
         // cwnd 100, alpha 10: an ACK of 25 segments gives cnt 25, delta 250,
         // +2 segments at once.
-        let mut f = Flow::new(Config::default(), 100, 50);
+        let mut f = flow(Config::default(), 100, 50);
         f.round(ms(40)); // cnt 1 -> delta 10 < 100
         f.w.cwnd_cnt = 0;
         f.t += ms(1);
@@ -916,7 +847,7 @@ mod tests {
 
     #[test]
     fn slow_start_is_renos_without_carrying_leftover_acks() {
-        let mut f = Flow::new(Config::default(), 9, 10);
+        let mut f = flow(Config::default(), 9, 10);
         f.t += ms(40);
         f.una = 3;
         let v = f.view();
@@ -937,7 +868,7 @@ mod tests {
 
     #[test]
     fn an_application_limited_sender_updates_alpha_but_does_not_grow() {
-        let mut f = Flow::new(Config::default(), 100, 50);
+        let mut f = flow(Config::default(), 100, 50);
         f.t += ms(40);
         f.una = 1;
         let v = view(1, 100, CaState::Open, false);
@@ -957,7 +888,7 @@ mod tests {
 
     #[test]
     fn rtt_samples_are_clamped_at_rtt_max() {
-        let mut f = Flow::new(Config::default(), 100, 50);
+        let mut f = flow(Config::default(), 100, 50);
         f.t = SimTime::from_nanos(10_000_000_000);
         f.ack(SimDuration::from_secs(5));
         assert_eq!(f.cc.max_rtt(), Some(SimDuration::from_micros(3_355_443)));

@@ -58,6 +58,8 @@ pub mod oracle_rate;
 pub mod pbe;
 pub mod registry;
 pub mod roccet;
+#[cfg(test)]
+mod testkit;
 pub mod vegas;
 pub mod veno;
 pub mod xrc;

@@ -265,11 +265,7 @@ mod tests {
     use super::*;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u32 = 1448;
-
-    fn at(ms: u64) -> SimTime {
-        SimTime::from_nanos(ms * 1_000_000)
-    }
+    use crate::transport::cc::testkit::{at_ms as at, MSS};
 
     fn view(now: SimTime, srtt_ms: Option<u64>) -> ConnView {
         ConnView {

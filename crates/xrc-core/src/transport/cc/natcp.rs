@@ -359,7 +359,7 @@ mod tests {
     use super::*;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u32 = 1448;
+    use crate::transport::cc::testkit::{at_ms as at, MSS};
 
     fn view(now: SimTime) -> ConnView {
         ConnView {
@@ -368,10 +368,6 @@ mod tests {
             is_cwnd_limited: true,
             ..ConnView::default()
         }
-    }
-
-    fn at(ms: u64) -> SimTime {
-        SimTime::from_nanos(ms * 1_000_000)
     }
 
     fn report(n: &mut Natcp, w: &mut Window, now: SimTime, mbps: u64, rtt_ms: u64, flows: u32) {

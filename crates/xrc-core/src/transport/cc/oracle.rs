@@ -270,10 +270,10 @@ impl CongestionControl for Oracle {
 mod tests {
     use super::*;
     use crate::transport::cc::registry;
-    use crate::units::SimDuration;
+    use crate::transport::cc::testkit::us;
 
-    fn t(us: u64) -> SimTime {
-        SimTime::ZERO + SimDuration::from_micros(us)
+    fn t(v: u64) -> SimTime {
+        SimTime::ZERO + us(v)
     }
 
     fn give(o: &mut Oracle, w: &mut Window, now: SimTime, at: SimTime) {

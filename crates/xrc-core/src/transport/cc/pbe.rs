@@ -455,7 +455,7 @@ mod tests {
     use super::*;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u64 = 1448;
+    const MSS: u64 = crate::transport::cc::testkit::MSS as u64;
     const WIRE: f64 = 1500.0;
 
     /// Drives rounds of ACKs: each round delivers what `delivery_bps`

@@ -789,8 +789,7 @@ impl CongestionControl for Roccet {
 mod tests {
     use super::*;
     use crate::transport::cc::registry;
-
-    const MSS: u64 = 1448;
+    use crate::transport::cc::testkit::{seg_view, Bulk};
 
     /// Test time `ms`, one second into the run, so that every RTT sample
     /// was sent after the start.
@@ -802,66 +801,18 @@ mod tests {
     }
 
     fn view(now: SimTime, una: u64, nxt: u64, limited: bool) -> ConnView {
-        let out = (nxt - una) as u32;
-        ConnView {
-            now,
-            mss: MSS as u32,
-            snd_una: una * MSS,
-            snd_nxt: nxt * MSS,
-            packets_out: out,
-            packets_in_flight: out,
-            delivered: una,
-            is_cwnd_limited: limited,
-            ..ConnView::default()
-        }
+        seg_view(now, una, nxt, CaState::Open, limited)
     }
 
     /// A bulk sender driven ACK by ACK in the framework's hook order
-    /// (`pkts_acked`, then `cong_avoid`, then the window is refilled).
-    /// Sequence numbers are in segments.
-    struct Flow {
-        cc: Roccet,
-        w: Window,
-        una: u64,
-        nxt: u64,
-        /// What `tcp_is_cwnd_limited` reports.
-        limited: bool,
-    }
+    /// (the kit's [`Bulk`]: `pkts_acked`, then `cong_avoid`, then the
+    /// window is refilled), each ACK at the time the test gives it
+    /// (`ack_at`, `ack_n_at`; `ssthresh_at` for a loss). Sequence numbers
+    /// are in segments.
+    type Flow = Bulk<Roccet>;
 
-    impl Flow {
-        fn new(cfg: Config, cwnd: u32) -> Flow {
-            let mut cc = Roccet::new(cfg);
-            let mut w = Window::new(cwnd);
-            cc.init(SimTime::ZERO, &mut w, &view(SimTime::ZERO, 0, 0, true));
-            Flow {
-                cc,
-                w,
-                una: 0,
-                nxt: cwnd as u64,
-                limited: true,
-            }
-        }
-        /// One ACK covering `segs` segments, with an RTT sample or none.
-        fn ack_n(&mut self, now: SimTime, rtt: Option<SimDuration>, segs: u32) {
-            self.una += segs as u64;
-            self.nxt = self.nxt.max(self.una);
-            let v = view(now, self.una, self.nxt, self.limited);
-            let s = AckSample {
-                pkts_acked: segs,
-                rtt,
-                in_flight: 0,
-            };
-            self.cc.pkts_acked(now, &mut self.w, &v, &s);
-            self.cc.cong_avoid(now, &mut self.w, &v, segs);
-            self.nxt = self.nxt.max(self.una + self.w.cwnd as u64);
-        }
-        fn ack(&mut self, now: SimTime, rtt: Option<SimDuration>) {
-            self.ack_n(now, rtt, 1);
-        }
-        fn loss(&mut self, now: SimTime) -> u32 {
-            let v = view(now, self.una, self.nxt, self.limited);
-            self.cc.ssthresh(now, &self.w, &v)
-        }
+    fn flow(cfg: Config, cwnd: u32) -> Flow {
+        Bulk::new(Roccet::new(cfg), cwnd)
     }
 
     // ----- configuration -----
@@ -938,30 +889,30 @@ mod tests {
 
     #[test]
     fn srrtt_steps_on_every_ack_toward_the_relative_rtt_with_weight_one_fifth() {
-        let mut f = Flow::new(Config::default(), 10);
-        f.ack(at_ms(10), ms(50)); // RTT_min 50 ms, rRTT 0
+        let mut f = flow(Config::default(), 10);
+        f.ack_at(at_ms(10), ms(50)); // RTT_min 50 ms, rRTT 0
         assert_eq!(f.cc.srrtt(), 0);
         assert_eq!(f.cc.min_rtt(), ms(50));
         // 100 ms: rRTT = 100 %; srRTT = (80·s + 20·100)/100, truncated.
         let mut want = Vec::new();
         for t in 11..=14 {
-            f.ack(at_ms(t), ms(100));
+            f.ack_at(at_ms(t), ms(100));
             want.push(f.cc.srrtt());
         }
         assert_eq!(want, [20, 36, 48, 58]);
         // An ACK without a sample steps the EWMA again with the same RTT.
-        f.ack(at_ms(15), None);
+        f.ack_at(at_ms(15), None);
         assert_eq!(f.cc.srrtt(), 66); // (80·58 + 2000)/100 = 66.4
 
         // 75 ms: rRTT 50 %.
-        f.ack(at_ms(16), ms(75));
+        f.ack_at(at_ms(16), ms(75));
         assert_eq!(f.cc.srrtt(), 62); // (80·66 + 1000)/100 = 62.8
         assert_eq!(f.cc.curr_rtt(), ms(75));
     }
 
     #[test]
     fn the_ack_rate_counts_acks_not_segments_per_100_ms_interval() {
-        let mut f = Flow::new(
+        let mut f = flow(
             Config {
                 initial_ssthresh: 10,
                 ..Config::default()
@@ -970,19 +921,19 @@ mod tests {
         );
         f.limited = false;
         // The first ACK rolls over (nothing counted yet) and is not counted.
-        f.ack_n(at_ms(1), ms(50), 5);
+        f.ack_n_at(at_ms(1), ms(50), 5);
         assert_eq!(f.cc.ack_rates(), (0, 0));
         for t in 2..=8 {
-            f.ack_n(at_ms(t), ms(50), 5);
+            f.ack_n_at(at_ms(t), ms(50), 5);
         }
         // 100 ms after the last roll-over: 7 ACKs (35 segments) counted.
-        f.ack_n(at_ms(101), ms(50), 5);
+        f.ack_n_at(at_ms(101), ms(50), 5);
         assert_eq!(f.cc.ack_rates(), (0, 7));
         for t in 102..=104 {
-            f.ack_n(at_ms(t), ms(50), 5);
+            f.ack_n_at(at_ms(t), ms(50), 5);
         }
-        f.ack_n(at_ms(200), ms(50), 5); // 99 ms: still the same interval
-        f.ack_n(at_ms(201), ms(50), 5);
+        f.ack_n_at(at_ms(200), ms(50), 5); // 99 ms: still the same interval
+        f.ack_n_at(at_ms(201), ms(50), 5);
         assert_eq!(f.cc.ack_rates(), (7, 4));
         assert_eq!(f.cc.ack_rate_diff(), 3);
     }
@@ -991,10 +942,10 @@ mod tests {
     fn an_ack_before_any_rtt_sample_pins_rtt_min_at_one_microsecond_as_the_reference_does() {
         // The module starts with curr_rtt = 0, and update_min_rtt takes
         // max(curr_rtt, 1).
-        let mut f = Flow::new(Config::default(), 10);
-        f.ack(at_ms(10), None);
+        let mut f = flow(Config::default(), 10);
+        f.ack_at(at_ms(10), None);
         assert_eq!(f.cc.min_rtt(), Some(SimDuration::from_micros(1)));
-        f.ack(at_ms(11), ms(50));
+        f.ack_at(at_ms(11), ms(50));
         assert_eq!(f.cc.min_rtt(), Some(SimDuration::from_micros(1)));
         assert!(f.cc.srrtt() > 1_000_000);
     }
@@ -1002,18 +953,18 @@ mod tests {
     #[test]
     fn calculate_min_rtt_blends_the_minimum_toward_the_current_rtt_after_ten_seconds() {
         for (on, want) in [(false, 50_000u64), (true, 78_000)] {
-            let mut f = Flow::new(
+            let mut f = flow(
                 Config {
                     calculate_min_rtt: on,
                     ..Config::default()
                 },
                 10,
             );
-            f.ack(at_ms(10), ms(50));
-            f.ack(at_ms(10_000), ms(90)); // 9.99 s after the minimum: kept
+            f.ack_at(at_ms(10), ms(50));
+            f.ack_at(at_ms(10_000), ms(90)); // 9.99 s after the minimum: kept
             assert_eq!(f.cc.min_rtt(), ms(50));
             // 10.001 s: (70·90 + 30·50)/100 = 78 ms.
-            f.ack(at_ms(10_011), ms(90));
+            f.ack_at(at_ms(10_011), ms(90));
             assert_eq!(
                 f.cc.min_rtt(),
                 Some(SimDuration::from_micros(want)),
@@ -1024,18 +975,18 @@ mod tests {
 
     #[test]
     fn samples_in_the_first_second_of_a_cubic_epoch_do_not_reach_roccet() {
-        let mut f = Flow::new(
+        let mut f = flow(
             Config {
                 initial_ssthresh: 20,
                 ..Config::default()
             },
             20,
         );
-        f.ack(at_ms(100), ms(50)); // congestion avoidance: the epoch starts now
+        f.ack_at(at_ms(100), ms(50)); // congestion avoidance: the epoch starts now
         assert_eq!(f.cc.cubic().epoch_start(), Some(at_ms(100)));
-        f.ack(at_ms(1099), ms(80));
+        f.ack_at(at_ms(1099), ms(80));
         assert_eq!(f.cc.curr_rtt(), ms(50));
-        f.ack(at_ms(1100), ms(80));
+        f.ack_at(at_ms(1100), ms(80));
         assert_eq!(f.cc.curr_rtt(), ms(80));
     }
 
@@ -1045,14 +996,14 @@ mod tests {
     /// srRTT settles at 196 %). ACK-rate intervals: roll-overs at 1, 101 and
     /// 201 ms; `first` ACKs counted in the first, `second` in the second.
     fn launch(cfg: Config, first: u64, second: u64, rtt_ms: u64) -> Flow {
-        let mut f = Flow::new(cfg, 10);
-        f.ack(at_ms(1), ms(50));
+        let mut f = flow(cfg, 10);
+        f.ack_at(at_ms(1), ms(50));
         for t in 2..2 + first {
-            f.ack(at_ms(t), ms(rtt_ms));
+            f.ack_at(at_ms(t), ms(rtt_ms));
         }
-        f.ack(at_ms(101), ms(rtt_ms));
+        f.ack_at(at_ms(101), ms(rtt_ms));
         for t in 102..102 + second {
-            f.ack(at_ms(t), ms(rtt_ms));
+            f.ack_at(at_ms(t), ms(rtt_ms));
         }
         f
     }
@@ -1064,7 +1015,7 @@ mod tests {
         assert_eq!(f.w.cwnd, 62);
         assert_eq!(f.cc.launch_exit(), None);
         // Roll-over at 201 ms: 30 then 20 ACKs, a fall of 10.
-        f.ack(at_ms(201), ms(150));
+        f.ack_at(at_ms(201), ms(150));
         let exit = f.cc.launch_exit().expect("no LAUNCH exit");
         assert_eq!((exit.cwnd_before, exit.cwnd_after, exit.ack_rate_diff), (62, 31, 10));
         // The truncated EWMA settles at 196 %: (80·196 + 20·200)/100 = 196.8.
@@ -1079,13 +1030,13 @@ mod tests {
     #[test]
     fn launch_continues_when_the_ack_rate_fell_by_less_than_ack_rate_diff_ss() {
         let mut f = launch(Config::default(), 30, 21, 150);
-        f.ack(at_ms(201), ms(150)); // a fall of 9
+        f.ack_at(at_ms(201), ms(150)); // a fall of 9
         assert_eq!(f.cc.launch_exit(), None);
         assert_eq!(f.w.cwnd, 64);
         assert_eq!(f.cc.mode(), "launch");
         // A rising ACK rate does not end LAUNCH either: 20 then 30 ACKs.
         let mut f = launch(Config::default(), 20, 30, 150);
-        f.ack(at_ms(201), ms(150));
+        f.ack_at(at_ms(201), ms(150));
         assert_eq!(f.cc.ack_rate_diff(), -10);
         assert_eq!(f.cc.launch_exit(), None);
     }
@@ -1094,7 +1045,7 @@ mod tests {
     fn launch_continues_when_srrtt_is_not_above_the_bound() {
         // RTT 100 ms: rRTT exactly 100 %, srRTT ≤ 100.
         let mut f = launch(Config::default(), 30, 20, 100);
-        f.ack(at_ms(201), ms(100));
+        f.ack_at(at_ms(201), ms(100));
         assert_eq!(f.cc.ack_rate_diff(), 10);
         assert!(f.cc.srrtt() <= 100);
         assert_eq!(f.cc.launch_exit(), None);
@@ -1108,7 +1059,7 @@ mod tests {
             20,
             100,
         );
-        f.ack(at_ms(201), ms(100));
+        f.ack_at(at_ms(201), ms(100));
         assert!(f.cc.launch_exit().is_some());
     }
 
@@ -1125,7 +1076,7 @@ mod tests {
             20,
             150,
         );
-        f.ack(at_ms(201), ms(150));
+        f.ack_at(at_ms(201), ms(150));
         let exit = f.cc.launch_exit().unwrap();
         assert_eq!((exit.cwnd_before, exit.cwnd_after), (62, 42));
         assert_eq!((f.w.cwnd, f.w.ssthresh), (42, 42));
@@ -1134,27 +1085,27 @@ mod tests {
     #[test]
     fn after_a_roccet_event_the_window_is_frozen_for_100_ms() {
         let mut f = launch(Config::default(), 30, 20, 150);
-        f.ack(at_ms(201), ms(150)); // LAUNCH exit at 201 ms, cwnd 31
+        f.ack_at(at_ms(201), ms(150)); // LAUNCH exit at 201 ms, cwnd 31
         for t in [202, 250, 301] {
-            f.ack(at_ms(t), ms(150));
+            f.ack_at(at_ms(t), ms(150));
             assert_eq!(f.w.cwnd, 31, "at {t} ms");
             assert_eq!(f.cc.mode(), "drain");
             assert_eq!(f.cc.cubic().epoch_start(), None);
         }
         // 101 ms after the event: congestion avoidance on a new CUBIC epoch.
-        f.ack(at_ms(302), ms(150));
+        f.ack_at(at_ms(302), ms(150));
         assert_eq!(f.cc.mode(), "orbiter");
         assert_eq!(f.cc.cubic().epoch_start(), Some(at_ms(302)));
     }
 
     #[test]
     fn a_loss_in_launch_leaves_the_window_and_w_max_alone() {
-        let mut f = Flow::new(Config::default(), 10);
+        let mut f = flow(Config::default(), 10);
         for t in 1..=30 {
-            f.ack(at_ms(t), ms(50));
+            f.ack_at(at_ms(t), ms(50));
         }
         assert_eq!(f.w.cwnd, 40);
-        assert_eq!(f.loss(at_ms(31)), 40);
+        assert_eq!(f.ssthresh_at(at_ms(31)), 40);
         assert_eq!(f.cc.cubic().w_max(), 0);
         assert_eq!(f.cc.cubic().epoch_start(), None);
     }
@@ -1166,7 +1117,7 @@ mod tests {
     /// CUBIC epoch runs). One ACK of `segs` segments every 10 ms from 10 ms:
     /// 50 ms until 270 ms, then `rtt(t)`.
     fn orbiter(cwnd: u32, segs: u32, until_ms: u64, rtt: impl Fn(u64) -> u64) -> Flow {
-        let mut f = Flow::new(
+        let mut f = flow(
             Config {
                 initial_ssthresh: cwnd,
                 ..Config::default()
@@ -1176,7 +1127,7 @@ mod tests {
         f.limited = false;
         let mut t = 10;
         while t <= until_ms {
-            f.ack_n(at_ms(t), ms(if t <= 270 { 50 } else { rtt(t) }), segs);
+            f.ack_n_at(at_ms(t), ms(if t <= 270 { 50 } else { rtt(t) }), segs);
             t += 10;
         }
         f
@@ -1205,11 +1156,11 @@ mod tests {
         // then 70·717/1024 = 49. W_max stays at its maximum, 100.
         let mut t = 540;
         while t <= 1280 {
-            f.ack(at_ms(t), ms(150));
+            f.ack_at(at_ms(t), ms(150));
             t += 10;
         }
         assert_eq!((f.w.cwnd, f.cc.orbiter_events()), (70, 1));
-        f.ack(at_ms(1290), ms(150));
+        f.ack_at(at_ms(1290), ms(150));
         assert_eq!((f.w.cwnd, f.w.ssthresh, f.cc.orbiter_events()), (49, 49, 2));
         assert_eq!(f.cc.cubic().w_max(), 100);
     }
@@ -1236,7 +1187,7 @@ mod tests {
         assert_eq!(f.cc.orbiter_events(), 1);
         assert_eq!(f.w.cwnd, 7);
         // The threshold is a parameter: 150 % lets 6 segments per ACK through.
-        let mut f = Flow::new(
+        let mut f = flow(
             Config {
                 initial_ssthresh: 10,
                 ack_rate_diff_ca: 150,
@@ -1247,7 +1198,7 @@ mod tests {
         f.limited = false;
         let mut t = 10;
         while t <= 530 {
-            f.ack_n(at_ms(t), ms(if t <= 270 { 50 } else { 150 }), 6);
+            f.ack_n_at(at_ms(t), ms(if t <= 270 { 50 } else { 150 }), 6);
             t += 10;
         }
         assert_eq!(f.cc.orbiter_events(), 1);
@@ -1271,11 +1222,11 @@ mod tests {
         // 310 ms 117 %.
         let mut t = 110;
         while t <= 300 {
-            f.ack(at_ms(t), ms(if t <= 270 { 50 } else { 150 }));
+            f.ack_at(at_ms(t), ms(if t <= 270 { 50 } else { 150 }));
             t += 10;
         }
         assert_eq!(f.cc.orbiter_events(), 0);
-        f.ack(at_ms(310), ms(150));
+        f.ack_at(at_ms(310), ms(150));
         assert_eq!(f.cc.orbiter_events(), 1);
         assert_eq!(f.w.cwnd, 70);
     }
@@ -1286,7 +1237,7 @@ mod tests {
             initial_ssthresh: 50,
             ..Config::default()
         };
-        let mut f = Flow::new(cfg.clone(), 50);
+        let mut f = flow(cfg.clone(), 50);
         let mut cubic = Cubic::new(cfg.cubic());
         let mut w = Window::new(50);
         cubic.init(SimTime::ZERO, &mut w, &view(SimTime::ZERO, 0, 0, true));
@@ -1294,7 +1245,7 @@ mod tests {
             let now = at_ms(10 + i);
             if i == 2000 {
                 // A loss half-way: the same reduction and W_max.
-                let ss = f.loss(now);
+                let ss = f.ssthresh_at(now);
                 let v = view(now, f.una, f.nxt, true);
                 assert_eq!(ss, cubic.ssthresh(now, &w, &v));
                 f.w.ssthresh = ss;
@@ -1302,7 +1253,7 @@ mod tests {
                 w.ssthresh = ss;
                 w.cwnd = ss;
             }
-            f.ack(now, ms(50));
+            f.ack_at(now, ms(50));
             let v = view(now, f.una, f.nxt, true);
             let s = AckSample {
                 pkts_acked: 1,
@@ -1320,20 +1271,20 @@ mod tests {
 
     #[test]
     fn a_loss_in_orbiter_is_cubics_with_fast_convergence_unless_losses_are_ignored() {
-        let mut f = Flow::new(
+        let mut f = flow(
             Config {
                 initial_ssthresh: 100,
                 ..Config::default()
             },
             100,
         );
-        assert_eq!(f.loss(at_ms(1)), 70);
+        assert_eq!(f.ssthresh_at(at_ms(1)), 70);
         assert_eq!(f.cc.cubic().w_max(), 100);
         f.w.cwnd = 80;
         f.w.ssthresh = 70;
-        assert_eq!(f.loss(at_ms(2)), 56);
+        assert_eq!(f.ssthresh_at(at_ms(2)), 56);
         assert_eq!(f.cc.cubic().w_max(), 68); // 80·1741/2048
-        let mut f = Flow::new(
+        let mut f = flow(
             Config {
                 initial_ssthresh: 100,
                 ignore_loss: true,
@@ -1341,7 +1292,7 @@ mod tests {
             },
             100,
         );
-        assert_eq!(f.loss(at_ms(1)), 100);
+        assert_eq!(f.ssthresh_at(at_ms(1)), 100);
         assert_eq!(f.cc.cubic().w_max(), 0);
     }
 
@@ -1350,7 +1301,7 @@ mod tests {
         let mut f = orbiter(100, 1, 400, |_| 150);
         let sr = f.cc.srrtt();
         assert!(sr > 100);
-        f.loss(at_ms(401));
+        f.ssthresh_at(at_ms(401));
         f.w.cwnd = 1;
         let v = view(at_ms(401), f.una, f.nxt, false);
         f.cc.set_state(at_ms(401), &mut f.w, &v, CaState::Loss);
@@ -1364,7 +1315,7 @@ mod tests {
 
     #[test]
     fn the_mode_reports_launch_drain_and_orbiter() {
-        let f = Flow::new(Config::default(), 10);
+        let f = flow(Config::default(), 10);
         assert_eq!(f.cc.mode(), "launch");
         assert_eq!(f.cc.phase(), Phase::Launch);
         let f = orbiter(100, 1, 530, |_| 150);

@@ -441,102 +441,37 @@ mod tests {
     use crate::transport::cc::INFINITE_SSTHRESH;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u64 = 1448;
+    use crate::transport::cc::testkit::{self, ms, seg_view, us, Bulk};
 
-    fn ms(v: u64) -> SimDuration {
-        SimDuration::from_millis(v)
-    }
-    fn us(v: u64) -> SimDuration {
-        SimDuration::from_micros(v)
-    }
+    const MSS: u64 = testkit::MSS as u64;
 
     fn view(una_segs: u64, nxt_segs: u64, state: CaState, limited: bool) -> ConnView {
-        let out = (nxt_segs - una_segs) as u32;
-        ConnView {
-            mss: MSS as u32,
-            snd_una: una_segs * MSS,
-            snd_nxt: nxt_segs * MSS,
-            packets_out: out,
-            packets_in_flight: out,
-            ca_state: state,
-            is_cwnd_limited: limited,
-            ..ConnView::default()
-        }
+        seg_view(SimTime::ZERO, una_segs, nxt_segs, state, limited)
     }
 
-    /// A bulk sender whose flight is always the full window. Each ACK
-    /// acknowledges one segment; the hooks run in the framework's order
-    /// (`pkts_acked` with the new `snd_una` and the old `snd_nxt`, then
-    /// `cong_avoid`), then the window is refilled. Sequence numbers in
-    /// segments; time advances 1 ms per ACK, from 1 s on.
-    struct Flow {
-        cc: Vegas,
-        w: Window,
-        una: u64,
-        nxt: u64,
-        t: SimTime,
-        state: CaState,
+    /// A bulk sender whose flight is always the full window (the kit's
+    /// [`Bulk`]): one segment per ACK, `pkts_acked` then `cong_avoid`
+    /// (none in Recovery), then the window is refilled; 1 ms per ACK from
+    /// 1 s on.
+    type Flow = Bulk<Vegas>;
+
+    fn flow(cfg: Config, cwnd: u32, ssthresh: u32) -> Flow {
+        Bulk::with_ssthresh(Vegas::new(cfg), cwnd, ssthresh)
     }
 
-    impl Flow {
-        fn new(cfg: Config, cwnd: u32, ssthresh: u32) -> Flow {
-            let mut cc = Vegas::new(cfg);
-            let mut w = Window::new(cwnd);
-            w.ssthresh = ssthresh;
-            cc.init(SimTime::ZERO, &mut w, &view(0, 0, CaState::Open, true));
-            Flow {
-                cc,
-                w,
-                una: 0,
-                nxt: cwnd as u64,
-                t: SimTime::from_nanos(1_000_000_000),
-                state: CaState::Open,
-            }
-        }
-        fn view(&self) -> ConnView {
-            view(self.una, self.nxt, self.state, true)
-        }
-        fn ack_with(&mut self, rtt: Option<SimDuration>) {
-            self.t += ms(1);
-            self.una += 1;
-            let v = self.view();
-            let s = AckSample {
-                pkts_acked: 1,
-                rtt,
-                in_flight: 0,
-            };
-            self.cc.pkts_acked(self.t, &mut self.w, &v, &s);
-            if self.state != CaState::Recovery {
-                self.cc.cong_avoid(self.t, &mut self.w, &v, 1);
-            }
-            self.nxt = self.nxt.max(self.una + self.w.cwnd as u64);
-        }
-        fn ack(&mut self, rtt: SimDuration) {
-            self.ack_with(Some(rtt));
-        }
+    impl Bulk<Vegas> {
         /// ACKs up to and including the one that triggers the next decision
         /// (the first beyond `beg_snd_nxt`), all with this RTT.
         fn round(&mut self, rtt: SimDuration) {
             let end = self.cc.round_end_seq();
-            loop {
-                let closes = (self.una + 1) * MSS > end;
-                self.ack(rtt);
-                if closes {
-                    break;
-                }
-            }
-        }
-        fn set_state(&mut self, s: CaState) {
-            self.state = s;
-            let v = self.view();
-            self.cc.set_state(self.t, &mut self.w, &v, s);
+            self.ack_through(end, rtt);
         }
     }
 
     /// A flow in congestion avoidance at `cwnd` whose first round (one ACK,
     /// one sample: Reno) is over and whose base RTT is 40 ms.
     fn in_avoidance(cwnd: u32) -> Flow {
-        let mut f = Flow::new(Config::default(), cwnd, 2);
+        let mut f = flow(Config::default(), cwnd, 2);
         f.ack(ms(40)); // decision on ACK 1: 1 sample -> Reno AI (cwnd_cnt 1)
         assert_eq!(f.cc.last_decision(), Decision::Reno);
         assert_eq!(f.w.cwnd, cwnd);
@@ -637,7 +572,7 @@ mod tests {
         //   target = 40 * 40001 / 50001 = 32,  Diff = 40 * 10000 / 40001 = 9 > gamma
         //   cwnd = min(40, 32 + 1) = 33, ssthresh = min(inf, 33) = 33, then
         //   max(33, 20 + 10) = 33: congestion avoidance.
-        let mut f = Flow::new(Config::default(), 10, INFINITE_SSTHRESH);
+        let mut f = flow(Config::default(), 10, INFINITE_SSTHRESH);
         f.ack(ms(40));
         assert_eq!((f.w.cwnd, f.cc.round_end_seq()), (11, 10 * MSS));
         for _ in 2..=10 {
@@ -671,7 +606,7 @@ mod tests {
         // ACK 1 sets the base; the round decided on ACK 11 (ACKs 2..11) has
         // every sample at 40 ms + d.
         for (extra_us, cwnd, ssthresh) in [(4_000u64, 21, INFINITE_SSTHRESH), (4_001, 19, 19)] {
-            let mut f = Flow::new(Config::default(), 10, INFINITE_SSTHRESH);
+            let mut f = flow(Config::default(), 10, INFINITE_SSTHRESH);
             f.ack(ms(40));
             for _ in 2..=10 {
                 f.ack(us(40_000 + extra_us));

@@ -388,109 +388,38 @@ mod tests {
     use crate::transport::cc::INFINITE_SSTHRESH;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u64 = 1448;
-
-    fn ms(v: u64) -> SimDuration {
-        SimDuration::from_millis(v)
-    }
-    fn us(v: u64) -> SimDuration {
-        SimDuration::from_micros(v)
-    }
-
-    fn view(una_segs: u64, nxt_segs: u64, state: CaState, limited: bool) -> ConnView {
-        let out = (nxt_segs - una_segs) as u32;
-        ConnView {
-            mss: MSS as u32,
-            snd_una: una_segs * MSS,
-            snd_nxt: nxt_segs * MSS,
-            packets_out: out,
-            packets_in_flight: out,
-            ca_state: state,
-            is_cwnd_limited: limited,
-            ..ConnView::default()
-        }
-    }
+    use crate::transport::cc::testkit::{ms, us, Bulk};
 
     /// A bulk sender, one segment per ACK, hooks in the framework's order
-    /// (see `vegas.rs`); 1 ms between ACKs, from 1 s on.
-    struct Flow {
-        cc: Veno,
-        w: Window,
-        una: u64,
-        nxt: u64,
-        t: SimTime,
-        state: CaState,
-        limited: bool,
+    /// (the kit's [`Bulk`]); 1 ms between ACKs, from 1 s on.
+    type Flow = Bulk<Veno>;
+
+    fn flow(cfg: Config, cwnd: u32, ssthresh: u32) -> Flow {
+        Bulk::with_ssthresh(Veno::new(cfg), cwnd, ssthresh)
     }
 
-    impl Flow {
-        fn new(cfg: Config, cwnd: u32, ssthresh: u32) -> Flow {
-            let mut cc = Veno::new(cfg);
-            let mut w = Window::new(cwnd);
-            w.ssthresh = ssthresh;
-            cc.init(SimTime::ZERO, &mut w, &view(0, 0, CaState::Open, true));
-            Flow {
-                cc,
-                w,
-                una: 0,
-                nxt: cwnd as u64,
-                t: SimTime::from_nanos(1_000_000_000),
-                state: CaState::Open,
-                limited: true,
-            }
-        }
-        /// As `new`, with three 40 ms samples already taken (base 40 001 us),
-        /// so that Veno, not the Reno fallback, handles the first ACK.
-        fn primed(cwnd: u32, ssthresh: u32) -> Flow {
-            Flow::primed_with(Config::default(), cwnd, ssthresh)
-        }
-        fn primed_with(cfg: Config, cwnd: u32, ssthresh: u32) -> Flow {
-            let mut f = Flow::new(cfg, cwnd, ssthresh);
-            let v = f.view();
-            for _ in 0..3 {
-                let s = AckSample {
-                    pkts_acked: 0,
-                    rtt: Some(ms(40)),
-                    in_flight: cwnd,
-                };
-                f.cc.pkts_acked(f.t, &mut f.w, &v, &s);
-            }
-            assert_eq!(f.cc.base_rtt_us(), Some(40_001));
-            // As the end of a cong_avoid would: the next ACK's own sample
-            // is the "rtt" of its Veno step.
-            f.cc.st.min_rtt = RTT_UNSET;
-            f
-        }
-        fn view(&self) -> ConnView {
-            view(self.una, self.nxt, self.state, self.limited)
-        }
-        fn ack_with(&mut self, rtt: Option<SimDuration>) {
-            self.t += ms(1);
-            self.una += 1;
-            let v = self.view();
+    /// As `flow`, with three 40 ms samples already taken (base 40 001 us),
+    /// so that Veno, not the Reno fallback, handles the first ACK.
+    fn primed(cwnd: u32, ssthresh: u32) -> Flow {
+        primed_with(Config::default(), cwnd, ssthresh)
+    }
+
+    fn primed_with(cfg: Config, cwnd: u32, ssthresh: u32) -> Flow {
+        let mut f = flow(cfg, cwnd, ssthresh);
+        let v = f.view();
+        for _ in 0..3 {
             let s = AckSample {
-                pkts_acked: 1,
-                rtt,
-                in_flight: 0,
+                pkts_acked: 0,
+                rtt: Some(ms(40)),
+                in_flight: cwnd,
             };
-            self.cc.pkts_acked(self.t, &mut self.w, &v, &s);
-            if self.state != CaState::Recovery {
-                self.cc.cong_avoid(self.t, &mut self.w, &v, 1);
-            }
-            self.nxt = self.nxt.max(self.una + self.w.cwnd as u64);
+            f.cc.pkts_acked(f.t, &mut f.w, &v, &s);
         }
-        fn ack(&mut self, rtt: SimDuration) {
-            self.ack_with(Some(rtt));
-        }
-        fn set_state(&mut self, s: CaState) {
-            self.state = s;
-            let v = self.view();
-            self.cc.set_state(self.t, &mut self.w, &v, s);
-        }
-        fn ssthresh(&mut self) -> u32 {
-            let v = self.view();
-            self.cc.ssthresh(self.t, &self.w, &v)
-        }
+        assert_eq!(f.cc.base_rtt_us(), Some(40_001));
+        // As the end of a cong_avoid would: the next ACK's own sample
+        // is the "rtt" of its Veno step.
+        f.cc.st.min_rtt = RTT_UNSET;
+        f
     }
 
     // ----- configuration -----
@@ -535,7 +464,7 @@ mod tests {
         //   rtt 43 001: target = 2*40*40001/43001 = 74, diff = 80 - 74 = 6 >= 6
         for (rtt, diff, congestive, mode) in [(42_000u64, 4, false, "non_congestive"), (43_000, 6, true, "congestive")]
         {
-            let mut f = Flow::primed(40, 20);
+            let mut f = primed(40, 20);
             f.ack(us(rtt));
             assert_eq!(f.cc.diff_half_segments(), diff, "rtt {rtt}");
             assert_eq!(f.cc.congestive(), congestive);
@@ -547,7 +476,7 @@ mod tests {
 
     #[test]
     fn a_loss_with_a_small_backlog_keeps_four_fifths_of_the_window() {
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.ack(ms(42));
         // 40 * 4 / 5 = 32.
         assert_eq!(f.ssthresh(), 32);
@@ -557,7 +486,7 @@ mod tests {
 
     #[test]
     fn a_loss_with_a_backlog_of_beta_or_more_halves_the_window() {
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.ack(ms(43));
         assert_eq!(f.ssthresh(), 20);
         f.w.cwnd = 41;
@@ -569,7 +498,7 @@ mod tests {
     #[test]
     fn before_any_veno_computation_a_loss_counts_as_random() {
         // diff starts at 0 (Linux zeroes the state): 4/5.
-        let mut f = Flow::new(Config::default(), 50, INFINITE_SSTHRESH);
+        let mut f = flow(Config::default(), 50, INFINITE_SSTHRESH);
         assert_eq!(f.ssthresh(), 40);
     }
 
@@ -577,7 +506,7 @@ mod tests {
     fn an_ack_without_an_rtt_sample_reads_as_congestive_as_in_linux() {
         // minrtt stays 0x7fffffff: target = 2*40*40001/2147483647 = 0,
         // diff = 80.
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.ack(ms(41));
         assert!(!f.cc.congestive());
         f.ack_with(None);
@@ -591,7 +520,7 @@ mod tests {
     fn the_ack_that_ends_a_recovery_reads_as_congestive_as_in_linux() {
         // Linux order on that ACK: pkts_acked (sample), set_state(Open)
         // (veno_enable clears minrtt), cong_avoid: no sample left, diff = 2*cwnd.
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.set_state(CaState::Recovery);
         f.ack(ms(41)); // no cong_avoid in Recovery
         f.t += ms(1);
@@ -619,7 +548,7 @@ mod tests {
 
     #[test]
     fn the_last_open_state_estimate_decides_a_loss_found_in_disorder() {
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.ack(ms(42));
         f.set_state(CaState::Disorder);
         // Reno mode in Disorder: long RTTs do not touch diff.
@@ -636,7 +565,7 @@ mod tests {
     #[test]
     fn without_backlog_the_window_grows_one_segment_per_window_of_acks() {
         // rtt 41 001 us: diff = 80 - 3200080/41001 (= 78) = 2 < 6.
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         for n in 1..=40 {
             f.ack(ms(41));
             assert_eq!(f.w.cwnd, if n < 40 { 40 } else { 41 }, "ACK {n}");
@@ -655,7 +584,7 @@ mod tests {
         //   ACKs 1..40 count to 40; ACK 41: +1 (41), inc = 0
         //   ACKs 42..82 count to 41; ACK 83: no increase, inc = 1
         //   ACKs 84..124 count to 41; ACK 125: +1 (42)
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         for n in 1..=125 {
             f.ack(ms(43));
             assert!(f.cc.congestive(), "ACK {n}");
@@ -672,7 +601,7 @@ mod tests {
 
     #[test]
     fn slow_start_is_renos_and_its_leftover_goes_to_the_veno_rule() {
-        let mut f = Flow::primed(10, 12);
+        let mut f = primed(10, 12);
         // ACKs 1, 2 slow-start to 12.
         f.ack(ms(40));
         f.ack(ms(40));
@@ -713,7 +642,7 @@ mod tests {
     #[test]
     fn the_first_three_samples_of_the_connection_use_reno() {
         // ACK 1 and 2 (1 and 2 samples): Reno slow start; ACK 3: Veno.
-        let mut f = Flow::new(Config::default(), 10, INFINITE_SSTHRESH);
+        let mut f = flow(Config::default(), 10, INFINITE_SSTHRESH);
         f.ack(ms(43));
         f.ack(ms(43));
         assert_eq!((f.cc.mode(), f.w.cwnd, f.cc.diff_half_segments()), ("reno", 12, 0));
@@ -724,7 +653,7 @@ mod tests {
 
     #[test]
     fn the_sample_count_is_never_reset_as_in_linux() {
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.set_state(CaState::Recovery);
         f.set_state(CaState::Open);
         let v = f.view();
@@ -739,7 +668,7 @@ mod tests {
 
     #[test]
     fn the_sample_count_wraps_like_linuxs_u16() {
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.cc.st.cnt_rtt = u16::MAX;
         f.ack(ms(43)); // wraps to 0: Reno (cwnd_cnt 1)
         assert_eq!((f.cc.samples(), f.cc.mode()), (0, "reno"));
@@ -748,7 +677,7 @@ mod tests {
 
     #[test]
     fn outside_open_veno_is_off_and_reno_grows_the_window() {
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.set_state(CaState::Loss);
         assert!(!f.cc.enabled());
         for _ in 0..40 {
@@ -761,7 +690,7 @@ mod tests {
 
     #[test]
     fn an_application_limited_sender_does_not_grow() {
-        let mut f = Flow::primed(40, 20);
+        let mut f = primed(40, 20);
         f.limited = false;
         for _ in 0..100 {
             f.ack(ms(41));
@@ -773,7 +702,7 @@ mod tests {
     fn the_window_stays_at_two_segments_or_more_in_veno_mode() {
         // beta 1 (2 half segments), cwnd 1, no sample: diff = 2 - 0 >= 2,
         // congestive, no increase yet (cwnd_cnt 0 < 1): 1 is raised to 2.
-        let mut f = Flow::primed_with(Config { beta: 1 }, 1, 1);
+        let mut f = primed_with(Config { beta: 1 }, 1, 1);
         f.ack_with(None);
         assert!(f.cc.congestive());
         assert_eq!((f.w.cwnd, f.w.cwnd_cnt), (2, 1));

@@ -951,7 +951,7 @@ mod tests {
     use crate::net::XrcOption;
     use crate::transport::cc::CaState;
 
-    const MSS: u32 = 1448;
+    use crate::transport::cc::testkit::MSS;
 
     fn view(now: SimTime, snd_una: u64, snd_nxt: u64) -> ConnView {
         ConnView {

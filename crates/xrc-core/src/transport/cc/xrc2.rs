@@ -546,11 +546,8 @@ mod tests {
     use crate::transport::cc::{AckSample, CaState, CongestionControl, ConnView, Feedback, Window};
     use crate::units::SimTime;
 
-    const MSS: u32 = 1448;
+    use crate::transport::cc::testkit::{ms, MSS};
     const MBPS: u64 = 1_000_000;
-    fn ms(v: u64) -> SimDuration {
-        SimDuration::from_millis(v)
-    }
 
     /// One round trip of `rtt` ms with feedback (rate, HoL, air) on every
     /// ACK: the sender delivers its window, or what its pacing rate lets

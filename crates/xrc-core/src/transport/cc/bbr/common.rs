@@ -1,11 +1,16 @@
 //! What BBR v1 and v3 share, computed the same way in both kernels: the
 //! fixed-point scales, Linux's windowed max filter, the rate sample in
-//! Linux's types, the clocks, pacing-rate and BDP arithmetic, the
+//! Linux's types, the clocks, the model pieces (modes, rounds, the min-RTT
+//! filter, PROBE_RTT's hold, the full-pipe test, the mode gains and the
+//! cwnd ramp), pacing-rate and BDP arithmetic, the
 //! departure-time estimate of packets still in the network, the
 //! ACK-aggregation estimate, BBR's application-limited mark and the seeded
 //! generator. Each item names the Linux function it follows; the
 //! emulations (clocks, EDT, `delivered_mstamp`, `tp->app_limited`) are v1's
-//! numbered deviations, which v3 inherits.
+//! numbered deviations, which v3 inherits. The functions named are those
+//! of Linux's `net/ipv4/tcp_bbr.c` (v1) and of Google's BBRv3
+//! `net/ipv4/tcp_bbr.c` (the `google/bbr` v3 branch), which keep the same
+//! names for these pieces.
 
 use crate::transport::cc::{CaState, ConnView, RateSample};
 use crate::units::{BitRate, SimDuration, SimTime};
@@ -532,6 +537,258 @@ impl AckAggregation {
         let aggr = sat_u32((gain as u64 * self.max() as u64) >> BBR_SCALE);
         aggr.min(max_aggr)
     }
+}
+
+// ----- the model pieces both kernels keep the same way -----
+
+/// BBR's operating modes (`enum bbr_mode`): the same four in Linux's v1
+/// (`net/ipv4/tcp_bbr.c`) and Google's v3 (`google/bbr` v3 branch); v3
+/// divides PROBE_BW into phases of its own (`v3::Phase`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Ramp up quickly to fill the pipe.
+    #[default]
+    Startup,
+    /// Drain the queue STARTUP built.
+    Drain,
+    /// Cycle the pacing gain around the estimated bandwidth.
+    ProbeBw,
+    /// Cut in-flight data to measure the propagation delay.
+    ProbeRtt,
+}
+
+impl Mode {
+    /// The trace label: `"startup"`, `"drain"`, `"probe_bw"`, `"probe_rtt"`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Startup => "startup",
+            Mode::Drain => "drain",
+            Mode::ProbeBw => "probe_bw",
+            Mode::ProbeRtt => "probe_rtt",
+        }
+    }
+}
+
+/// Round trips counted by delivery (`next_rtt_delivered`, `round_start`):
+/// a round ends on the ACK of a packet sent after the round began, i.e.
+/// whose `prior_delivered` reaches the `delivered` count at which it began.
+/// v1 does this in `bbr_update_bw` (and counts the rounds in `rtt_cnt`,
+/// its max filter's clock, which v3 does not keep), v3 in
+/// `bbr_update_round_start`; both restart a round at the same points
+/// (recovery, PROBE_RTT; v3 also at each PROBE_BW phase change).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Rounds {
+    /// `delivered` at which the current round ends.
+    pub(super) next_rtt_delivered: u64,
+    /// This ACK started a new round.
+    pub(super) start: bool,
+}
+
+impl Rounds {
+    /// Starts a round now: it ends with the ACK of a packet sent from here on.
+    pub(super) fn restart(&mut self, delivered: u64) {
+        self.next_rtt_delivered = delivered;
+    }
+
+    /// Judges one ACK: `valid` is whether its rate sample counts (v1: a
+    /// valid `delivered` and interval; v3: a valid interval), `delivered`
+    /// the connection's count now. Returns (and keeps) whether a round
+    /// started.
+    pub(super) fn update(&mut self, valid: bool, prior_delivered: u64, delivered: u64) -> bool {
+        self.start = valid && prior_delivered >= self.next_rtt_delivered;
+        if self.start {
+            self.next_rtt_delivered = delivered;
+        }
+        self.start
+    }
+}
+
+/// A running minimum of RTT samples over a window of jiffies (Linux
+/// `bbr_update_min_rtt`): a sample replaces the minimum when it is lower,
+/// or whenever the window has expired since the minimum was taken. v1
+/// keeps one (`min_rtt_us`, `min_rtt_stamp`, window
+/// `bbr_min_rtt_win_sec`); v3 keeps it as `probe_rtt_min_us` /
+/// `probe_rtt_min_stamp` (window `bbr_probe_rtt_win_ms`) and copies it
+/// into its own `min_rtt_us` on its longer window.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct MinRtt {
+    /// µs; `u32::MAX` (Linux `~0U`) = none yet.
+    pub(super) us: u32,
+    /// Jiffies when `us` was taken.
+    pub(super) stamp: u32,
+}
+
+impl Default for MinRtt {
+    fn default() -> Self {
+        MinRtt { us: u32::MAX, stamp: 0 }
+    }
+}
+
+impl MinRtt {
+    /// Starts at the connection's minimum RTT, if it has one.
+    pub(super) fn start(min_rtt: Option<SimDuration>, j: u32) -> MinRtt {
+        MinRtt {
+            us: min_rtt.map_or(u32::MAX, |m| sat_u32(m.as_micros())),
+            stamp: j,
+        }
+    }
+
+    /// The window of `win` jiffies since the minimum was taken has passed.
+    pub(super) fn expired(&self, j: u32, win: u32) -> bool {
+        after(j, self.stamp.wrapping_add(win))
+    }
+
+    /// Offers the sample of an ACK (`rtt_us` < 0: none); `expired` as
+    /// [`Self::expired`] said before the update. `is_ack_delayed` is always
+    /// false here (v1 deviation 7).
+    pub(super) fn update(&mut self, rtt_us: i64, j: u32, expired: bool) {
+        let is_ack_delayed = false;
+        if rtt_us >= 0 && (rtt_us < self.us as i64 || (expired && !is_ack_delayed)) {
+            self.us = sat_u32(rtt_us as u64);
+            self.stamp = j;
+        }
+    }
+
+    /// The minimum as a duration, if any sample was taken.
+    pub(super) fn get(&self) -> Option<SimDuration> {
+        (self.us != u32::MAX).then(|| SimDuration::from_micros(self.us as u64))
+    }
+}
+
+/// How long PROBE_RTT holds its small window (`probe_rtt_done_stamp`,
+/// `probe_rtt_round_done` of `bbr_update_min_rtt`, both kernels): from the
+/// first ACK with in-flight data at most the PROBE_RTT window, at least
+/// `bbr_probe_rtt_mode_ms` and one round.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct ProbeRttHold {
+    /// Jiffies at which PROBE_RTT may end; `None` = in flight not yet low
+    /// enough (v1 deviation 2: Linux's "0 = unset").
+    pub(super) done_stamp: Option<u32>,
+    /// A round has ended since the hold began.
+    pub(super) round_done: bool,
+}
+
+impl ProbeRttHold {
+    /// One ACK in PROBE_RTT at jiffy `j`, with `inflight` packets in flight
+    /// and `window` the PROBE_RTT window; `hold` is
+    /// `msecs_to_jiffies(bbr_probe_rtt_mode_ms)`. The hold starts a round
+    /// when it begins. Returns whether the caller should test for the end
+    /// (`bbr_check_probe_rtt_done`).
+    pub(super) fn on_ack(
+        &mut self,
+        j: u32,
+        hold: u32,
+        inflight: u32,
+        window: u32,
+        rounds: &mut Rounds,
+        delivered: u64,
+    ) -> bool {
+        if self.done_stamp.is_none() && inflight <= window {
+            self.done_stamp = Some(j.wrapping_add(hold));
+            self.round_done = false;
+            rounds.restart(delivered);
+            false
+        } else if self.done_stamp.is_some() {
+            if rounds.start {
+                self.round_done = true;
+            }
+            self.round_done
+        } else {
+            false
+        }
+    }
+
+    /// The hold's time is over at jiffy `j` (the test that opens
+    /// `bbr_check_probe_rtt_done`).
+    pub(super) fn done(&self, j: u32) -> bool {
+        matches!(self.done_stamp, Some(done) if after(j, done))
+    }
+}
+
+/// Full-pipe detection's reference bandwidth and count of rounds without
+/// growth (`full_bw`, `full_bw_cnt` of `bbr_check_full_bw_reached`): the
+/// pipe is full after `bbr_full_bw_cnt` rounds in which the bandwidth did
+/// not reach `bbr_full_bw_thresh` times the reference. What is compared
+/// and when differs: v1 tests its windowed max bandwidth only on round
+/// starts; v3 tests each ACK's bandwidth sample on every ACK, counts only
+/// on round starts, and also ends STARTUP on loss
+/// (`bbr_check_loss_too_high_in_startup`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct FullBw {
+    /// The reference bandwidth (`full_bw`), Linux's unit.
+    pub(super) bw: u32,
+    /// Rounds without growth (`full_bw_cnt`, a 2-bit field).
+    pub(super) cnt: u32,
+}
+
+impl FullBw {
+    /// Forgets the reference and the count.
+    pub(super) fn reset(&mut self) {
+        self.bw = 0;
+        self.cnt = 0;
+    }
+
+    /// Is `bw` at least `thresh` (1/256) times the reference? If so it
+    /// becomes the reference and the count restarts.
+    pub(super) fn grew(&mut self, bw: u32, thresh: u32) -> bool {
+        let bw_thresh = (self.bw as u64 * thresh as u64) >> BBR_SCALE;
+        if bw as u64 >= bw_thresh {
+            self.bw = bw;
+            self.cnt = 0;
+            return true;
+        }
+        false
+    }
+
+    /// Counts a round without growth; the pipe is full once `needed` were
+    /// counted.
+    pub(super) fn plateau(&mut self, needed: u32) -> bool {
+        self.cnt = (self.cnt + 1) & 3;
+        self.cnt >= needed
+    }
+}
+
+/// `bbr_update_gains` for the modes both kernels treat alike: STARTUP at
+/// its gains, DRAIN pacing at `drain` with STARTUP's cwnd gain, PROBE_RTT
+/// at 1; PROBE_BW at `probe_bw`, the version's own (v1's 8-phase cycle or
+/// the long-term rate's 1; v3's phase gains). Returns (pacing, cwnd) gains.
+pub(super) fn mode_gains(mode: Mode, startup: (u32, u32), drain: u32, probe_bw: (u32, u32)) -> (u32, u32) {
+    match mode {
+        Mode::Startup => startup,
+        Mode::Drain => (drain, startup.1),
+        Mode::ProbeBw => probe_bw,
+        Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
+    }
+}
+
+/// `bbr_set_cwnd`'s ramp toward `target` when not in packet conservation:
+/// once the pipe was found full, grow by `acked` but not beyond the
+/// target (so the window falls to it at once); before, grow by `acked`
+/// while below the target or while `early` (v1: fewer than
+/// `TCP_INIT_CWND` segments delivered; v3: cwnd below twice its initial
+/// window); never below `min_target`. Returns the window and whether it
+/// stopped at the target or did not grow (v3's `try_fast_path`).
+pub(super) fn cwnd_toward_target(
+    cwnd: u32,
+    acked: u32,
+    target: u32,
+    full_bw_reached: bool,
+    early: bool,
+    min_target: u32,
+) -> (u32, bool) {
+    let (cwnd, at_target) = if full_bw_reached {
+        let grown = cwnd.saturating_add(acked);
+        if grown >= target {
+            (target, true)
+        } else {
+            (grown, false)
+        }
+    } else if cwnd < target || early {
+        (cwnd.saturating_add(acked), false)
+    } else {
+        (cwnd, true)
+    };
+    (cwnd.max(min_target), at_target)
 }
 
 #[cfg(test)]

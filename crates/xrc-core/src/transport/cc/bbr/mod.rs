@@ -7,7 +7,10 @@
 //! - `common`: the parts both kernels implement the same way: the
 //!   fixed-point scales (`BW_SCALE`, `BBR_SCALE`), Linux's windowed max
 //!   filter (`lib/win_minmax.c`), the rate sample in Linux's types, the
-//!   jiffies and µs clocks, pacing-rate and BDP arithmetic
+//!   jiffies and µs clocks, the operating modes, round counting, the
+//!   min-RTT filter, PROBE_RTT's hold, the full-pipe test's reference and
+//!   count, the gains of STARTUP, DRAIN and PROBE_RTT, the cwnd ramp
+//!   toward its target, pacing-rate and BDP arithmetic
 //!   (`bbr_rate_bytes_per_sec`, `bbr_bdp`, the TSO byte cap), the
 //!   departure-time estimate of packets still in the network
 //!   (`bbr_packets_in_net_at_edt`), the ACK-aggregation estimate
@@ -15,6 +18,13 @@
 //!   application-limited mark, and the generator that replaces the
 //!   kernel's random draws (seeded from the flow's named stream of the
 //!   master seed, `flow/<k>/cc`).
+//!
+//! What stays apart because the kernels differ: v1's windowed max filter
+//! over 10 rounds against v3's two PROBE_BW cycles (`bw_hi`), v1's
+//! long-term policer model against v3's `bw_lo` / `inflight_lo` /
+//! `inflight_hi` bounds, the PROBE_BW cycles, the TSO goals and
+//! quantization budgets, packet conservation (v1 only), and v3's STARTUP
+//! exit on loss.
 //!
 //! Each version's module documentation cites its sources and lists its
 //! deviations from its kernel; the shared emulations (clocks, EDT,

@@ -205,11 +205,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::common::{
-    after, bdp, bdp_segments, check_hz, check_range, edt_burst, jiffies, msecs_to_jiffies, packets_in_net_at_edt,
-    rate_bytes_per_sec, raw_bytes_per_sec, sat_u32, saved_cwnd, tso_segs, us, AckAggregation, AppLimitedMark, Pacing,
-    PacingRule, Rng, Sample, PACING_SHIFT, USEC_PER_MSEC,
+    bdp, bdp_segments, check_hz, check_range, cwnd_toward_target, edt_burst, jiffies, mode_gains, msecs_to_jiffies,
+    packets_in_net_at_edt, rate_bytes_per_sec, raw_bytes_per_sec, sat_u32, saved_cwnd, tso_segs, us, AckAggregation,
+    AppLimitedMark, FullBw, MinRtt, Pacing, PacingRule, ProbeRttHold, Rng, Rounds, Sample, PACING_SHIFT, USEC_PER_MSEC,
 };
-pub use super::common::{WindowedMax, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
+pub use super::common::{Mode, WindowedMax, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
 use crate::transport::cc::{CaEvent, CaState, CongestionControl, ConnView, RateSample, Window, INFINITE_SSTHRESH};
 use crate::units::{BitRate, SimDuration, SimTime};
 /// `CYCLE_LEN`: phases in the PROBE_BW gain cycle.
@@ -229,32 +229,6 @@ pub const PACING_GAIN_CYCLE: [u32; CYCLE_LEN] = [
 const TCP_INIT_CWND: u32 = 10;
 /// The largest TSO goal (`0x7F`).
 const MAX_TSO_SEGS: u32 = 0x7f;
-
-/// BBR's operating modes (Linux `enum bbr_mode`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub enum Mode {
-    /// Ramp up quickly to fill the pipe.
-    #[default]
-    Startup,
-    /// Drain the queue STARTUP built.
-    Drain,
-    /// Cycle the pacing gain around the estimated bandwidth.
-    ProbeBw,
-    /// Cut in-flight data to 4 packets to measure the propagation delay.
-    ProbeRtt,
-}
-
-impl Mode {
-    /// The trace label: `"startup"`, `"drain"`, `"probe_bw"`, `"probe_rtt"`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeBw => "probe_bw",
-            Mode::ProbeRtt => "probe_rtt",
-        }
-    }
-}
 
 /// BBR's parameters. The defaults are the constants of Linux's
 /// `tcp_bbr.c`; gains are in 1/256 (`BBR_UNIT`).
@@ -411,25 +385,22 @@ pub struct Bbr {
     rng_seed: u64,
     rng: Rng,
     mode: Mode,
-    /// Min RTT in the filter window, µs; `u32::MAX` = none yet.
-    min_rtt_us: u32,
-    /// Jiffies when `min_rtt_us` was taken.
-    min_rtt_stamp: u32,
-    /// Jiffies at which PROBE_RTT may end; `None` = not yet at ≤ 4 packets.
-    probe_rtt_done_stamp: Option<u32>,
+    /// The RTprop filter (`min_rtt_us`, `min_rtt_stamp`) over
+    /// `min_rtt_win_sec`.
+    min_rtt: MinRtt,
+    /// PROBE_RTT's hold (`probe_rtt_done_stamp`, `probe_rtt_round_done`).
+    probe_rtt: ProbeRttHold,
     /// Max-bandwidth filter over rounds.
     bw: WindowedMax,
     /// Rounds elapsed (u32, wrapping, the filter's clock).
     rtt_cnt: u32,
-    /// `delivered` at which the current round ends.
-    next_rtt_delivered: u64,
+    /// Round counting (`next_rtt_delivered`, `round_start`).
+    rounds: Rounds,
     /// µs stamp (`delivered_mstamp`) when the current gain phase began.
     cycle_mstamp: u64,
     prev_ca_state: CaState,
     packet_conservation: bool,
-    round_start: bool,
     idle_restart: bool,
-    probe_rtt_round_done: bool,
     lt_is_sampling: bool,
     lt_rtt_cnt: u32,
     lt_use_bw: bool,
@@ -441,12 +412,12 @@ pub struct Bbr {
     pacing_gain: u32,
     cwnd_gain: u32,
     full_bw_reached: bool,
-    full_bw_cnt: u32,
     cycle_idx: usize,
     /// Window saved on entering recovery or PROBE_RTT.
     prior_cwnd: u32,
-    /// Reference bandwidth of the full-pipe test.
-    full_bw: u32,
+    /// The full-pipe test's reference bandwidth and count (`full_bw`,
+    /// `full_bw_cnt`).
+    full: FullBw,
     /// ACK-aggregation estimate (`extra_acked`).
     agg: AckAggregation,
 
@@ -480,18 +451,15 @@ impl Bbr {
             rng_seed,
             rng: Rng(rng_seed),
             mode: Mode::Startup,
-            min_rtt_us: u32::MAX,
-            min_rtt_stamp: 0,
-            probe_rtt_done_stamp: None,
+            min_rtt: MinRtt::default(),
+            probe_rtt: ProbeRttHold::default(),
             bw: WindowedMax::default(),
             rtt_cnt: 0,
-            next_rtt_delivered: 0,
+            rounds: Rounds::default(),
             cycle_mstamp: 0,
             prev_ca_state: CaState::Open,
             packet_conservation: false,
-            round_start: false,
             idle_restart: false,
-            probe_rtt_round_done: false,
             lt_is_sampling: false,
             lt_rtt_cnt: 0,
             lt_use_bw: false,
@@ -502,10 +470,9 @@ impl Bbr {
             pacing_gain: 0,
             cwnd_gain: 0,
             full_bw_reached: false,
-            full_bw_cnt: 0,
             cycle_idx: 0,
             prior_cwnd: 0,
-            full_bw: 0,
+            full: FullBw::default(),
             agg: AckAggregation::default(),
             pacing: Pacing::default(),
             mss: 1448,
@@ -555,7 +522,7 @@ impl Bbr {
     }
     /// The propagation-delay estimate (RTprop), if any RTT was seen.
     pub fn min_rtt(&self) -> Option<SimDuration> {
-        (self.min_rtt_us != u32::MAX).then(|| SimDuration::from_micros(self.min_rtt_us as u64))
+        self.min_rtt.get()
     }
     /// Current pacing gain, 1/256.
     pub fn pacing_gain_raw(&self) -> u32 {
@@ -697,7 +664,7 @@ impl Bbr {
     /// `bbr_bdp`: ⌈bw · min_rtt · gain⌉ segments; the initial window before
     /// any RTT sample.
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        bdp(bw, self.min_rtt_us, gain).unwrap_or(TCP_INIT_CWND)
+        bdp(bw, self.min_rtt.us, gain).unwrap_or(TCP_INIT_CWND)
     }
 
     /// `bbr_quantization_budget`: room for TSO bursts at both ends, rounded
@@ -756,7 +723,7 @@ impl Bbr {
             // First round of recovery: packet conservation, starting a round
             // now, and dropping window left unused.
             self.packet_conservation = true;
-            self.next_rtt_delivered = c.delivered;
+            self.rounds.restart(c.delivered);
             cwnd = c.packets_in_flight.saturating_add(acked);
         } else if ca_ord(prev) >= ca_ord(CaState::Recovery) && ca_ord(state) < ca_ord(CaState::Recovery) {
             // Recovery or Loss is over: restore the window saved on entry.
@@ -781,13 +748,16 @@ impl Bbr {
                 target = target.saturating_add(self.ack_aggregation_cwnd());
                 target = self.quantization_budget(target);
                 self.target_cwnd = Some(target);
-                if self.full_bw_reached {
-                    // Only cut the window once the pipe was found full.
-                    cwnd = cwnd.saturating_add(acked).min(target);
-                } else if cwnd < target || c.delivered < TCP_INIT_CWND as u64 {
-                    cwnd = cwnd.saturating_add(acked);
-                }
-                cwnd = cwnd.max(self.cfg.cwnd_min_target);
+                // Only cut the window once the pipe was found full.
+                let early = c.delivered < TCP_INIT_CWND as u64;
+                (cwnd, _) = cwnd_toward_target(
+                    cwnd,
+                    acked,
+                    target,
+                    self.full_bw_reached,
+                    early,
+                    self.cfg.cwnd_min_target,
+                );
             }
         }
         w.cwnd = cwnd.min(w.cwnd_clamp);
@@ -801,7 +771,7 @@ impl Bbr {
     /// `bbr_is_next_cycle_phase`.
     fn is_next_cycle_phase(&self, now: SimTime, c: &ConnView, s: &Sample) -> bool {
         let elapsed = self.delivered_mstamp.saturating_sub(self.cycle_mstamp);
-        let is_full_length = elapsed > self.min_rtt_us as u64;
+        let is_full_length = elapsed > self.min_rtt.us as u64;
         if self.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
@@ -887,7 +857,7 @@ impl Bbr {
     /// totals (`tp->delivered`, `tp->lost`).
     fn lt_bw_sampling(&mut self, losses: u32, is_app_limited: bool, delivered: u64, lost: u64) {
         if self.lt_use_bw {
-            if self.mode == Mode::ProbeBw && self.round_start {
+            if self.mode == Mode::ProbeBw && self.rounds.start {
                 self.lt_rtt_cnt += 1;
                 if self.lt_rtt_cnt >= self.cfg.lt_bw_max_rtts {
                     self.reset_lt(delivered, lost);
@@ -909,7 +879,7 @@ impl Bbr {
             self.reset_lt(delivered, lost);
             return;
         }
-        if self.round_start {
+        if self.rounds.start {
             self.lt_rtt_cnt += 1;
         }
         if self.lt_rtt_cnt < self.cfg.lt_intvl_min_rtts {
@@ -945,15 +915,13 @@ impl Bbr {
 
     /// `bbr_update_bw`: round counting and the max filter.
     fn update_bw(&mut self, c: &ConnView, s: &Sample) {
-        self.round_start = false;
-        if s.delivered < 0 || s.interval_us <= 0 {
-            return;
-        }
-        if s.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = c.delivered;
+        let valid = s.delivered >= 0 && s.interval_us > 0;
+        if self.rounds.update(valid, s.prior_delivered, c.delivered) {
             self.rtt_cnt = self.rtt_cnt.wrapping_add(1);
-            self.round_start = true;
             self.packet_conservation = false;
+        }
+        if !valid {
+            return;
         }
         self.lt_bw_sampling(s.losses, s.is_app_limited, c.delivered, c.lost_total);
         let bw = sat_u32(s.delivered as u64 * BW_UNIT / s.interval_us as u64);
@@ -972,7 +940,7 @@ impl Bbr {
         let bw = self.bbr_bw();
         self.agg.update(
             s,
-            self.round_start,
+            self.rounds.start,
             self.cfg.extra_acked_win_rtts,
             bw,
             self.delivered_mstamp,
@@ -982,17 +950,13 @@ impl Bbr {
 
     /// `bbr_check_full_bw_reached`.
     fn check_full_bw_reached(&mut self, s: &Sample) {
-        if self.full_bw_reached || !self.round_start || s.is_app_limited {
+        if self.full_bw_reached || !self.rounds.start || s.is_app_limited {
             return;
         }
-        let thresh = (self.full_bw as u64 * self.cfg.full_bw_thresh as u64) >> BBR_SCALE;
-        if self.max_bw_est() as u64 >= thresh {
-            self.full_bw = self.max_bw_est();
-            self.full_bw_cnt = 0;
+        if self.full.grew(self.max_bw_est(), self.cfg.full_bw_thresh) {
             return;
         }
-        self.full_bw_cnt = (self.full_bw_cnt + 1) & 3;
-        self.full_bw_reached = self.full_bw_cnt >= self.cfg.full_bw_cnt;
+        self.full_bw_reached = self.full.plateau(self.cfg.full_bw_cnt);
     }
 
     /// `bbr_check_drain`.
@@ -1011,12 +975,11 @@ impl Bbr {
     /// `bbr_check_probe_rtt_done`.
     fn check_probe_rtt_done(&mut self, now: SimTime, w: &mut Window) {
         let j = self.jiffies(now);
-        match self.probe_rtt_done_stamp {
-            Some(done) if after(j, done) => {}
-            _ => return,
+        if !self.probe_rtt.done(j) {
+            return;
         }
         // Do not probe again for a full window.
-        self.min_rtt_stamp = j;
+        self.min_rtt.stamp = j;
         w.cwnd = w.cwnd.max(self.prior_cwnd);
         self.reset_mode();
     }
@@ -1025,34 +988,26 @@ impl Bbr {
     fn update_min_rtt(&mut self, now: SimTime, w: &mut Window, c: &ConnView, s: &Sample) {
         let j = self.jiffies(now);
         let win = self.cfg.min_rtt_win_sec.wrapping_mul(self.cfg.hz);
-        let filter_expired = after(j, self.min_rtt_stamp.wrapping_add(win));
-        let is_ack_delayed = false; // deviation 7
-        if s.rtt_us >= 0 && (s.rtt_us < self.min_rtt_us as i64 || (filter_expired && !is_ack_delayed)) {
-            self.min_rtt_us = sat_u32(s.rtt_us as u64);
-            self.min_rtt_stamp = j;
-        }
+        let filter_expired = self.min_rtt.expired(j, win);
+        self.min_rtt.update(s.rtt_us, j, filter_expired);
 
         if self.cfg.probe_rtt_mode_ms > 0 && filter_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(w.cwnd);
-            self.probe_rtt_done_stamp = None;
+            self.probe_rtt.done_stamp = None;
         }
 
         if self.mode == Mode::ProbeRtt {
             // Samples of packets sent now are app-limited (deviation 6).
             self.al.set(c.delivered, c.delivered + c.packets_in_flight as u64);
             // Hold the minimal flight for max(probe_rtt_mode_ms, one round).
-            if self.probe_rtt_done_stamp.is_none() && c.packets_in_flight <= self.cfg.cwnd_min_target {
-                self.probe_rtt_done_stamp = Some(j.wrapping_add(self.msecs_to_jiffies(self.cfg.probe_rtt_mode_ms)));
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = c.delivered;
-            } else if self.probe_rtt_done_stamp.is_some() {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(now, w);
-                }
+            let hold = self.msecs_to_jiffies(self.cfg.probe_rtt_mode_ms);
+            let window = self.cfg.cwnd_min_target;
+            if self
+                .probe_rtt
+                .on_ack(j, hold, c.packets_in_flight, window, &mut self.rounds, c.delivered)
+            {
+                self.check_probe_rtt_done(now, w);
             }
         }
         // An idle restart ends with the first ACK that delivers data.
@@ -1063,19 +1018,17 @@ impl Bbr {
 
     /// `bbr_update_gains`.
     fn update_gains(&mut self) {
-        let (p, c) = match self.mode {
-            Mode::Startup => (self.cfg.high_gain, self.cfg.high_gain),
-            Mode::Drain => (self.cfg.drain_gain, self.cfg.high_gain),
-            Mode::ProbeBw => {
-                let p = if self.lt_use_bw {
-                    BBR_UNIT
-                } else {
-                    PACING_GAIN_CYCLE[self.cycle_idx]
-                };
-                (p, self.cfg.cwnd_gain)
-            }
-            Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
+        let probe_bw_pacing = if self.lt_use_bw {
+            BBR_UNIT
+        } else {
+            PACING_GAIN_CYCLE[self.cycle_idx]
         };
+        let (p, c) = mode_gains(
+            self.mode,
+            (self.cfg.high_gain, self.cfg.high_gain),
+            self.cfg.drain_gain,
+            (probe_bw_pacing, self.cfg.cwnd_gain),
+        );
         self.pacing_gain = p;
         self.cwnd_gain = c;
     }
@@ -1107,24 +1060,21 @@ impl CongestionControl for Bbr {
         self.prior_cwnd = 0;
         w.ssthresh = INFINITE_SSTHRESH;
         self.rtt_cnt = 0;
-        self.next_rtt_delivered = c.delivered;
+        self.rounds.restart(c.delivered);
         self.prev_ca_state = CaState::Open;
         self.packet_conservation = false;
-        self.probe_rtt_done_stamp = None;
-        self.probe_rtt_round_done = false;
-        self.min_rtt_us = c.min_rtt.map_or(u32::MAX, |m| sat_u32(m.as_micros()));
-        self.min_rtt_stamp = j;
+        self.probe_rtt = ProbeRttHold::default();
+        self.min_rtt = MinRtt::start(c.min_rtt, j);
         self.bw.reset(self.rtt_cnt, 0);
         self.pacing.has_seen_rtt = false;
         self.pacing_gain = 0;
         self.cwnd_gain = 0;
         let rule = self.pacing_rule();
         self.pacing.init_from_rtt(&rule, c.srtt, w.cwnd);
-        self.round_start = false;
+        self.rounds.start = false;
         self.idle_restart = false;
         self.full_bw_reached = false;
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.reset();
         self.cycle_mstamp = 0;
         self.cycle_idx = 0;
         self.reset_lt(c.delivered, c.lost_total);
@@ -1150,8 +1100,8 @@ impl CongestionControl for Bbr {
         self.note(c);
         if new == CaState::Loss {
             self.prev_ca_state = CaState::Loss;
-            self.full_bw = 0;
-            self.round_start = true;
+            self.full.bw = 0;
+            self.rounds.start = true;
             self.lt_bw_sampling(1, false, c.delivered, c.lost_total);
         }
     }
@@ -1182,8 +1132,7 @@ impl CongestionControl for Bbr {
     /// `bbr_undo_cwnd`: a spurious loss; restart full-pipe detection and
     /// long-term sampling, keep the window (deviation 9).
     fn undo_cwnd(&mut self, _now: SimTime, w: &Window, _prior_cwnd: u32) -> u32 {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.reset();
         self.reset_lt(self.last_delivered, self.last_lost);
         w.cwnd
     }
@@ -1220,7 +1169,7 @@ impl CongestionControl for Bbr {
 
     /// The BDP estimate, BtlBw · RTprop, segments.
     fn target_window(&self) -> Option<f64> {
-        bdp_segments(self.bbr_bw(), self.min_rtt_us)
+        bdp_segments(self.bbr_bw(), self.min_rtt.us)
     }
 }
 
@@ -1229,14 +1178,7 @@ mod tests {
     use super::*;
     use crate::transport::cc::{registry, CcConfig};
 
-    const MSS: u32 = 1448;
-
-    fn ms(x: u64) -> SimTime {
-        SimTime::from_nanos(x * 1_000_000)
-    }
-    fn dur_ms(x: u64) -> SimDuration {
-        SimDuration::from_millis(x)
-    }
+    use crate::transport::cc::testkit::{at_ms as ms, ms as dur_ms, MSS};
 
     /// Linux's bandwidth unit for `pkts` segments per `per` (exact when
     /// `per` is a whole number of µs).
@@ -1555,9 +1497,9 @@ mod tests {
         };
         round(&mut c, 100); // reference 100
         round(&mut c, 124); // +24 %: not growth, 1
-        assert_eq!(c.cc.full_bw_cnt, 1);
+        assert_eq!(c.cc.full.cnt, 1);
         round(&mut c, 126); // 1.26 × 100: growth, reference = 126
-        assert_eq!((c.cc.full_bw_cnt, c.cc.full_bw), (0, bw_raw(126, rtt)));
+        assert_eq!((c.cc.full.cnt, c.cc.full.bw), (0, bw_raw(126, rtt)));
         round(&mut c, 130);
         round(&mut c, 140);
         assert!(!c.cc.full_bw_reached());
@@ -1590,7 +1532,7 @@ mod tests {
             );
         }
         assert!(!c.cc.full_bw_reached());
-        assert_eq!(c.cc.full_bw_cnt, 0);
+        assert_eq!(c.cc.full.cnt, 0);
         assert_eq!(c.cc.round_count(), 6);
     }
 
@@ -1777,11 +1719,11 @@ mod tests {
         // The flight drains; the 200 ms clock starts once it is ≤ 4.
         t += dur_ms(5);
         c.steady(t, 1, 50, longer);
-        assert!(c.cc.probe_rtt_done_stamp.is_none());
+        assert!(c.cc.probe_rtt.done_stamp.is_none());
         t += dur_ms(5);
         c.steady(t, 1, 5, longer); // 4 after the ACK
         let began = t;
-        assert!(c.cc.probe_rtt_done_stamp.is_some());
+        assert!(c.cc.probe_rtt.done_stamp.is_some());
         // A round passes, but 200 ms have not.
         let mut k = 0;
         while t < began + dur_ms(200) {
@@ -1791,7 +1733,7 @@ mod tests {
             assert_eq!(c.cc.bbr_mode(), Mode::ProbeRtt, "ACK {k}");
             assert!(c.w.cwnd <= 4);
         }
-        assert!(c.cc.probe_rtt_round_done);
+        assert!(c.cc.probe_rtt.round_done);
         t += dur_ms(1);
         c.steady(t, 1, 4, longer);
         assert_eq!(c.cc.bbr_mode(), Mode::ProbeBw);
@@ -1806,9 +1748,9 @@ mod tests {
         t = t.max(ms(10_100));
         c.steady(t, 1, 4, dur_ms(45));
         assert_eq!(c.cc.bbr_mode(), Mode::ProbeRtt);
-        assert!(c.cc.probe_rtt_done_stamp.is_some());
+        assert!(c.cc.probe_rtt.done_stamp.is_some());
         // ACKs of packets sent before PROBE_RTT began do not end a round.
-        let prior = c.cc.next_rtt_delivered - 1;
+        let prior = c.cc.rounds.next_rtt_delivered - 1;
         for i in 1..=30 {
             c.ack(
                 t + dur_ms(10 * i),
@@ -1947,7 +1889,7 @@ mod tests {
         // A round later conservation ends and the window ramps by acked.
         t += rtt;
         c.in_flight = 97;
-        let next = c.cc.next_rtt_delivered;
+        let next = c.cc.rounds.next_rtt_delivered;
         c.ack(
             t,
             Ack {
@@ -2002,7 +1944,7 @@ mod tests {
         c.w.cwnd = 1; // the framework's tcp_enter_loss: in flight + 1
         c.in_flight = 0;
         c.set_state(CaState::Loss);
-        assert_eq!(c.cc.full_bw, 0);
+        assert_eq!(c.cc.full.bw, 0);
         assert!(c.cc.lt_is_sampling, "the timeout starts long-term sampling");
         // In Loss the window ramps by acked toward the target.
         let prior = c.delivered;

@@ -137,11 +137,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::common::{
-    after, bdp, bdp_segments, check_hz, check_range, edt_burst, jiffies, msecs_to_jiffies, packets_in_net_at_edt,
-    raw_bytes_per_sec, sat_u32, saved_cwnd, tso_segs, us, AckAggregation, AppLimitedMark, Pacing, PacingRule, Rng,
-    Sample, GSO_LEGACY_MAX_SIZE, PACING_SHIFT, USEC_PER_SEC,
+    bdp, bdp_segments, check_hz, check_range, cwnd_toward_target, edt_burst, jiffies, mode_gains, msecs_to_jiffies,
+    packets_in_net_at_edt, raw_bytes_per_sec, sat_u32, saved_cwnd, tso_segs, us, AckAggregation, AppLimitedMark,
+    FullBw, MinRtt, Pacing, PacingRule, ProbeRttHold, Rng, Rounds, Sample, GSO_LEGACY_MAX_SIZE, PACING_SHIFT,
+    USEC_PER_SEC,
 };
-pub use super::common::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
+pub use super::common::{Mode, BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
 use crate::transport::cc::{
     CaEvent, CaState, CongestionControl, ConnView, LostPacket, PacketRecord, RateSample, SentPacket, Window,
     INFINITE_SSTHRESH,
@@ -155,16 +156,6 @@ pub const UNSET: u32 = u32::MAX;
 const MIN_TSO_SEGS: u32 = 2;
 /// `TCPCB_IN_FLIGHT_MAX`: `tx.in_flight` is a 20-bit field.
 const IN_FLIGHT_MAX: u32 = (1 << 20) - 1;
-
-/// Top-level modes (`enum bbr_mode`).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub enum Mode {
-    #[default]
-    Startup,
-    Drain,
-    ProbeBw,
-    ProbeRtt,
-}
 
 /// PROBE_BW phases (`enum bbr_pacing_gain_phase`, the `cycle_idx`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -353,26 +344,29 @@ pub struct Bbr3 {
     mode: Mode,
     cycle_idx: Phase,
     ack_phase: AckPhase,
-    min_rtt_us: u32,
-    min_rtt_stamp: u32,
-    probe_rtt_done_stamp: Option<u32>,
-    probe_rtt_min_us: u32,
-    probe_rtt_min_stamp: u32,
-    next_rtt_delivered: u64,
+    /// The min RTT (`min_rtt_us`, `min_rtt_stamp`): adopts
+    /// `probe_rtt_min` when that is lower or after `min_rtt_win_sec`.
+    min_rtt: MinRtt,
+    /// PROBE_RTT's hold (`probe_rtt_done_stamp`, `probe_rtt_round_done`).
+    probe_rtt: ProbeRttHold,
+    /// The min-RTT filter over `probe_rtt_win_ms` (`probe_rtt_min_us`,
+    /// `probe_rtt_min_stamp`).
+    probe_rtt_min: MinRtt,
+    /// Round counting (`next_rtt_delivered`, `round_start`).
+    rounds: Rounds,
     cycle_mstamp: u64,
     prev_ca_state: CaState,
-    round_start: bool,
     bw_probe_up_rounds: u32,
     try_fast_path: bool,
     idle_restart: bool,
-    probe_rtt_round_done: bool,
     init_cwnd: u32,
     pacing_gain: u32,
     cwnd_gain: u32,
     full_bw_reached: bool,
-    full_bw_cnt: u32,
     prior_cwnd: u32,
-    full_bw: u32,
+    /// The full-pipe test's reference bandwidth and count (`full_bw`,
+    /// `full_bw_cnt`).
+    full: FullBw,
     /// ACK-aggregation estimate (`extra_acked`).
     agg: AckAggregation,
     full_bw_now: bool,
@@ -425,26 +419,21 @@ impl Bbr3 {
             mode: Mode::Startup,
             cycle_idx: Phase::Up,
             ack_phase: AckPhase::Init,
-            min_rtt_us: UNSET,
-            min_rtt_stamp: 0,
-            probe_rtt_done_stamp: None,
-            probe_rtt_min_us: UNSET,
-            probe_rtt_min_stamp: 0,
-            next_rtt_delivered: 0,
+            min_rtt: MinRtt::default(),
+            probe_rtt: ProbeRttHold::default(),
+            probe_rtt_min: MinRtt::default(),
+            rounds: Rounds::default(),
             cycle_mstamp: 0,
             prev_ca_state: CaState::Open,
-            round_start: false,
             bw_probe_up_rounds: 0,
             try_fast_path: false,
             idle_restart: false,
-            probe_rtt_round_done: false,
             init_cwnd: 10,
             pacing_gain: 0,
             cwnd_gain: 0,
             full_bw_reached: false,
-            full_bw_cnt: 0,
             prior_cwnd: 0,
-            full_bw: 0,
+            full: FullBw::default(),
             agg: AckAggregation::default(),
             full_bw_now: false,
             loss_in_cycle: false,
@@ -519,7 +508,7 @@ impl Bbr3 {
         (self.inflight_lo != UNSET).then_some(self.inflight_lo)
     }
     pub fn min_rtt(&self) -> Option<SimDuration> {
-        (self.min_rtt_us != UNSET).then(|| SimDuration::from_micros(self.min_rtt_us as u64))
+        self.min_rtt.get()
     }
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain as f64 / BBR_UNIT as f64
@@ -615,7 +604,7 @@ impl Bbr3 {
     fn tso_segs_goal(&self) -> u32 {
         let mut bytes = self.pacing.rate.unwrap_or(0) >> PACING_SHIFT;
         if self.cfg.tso_rtt_shift != 0 {
-            let r = self.min_rtt_us >> self.cfg.tso_rtt_shift;
+            let r = self.min_rtt.us >> self.cfg.tso_rtt_shift;
             if r < 32 {
                 bytes += GSO_LEGACY_MAX_SIZE >> r;
             }
@@ -628,7 +617,7 @@ impl Bbr3 {
     }
 
     fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        bdp(bw, self.min_rtt_us, gain).unwrap_or(self.init_cwnd)
+        bdp(bw, self.min_rtt.us, gain).unwrap_or(self.init_cwnd)
     }
 
     /// v3's budget: at least 3 TSO bursts and the minimum window, +2 in UP.
@@ -680,19 +669,17 @@ impl Bbr3 {
             target = target.saturating_add(self.ack_aggregation_cwnd());
             target = self.quantization_budget(target);
             self.target_cwnd = Some(target);
-            self.try_fast_path = false;
-            if self.full_bw_reached {
-                cwnd = cwnd.saturating_add(acked);
-                if cwnd >= target {
-                    cwnd = target;
-                    self.try_fast_path = true;
-                }
-            } else if cwnd < target || cwnd < 2 * self.init_cwnd {
-                cwnd = cwnd.saturating_add(acked);
-            } else {
-                self.try_fast_path = true;
-            }
-            cwnd = cwnd.max(self.cfg.cwnd_min_target);
+            // Before the pipe is full v3 grows while below twice the
+            // initial window (v1: while fewer than 10 were delivered).
+            let early = cwnd < 2 * self.init_cwnd;
+            (cwnd, self.try_fast_path) = cwnd_toward_target(
+                cwnd,
+                acked,
+                target,
+                self.full_bw_reached,
+                early,
+                self.cfg.cwnd_min_target,
+            );
         }
         w.cwnd = cwnd.min(w.cwnd_clamp);
         if self.mode == Mode::ProbeRtt {
@@ -702,12 +689,10 @@ impl Bbr3 {
 
     // ----- rounds and samples -----
 
+    /// `bbr_update_round_start`: v3 counts a round on any sample with a
+    /// valid interval (v1 also requires a valid `delivered`).
     fn update_round_start(&mut self, c: &ConnView, s: &Sample) {
-        self.round_start = false;
-        if s.interval_us > 0 && s.prior_delivered >= self.next_rtt_delivered {
-            self.next_rtt_delivered = c.delivered;
-            self.round_start = true;
-        }
+        self.rounds.update(s.interval_us > 0, s.prior_delivered, c.delivered);
     }
 
     /// `bbr_calculate_bw_sample`: rounded up.
@@ -731,18 +716,17 @@ impl Bbr3 {
         };
         let bw = self.bbr_bw();
         self.agg
-            .update(s, self.round_start, win_rtts, bw, self.delivered_mstamp, w.cwnd);
+            .update(s, self.rounds.start, win_rtts, bw, self.delivered_mstamp, w.cwnd);
     }
 
     // ----- PROBE_RTT and min RTT -----
 
     fn check_probe_rtt_done(&mut self, now: SimTime, w: &mut Window, c: &ConnView) {
         let j = self.jiffies(now);
-        match self.probe_rtt_done_stamp {
-            Some(done) if after(j, done) => {}
-            _ => return,
+        if !self.probe_rtt.done(j) {
+            return;
         }
-        self.probe_rtt_min_stamp = j;
+        self.probe_rtt_min.stamp = j;
         w.cwnd = w.cwnd.max(self.prior_cwnd);
         self.exit_probe_rtt(now, c);
     }
@@ -761,45 +745,35 @@ impl Bbr3 {
 
     fn update_min_rtt(&mut self, now: SimTime, w: &mut Window, c: &ConnView, s: &Sample) {
         let j = self.jiffies(now);
-        let expire = self
-            .probe_rtt_min_stamp
-            .wrapping_add(self.msecs_to_jiffies(self.cfg.probe_rtt_win_ms));
-        let probe_rtt_expired = after(j, expire);
-        let is_ack_delayed = false;
-        if s.rtt_us >= 0 && (s.rtt_us < self.probe_rtt_min_us as i64 || (probe_rtt_expired && !is_ack_delayed)) {
-            self.probe_rtt_min_us = sat_u32(s.rtt_us as u64);
-            self.probe_rtt_min_stamp = j;
-        }
-        let expire = self
-            .min_rtt_stamp
-            .wrapping_add(self.cfg.min_rtt_win_sec.wrapping_mul(self.cfg.hz));
-        let min_rtt_expired = after(j, expire);
-        if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
-            self.min_rtt_us = self.probe_rtt_min_us;
-            self.min_rtt_stamp = self.probe_rtt_min_stamp;
+        let probe_rtt_expired = self
+            .probe_rtt_min
+            .expired(j, self.msecs_to_jiffies(self.cfg.probe_rtt_win_ms));
+        self.probe_rtt_min.update(s.rtt_us, j, probe_rtt_expired);
+        let min_rtt_expired = self
+            .min_rtt
+            .expired(j, self.cfg.min_rtt_win_sec.wrapping_mul(self.cfg.hz));
+        if self.probe_rtt_min.us <= self.min_rtt.us || min_rtt_expired {
+            self.min_rtt = self.probe_rtt_min;
         }
 
         if self.cfg.probe_rtt_mode_ms > 0 && probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd(w.cwnd);
-            self.probe_rtt_done_stamp = None;
+            self.probe_rtt.done_stamp = None;
             self.ack_phase = AckPhase::ProbeStopping;
-            self.next_rtt_delivered = c.delivered;
+            self.rounds.restart(c.delivered);
         }
 
         if self.mode == Mode::ProbeRtt {
             self.al.set(c.delivered, c.delivered + c.packets_in_flight as u64);
-            if self.probe_rtt_done_stamp.is_none() && c.packets_in_flight <= self.probe_rtt_cwnd() {
-                self.probe_rtt_done_stamp = Some(j.wrapping_add(self.msecs_to_jiffies(self.cfg.probe_rtt_mode_ms)));
-                self.probe_rtt_round_done = false;
-                self.next_rtt_delivered = c.delivered;
-            } else if self.probe_rtt_done_stamp.is_some() {
-                if self.round_start {
-                    self.probe_rtt_round_done = true;
-                }
-                if self.probe_rtt_round_done {
-                    self.check_probe_rtt_done(now, w, c);
-                }
+            let hold = self.msecs_to_jiffies(self.cfg.probe_rtt_mode_ms);
+            // v3's PROBE_RTT window is a fraction of the BDP (v1: 4 packets).
+            let window = self.probe_rtt_cwnd();
+            if self
+                .probe_rtt
+                .on_ack(j, hold, c.packets_in_flight, window, &mut self.rounds, c.delivered)
+            {
+                self.check_probe_rtt_done(now, w, c);
             }
         }
         if s.delivered > 0 {
@@ -808,18 +782,17 @@ impl Bbr3 {
     }
 
     fn update_gains(&mut self) {
-        let (p, cw) = match self.mode {
-            Mode::Startup => (self.cfg.startup_pacing_gain, self.cfg.startup_cwnd_gain),
-            Mode::Drain => (self.cfg.drain_gain, self.cfg.startup_cwnd_gain),
-            Mode::ProbeBw => {
-                let mut cw = self.cfg.cwnd_gain;
-                if self.cfg.bw_probe_cwnd_gain != 0 && self.cycle_idx == Phase::Up {
-                    cw += BBR_UNIT * self.cfg.bw_probe_cwnd_gain / 4;
-                }
-                (self.cfg.pacing_gains[self.cycle_idx.index()], cw)
-            }
-            Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
-        };
+        // PROBE_BW: the phase's pacing gain; UP adds to the cwnd gain.
+        let mut probe_bw_cwnd = self.cfg.cwnd_gain;
+        if self.cfg.bw_probe_cwnd_gain != 0 && self.cycle_idx == Phase::Up {
+            probe_bw_cwnd += BBR_UNIT * self.cfg.bw_probe_cwnd_gain / 4;
+        }
+        let (p, cw) = mode_gains(
+            self.mode,
+            (self.cfg.startup_pacing_gain, self.cfg.startup_cwnd_gain),
+            self.cfg.drain_gain,
+            (self.cfg.pacing_gains[self.cycle_idx.index()], probe_bw_cwnd),
+        );
         self.pacing_gain = p;
         self.cwnd_gain = cw;
     }
@@ -839,8 +812,7 @@ impl Bbr3 {
     }
 
     fn reset_full_bw(&mut self) {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.full.reset();
         self.full_bw_now = false;
     }
 
@@ -880,7 +852,7 @@ impl Bbr3 {
             self.inflight_hi = self.inflight_hi.saturating_add(delta);
             self.try_fast_path = false;
         }
-        if self.round_start {
+        if self.rounds.start {
             self.raise_inflight_hi_slope(w);
         }
     }
@@ -1052,16 +1024,16 @@ impl Bbr3 {
         self.bw_probe_up_acks = 0;
         self.stopped_risky_probe = false;
         self.ack_phase = AckPhase::Refilling;
-        self.next_rtt_delivered = c.delivered;
+        self.rounds.restart(c.delivered);
         self.set_cycle_idx(Phase::Refill);
     }
 
     fn start_bw_probe_up(&mut self, now: SimTime, w: &Window, c: &ConnView) {
         self.ack_phase = AckPhase::ProbeStarting;
-        self.next_rtt_delivered = c.delivered;
+        self.rounds.restart(c.delivered);
         self.cycle_mstamp = us(now);
         self.reset_full_bw();
-        self.full_bw = self.sample_bw;
+        self.full.bw = self.sample_bw;
         self.set_cycle_idx(Phase::Up);
         self.raise_inflight_hi_slope(w);
     }
@@ -1072,7 +1044,7 @@ impl Bbr3 {
         self.pick_probe_wait();
         self.cycle_mstamp = us(now);
         self.ack_phase = AckPhase::ProbeStopping;
-        self.next_rtt_delivered = c.delivered;
+        self.rounds.restart(c.delivered);
         self.set_cycle_idx(Phase::Down);
     }
 
@@ -1097,10 +1069,10 @@ impl Bbr3 {
 
     /// Returns true if it decided a state transition.
     fn adapt_upper_bounds(&mut self, now: SimTime, w: &Window, c: &ConnView, s: &Sample) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStarting && self.rounds.start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
-        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
+        if self.ack_phase == AckPhase::ProbeStopping && self.rounds.start {
             // The samples of the probe are all in.
             self.bw_probe_samples = false;
             self.ack_phase = AckPhase::Init;
@@ -1163,7 +1135,7 @@ impl Bbr3 {
                 self.check_time_to_probe_bw(now, w, c);
             }
             Phase::Refill => {
-                if self.round_start {
+                if self.rounds.start {
                     self.bw_probe_samples = true;
                     self.start_bw_probe_up(now, w, c);
                 }
@@ -1176,7 +1148,7 @@ impl Bbr3 {
                 } else if c.is_cwnd_limited && w.cwnd >= self.inflight_hi {
                     // inflight_hi is what limits growth: keep probing.
                     self.reset_full_bw();
-                    self.full_bw = self.sample_bw;
+                    self.full.bw = self.sample_bw;
                 } else if self.full_bw_now {
                     done = true;
                 }
@@ -1223,17 +1195,15 @@ impl Bbr3 {
         if self.full_bw_now || s.is_app_limited {
             return;
         }
-        let bw_thresh = (self.full_bw as u64 * self.cfg.full_bw_thresh as u64) >> BBR_SCALE;
-        if self.sample_bw as u64 >= bw_thresh {
-            self.reset_full_bw();
-            self.full_bw = self.sample_bw;
+        // v3 tests every ACK's sample (v1: the max filter, on round
+        // starts only); full_bw_now is false here.
+        if self.full.grew(self.sample_bw, self.cfg.full_bw_thresh) {
             return;
         }
-        if !self.round_start {
+        if !self.rounds.start {
             return;
         }
-        self.full_bw_cnt = (self.full_bw_cnt + 1) & 3;
-        self.full_bw_now = self.full_bw_cnt >= self.cfg.full_bw_cnt;
+        self.full_bw_now = self.full.plateau(self.cfg.full_bw_cnt);
         self.full_bw_reached |= self.full_bw_now;
     }
 
@@ -1270,11 +1240,11 @@ impl Bbr3 {
             && !self.loss_in_round
         {
             let prev_mode = self.mode;
-            let prev_min_rtt = self.min_rtt_us;
+            let prev_min_rtt = self.min_rtt.us;
             self.check_drain(now, w, c);
             self.update_cycle_phase(now, w, c, s);
             self.update_min_rtt(now, w, c, s);
-            if self.mode == prev_mode && self.min_rtt_us == prev_min_rtt && self.try_fast_path {
+            if self.mode == prev_mode && self.min_rtt.us == prev_min_rtt && self.try_fast_path {
                 return (true, false);
             }
             return (false, false);
@@ -1310,13 +1280,10 @@ impl CongestionControl for Bbr3 {
         self.init_cwnd = w.cwnd.min(0x7f);
         self.prior_cwnd = 0;
         w.ssthresh = INFINITE_SSTHRESH;
-        self.next_rtt_delivered = c.delivered;
+        self.rounds.restart(c.delivered);
         self.prev_ca_state = CaState::Open;
-        let min_rtt = c.min_rtt.map_or(UNSET, |m| sat_u32(m.as_micros()));
-        self.probe_rtt_min_us = min_rtt;
-        self.probe_rtt_min_stamp = j;
-        self.min_rtt_us = min_rtt;
-        self.min_rtt_stamp = j;
+        self.probe_rtt_min = MinRtt::start(c.min_rtt, j);
+        self.min_rtt = self.probe_rtt_min;
         let rule = self.pacing_rule();
         self.pacing.init_from_rtt(&rule, c.srtt, w.cwnd);
         self.mode = Mode::Startup;
@@ -1400,7 +1367,7 @@ impl CongestionControl for Bbr3 {
         let s = self.linux_sample(now, rs, c);
 
         self.update_round_start(c, &s);
-        if self.round_start {
+        if self.rounds.start {
             self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xff);
             // ECN alpha and PLB need ECN: inert (deviation 2).
         }
@@ -1491,20 +1458,18 @@ impl CongestionControl for Bbr3 {
 
     fn mode(&self) -> &'static str {
         match self.mode {
-            Mode::Startup => "startup",
-            Mode::Drain => "drain",
-            Mode::ProbeRtt => "probe_rtt",
             Mode::ProbeBw => match self.cycle_idx {
                 Phase::Up => "probe_bw_up",
                 Phase::Down => "probe_bw_down",
                 Phase::Cruise => "probe_bw_cruise",
                 Phase::Refill => "probe_bw_refill",
             },
+            other => other.label(),
         }
     }
 
     fn target_window(&self) -> Option<f64> {
-        bdp_segments(self.bbr_bw(), self.min_rtt_us)
+        bdp_segments(self.bbr_bw(), self.min_rtt.us)
     }
 }
 
@@ -1514,11 +1479,7 @@ mod tests {
     use crate::transport::cc::{registry, CcConfig};
     use std::collections::VecDeque;
 
-    const MSS: u32 = 1448;
-
-    fn ms(x: u64) -> SimDuration {
-        SimDuration::from_millis(x)
-    }
+    use crate::transport::cc::testkit::{ms, MSS};
 
     /// A connection driven by hand as the framework would drive it: every
     /// segment remembers `delivered` when it was sent and the record BBRv3
@@ -1816,7 +1777,7 @@ mod tests {
             c.ack(ms(1), 1, 0);
             let f = c.w.cwnd.min(400);
             c.fill(f);
-            starts += u32::from(c.cc.round_start);
+            starts += u32::from(c.cc.rounds.start);
             assert!(starts < 10);
         }
         // The first sample sets the reference; then three round starts
@@ -1979,7 +1940,7 @@ mod tests {
             acked_sacked: 2 * cwnd / 4,
             ..Sample::default()
         };
-        c.cc.round_start = false;
+        c.cc.rounds.start = false;
         c.cc.probe_inflight_hi_upward(&c.w, &v, &s);
         assert_eq!(c.cc.inflight_hi, before + 2);
     }
@@ -2059,7 +2020,7 @@ mod tests {
     fn probe_rtt_comes_after_5_s_without_a_lower_rtt_and_holds_half_a_bdp_for_200_ms() {
         let mut c = in_probe_bw(Config::default());
         c.rtt = ms(45);
-        let stamp = c.cc.probe_rtt_min_stamp;
+        let stamp = c.cc.probe_rtt_min.stamp;
         while c.cc.bbr_mode() != Mode::ProbeRtt {
             c.steady(1, ms(10), 100);
             assert!(c.now < SimTime::from_nanos(6_000_000_000));
@@ -2241,7 +2202,7 @@ mod tests {
         let saved = c.cc.prior_cwnd;
         c.w.cwnd = 1;
         c.set_state(CaState::Loss);
-        assert_eq!(c.cc.full_bw, 0);
+        assert_eq!(c.cc.full.bw, 0);
         assert!(c.cc.inflight_lo().is_some());
         c.set_state(CaState::Open);
         assert_eq!(c.w.cwnd, saved);
