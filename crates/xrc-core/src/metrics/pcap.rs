@@ -198,7 +198,6 @@ impl PcapTaps {
     }
 
     /// `p` of flow `k` passes its sender (data leaving, an ACK arriving).
-    #[inline(never)]
     pub fn at_sender(&mut self, now: SimTime, k: usize, p: &Packet) -> Result<(), PcapError> {
         let t = &mut self.flows[k];
         let h = wire::encode(p, &t.ends, t.window);
@@ -206,7 +205,6 @@ impl PcapTaps {
     }
 
     /// `p` of flow `k` passes its UE (data arriving, an ACK leaving).
-    #[inline(never)]
     pub fn at_ue(&mut self, now: SimTime, k: usize, p: &Packet) -> Result<(), PcapError> {
         let t = &mut self.flows[k];
         let h = wire::encode(p, &t.ends, t.window);
