@@ -306,3 +306,14 @@ def test_tcpdump_reads_the_captures_with_their_sack_blocks_and_the_xrc_option(ru
     assert any("10.77.0.1.5201 > 10.77.0.2.49152" in line and "length 1448" in line for line in xrc_flow)
     assert any("10.77.0.2.49152 > 10.77.0.1.5201" in line and "0x5852" in line for line in xrc_flow)
     assert any("10.77.0.3.49153 > 10.77.0.1.5201" in line and "sack 1 {" in line for line in cubic_flow)
+
+
+def test_a_scenario_of_more_flows_than_a_capture_holds_is_refused_naming_output_pcap(tmp_path):
+    from xrc.scenario import load_text
+
+    flows = "".join(f'[[flows]]\nid = "f{k}"\ncc = "cubic"\n' for k in range(251))
+    text = ('seed = 1\nduration_s = 1.0\ntopology = "wired"\n[internet]\nrate_mbps = 10.0\n'
+            f"{flows}[output]\npcap = true\n")
+    with pytest.raises(ScenarioError, match=r"output\.pcap: .* at most 250 flows, got 251"):
+        load_text(text, base=tmp_path)
+    load_text(text.replace("pcap = true", "pcap = false"), base=tmp_path)

@@ -179,8 +179,18 @@ pub struct TapFlow {
 }
 
 impl PcapTaps {
-    /// Creates `dir` (and its parents) and the two files of each flow.
+    /// Creates `dir` (and its parents) and the two files of each flow (at
+    /// most [`MAX_FLOWS`] flows, which scenario validation checks).
     pub fn create(dir: &Path, flows: &[TapFlow]) -> Result<PcapTaps, PcapError> {
+        if flows.len() > MAX_FLOWS {
+            return Err(PcapError {
+                path: dir.to_path_buf(),
+                error: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("at most {MAX_FLOWS} flows are captured, got {}", flows.len()),
+                ),
+            });
+        }
         std::fs::create_dir_all(dir).map_err(|error| PcapError {
             path: dir.to_path_buf(),
             error,
