@@ -134,7 +134,14 @@ def simulate(scenario: Scenario, *, progress: bool = False) -> dict[str, Any]:
     naming ``output.rlc_sample_ttis``), and a run whose tables reach
     :data:`IN_MEMORY_ROWS` is stopped (naming the ``output`` fields that
     thin them): write it to a run directory instead, which streams its
-    series."""
+    series. So is one with ``output.pcap`` (ScenarioError naming it): its
+    captures are files of a run directory, which a run in memory has not
+    (a temporary directory would be removed before the caller could read
+    them)."""
+    if scenario.resolved["output"].get("pcap", False):
+        raise ScenarioError("output.pcap: packet captures are written into a run directory (pcap/), which a run "
+                            "held in memory has not; write the run to a directory (`xrc run --out DIR`, "
+                            "xrc.run(..., out=DIR)) or set output.pcap = false")
     rows = sampled_rows(scenario.resolved)
     if rows > IN_MEMORY_SAMPLED_ROWS:
         every = int(scenario.resolved["output"]["rlc_sample_ttis"])

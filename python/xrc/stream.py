@@ -42,7 +42,7 @@ from .results import (_NUMPY_OF_ARROW, RunData, arrow_table, columns_to_arrays, 
                       parquet_options)
 from .scenario import Scenario, ScenarioError, read_input
 
-__all__ = ["DRAIN_ROWS", "ROW_GROUP_ROWS", "SMALL_TABLES", "StreamedRun", "TableSink", "stream_run"]
+__all__ = ["DRAIN_ROWS", "PCAP_DIR", "ROW_GROUP_ROWS", "SMALL_TABLES", "StreamedRun", "TableSink", "stream_run"]
 
 #: Rows of a Parquet row group (pyarrow's default for ``write_table``).
 ROW_GROUP_ROWS = 1 << 20
@@ -310,13 +310,24 @@ def _abandon(writer: BackgroundWriter) -> None:
         pass
 
 
-def core_simulation(scenario: Scenario) -> Any:
+#: The folder of a run directory that holds its packet captures
+#: (``output.pcap``: ``flow{k}-sender.pcap``, ``flow{k}-ue.pcap``).
+PCAP_DIR = "pcap"
+
+
+def core_simulation(scenario: Scenario, directory: Path | None = None) -> Any:
     """The core's simulation of `scenario`, reading the traces the front
-    end validated (one text for both directions when they share a file)."""
+    end validated (one text for both directions when they share a file).
+    With ``output.pcap``, the core writes its captures into
+    ``directory/pcap`` as the run goes (an OSError names a file it cannot
+    write)."""
     trace = scenario.resolved.get("trace") or {}
     texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
              for key in ("downlink", "uplink")]
+    pcap = scenario.resolved["output"].get("pcap", False)
     try:
+        if pcap and directory is not None:
+            return _core.Simulation(scenario.resolved_json(), *texts, pcap_dir=str(directory / PCAP_DIR))
         return _core.Simulation(scenario.resolved_json(), *texts)
     except ValueError as e:
         raise ScenarioError(str(e)) from None
@@ -327,7 +338,7 @@ def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
     """Runs `scenario`, writing one Parquet file per table into `directory`
     as the rows come. Returns the :class:`StreamedRun` (close it when its
     data has been used)."""
-    sim = core_simulation(scenario)
+    sim = core_simulation(scenario, directory)
     flow_ids = [f["id"] for f in scenario.resolved["flows"]]
     run = StreamedRun(directory, len(flow_ids))
     sinks: dict[str, TableSink] = {}

@@ -389,3 +389,43 @@ fn under_default_lte_timing_xrc2_keeps_the_cell_busy_within_the_hol_budget() {
     let h = hol_within(&x2, 2.0, 10.0);
     assert!(h > 0.9, "xrc2 HoL within budget {h}");
 }
+
+#[test]
+fn the_taps_capture_every_segment_the_sender_sent_and_leave_the_run_unchanged() {
+    let dir = std::env::temp_dir().join(format!("xrc-world-pcap-{}", std::process::id()));
+    let mut cfg = common::dumbbell("cubic", 3.0);
+    cfg.output.pcap = true;
+    let (plain, events) = run(cfg.clone());
+    let mut w = World::new(cfg, None).expect("valid scenario");
+    w.write_pcap(&dir).unwrap();
+    let r = w.run();
+    assert_eq!((r.events, r.failure), (events, None));
+    assert_eq!(r.recorder.flows.segments_sent, plain.flows.segments_sent);
+    assert_eq!(r.recorder.rtt.rtt_ms, plain.rtt.rtt_ms);
+    // Count the records: 24-byte file header, then 16 bytes and the headers each.
+    let records = |name: &str| {
+        let b = std::fs::read(dir.join(name)).unwrap();
+        let (mut at, mut data, mut acks) = (24, 0u64, 0u64);
+        while at < b.len() {
+            let kept = u32::from_ne_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+            let orig = u32::from_ne_bytes(b[at + 12..at + 16].try_into().unwrap()) as usize;
+            if orig > kept {
+                data += 1;
+            } else {
+                acks += 1;
+            }
+            at += 16 + kept;
+        }
+        assert_eq!(at, b.len());
+        (data, acks)
+    };
+    let (sent, acked) = records("flow0-sender.pcap");
+    let (arrived, ack_sent) = records("flow0-ue.pcap");
+    assert_eq!(sent, r.recorder.flows.segments_sent[0]);
+    assert!(
+        arrived < sent && arrived > sent * 9 / 10,
+        "the bottleneck drops a few: {arrived} of {sent}"
+    );
+    assert!(acked <= ack_sent && acked > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

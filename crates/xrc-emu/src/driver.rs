@@ -677,13 +677,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             let start = self.begin();
             let (mut bytes, rec) = self.slab.get(slot);
             {
-                let tenths = |d: xrc_core::units::SimDuration| (d.as_nanos() / 100_000).min(u16::MAX as u64) as u16;
-                let agent = xrc.map(|o| crate::feedback::Feedback {
-                    rate_kbps: (o.rate_bps / 1000).min(u32::MAX as u64) as u32,
-                    hol_tenths_ms: tenths(o.hol),
-                    air_tenths_ms: o.air.map(tenths),
-                    room: o.room,
-                });
+                let agent = xrc.map(|o| o.fields());
                 let opt = match (&self.opts.feedback_override, self.opts.tag_key) {
                     (ov, Some(key)) if dir == Dir::Up && (ov.is_some() || agent.is_some()) && is_pure_ack(bytes) => {
                         // Tagged: the values (forged, if the override says

@@ -46,10 +46,14 @@
 //!    emulated reverse Internet link serializes the core's size (8 more
 //!    bytes), the device gets the 12-byte-longer packet.
 
-/// Our RFC 6994 experiment identifier ("XR").
-pub const EXID: u16 = 0x5852;
+use xrc_core::net::wire;
+
+/// Our RFC 6994 experiment identifier ("XR"), the core's
+/// (`xrc_core::net::wire`, which encodes the option for the simulator's
+/// captures too).
+pub const EXID: u16 = wire::XRC_EXID;
 /// TCP experimental option kind (RFC 4727).
-pub const KIND: u8 = 253;
+pub const KIND: u8 = wire::XRC_OPTION_KIND;
 /// Bytes the option adds to a packet (padding included), without the room
 /// field; with it 16, with the keyed tag [`MAX_OPTION_BYTES`].
 pub const OPTION_BYTES: usize = 12;
@@ -57,28 +61,9 @@ pub const MAX_OPTION_BYTES: usize = 24;
 /// The tagged option's length field: ExID, rate, HoL, sequence number, tag.
 pub const TAGGED_LEN: u8 = 22;
 
-/// The option's fields as they travel.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Feedback {
-    pub rate_kbps: u32,
-    pub hol_tenths_ms: u16,
-    /// The agent's air-interface delay, 0.1 ms (`xrc2` flows).
-    pub air_tenths_ms: Option<u16>,
-    /// The UE buffer's free room, full-size SDUs (`xrc2` flows of a UE with
-    /// more than one active flow; only with `air_tenths_ms`).
-    pub room: Option<u16>,
-}
-
-impl Feedback {
-    pub fn new(rate_kbps: u32, hol_tenths_ms: u16) -> Feedback {
-        Feedback {
-            rate_kbps,
-            hol_tenths_ms,
-            air_tenths_ms: None,
-            room: None,
-        }
-    }
-}
+/// The option's fields as they travel (`XrcOption::fields` gives them from
+/// the agent's option).
+pub type Feedback = wire::XrcFields;
 
 /// The keyed tag's key (SipHash-2-4): the key's bytes 0..8 and 8..16 as
 /// little-endian words, shared by the base station and the sender.
@@ -161,48 +146,18 @@ impl OptionBytes {
     }
 }
 
-/// One's complement sum of 16-bit words (RFC 1071), not yet inverted.
-pub(crate) fn sum16(mut acc: u32, b: &[u8]) -> u32 {
-    let mut chunks = b.chunks_exact(2);
-    for c in &mut chunks {
-        acc += u16::from_be_bytes([c[0], c[1]]) as u32;
-    }
-    if let [last] = chunks.remainder() {
-        acc += (*last as u32) << 8;
-    }
-    acc
-}
-
-pub(crate) fn fold(mut acc: u32) -> u16 {
-    while acc > 0xffff {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    !(acc as u16)
-}
+pub(crate) use wire::{fold, sum16};
 
 /// The option's bytes for `fb`: 12 (rate and HoL, or with the air field),
 /// or 16 (with the room field too).
 pub fn option_bytes(fb: Feedback) -> OptionBytes {
-    let mut body = Vec::with_capacity(14);
-    body.extend_from_slice(&EXID.to_be_bytes());
-    body.extend_from_slice(&fb.rate_kbps.to_be_bytes());
-    body.extend_from_slice(&fb.hol_tenths_ms.to_be_bytes());
-    if let Some(a) = fb.air_tenths_ms {
-        body.extend_from_slice(&a.to_be_bytes());
-        if let Some(r) = fb.room {
-            body.extend_from_slice(&r.to_be_bytes());
-        }
-    }
-    let opt_len = 2 + body.len(); // kind, length, body
-    let pad = (4 - opt_len % 4) % 4;
+    let mut b = [0u8; wire::XRC_OPTION_MAX_BYTES];
+    let len = wire::xrc_option_bytes(fb, &mut b);
     let mut o = OptionBytes {
         bytes: [0; MAX_OPTION_BYTES],
-        len: pad + opt_len,
+        len,
     };
-    o.bytes[..pad].fill(1); // NOPs first
-    o.bytes[pad] = KIND;
-    o.bytes[pad + 1] = opt_len as u8;
-    o.bytes[pad + 2..pad + opt_len].copy_from_slice(&body);
+    o.bytes[..len].copy_from_slice(&b[..len]);
     o
 }
 

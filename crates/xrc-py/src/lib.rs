@@ -6,7 +6,7 @@ mod columns;
 mod emu;
 mod kernel;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -73,15 +73,35 @@ impl Simulation {
     /// Builds the world from a resolved scenario (JSON). `trace_text` and
     /// `uplink_trace_text` are the downlink and uplink traces' contents for
     /// the trace topology (by default read from the files the scenario names).
+    /// A scenario with `output.pcap = true` needs `pcap_dir`, the directory
+    /// its capture files are written into as the run goes (created if need
+    /// be); a file that cannot be written raises OSError naming it, here or
+    /// from `run_until`.
     #[new]
-    #[pyo3(signature = (resolved_json, trace_text=None, uplink_trace_text=None))]
-    fn new(resolved_json: &str, trace_text: Option<&str>, uplink_trace_text: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (resolved_json, trace_text=None, uplink_trace_text=None, *, pcap_dir=None))]
+    fn new(
+        resolved_json: &str,
+        trace_text: Option<&str>,
+        uplink_trace_text: Option<&str>,
+        pcap_dir: Option<std::path::PathBuf>,
+    ) -> PyResult<Self> {
         let cfg = scenario::from_json(resolved_json).map_err(PyValueError::new_err)?;
+        let pcap = cfg.output.pcap;
         let texts = TraceTexts {
             downlink: trace_text,
             uplink: uplink_trace_text,
         };
-        let world = World::with_traces(cfg, texts).map_err(PyValueError::new_err)?;
+        let mut world = World::with_traces(cfg, texts).map_err(PyValueError::new_err)?;
+        match (pcap, pcap_dir) {
+            (true, Some(dir)) => world.write_pcap(&dir).map_err(|e| pcap_os_error(&e))?,
+            (true, None) => {
+                return Err(PyValueError::new_err(
+                    "output.pcap = true writes capture files into a run directory: run it with an output \
+                     directory (xrc run --out DIR, xrc.run(..., out=DIR)) or set output.pcap = false",
+                ))
+            }
+            (false, _) => {}
+        }
         Ok(Simulation {
             world: Some(world),
             step_events: 1000,
@@ -116,6 +136,9 @@ impl Simulation {
             }
             if let Err(e) = py.check_signals() {
                 break Err(e);
+            }
+            if let Some(e) = w.pcap_error() {
+                break Err(pcap_os_error(e));
             }
             if let Some(e) = w.failure() {
                 break Err(PyValueError::new_err(e.to_string()));
@@ -203,6 +226,20 @@ impl Simulation {
         out.set_item("tables", columns::take_tables(py, &mut r.recorder)?)?;
         out.set_item("mode_names", r.recorder.mode_names.clone())?;
         Ok(out)
+    }
+}
+
+/// A capture file's failed write as Python's OSError (errno, message,
+/// file name), as an `open` or `write` that failed would raise it.
+fn pcap_os_error(e: &xrc_core::metrics::pcap::PcapError) -> PyErr {
+    let path = e.path.to_string_lossy().into_owned();
+    match e.error.raw_os_error() {
+        Some(n) => {
+            let msg = e.error.to_string();
+            let strerror = msg.split(" (os error").next().unwrap_or(&msg).to_string();
+            PyOSError::new_err((n, strerror, path))
+        }
+        None => PyOSError::new_err(e.to_string()),
     }
 }
 

@@ -6,8 +6,10 @@
 //! seconds (f64, converted once from integer nanoseconds when recorded).
 //!
 //! [`run::RunRecorder`] fills the tables: it observes the network's
-//! components and is told what the hosts' flows do.
+//! components and is told what the hosts' flows do. [`pcap`] writes what
+//! taps at each flow's sender and UE see as pcap files (`output.pcap`).
 
+pub mod pcap;
 pub mod run;
 
 pub use crate::net::UeLinkCounters;

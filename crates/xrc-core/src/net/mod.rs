@@ -2,7 +2,8 @@
 //! rate-limited links with drop-tail queues, the Internet path), and the
 //! interface every network component offers its driver: packets in,
 //! packets out, timers ([`component`]), with what it observes pushed to an
-//! [`observe::Observer`].
+//! [`observe::Observer`]; and the headers a packet stands for, as bytes
+//! ([`wire`]).
 
 pub mod access;
 pub mod component;
@@ -12,6 +13,7 @@ pub mod observe;
 pub mod packet;
 pub mod pipe;
 pub mod queue;
+pub mod wire;
 
 pub use access::{Access, NetAssistReport, NoTimer, WiredAccess};
 pub use component::{Component, Cx, Dir, Direct, Effect, Io, Released, Standalone, Timers, WakeSink};

@@ -176,6 +176,10 @@ pub struct OutputConfig {
     pub rtt_trace: bool,
     /// Record every packet's delay in the bottleneck queue.
     pub queue_delay_trace: bool,
+    /// Write a pcap file of what a tap at each flow's sender and at its UE
+    /// sees (`pcap/flow{k}-sender.pcap`, `pcap/flow{k}-ue.pcap` in the run
+    /// directory; headers only, simulated time): `docs/outputs.md`.
+    pub pcap: bool,
 }
 
 impl Default for OutputConfig {
@@ -186,6 +190,7 @@ impl Default for OutputConfig {
             cwnd_trace: true,
             rtt_trace: true,
             queue_delay_trace: true,
+            pcap: false,
         }
     }
 }
@@ -499,6 +504,14 @@ impl ScenarioConfig {
         }
         if self.flows.is_empty() {
             return Err("flows: at least one flow is required".into());
+        }
+        if self.output.pcap && self.flows.len() > crate::metrics::pcap::MAX_FLOWS {
+            return Err(format!(
+                "output.pcap: a capture is two open files per flow, for at most {} flows, got {}; \
+                 set output.pcap = false or capture a scenario with fewer flows",
+                crate::metrics::pcap::MAX_FLOWS,
+                self.flows.len()
+            ));
         }
         holds_largest_packet("internet.buffer_bytes", i.buffer_bytes, &self.flows, 0)?;
         let n_ues = match self.topology {

@@ -47,6 +47,7 @@
 //! after a bounded number of events, so a caller can stop a long run.
 
 use crate::engine::{EventQueue, RngStreams};
+use crate::metrics::pcap::{PcapError, PcapTaps, TapFlow};
 use crate::metrics::{FlowEnd, RecordOptions, Recorder, RunRecorder};
 use crate::net::{
     Cx, Dir, Direct, Effect, Exit, InternetPath, InternetTimer, LinkConfig, Packet, PacketKind, QueueLimit, WakeSink,
@@ -110,6 +111,11 @@ pub struct World {
     in_flight_total: u64,
     in_flight_limit: u64,
     rows_limit: usize,
+    /// The taps at each flow's sender and UE, while they write
+    /// ([`World::write_pcap`]).
+    pcap: Option<Box<PcapTaps>>,
+    /// Why the taps stopped writing, if a write failed.
+    pcap_error: Option<PcapError>,
 }
 
 impl WakeSink<InternetTimer> for EventQueue<Ev> {
@@ -233,6 +239,8 @@ impl World {
             in_flight_total: 0,
             in_flight_limit: MAX_SEGMENTS_IN_FLIGHT,
             rows_limit: MAX_EVENT_ROWS,
+            pcap: None,
+            pcap_error: None,
             cfg,
         };
         for k in 0..w.flows.len() {
@@ -311,6 +319,85 @@ impl World {
     /// Why the run stopped before its end (it then counts as done).
     pub fn failure(&self) -> Option<&str> {
         self.failure.as_deref()
+    }
+
+    /// Writes a pcap file of what a tap at each flow's sender and one at
+    /// its UE see into `dir` (created if need be), as the run goes:
+    /// `flow{k}-sender.pcap` and `flow{k}-ue.pcap` ([`crate::metrics::pcap`]).
+    /// Call before running; the scenario's `output.pcap` asks the caller to.
+    /// A write that fails later stops the run ([`World::failure`],
+    /// [`World::pcap_error`]).
+    pub fn write_pcap(&mut self, dir: &std::path::Path) -> Result<(), PcapError> {
+        // A flow's receive window: `Flow::new`'s (TCP's largest by default).
+        let flows: Vec<TapFlow> = (self.flows.iter().zip(&self.cfg.flows))
+            .map(|(f, c)| TapFlow {
+                ue: f.ue,
+                rwnd_bytes: c.tcp.rwnd_bytes.unwrap_or(crate::transport::MAX_WINDOW_BYTES),
+            })
+            .collect();
+        self.pcap = Some(Box::new(PcapTaps::create(dir, &flows)?));
+        Ok(())
+    }
+
+    /// The write to a pcap file that failed and stopped the run, if one did.
+    pub fn pcap_error(&self) -> Option<&PcapError> {
+        self.pcap_error.as_ref()
+    }
+
+    /// A capture's write failed: the run stops, the taps write no more.
+    #[cold]
+    #[inline(never)]
+    fn pcap_failed(&mut self, e: PcapError) {
+        self.pcap = None;
+        if self.failure.is_none() {
+            self.failure = Some(e.to_string());
+        }
+        self.pcap_error.get_or_insert(e);
+    }
+
+    /// `p` of flow `f` passes its sender. Without taps, one branch: the
+    /// rest is out of line, so the routing inlined around it keeps its
+    /// frame.
+    #[inline(always)]
+    fn tap_sender(&mut self, now: SimTime, f: usize, p: &Packet) {
+        if self.pcap.is_some() {
+            self.tap(false, now, f, p);
+        }
+    }
+
+    /// `p` of flow `f` passes its UE.
+    #[inline(always)]
+    fn tap_ue(&mut self, now: SimTime, f: usize, p: &Packet) {
+        if self.pcap.is_some() {
+            self.tap(true, now, f, p);
+        }
+    }
+
+    /// The packets flow `f`'s sender just sent pass it.
+    #[cold]
+    #[inline(never)]
+    fn tap_sent(&mut self, now: SimTime, f: usize) {
+        let Some(t) = self.pcap.as_deref_mut() else { return };
+        for p in &self.out.packets {
+            if let Err(e) = t.at_sender(now, f, p) {
+                self.pcap_failed(e);
+                return;
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn tap(&mut self, at_ue: bool, now: SimTime, f: usize, p: &Packet) {
+        let Some(t) = self.pcap.as_deref_mut() else { return };
+        let written = if at_ue {
+            t.at_ue(now, f, p)
+        } else {
+            t.at_sender(now, f, p)
+        };
+        if let Err(e) = written {
+            self.pcap_failed(e);
+        }
     }
 
     /// Lowers the limit of segments in flight (tests).
@@ -673,6 +760,13 @@ impl World {
 
     /// Routes what the sender produced and records its state.
     fn after_sender(&mut self, now: SimTime, f: usize) {
+        if self.pcap.is_some() {
+            // Before any enters the path, which lets none out at once: the
+            // taps see them in the order sent (per packet here, the loop
+            // below kept each packet in memory to lend it: 1.3% more
+            // instructions in the dumbbell without taps).
+            self.tap_sent(now, f);
+        }
         let mut pkts = std::mem::take(&mut self.out.packets);
         for p in pkts.drain(..) {
             self.inet_receive(now, Dir::Down, p);
@@ -708,6 +802,7 @@ impl World {
     }
 
     fn sender_receive(&mut self, now: SimTime, f: usize, p: Packet) {
+        self.tap_sender(now, f, &p);
         let PacketKind::Ack(ack) = &p.kind else { return };
         if self.flows[f].state == FlowState::Waiting || self.flows[f].state == FlowState::Done {
             return;
@@ -722,6 +817,7 @@ impl World {
 
     #[inline(always)]
     fn receiver_receive(&mut self, now: SimTime, f: usize, p: Packet) {
+        self.tap_ue(now, f, &p);
         let PacketKind::Data(d) = &p.kind else { return };
         let fl = &mut self.flows[f];
         let r = fl.receiver.on_data(now, d);
@@ -761,6 +857,7 @@ impl World {
                 ack.set_pbe_option(r);
             }
         }
+        self.tap_ue(now, f, &ack);
         self.access_receive(now, Dir::Up, ack);
     }
 
@@ -979,6 +1076,12 @@ impl World {
         }
         for u in 0..self.live.len() {
             self.rec.ue_end(u, &self.access.link_counters(u));
+        }
+        // The captures are complete: written out and closed.
+        if let Some(mut t) = self.pcap.take() {
+            if let Err(e) = t.flush() {
+                self.pcap_failed(e);
+            }
         }
     }
 

@@ -30,6 +30,7 @@ pub fn output() -> OutputConfig {
         cwnd_trace: true,
         rtt_trace: true,
         queue_delay_trace: true,
+        pcap: false,
     }
 }
 
