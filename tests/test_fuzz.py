@@ -1,7 +1,9 @@
-"""Fuzzing (issue 9, item 16): a bounded campaign of mutated scenarios,
-``--set`` overrides and trace/CQI files runs in every ``make test``, the
-harness is shown to catch what it looks for, and each defect the fuzzer
-found has its regression test here (the core's are beside its code).
+"""Fuzzing: bounded campaigns of mutated scenarios, ``--set`` overrides and
+trace/CQI files, and of the edges around them (API calls, sweep files,
+damaged directories, signals, concurrent writers, full disks), run in every
+``make test``; the harness is shown to catch what it looks for, and each
+defect the fuzzer found has its regression test (here, beside the code it
+concerns, or in the core).
 """
 
 from __future__ import annotations
@@ -37,6 +39,45 @@ def test_two_thousand_fuzz_cases_give_no_panic_traceback_hang_or_absurd_summary(
     assert rep.counts.get("ran", 0) >= 200, rep.describe()
     report = json.loads((tmp_path / "fuzz" / "report.json").read_text())
     assert report["counts"] == rep.counts
+
+
+#: The edge campaign `make test` runs.
+EDGE_SEED = 20261129
+EDGE_CASES = 2000
+
+
+def test_two_thousand_edge_cases_lose_no_result_leave_nothing_and_raise_no_traceback(tmp_path):
+    from xrc.fuzz import edges
+
+    rep = fuzz.campaign(EDGE_CASES, EDGE_SEED, tmp_path / "edges", jobs=2, surface="edges", quick=True,
+                        case_timeout=30.0)
+    print(rep.describe())
+    assert sum(rep.counts.values()) == EDGE_CASES
+    assert rep.failed == 0, rep.describe()
+    kinds = set(edges.KINDS) - (set() if edges.EdgeGenerator(0).can_mount else {"disk"})
+    assert set(rep.by_kind) == kinds, rep.by_kind
+    # Both sides of every kind's oracle were reached where it has two.
+    for kind in ("api", "sweepfile", "damaged", "sequence"):
+        assert rep.by_kind[kind].get("done", 0) > 0 and rep.by_kind[kind].get("refused", 0) > 0, (kind, rep.by_kind)
+    assert rep.counts.get("interrupted", 0) > 0, rep.by_kind
+
+
+def test_the_edge_harness_reports_an_exception_and_a_file_left_behind(tmp_path):
+    rep = fuzz.campaign(4, 1, tmp_path / "out", jobs=1, surface="edges", case_timeout=30.0,
+                        sabotage={1: "raise", 2: "leave"})
+    assert rep.counts.get("traceback") == 1 and rep.counts.get("leftover") == 1, rep.describe()
+    assert sorted(p.name for p in (tmp_path / "out" / "failures").iterdir()) == ["1-traceback", "2-leftover"]
+    info = json.loads((tmp_path / "out" / "failures" / "2-leftover" / "case.json").read_text())
+    assert info["ops"] and "left-behind" in info["message"]
+    assert "--surface edges --seed 1 --case 2" in (tmp_path / "out" / "failures" / "2-leftover" / "repro.sh").read_text()
+
+
+def test_the_same_seed_makes_the_same_edge_cases():
+    from xrc.fuzz.edges import EdgeGenerator
+
+    a, b, c = EdgeGenerator(3, can_mount=True), EdgeGenerator(3, can_mount=True), EdgeGenerator(4, can_mount=True)
+    assert all(a.case(i) == b.case(i) for i in range(300))
+    assert sum(a.case(i) == c.case(i) for i in range(300)) < 60
 
 
 def test_the_same_seed_makes_the_same_cases_and_another_seed_other_cases():

@@ -317,6 +317,8 @@ def _same_sweep(ref: Path, d: Path) -> list[str]:
     problems = []
     for row in b.itertuples():
         meta = d / "runs" / str(row.run_id) / "metadata.json"
+        if not meta.is_file() or meta.is_symlink():
+            continue   # a pipe put there on purpose would block the reader
         # (A metadata.json damaged on purpose says nothing.)
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             if json.loads(meta.read_text())["seed"] != int(row.seed):
@@ -655,6 +657,7 @@ class Execution:
     def _spawn(self, argv: list[str], tag: str):
         ctx = self.w.context()
         ready = self.d / f"{tag}.ready"
+        ready.unlink(missing_ok=True)   # an earlier operation's
         p = ctx.Process(target=_child, args=(argv, str(self.tmp), str(self.d / f"{tag}.log"), str(ready)))
         p.start()
         return p
