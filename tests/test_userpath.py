@@ -1192,3 +1192,37 @@ def test_a_ctrl_c_that_a_library_swallows_still_stops_the_run(tmp_path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
     monkeypatch.undo()
     assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--no-plots"]) == 0
+
+
+def test_the_janitor_removes_a_staging_directory_killed_before_its_mark_and_nothing_else(tmp_path):
+    # Found by `xrc fuzz --surface edges`: SIGKILL between making the
+    # staging directory and writing its mark left `.out.partial-PID`; the
+    # janitor removed only a marked one. An empty one is removed too; one
+    # holding anything without the mark is not its own and stays.
+    from xrc.outdir import Janitor
+
+    empty, full = tmp_path / ".a.partial-1", tmp_path / ".b.partial-2"
+    js = [Janitor(empty), Janitor(full)]
+    empty.mkdir()
+    full.mkdir()
+    (full / "user-file").write_text("x")
+    for j in js:
+        j.proc.stdin.close()   # as when the writer dies
+        j.proc.wait(timeout=10)
+    assert not empty.exists() and (full / "user-file").exists()
+
+
+def test_a_refused_api_sweep_leaves_no_output_directory(tmp_path):
+    # Found by `xrc fuzz --surface edges`: a dict scenario's base file was
+    # written into `out` before its variants were checked.
+    import xrc
+
+    from xrc.fuzz.edges import TINY
+
+    import tomllib
+
+    doc = tomllib.loads(TINY)
+    with pytest.raises(xrc.ScenarioError, match="internet.rate_mbps"):
+        # The keyword removes the field from every run: each variant fails.
+        xrc.sweep(doc, {"flows.0.cc": ["cubic"]}, out=tmp_path / "sw", internet__rate_mbps=None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

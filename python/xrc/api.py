@@ -463,17 +463,21 @@ def sweep(scenario: Scenario | str | Path | Mapping[str, Any], grid: Mapping[str
                                 f"of them")
 
     def go(root: Path):
-        base = _base_file(scenario, root)
-        sw = Sweep(scenario=base, seeds=seed_list, common=common, variants=variants)
-        # Every variant resolves before anything runs (as `xrc sweep` checks).
+        # Every variant resolves before anything runs (as `xrc sweep`
+        # checks), and before anything is written: a dict's base went into
+        # `out` first, which a refused sweep left behind.
         from .sweeps import _toml_value
 
-        for v in variants:
-            ov = common + [f"{k}={_toml_value(val)}" for k, val in sorted(v.items())]
-            try:
-                load(base, overrides=ov, seed=seed_list[0])
-            except ScenarioError as e:
-                raise ScenarioError(f"sweep variant {v}: {e}") from None
+        with tempfile.TemporaryDirectory(prefix="xrc-sweep-check-") as check:
+            base = _base_file(scenario, Path(check))
+            for v in variants:
+                ov = common + [f"{k}={_toml_value(val)}" for k, val in sorted(v.items())]
+                try:
+                    load(base, overrides=ov, seed=seed_list[0])
+                except ScenarioError as e:
+                    raise ScenarioError(f"sweep variant {v}: {e}") from None
+        base = _base_file(scenario, root)
+        sw = Sweep(scenario=base, seeds=seed_list, common=common, variants=variants)
         path = run_sweep(sw, root, jobs=jobs, progress=progress)
         df = pq.read_table(path).to_pandas()
         return _sweep_frame(df, grid, variants)

@@ -357,7 +357,7 @@ class staged:
 
 #: What the janitor runs: waits for its standard input to close (the writer
 #: ended or died), then removes the staging directory if it is still one.
-_JANITOR = 'read -r _; if [ -e "$1/{mark}" ]; then rm -rf -- "$1"; fi'
+_JANITOR = 'read -r _; if [ -e "$1/{mark}" ]; then rm -rf -- "$1"; else rmdir -- "$1" 2>/dev/null; fi; exit 0'
 
 
 class Janitor:

@@ -539,6 +539,18 @@ class Execution:
                 raise Finding("wrong", f"xrc sweep refused to resume its own directory: {err[-500:]}")
             self.only_repaired(before)
 
+    def changed_runs_complete(self, before: dict | None, who: str) -> None:
+        from ..rundir import summary_ok
+
+        after = _tree(self.out) or {}
+        before = before or {}
+        for k in {k for k in set(before) | set(after) if before.get(k) != after.get(k)}:
+            parts = Path(k).parts
+            if len(parts) >= 2 and parts[0] == "runs" and not parts[1].endswith(".lock") and \
+                    os.path.lexists(self.out / "runs" / parts[1]) and \
+                    not summary_ok(self.out / "runs" / parts[1] / "summary.json"):
+                raise Finding("lost", f"{who} left run {parts[1]} incomplete")
+
     def only_repaired(self, before: dict | None) -> None:
         """A sweep refused after it ran again some runs (it could not merge
         their table): what changed must be runs it completed."""
@@ -715,16 +727,9 @@ class Execution:
             if rc == 0:
                 self.complete("run")
         else:
-            from ..rundir import summary_ok
-
-            runs = self.out / "runs"
-            # A lock file stays after a SIGKILL (removing one safely needs
-            # its lock); it holds nothing.
-            for r in (runs.iterdir() if runs.is_dir() else []):
-                if r.name.endswith(".lock"):
-                    continue
-                if not summary_ok(r / "summary.json"):
-                    raise Finding("lost", f"an interrupted sweep left a run directory without a summary: {r.name}")
+            # What the command changed in runs/ is whole runs (a run
+            # damaged before it and not reached is still damaged).
+            self.changed_runs_complete(before, "an interrupted sweep")
             if rc == 0:
                 self.complete("sweep")
 
