@@ -724,8 +724,8 @@ class Execution:
             if now != before and _same_run(self.w.ref_run(), self.out):
                 raise Finding("lost", f"an interrupted run (exit {rc}) left --out half written: "
                                       f"{_same_run(self.w.ref_run(), self.out)}")
-            if rc == 0:
-                self.complete("run")
+            if rc == 0 or now != before:
+                self.complete("run")   # committed before the signal
         else:
             # What the command changed in runs/ is whole runs (a run
             # damaged before it and not reached is still damaged).
