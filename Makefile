@@ -66,7 +66,7 @@ test-rust-debug:
 	cargo test --workspace --exclude xrc-py
 
 test-python: setup
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q -rs tests
 
 ## Speed: the whole simulator on the bench scenario, and the engine alone;
 ## one cell with 1, 10, 100, 400 and 1,000 UEs (wall, events/s, peak RSS),
