@@ -37,7 +37,7 @@ __all__ = ["GroupedArrays", "GroupedSpill", "WHOLE_VALUES"]
 #: (64 MiB of float64); a larger one is read in pieces of
 #: :data:`PIECE_VALUES` values.
 WHOLE_VALUES = 1 << 23
-PIECE_VALUES = 1 << 21
+PIECE_VALUES = 1 << 20
 #: A radix selection collects a bucket of at most this many values to sort.
 _COLLECT_VALUES = 1 << 20
 _SIGN = np.uint64(1 << 63)
@@ -329,8 +329,8 @@ def _select(pieces, ranks: list[int], levels: int = 4, collect: bool = True) -> 
         fixed = 16 * level
         prefixes = sorted({p for p, _ in state.values()})
         counts: dict[int, np.ndarray] = {}
-        for at in range(0, len(prefixes), 64):
-            part = np.array(prefixes[at:at + 64], dtype=np.uint64)
+        for at in range(0, len(prefixes), 16):
+            part = np.array(prefixes[at:at + 16], dtype=np.uint64)
             hist = np.zeros(part.size << 16, dtype=np.int64)
             for v in pieces():
                 k = _keys(v)

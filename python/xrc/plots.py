@@ -449,7 +449,14 @@ def plot_all(run, resolved, directory: Path, summary=None) -> list[str]:
     data = run if isinstance(run, RunData) else RunData.from_tables(run)
     directory.mkdir(parents=True, exist_ok=True)
     out = []
+    from ._proc import trim_heap
+
+    # Each figure's memory goes back before the next (a long run's figures
+    # each free hundreds of MB).
     out += plot_rates(data, resolved, directory)
+    trim_heap()
     out += plot_hol_cdf(data, resolved, directory, summary)
+    trim_heap()
     out += plot_cwnd(data, resolved, directory, summary)
+    trim_heap()
     return out

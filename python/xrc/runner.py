@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__, _core, progress as _progress, stopping, tomlw
+from ._proc import trim_heap
 from .outdir import OutputError, commit, staged
 from .results import columns_to_arrays, summarize
 from .scenario import Scenario, ScenarioError, load_text
@@ -259,6 +260,7 @@ def run_to_dir(scenario: Scenario, out: str | Path, *, force: bool = False, plot
                 summary = summarize(scenario.resolved, run.data, events=run.events, sim_time_s=run.sim_time_s,
                                     wall_time_s=run.wall_time_s)
                 (staging / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+                trim_heap()
                 if plots:
                     from .plots import plot_all
 

@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _core, progress as _progress, stopping
+from ._proc import trim_heap
 from .grouped import GroupedSpill
 from .results import (_NUMPY_OF_ARROW, RunData, arrow_table, columns_to_arrays, decoded, envelope, numpy_of,
                       parquet_options)
@@ -282,25 +283,6 @@ def _decode(raw_tables, mode_names) -> dict[str, dict[str, np.ndarray]]:
 TRIM_EVERY = 8
 
 
-def _libc_trim():
-    """glibc's ``malloc_trim``, or ``None`` elsewhere. The batches the core
-    hands over are freed once written, but glibc keeps the freed memory of
-    its heaps (one per thread, and the Parquet writer is a thread): a long
-    run grew from 180 to 380 MB over 4·10^4 simulated seconds of which half
-    was free memory never given back. Trimming every few batches keeps the
-    resident memory flat."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return trim
-
-
 def _abandon(writer: BackgroundWriter) -> None:
     """Stops the writer after a failure (its files are discarded with the
     staging directory); its own error, if any, is not the one to report."""
@@ -359,7 +341,7 @@ def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
     step = max(end / 200.0, 0.05)
     t = min(step, end)
     done = False
-    trim, taken = _libc_trim(), 0
+    taken = 0
     try:
         while not done:
             # Returns at `t`, at the end, or once `drain_rows` rows are held.
@@ -375,8 +357,11 @@ def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
                 run.core_time_s += time.perf_counter() - c0
                 consume(d["tables"], d["mode_names"])
                 taken += 1
-                if trim is not None and taken % TRIM_EVERY == 0:
-                    trim(0)
+                if taken % TRIM_EVERY == 0:
+                    # The batches are freed once written, but glibc keeps
+                    # freed memory (one heap per thread, and the Parquet
+                    # writer is one): 180 to 380 MB over 4e4 simulated s.
+                    trim_heap()
             elif not done:
                 t = min(t + step, end)
             if bar is not None:
@@ -408,4 +393,5 @@ def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
 
     run.sim_time_s = exact_seconds(raw["sim_time_s"])
     run.finish()
+    trim_heap()
     return run
