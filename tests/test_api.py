@@ -262,3 +262,19 @@ def test_xrc_load_takes_a_bundled_scenarios_name_as_xrc_run_does(tmp_path, monke
     assert sc.resolved["duration_s"] == 1.0 and sc.path.name == "dumbbell-20mbit-40ms.toml"
     with pytest.raises(xrc.ScenarioError, match="not found: 'validation/dumbbell-20mbit-40'"):
         xrc.load("validation/dumbbell-20mbit-40")
+
+
+def test_a_table_file_with_flipped_bits_in_its_schema_is_a_message_naming_it(tmp_path):
+    # Found by `xrc fuzz --surface edges`: pyarrow raised
+    # ArrowNotImplementedError ("Integers with less than 8 bits not
+    # implemented"), which read_run let through as a traceback.
+    from unittest import mock
+
+    import pyarrow as pa
+
+    run = xrc.run(_DICT, out=tmp_path / "r")
+    with mock.patch("pyarrow.parquet.read_table",
+                    side_effect=pa.ArrowNotImplementedError("Integers with less than 8 bits not implemented")):
+        with pytest.raises(xrc.ScenarioError, match="cannot read rtt.parquet: Integers with less than 8 bits"):
+            xrc.read_run(tmp_path / "r").rtt
+    assert run.summary["flows"]

@@ -286,10 +286,14 @@ class Run:
         path = self.directory / f"{name}.parquet"
         if not path.is_file():
             raise ScenarioError(f"{str(self.directory)!r} has no {path.name}")
+        import pyarrow as pa
+
         try:
             t = pq.read_table(path)
-        except (OSError, ValueError) as e:
-            # pyarrow's ArrowInvalid (a damaged file) is a ValueError.
+        except (OSError, ValueError, pa.ArrowException) as e:
+            # A damaged file: pyarrow's ArrowInvalid (a ValueError), or, for
+            # flipped bits in its schema, ArrowNotImplementedError ("Integers
+            # with less than 8 bits"), found by the edge fuzzer.
             raise ScenarioError(f"{str(self.directory)!r}: cannot read {path.name}: {e}") from None
         from .rundir import check_table_columns
 
