@@ -8,9 +8,8 @@ The core holds the rows it records until they are taken
 ``ParquetWriter`` in row groups of exactly :data:`ROW_GROUP_ROWS` rows (the
 last one shorter). Row groups are cut by row count, never where a drain
 happened to fall (drains follow the wall clock), so a file's bytes depend
-on its rows alone: equal runs give equal files, and a table of at most
-:data:`ROW_GROUP_ROWS` rows is written exactly as ``pq.write_table`` wrote
-it before streaming (its default row group is the same 2^20 rows).
+on its rows alone: equal runs give equal files, as
+:func:`xrc.results.write_parquet` writes them (the same row groups).
 
 What the summary and the plots need of the long series is kept by group
 in temporary files beside the output (:class:`xrc.grouped.GroupedSpill`):
@@ -39,14 +38,12 @@ import pyarrow.parquet as pq
 from . import _core, progress as _progress, stopping
 from ._proc import trim_heap
 from .grouped import GroupedSpill
-from .results import (_NUMPY_OF_ARROW, RunData, arrow_table, columns_to_arrays, decoded, envelope, numpy_of,
-                      parquet_options)
+from .results import (_NUMPY_OF_ARROW, ROW_GROUP_ROWS, RunData, arrow_table, columns_to_arrays, decoded, envelope,
+                      numpy_of, parquet_options)
 from .scenario import Scenario, ScenarioError, read_input
 
 __all__ = ["DRAIN_ROWS", "PCAP_DIR", "ROW_GROUP_ROWS", "SMALL_TABLES", "StreamedRun", "TableSink", "stream_run"]
 
-#: Rows of a Parquet row group (pyarrow's default for ``write_table``).
-ROW_GROUP_ROWS = 1 << 20
 #: Rows the core holds before the front end takes them.
 DRAIN_ROWS = 1 << 18
 #: Tables kept whole in memory for the summary and the plots (one row per
