@@ -226,3 +226,41 @@ if __name__ == "__main__":
 """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "2", p.stderr[-2000:]
+
+
+_FINALIZER_SIGTERM = """
+import os, signal, sys
+from xrc import parallel
+
+
+class SigtermOnDelete:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(10000):   # the handler runs here, inside __del__
+            pass
+
+
+def run(item):
+    obj = SigtermOnDelete()
+    del obj
+    sys.stderr.flush()   # the worker leaves with os._exit, which does not
+    return item
+
+
+try:
+    parallel.run_parallel(run, [1, 2], 2, lambda r: None)
+except parallel.WorkerDied as e:
+    print("died:", e)
+"""
+
+
+def test_a_sigterm_that_lands_in_a_workers_finalizer_is_not_printed_as_an_ignored_exception():
+    # Found by `xrc fuzz --surface edges`: SIGTERM to a sweep landed in a
+    # worker inside ParquetWriter.__del__ and came out on the sweep's
+    # stderr as "Exception ignored in ... Traceback ... _Terminated: 143".
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _FINALIZER_SIGTERM], capture_output=True, text=True, timeout=60)
+    assert "died:" in r.stdout and "stopped by SIGTERM" in r.stdout, (r.stdout, r.stderr)
+    assert "Exception ignored" not in r.stderr and "Traceback" not in r.stderr, r.stderr
