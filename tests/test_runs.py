@@ -238,3 +238,27 @@ def test_rerunning_a_run_directory_whose_input_file_changed_is_refused_naming_th
     err = capsys.readouterr().err
     assert "trace.downlink" in err and str(trace) in err and "changed since the run" in err, err
     assert not (tmp_path / "changed").exists()
+
+
+def test_the_commit_a_run_records_is_read_without_taking_gits_index_lock(monkeypatch):
+    # A `git status` killed with the run's process group left
+    # .git/index.lock behind (seen during the edge fuzz campaign), and
+    # every git command in the checkout failed after it.
+    import subprocess
+
+    from xrc import runner
+
+    calls = []
+    real = subprocess.run
+
+    def run(argv, *a, **k):
+        calls.append(list(argv))
+        return real(argv, *a, **k)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    runner.git_commit.cache_clear()
+    commit = runner.git_commit()
+    runner.git_commit.cache_clear()
+    status = [c for c in calls if "status" in c]
+    assert status or commit is None, calls   # a checkout is asked whether it is dirty
+    assert all("--no-optional-locks" in c for c in status), status
