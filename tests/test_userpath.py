@@ -1226,3 +1226,21 @@ def test_a_refused_api_sweep_leaves_no_output_directory(tmp_path):
         # The keyword removes the field from every run: each variant fails.
         xrc.sweep(doc, {"flows.0.cc": ["cubic"]}, out=tmp_path / "sw", internet__rate_mbps=None)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_the_instant_the_handlers_are_installed_is_an_interruption(monkeypatch, capsys):
+    # Found by `xrc fuzz --surface edges`: a SIGINT landing as
+    # stopping.install() returned escaped main() as a traceback.
+    from xrc import stopping
+    from xrc.cli import main
+
+    install = stopping.install
+
+    def install_then_interrupted():
+        saved = install()
+        stopping.restore(saved)   # what the interrupted caller could not do
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stopping, "install", install_then_interrupted)
+    assert main(["list"]) == 130
+    assert capsys.readouterr().err.strip() == "xrc: interrupted"

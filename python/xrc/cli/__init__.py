@@ -57,8 +57,11 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     # Without this the process died at once: its staging directory stayed
     # beside --out and a sweep's workers went on running, orphaned.
-    saved = stopping.install()
+    saved = None
     try:
+        # Inside the try: a Ctrl-C the instant the handlers are in place is
+        # an interruption too, not a traceback (found by the edge fuzzer).
+        saved = stopping.install()
         rc = _main(argv)
         if rc == 130 and stopping.requested() == signal.SIGINT:
             return rc   # the subcommand said so already
@@ -73,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         return status
     finally:
-        stopping.restore(saved)
+        if saved is not None:
+            stopping.restore(saved)
 
 
 def _main(argv: list[str] | None = None) -> int:
