@@ -836,7 +836,8 @@ class Execution:
             node[path[-1]] = _value(op["odd"])
         pipe = self.d / "pipe"
         scen = {"dict": doc, "dict-odd": doc,
-                "name": ["validation/dumbbell-20mbit-40ms", "nonexistent/x", "x" * 300, "", "../../etc/passwd",
+                "name": ["validation/dumbbell-20mbit-40ms", "nonexistent/x", "x" * 300, "",
+                         "../../etc/passwd",  # noqa: repo-path (a name a user might give)
                          "paper/fig1-time-varying", "bench/lte-1ue-20s", "validation"][op["pick"]],
                 "path": [str(w.fix / "tiny.toml"), w.fix / "tiny.toml", w.ref_run(), w.fix, self.d / "missing.toml",
                          "pipe", "/dev/null", w.fix / "sweep.toml"][op["pick"]],
