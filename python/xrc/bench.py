@@ -113,36 +113,47 @@ def _cell_child(n_ues: int, duration_s: float, out: str, overrides: list[str] | 
     return 0
 
 
+def _measured_child(argv: list[str], read: str) -> tuple[int, str, float, int]:
+    """Runs `argv` as a child that dies with this process; returns its exit
+    status, the text of its `read` stream ("stdout" or "stderr"; the other
+    is inherited or dropped), its wall time and its own peak RSS in bytes
+    (getrusage of that child alone, through wait4)."""
+    import os
+    import subprocess
+
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, text=True, env={**os.environ, PARENT_ENV: str(os.getpid())},
+                         stdout=subprocess.PIPE if read == "stdout" else subprocess.DEVNULL,
+                         stderr=subprocess.PIPE if read == "stderr" else None)
+    try:
+        text = (p.stdout if read == "stdout" else p.stderr).read()
+        _, status, usage = os.wait4(p.pid, 0)
+    except BaseException:
+        # Ctrl-C reaches the child too, SIGTERM only this process.
+        p.kill()
+        p.wait()
+        raise
+    return os.waitstatus_to_exitcode(status), text, time.perf_counter() - t0, usage.ru_maxrss * 1024  # KiB
+
+
 def measure_cell(n_ues: int, duration_s: float = 60.0, overrides: list[str] | None = None) -> dict:
     """Runs one size in a child process; adds its peak RSS (getrusage of
     that child alone, through wait4) and its wall time."""
     import os
     import shutil
-    import subprocess
     import sys
     import tempfile
 
     out = tempfile.mkdtemp(prefix=f"xrc-bench-{n_ues}-")
     try:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "xrc.bench", "--child", str(n_ues), repr(duration_s),
-                              os.path.join(out, "run"), *(overrides or [])], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, PARENT_ENV: str(os.getpid())})
-        try:
-            text = p.stdout.read()
-            _, status, usage = os.wait4(p.pid, 0)
-        except BaseException:
-            # Ctrl-C reaches the child too, SIGTERM only this process.
-            p.kill()
-            p.wait()
-            raise
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
-            raise RuntimeError(f"the {n_ues}-UE run failed (exit {p.returncode})")
+        code, text, wall, peak = _measured_child(
+            [sys.executable, "-m", "xrc.bench", "--child", str(n_ues), repr(duration_s), os.path.join(out, "run"),
+             *(overrides or [])], read="stdout")
+        if code != 0:
+            raise RuntimeError(f"the {n_ues}-UE run failed (exit {code})")
         r = json.loads(text.strip().splitlines()[-1])
         r["process_s"] = wall
-        r["peak_rss_bytes"] = usage.ru_maxrss * 1024  # Linux: KiB
+        r["peak_rss_bytes"] = peak
         return r
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -269,7 +280,6 @@ def bench_memory(duration_s: float = 1e5) -> int:
     under its bound; returns 1 if one did not."""
     import os
     import shutil
-    import subprocess
     import sys
     import tempfile
 
@@ -282,22 +292,11 @@ def bench_memory(duration_s: float = 1e5) -> int:
         for how, bound in (("out", MEMORY_BOUND_OUT), ("memory", MEMORY_BOUND_IN_MEMORY)):
             work = tempfile.mkdtemp(prefix="xrc-bench-memory-")
             try:
-                t0 = time.perf_counter()
-                p = subprocess.Popen([sys.executable, "-c", _MEMORY_CHILD, how, name, repr(duration_s),
-                                      os.path.join(work, "run")], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True, env={**os.environ, PARENT_ENV: str(os.getpid())})
-                try:
-                    err = p.stderr.read()
-                    _, status, usage = os.wait4(p.pid, 0)
-                except BaseException:
-                    p.kill()
-                    p.wait()
-                    raise
-                wall = time.perf_counter() - t0
+                code, err, wall, peak = _measured_child(
+                    [sys.executable, "-c", _MEMORY_CHILD, how, name, repr(duration_s), os.path.join(work, "run")],
+                    read="stderr")
             finally:
                 shutil.rmtree(work, ignore_errors=True)
-            code = os.waitstatus_to_exitcode(status)
-            peak = usage.ru_maxrss * 1024
             if code == 0:
                 outcome = "ran to the end"
             elif code == 2 and "refused:" in err:
