@@ -22,6 +22,9 @@ from xrc.emulation import emulate as em
 from xrc.emulation.testbed import missing_requirements, our_namespaces
 from xrc.scenario import from_dict
 
+# Real traffic in real time: `make test` runs these alone (see pyproject.toml).
+pytestmark = pytest.mark.realtime
+
 MISSING = missing_requirements(("ip", "ss", "sysctl", "ping", "iperf3"))
 needs_root = pytest.mark.skipif(bool(MISSING), reason="emulate tests need: " + "; ".join(MISSING))
 XRC = [sys.executable, "-m", "xrc.cli"]

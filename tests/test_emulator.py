@@ -21,6 +21,9 @@ from xrc.emulation import testbed as tbmod
 from xrc.emulation.testbed import default_emulator_cpu, leftovers, missing_requirements, remove_stale
 from xrc.scenario import from_dict
 
+# Real traffic in real time: `make test` runs these alone (see pyproject.toml).
+pytestmark = pytest.mark.realtime
+
 MISSING = missing_requirements(("ip", "ss", "sysctl", "ping", "iperf3"))
 needs_root = pytest.mark.skipif(bool(MISSING), reason="emulator tests need: " + "; ".join(MISSING))
 ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")

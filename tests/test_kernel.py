@@ -25,6 +25,9 @@ from xrc.emulation.testbed import missing_requirements
 from xrc.kernel import KernelError, loaded, params_json
 from xrc.scenario import from_dict
 
+# Real traffic in real time: `make test` runs these alone (see pyproject.toml).
+pytestmark = pytest.mark.realtime
+
 XRC = [sys.executable, "-m", "xrc.cli"]
 
 

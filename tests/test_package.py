@@ -18,6 +18,9 @@ import pytest
 
 from .conftest import ROOT
 
+# One wheel for the module: `make test` keeps its tests on one pytest-xdist worker.
+pytestmark = pytest.mark.xdist_group("wheel")
+
 PACKAGE = ROOT / "python" / "xrc"
 
 

@@ -114,8 +114,8 @@ fn the_oracles_packets_wait_less_than_two_ttis_in_the_rlc_buffer() {
 
 #[test]
 fn no_scheme_beats_the_oracle_in_random_cells() {
-    let cases = if cfg!(debug_assertions) { 2 } else { 20 };
-    let duration = if cfg!(debug_assertions) { 2.0 } else { 6.0 };
+    let cases = if cfg!(xrc_unoptimized) { 2 } else { 20 };
+    let duration = if cfg!(xrc_unoptimized) { 2.0 } else { 6.0 };
     let mut rng = Rng::from_seed(11);
     for case in 0..cases {
         let cfg = random_cell(&mut rng, duration);

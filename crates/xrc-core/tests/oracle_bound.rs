@@ -106,7 +106,7 @@ fn check(case: &str, cfg: &xrc_core::scenario::ScenarioConfig, trace: &str) {
 
 #[test]
 fn no_scheme_beats_the_oracle_on_random_traces_buffers_and_base_rtts() {
-    let cases = if cfg!(debug_assertions) { 2 } else { 24 };
+    let cases = if cfg!(xrc_unoptimized) { 2 } else { 24 };
     let mut rng = Rng::from_seed(10);
     for case in 0..cases {
         let trace = random_trace(&mut rng);
@@ -143,7 +143,7 @@ fn no_scheme_beats_the_oracle_on_the_bundled_trace() {
     let mut cfg = common::trace(
         "oracle",
         "synthetic-lte.down",
-        if cfg!(debug_assertions) { 2.0 } else { 5.0 },
+        if cfg!(xrc_unoptimized) { 2.0 } else { 5.0 },
     );
     cfg.internet.rate_mbps = None;
     check("the bundled trace", &cfg, &trace);
