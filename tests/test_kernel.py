@@ -387,6 +387,8 @@ def test_a_scheme_the_kernel_lacks_runs_through_the_shim_with_the_agent_deciding
     assert data["scheme"] == "vegas" and data["events"] > 1000
     c = sh["counters"]
     assert c["events_lost"] == 0 and c["decisions_applied"] > 0.9 * data["events"] / 2, c
+    # The agent thread runs at real-time priority (the emulation runs as root).
+    assert sh["agent_fifo_priority"] == 40
     assert sh["decision_lag"]["p99_us"] < 1000, sh["decision_lag"]
     assert sh["errors"] == []
 

@@ -540,6 +540,8 @@ struct AgentThread {
     stop: Arc<AtomicBool>,
     agent: Arc<Mutex<Option<shim::Agent>>>,
     handle: Option<JoinHandle<io::Result<()>>>,
+    /// The thread's `SCHED_FIFO` priority once it got it, else 0.
+    fifo: Arc<std::sync::atomic::AtomicI32>,
 }
 
 /// What the shim did: the agent's report and the BPF side's counters.
@@ -547,7 +549,18 @@ struct AgentThread {
 pub struct ShimStatus {
     pub counters: Vec<(&'static str, u64)>,
     pub agent: shim::AgentReport,
+    /// The agent thread's `SCHED_FIFO` priority ([`AGENT_FIFO_PRIORITY`]),
+    /// or `None` where the system refused it (not root) and it runs as an
+    /// ordinary thread.
+    pub agent_fifo_priority: Option<i32>,
 }
+
+/// The shim's agent thread asks for `SCHED_FIFO` at this priority: each ACK
+/// waits for its decision, so a busy host must not delay the agent behind
+/// ordinary processes. Below the emulator's loop (50), which keeps the
+/// cell's time; the agent blocks in `epoll` between events, so it never
+/// nears the real-time throttling budget.
+pub const AGENT_FIFO_PRIORITY: i32 = 40;
 
 impl Shim {
     /// Checks the machine, loads the shim, attaches its option parser,
@@ -592,11 +605,15 @@ impl Shim {
             .enumerate()
             .map(|(i, n)| (*n, bpf::percpu_sum(fd, i as u32)))
             .collect();
-        let agent = match &self.agent {
-            Some(a) => a.snapshot(),
-            None => shim::AgentReport::default(),
+        let (agent, fifo) = match &self.agent {
+            Some(a) => (a.snapshot(), a.fifo.load(Ordering::Acquire)),
+            None => (shim::AgentReport::default(), 0),
         };
-        Ok(ShimStatus { counters, agent })
+        Ok(ShimStatus {
+            counters,
+            agent,
+            agent_fifo_priority: (fifo > 0).then_some(fifo),
+        })
     }
 
     /// Stops the agent (after a last drain of the events) and returns the
@@ -627,9 +644,19 @@ impl AgentThread {
         .map_err(|e| failed("the shim's ring buffer", e))?;
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
+        let fifo = Arc::new(std::sync::atomic::AtomicI32::new(0));
+        let f = fifo.clone();
         let handle = std::thread::Builder::new()
             .name("xrc-shim-agent".into())
             .spawn(move || -> io::Result<()> {
+                let param = libc::sched_param {
+                    sched_priority: AGENT_FIFO_PRIORITY,
+                };
+                // SAFETY: `param` is a valid sched_param; 0 = this thread.
+                // A refusal (not root) leaves it an ordinary thread.
+                if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0 {
+                    f.store(AGENT_FIFO_PRIORITY, Ordering::Release);
+                }
                 loop {
                     let last = s.load(Ordering::Acquire);
                     rb.poll(20)?;
@@ -643,6 +670,7 @@ impl AgentThread {
             stop,
             agent,
             handle: Some(handle),
+            fifo,
         })
     }
 

@@ -188,6 +188,7 @@ fn shim_status<'py>(py: Python<'py>, s: &xrc_kernel::ShimStatus) -> PyResult<Bou
         lag.set_item(n, a.lag_quantile(q).map(|v| v as f64 / 1e3))?;
     }
     d.set_item("decision_lag", lag)?;
+    d.set_item("agent_fifo_priority", s.agent_fifo_priority)?;
     let socks = PyList::empty(py);
     for (k, scheme, events, closed) in &a.sockets {
         let e = PyDict::new(py);
