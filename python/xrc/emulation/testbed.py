@@ -44,6 +44,7 @@ import shutil
 import signal
 import subprocess
 import time
+import contextlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,7 @@ from ..outdir import pid_alive
 INET_IP = "10.77.0.1"
 UE_IP = "10.77.0.2"
 PREFIX = "xrc-"
-#: UEs the address plan holds (the emulator's ``cell::MAX_UES``).
+#: UEs the address plan holds (the emulator's ``access::MAX_UES``).
 MAX_UES = 253
 
 
@@ -417,6 +418,13 @@ def testbed(resolved: dict, *, downlink_text: str | None = None, uplink_text: st
             except OSError:
                 pass
         for ns in created:
+            # TCP sockets still open there (a transfer's unsent data, an
+            # orphan retransmitting into the stopped path) outlive the
+            # namespace for minutes, and with them a congestion control of
+            # xrc's they use: abort them first (SOCK_DESTROY, as `ss -K`).
+            if shutil.which("ss"):
+                with contextlib.suppress(OSError, subprocess.SubprocessError):
+                    _run(ns_exec(ns, ["ss", "-K", "-t", "state", "all"]), check=False)
             _run(["ip", "netns", "del", ns], check=False)
         if emu is not None:
             try:
