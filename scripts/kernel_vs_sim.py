@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Real kernel senders through the emulated cell against the simulator on
-the same scenario: the table of docs/kernel.md.
+"""Real kernel senders through the emulated cell (or trace link) against the
+simulator on the same scenario: the tables of docs/kernel.md.
 
     sudo .venv/bin/python scripts/kernel_vs_sim.py --out runs/kernel-vs-sim [--cases fig1-xrc,cell4-xrc] [--duration 60]
 
@@ -25,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIG1 = ROOT / "scenarios" / "paper" / "fig1-time-varying.toml"
+TRACE = ROOT / "scenarios" / "traces" / "synthetic-xrc.toml"
+SLICES = ROOT / "data" / "linux-reference" / "trace-slices"
 
 
 def fig1(cc: str) -> dict:
@@ -44,6 +46,33 @@ def cell4(cc: str) -> dict:
     return s
 
 
+def trace(cc: str, slice_name: str | None = None) -> dict:
+    """The bundled trace scenario (10 ms base RTT, 150 KB buffer, the agent
+    at the trace's queue), on its synthetic trace or on the first 65 s of
+    a public Mahimahi trace shipped with the Linux reference (downlink and
+    uplink); the trace files are written beside the case's scenario."""
+    s = tomllib.loads(TRACE.read_text())
+    s["flows"][0]["cc"] = cc
+    if slice_name is None:
+        s["trace"]["downlink"] = str(TRACE.with_name(s["trace"]["downlink"]))
+    else:
+        s["name"] = f"trace-{slice_name}"
+        s["trace"]["downlink"] = f"{slice_name}.down"
+        s["trace"]["uplink"] = f"{slice_name}.up"
+    return s
+
+
+def write_traces(sc: dict, d: Path) -> None:
+    """Decompresses the slices a scenario of :func:`trace` names into `d`."""
+    import gzip
+
+    t = sc.get("trace") or {}
+    for k in ("downlink", "uplink"):
+        name = t.get(k)
+        if name and not Path(name).is_absolute():
+            (d / name).write_bytes(gzip.decompress((SLICES / f"{name}.gz").read_bytes()))
+
+
 #: Every scheme of `xrc list` that can run on real sockets, on Fig. 1's
 #: cell: the kernel's own module (cubic, newreno as Linux reno, bbr), xrc's
 #: BPF sender (xrc), or the shim (the rest); and the same scheme through the
@@ -52,6 +81,9 @@ SCHEMES = ["xrc", "cubic", "newreno", "bbr", "illinois", "veno", "vegas", "copa"
 CASES: dict = {f"fig1-{c}": (lambda c=c: fig1(c), ()) for c in SCHEMES}
 CASES.update({f"fig1-{c}-shim": (lambda c=c: fig1(c), (c,)) for c in ("xrc", "cubic", "newreno", "bbr")})
 CASES["cell4-xrc"] = (lambda: cell4("xrc"), ())
+CASES["trace-synthetic-xrc"] = (lambda: trace("xrc"), ())
+CASES["trace-verizon-xrc"] = (lambda: trace("xrc", "Verizon-LTE-short"), ())
+CASES["trace-tmobile-xrc"] = (lambda: trace("xrc", "TMobile-LTE-short"), ())
 
 
 def toml_text(d: dict) -> str:
@@ -83,6 +115,7 @@ def run_case(name: str, out: Path, duration: float | None) -> dict:
     d.mkdir(parents=True, exist_ok=True)
     path = d / "scenario.toml"
     path.write_text(toml_text(sc))
+    write_traces(sc, d)
     xrc = [sys.executable, "-m", "xrc.cli"]
     via = ["--shim", ",".join(shim)] if shim else []
     subprocess.run([*xrc, "emulate", str(path), "--out", str(d / "emulated"), "--force", "--quiet", *via],

@@ -322,6 +322,29 @@ def test_the_kernel_senders_hook_calls_replayed_through_the_simulators_sender_ag
 
 
 @needs_emulator
+def test_the_kernels_xrc_runs_on_a_mahimahi_trace_with_the_agent_at_the_traces_queue(tmp_path):
+    # The bundled trace scenario (cc = "xrc", the agent at the trace's
+    # queue), emulated with the kernel's sender, replayed, and simulated.
+    out = tmp_path / "run"
+    r = subprocess.run([*XRC, "emulate", "traces/synthetic-xrc", "--set", "duration_s=8", "--out", str(out),
+                        "--kernel-trace", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    env = s["environment"]["kernel_cc"]
+    assert s["flows"][0]["linux_cc"] == "xrc" and env["name"] == "xrc"
+    rep = _replay(out / "kernel-trace.bin")
+    assert rep["by_hook"].get("feedback", 0) > 1000 and rep["mismatches"] == 0, rep
+    sim = subprocess.run([*XRC, "run", "traces/synthetic-xrc", "--set", "duration_s=8", "--out",
+                          str(tmp_path / "sim"), "--quiet", "--no-plots"], capture_output=True, text=True, timeout=120)
+    assert sim.returncode == 0, sim.stderr
+    t = json.loads((tmp_path / "sim" / "summary.json").read_text())
+    g, gs = s["flows"][0]["goodput_mbps"], t["flows"][0]["goodput_mbps"]
+    h, hs = s["ues"][0]["hol_delay_ms"]["p90"], t["ues"][0]["hol_delay_ms"]["p90"]
+    assert abs(g - gs) <= 0.10 * gs and abs(h - hs) <= 0.25 * hs, (g, gs, h, hs)
+    assert (out / "rlc.parquet").is_file(), "the trace access's millisecond samples, as xrc run writes them"
+
+
+@needs_emulator
 def test_replay_covers_losses_recovery_and_stale_feedback_and_still_agrees(tmp_path):
     # A 6 Mbit/s link with a 20-packet buffer under feedback saying 40 Mbit/s:
     # the window overshoots, packets are dropped, the kernel recovers; then

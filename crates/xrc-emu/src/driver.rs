@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use xrc_core::net::{DataHeader, FlowId, Packet, PacketKind};
 use xrc_core::units::SimTime;
 
+use crate::access::AccessHandle;
 use crate::capture::Capture;
-use crate::cell::CellHandle;
 use crate::gso::{super_header, Coalescer, VnetHdr};
 use crate::model::Paths;
 use crate::stage::{Dropped, Path};
@@ -199,8 +199,8 @@ pub struct Options {
     /// A release later than this counts as late; any late release means the
     /// run fell behind, ns.
     pub late_ns: u64,
-    /// The base station writes XRC's feedback into the ACKs that cross the
-    /// cell ([`crate::feedback`]; `cellular` topology only). Off by default.
+    /// The base station writes XRC's feedback into the ACKs that cross
+    /// it ([`crate::feedback`]; `cellular` and `trace` topologies). Off by default.
     pub xrc_acks: bool,
     /// The keyed tag's key: the base station tags every option it writes
     /// (`feedback::tagged_option_bytes`); `None`: untagged options.
@@ -332,9 +332,10 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     clock: C,
     paths: [Path; 2],
     describe: [String; 2],
-    /// The cell both paths cross (`cellular` topology), which needs each
-    /// flow classified to a UE.
-    cell: Option<CellHandle>,
+    /// The base station both paths cross (the `cellular` topology's cell,
+    /// the `trace` topology's trace access), which needs each flow
+    /// classified to a UE.
+    cell: Option<AccessHandle>,
     opts: Options,
     slab: Slab,
     capture: Capture,
@@ -465,7 +466,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     pub fn describe(&self, d: Dir) -> &str {
         &self.describe[d as usize]
     }
-    pub fn cell(&self) -> Option<&CellHandle> {
+    pub fn cell(&self) -> Option<&AccessHandle> {
         self.cell.as_ref()
     }
     pub fn origin_ns(&self) -> Option<u64> {

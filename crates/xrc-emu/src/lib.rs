@@ -14,9 +14,10 @@
 //!    [`gso`]: which TCP segments of one release instant Linux GRO would
 //!    merge, and the super-packet and `virtio_net_hdr` that carry them to
 //!    a UE-side device opened with `IFF_VNET_HDR` (`Options::gso`).
-//! 3. [`stage`], [`cell`] and [`model`]: xrc-core's link models (`net::Link`,
-//!    `ran::trace_link::TraceLink`, `net::Pipe`) and its cell component
-//!    (`ran::cell_access::CellAccess`) behind a narrow interface
+//! 3. [`stage`], [`access`] and [`model`]: xrc-core's link models (`net::Link`,
+//!    `ran::trace_link::TraceLink`, `net::Pipe`) and its base-station
+//!    components (`ran::cell_access::CellAccess`,
+//!    `ran::trace_access::TraceAccess`) behind a narrow interface
 //!    (packets in, packets out at their model time, next wake-up), and the
 //!    paths a resolved scenario describes.
 //! 4. [`driver`]: the wall-clock loop that reads packets, runs the paths in
@@ -55,9 +56,9 @@
 //! measured per-packet cost and the forwarding ceiling are in
 //! `docs/emulation.md`.
 
+pub mod access;
 pub mod analysis;
 pub mod capture;
-pub mod cell;
 pub mod driver;
 pub mod feedback;
 pub mod gso;

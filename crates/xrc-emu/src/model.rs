@@ -5,12 +5,13 @@
 //! | topology | Internet → UE (data)                         | UE → Internet (ACKs)                         |
 //! |----------|----------------------------------------------|----------------------------------------------|
 //! | `wired`  | `Link` (internet.rate_mbps, delay_ms, buffer) | `Link` (internet.reverse_rate_mbps, delay_ms) |
-//! | `trace`  | `Link` (internet.*), then `TraceLink` (trace.downlink, trace.buffer_*) | `TraceLink` (trace.uplink, trace.uplink_buffer_*) or, without an uplink trace, `Pipe` (trace.uplink_delay_ms); then `Link` (internet.*) |
-//!
+//! | `trace`  | `Link` (internet.*), then the trace access's downlink queue (trace.downlink, trace.buffer_*; ABC marks there) | the trace access's uplink: a queue on trace.uplink (trace.uplink_buffer_*) or, without one, a delay (trace.uplink_delay_ms), then its XRC agent (trace.agent); then `Link` (internet.*) |
 //! | `cellular` | `Link` (internet.*), then the cell's downlink (RLC, scheduler, HARQ, decoding) | the cell's uplink (SR, grant, PUSCH, air), then `Link` (internet.*) |
 //!
-//! In the `cellular` rows both directions are one component, the core's
-//! `ran::cell_access::CellAccess` (see [`crate::cell`]).
+//! In the `trace` and `cellular` rows both directions are one component,
+//! the core's `ran::trace_access::TraceAccess` or
+//! `ran::cell_access::CellAccess`, the very components the simulator runs
+//! (see [`crate::access`]).
 //!
 //! With the sender on the Internet side and the receiver on the UE side,
 //! the `trace` rows are Mahimahi's `mm-delay D mm-link UP DOWN` with the
@@ -20,14 +21,15 @@
 //! Not emulated (an error names the field): per-flow extra RTT (the
 //! emulator does not give each 5-tuple its own access pipe).
 
-use xrc_core::net::{LinkConfig, Pipe, QueueLimit};
-use xrc_core::ran::trace_link::{Trace, TraceLink};
+use xrc_core::net::{LinkConfig, QueueLimit};
+use xrc_core::ran::trace_access::{TraceAccessConfig, TraceUplink};
+use xrc_core::ran::trace_link::Trace;
 use xrc_core::scenario::config::Topology;
 use xrc_core::scenario::ScenarioConfig;
 use xrc_core::units::{BitRate, SimDuration};
 
-use crate::cell::CellHandle;
-use crate::stage::{LinkStage, Path, PipeStage, Stage, TraceStage};
+use crate::access::AccessHandle;
+use crate::stage::{LinkStage, Path};
 
 /// The contents of the trace files a `trace` scenario names
 /// (`trace.downlink`, `trace.uplink`); the caller reads them, so tests and
@@ -45,8 +47,9 @@ pub struct Paths {
     pub up: Path,
     pub describe_down: String,
     pub describe_up: String,
-    /// The cell both paths cross (`cellular` topology).
-    pub cell: Option<CellHandle>,
+    /// The base station both paths cross: the cell (`cellular`) or the
+    /// trace access (`trace`); `None` on a wired path.
+    pub cell: Option<AccessHandle>,
 }
 
 fn ms(field: &str, v: f64) -> Result<SimDuration, String> {
@@ -133,13 +136,8 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
                 down_trace.mean_rate_bps() * 1e-6,
                 describe_limit(down_limit)
             );
-            let down: Vec<Box<dyn Stage>> = vec![
-                Box::new(LinkStage::new(&fwd_cfg)),
-                Box::new(TraceStage::new(TraceLink::new(down_trace, down_limit))),
-            ];
-            let mut up: Vec<Box<dyn Stage>> = Vec::new();
             let mut d_up = Vec::new();
-            match &t.uplink {
+            let uplink = match &t.uplink {
                 Some(path) => {
                     let text = traces
                         .uplink
@@ -157,28 +155,37 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
                         tr.mean_rate_bps() * 1e-6,
                         describe_limit(limit)
                     ));
-                    up.push(Box::new(TraceStage::new(TraceLink::new(tr, limit))));
+                    TraceUplink::Trace(tr, limit)
                 }
                 None => {
-                    up.push(Box::new(PipeStage::new(Pipe::new(ms(
-                        "trace.uplink_delay_ms",
-                        t.uplink_delay_ms,
-                    )?))));
                     d_up.push(format!("pipe({} ms)", t.uplink_delay_ms));
+                    TraceUplink::Delay(ms("trace.uplink_delay_ms", t.uplink_delay_ms)?)
                 }
+            };
+            if t.agent.enabled {
+                d_up.push("XRC agent".to_string());
             }
-            up.push(Box::new(LinkStage::new(&rev_cfg)));
             d_up.push(d_rev);
+            // The simulator's trace access itself (`scenario::access`
+            // builds it from the same fields): the queues, the agent, ABC.
+            let bs = AccessHandle::trace(TraceAccessConfig {
+                downlink: down_trace,
+                downlink_limit: down_limit,
+                uplink,
+                agent: t.agent.clone(),
+                abc: t.abc.clone(),
+            });
+            let (down, up) = bs.stages();
             Ok(Paths {
-                down: Path::new(down),
-                up: Path::new(up),
+                down: Path::new(vec![Box::new(LinkStage::new(&fwd_cfg)), Box::new(down)]),
+                up: Path::new(vec![Box::new(up), Box::new(LinkStage::new(&rev_cfg))]),
                 describe_down: format!("{d_fwd} -> {d_trace}"),
                 describe_up: d_up.join(" -> "),
-                cell: None,
+                cell: Some(bs),
             })
         }
         Topology::Cellular => {
-            let cell = CellHandle::new(cfg)?;
+            let cell = AccessHandle::new(cfg)?;
             let (down, up) = cell.stages();
             let c = cfg.cell.as_ref().expect("validated");
             let d_cell = format!(
@@ -238,15 +245,25 @@ mod tests {
         };
         let p = build_paths(&c, &texts).unwrap();
         let kinds = |p: &Path| p.stages().iter().map(|s| s.kind()).collect::<Vec<_>>();
-        assert_eq!(kinds(&p.down), vec!["link", "trace"]);
-        assert_eq!(kinds(&p.up), vec!["trace", "link"]);
+        assert_eq!(kinds(&p.down), vec!["link", "trace-downlink"]);
+        assert_eq!(kinds(&p.up), vec!["trace-uplink", "link"]);
+        assert!(
+            p.describe_up.starts_with("trace(1 opportunities per 1 ms"),
+            "{}",
+            p.describe_up
+        );
+        assert!(
+            p.describe_up.contains("XRC agent"),
+            "the agent is on by default: {}",
+            p.describe_up
+        );
         let mut c = c;
         c.trace.as_mut().unwrap().uplink = None;
         let p = build_paths(&c, &texts).unwrap();
-        assert_eq!(
-            kinds(&p.up),
-            vec!["pipe", "link"],
-            "without an uplink trace: the fixed delay"
+        assert!(
+            p.describe_up.starts_with("pipe(0 ms) -> XRC agent"),
+            "without an uplink trace, the fixed delay: {}",
+            p.describe_up
         );
     }
 
@@ -317,6 +334,8 @@ mod tests {
         );
         // ACKs: 52 IP bytes count 56; 26 share one 1504-byte opportunity
         // (26 x 56 = 1456), the 27th waits for the next; then the delay.
+        // (A fresh base station: both directions share its clock.)
+        let mut p = build_paths(&c, &texts).unwrap();
         let (rel, drops) = push_through(&mut p.up, 27, 52, at_ms(0.5), at_ms(1000.0));
         assert_eq!(drops, 0);
         assert_eq!(rel.iter().filter(|&&t| t == 6.0).count(), 26, "{rel:?}");

@@ -10,17 +10,15 @@
 //! - [`LinkStage`]: `net::Link` (rate, one-way delay, drop-tail in packets
 //!   or bytes), the `wired` topology's bottleneck and the Internet path of
 //!   every topology;
-//! - [`TraceStage`]: `ran::trace_link::TraceLink` (Mahimahi delivery
-//!   opportunities), the `trace` topology's downlink and, for ACKs, an
-//!   uplink trace;
-//! - [`PipeStage`]: `net::Pipe` (a fixed delay, no queue).
+//! - [`crate::access::AccessStage`]: one direction of a base-station
+//!   component (the `trace` topology's `ran::trace_access::TraceAccess`,
+//!   the `cellular` topology's `ran::cell_access::CellAccess`).
 //!
 //! Each stage is called with model times that never go back, and only at
 //! or after the times it asked for, exactly as the simulator's event queue
 //! calls the same models.
 
-use xrc_core::net::{Enqueued, Link, LinkConfig, Packet, Pipe, QueueCounters};
-use xrc_core::ran::trace_link::TraceLink;
+use xrc_core::net::{Enqueued, Link, LinkConfig, Packet, QueueCounters};
 use xrc_core::units::SimTime;
 
 /// One element of an emulated path.
@@ -106,95 +104,6 @@ impl Stage for LinkStage {
     }
     fn kind(&self) -> &'static str {
         "link"
-    }
-}
-
-/// `ran::trace_link::TraceLink`: packets wait for the trace's delivery
-/// opportunities (Mahimahi's `LinkQueue`). The link says when it next has
-/// work; it is advanced exactly at that time, so what leaves, leaves at
-/// that time.
-pub struct TraceStage {
-    link: TraceLink,
-    scratch: Vec<Packet>,
-}
-
-impl TraceStage {
-    pub fn new(link: TraceLink) -> Self {
-        TraceStage {
-            link,
-            scratch: Vec::new(),
-        }
-    }
-    pub fn link(&self) -> &TraceLink {
-        &self.link
-    }
-}
-
-impl Stage for TraceStage {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<(SimTime, Packet)>) -> Result<(), Packet> {
-        self.scratch.clear();
-        let r = self.link.enqueue(now, pkt, &mut self.scratch);
-        out.extend(self.scratch.drain(..).map(|p| (now, p)));
-        r
-    }
-
-    fn next_wakeup(&self) -> Option<SimTime> {
-        self.link.next_wakeup()
-    }
-
-    fn advance(&mut self, now: SimTime, out: &mut Vec<(SimTime, Packet)>) {
-        while let Some(t) = self.link.next_wakeup().filter(|&t| t <= now) {
-            self.scratch.clear();
-            self.link.advance(t, &mut self.scratch);
-            out.extend(self.scratch.drain(..).map(|p| (t, p)));
-        }
-    }
-
-    fn counters(&self) -> QueueCounters {
-        self.link.counters()
-    }
-    fn kind(&self) -> &'static str {
-        "trace"
-    }
-}
-
-/// `net::Pipe`: a fixed delay.
-#[derive(Debug)]
-pub struct PipeStage {
-    pipe: Pipe,
-}
-
-impl PipeStage {
-    pub fn new(pipe: Pipe) -> Self {
-        PipeStage { pipe }
-    }
-}
-
-impl Stage for PipeStage {
-    fn enqueue(&mut self, now: SimTime, pkt: Packet, _out: &mut Vec<(SimTime, Packet)>) -> Result<(), Packet> {
-        let _ = self.pipe.push(now, pkt);
-        Ok(())
-    }
-    fn next_wakeup(&self) -> Option<SimTime> {
-        self.pipe.next_arrival()
-    }
-    fn advance(&mut self, now: SimTime, out: &mut Vec<(SimTime, Packet)>) {
-        while let Some(t) = self.pipe.next_arrival().filter(|&t| t <= now) {
-            let p = self.pipe.pop_arrived(t).expect("the head has arrived");
-            out.push((t, p));
-        }
-    }
-    fn counters(&self) -> QueueCounters {
-        let (arrived, departed, held) = self.pipe.counters();
-        QueueCounters {
-            arrived,
-            departed,
-            dropped: 0,
-            held,
-        }
-    }
-    fn kind(&self) -> &'static str {
-        "pipe"
     }
 }
 
@@ -295,6 +204,7 @@ impl Path {
 mod tests {
     use super::*;
     use xrc_core::net::{FlowId, QueueLimit};
+    use xrc_core::ran::trace_access::{TraceAccessConfig, TraceUplink};
     use xrc_core::ran::trace_link::Trace;
     use xrc_core::units::{BitRate, SimDuration};
 
@@ -331,10 +241,20 @@ mod tests {
         // 20 ms of delay, then one opportunity every 5 ms: a packet sent at
         // 1 ms reaches the trace queue at 21 ms and leaves at 25 ms even when
         // the path is only advanced at 40 ms.
-        let trace = Trace::parse("5\n").unwrap();
+        let bs = crate::access::AccessHandle::trace(TraceAccessConfig {
+            downlink: Trace::parse("5\n").unwrap(),
+            downlink_limit: QueueLimit::UNLIMITED,
+            uplink: TraceUplink::Delay(SimDuration::ZERO),
+            agent: Default::default(),
+            abc: Default::default(),
+        });
         let mut path = Path::new(vec![
-            Box::new(PipeStage::new(Pipe::new(SimDuration::from_millis(20)))),
-            Box::new(TraceStage::new(TraceLink::new(trace, QueueLimit::UNLIMITED))),
+            Box::new(LinkStage::new(&LinkConfig {
+                rate: None,
+                delay: SimDuration::from_millis(20),
+                limit: QueueLimit::UNLIMITED,
+            })),
+            Box::new(bs.stages().0),
         ]);
         let (mut rel, mut drop) = (Vec::new(), Vec::new());
         path.enqueue(ms(1), pkt(1500), &mut rel, &mut drop);
@@ -346,7 +266,11 @@ mod tests {
     #[test]
     fn a_full_queue_reports_the_drop_with_its_stage() {
         let mut path = Path::new(vec![
-            Box::new(PipeStage::new(Pipe::new(SimDuration::ZERO))),
+            Box::new(LinkStage::new(&LinkConfig {
+                rate: None,
+                delay: SimDuration::ZERO,
+                limit: QueueLimit::UNLIMITED,
+            })),
             Box::new(LinkStage::new(&LinkConfig {
                 rate: BitRate::try_from_mbps(1.0),
                 delay: SimDuration::ZERO,

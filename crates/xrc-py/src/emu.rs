@@ -509,7 +509,9 @@ impl Emulator {
         Ok(d)
     }
 
-    /// What the cell reported (`cellular` topology; None otherwise), as
+    /// What the base station reported (the `cellular` topology's cell every TTI,
+    /// the `trace` topology's trace access every millisecond; None on a
+    /// wired path), as
     /// columns (dtype, bytes): per TTI and UE `tti_*` (`t_ns`, `ue`,
     /// `hol_ns`, `sdus`, `bytes`, `cqi`, `available_mbps`, `agent_bps`,
     /// `active`); per packet leaving an RLC buffer `sojourn_*` (`t_ns`,

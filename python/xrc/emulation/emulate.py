@@ -99,6 +99,19 @@ DROP_CODES = {
     ("trace", 0): {0: 0, 1: 2},
     ("trace", 1): {0: 5, 1: 3},
 }
+#: Where XRC's agent runs, in the words of an error that asks for it.
+NEEDS_AGENT = ("a base station with XRC's agent: topology \"cellular\" with cell.agent.enabled = true, or "
+               "\"trace\" with trace.agent.enabled = true")
+
+
+def _has_agent(resolved: dict) -> bool:
+    """The scenario's base station runs XRC's agent (the cell's, or the
+    trace access's at its queue)."""
+    topo = resolved["topology"]
+    return topo in ("cellular", "trace") and bool(resolved[{"cellular": "cell", "trace": "trace"}[topo]]
+                                                  ["agent"]["enabled"])
+
+
 #: What no real run can fill, by table (column names) or whole table.
 NOT_MEASURED = {
     "cwnd.parquet": "the kernel's congestion state is not on the wire (ss/iperf3 sample it coarsely; not recorded)",
@@ -218,18 +231,18 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
             if f.get("extra_rtt_ms"):
                 raise EmulateError(f"flows.{k}.extra_rtt_ms: per-flow extra delay is not emulated (got "
                                    f"{f['extra_rtt_ms']} ms)")
-            if f["cc"] in ("xrc", "xrc2") and (topo != "cellular" or not resolved["cell"]["agent"]["enabled"]):
+            if f["cc"] in ("xrc", "xrc2") and not _has_agent(resolved):
                 raise EmulateError(f"flows.{k}.cc: {f['cc']!r} runs on the base station's feedback, which needs "
-                                   "topology \"cellular\" with cell.agent.enabled = true")
+                                   + NEEDS_AGENT)
             if f["cc"] in ("xrc", "xrc2"):
                 xrc_acks = True
             shim_rules.append({"port": BASE_PORT + k, "scheme": f["cc"], "params": f["cc_params"]})
             linux.append(SHIM_CC)
             continue
         if f["cc"] in BPF_CC:
-            if topo != "cellular" or not resolved["cell"]["agent"]["enabled"]:
+            if not _has_agent(resolved):
                 raise EmulateError(f"flows.{k}.cc: {f['cc']!r} runs on the base station's feedback, which needs "
-                                   "topology \"cellular\" with cell.agent.enabled = true")
+                                   + NEEDS_AGENT)
             if bpf_cc is not None and bpf_cc["cc_params"] != f["cc_params"]:
                 raise EmulateError(f"flows.{k}.cc_params: {f['cc_params']} differs from flows."
                                    f"{bpf_cc['flow']}.cc_params {bpf_cc['cc_params']}; the kernel's {f['cc']} has "
@@ -285,9 +298,8 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
         raise EmulateError("address clash: the emulator's namespaces use 10.77.0.0/24 (the Internet side "
                            "10.77.0.1, UE k 10.77.0.(2+k)), which this host already has: "
                            + ", ".join(f"{a} on {d}" for d, a in clash))
-    if xrc_acks and (topo != "cellular" or not resolved["cell"]["agent"]["enabled"]):
-        raise EmulateError("--xrc-acks: the base station writes the XRC agent's feedback, which needs "
-                           "topology \"cellular\" with cell.agent.enabled = true")
+    if xrc_acks and not _has_agent(resolved):
+        raise EmulateError("--xrc-acks: the base station writes the XRC agent's feedback, which needs " + NEEDS_AGENT)
     interactive = not out and not flows
     if interactive and not command:
         command = [os.environ.get("SHELL") or "/bin/sh"]
@@ -479,6 +491,8 @@ def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir) -> dict[str, Any]
         result["apps"] = _read_app_logs(apps_dir, p, t0_ns)
         result["capture"] = {k: np.frombuffer(b, dtype=np.dtype(d)) for k, (d, b) in emu.capture_columns().items()}
         result["flows"] = emu.flows()
+        # The base station's samples: the cell's every TTI, the trace
+        # access's every millisecond (None on a wired path).
         cell = emu.cell_columns()
         result["cell"] = None if cell is None else {
             k: (np.frombuffer(v[1], dtype=np.dtype(v[0])) if isinstance(v, tuple) else v) for k, v in cell.items()}
@@ -816,7 +830,8 @@ def cell_tables(p: Plan, r: dict, flows: dict, starts: np.ndarray, w: float, dur
     pkt_ue = flow_ue[np.where(f < flow_ue.size - 1, f, flow_ue.size - 1)]
     pkt_t = cap["t_out_ns"][dl] / 1e9
     pkt_bits = cap["len"][dl].astype(np.float64) * 8
-    tti_len = float(res["cell"]["tti_ms"]) / 1e3  # an NR cell's TTI is its slot
+    # An NR cell's TTI is its slot; the trace access samples every millisecond.
+    tti_len = float(res["cell"]["tti_ms"]) / 1e3 if p.topology == "cellular" else 1e-3
     rate = {c: [] for c in ("t", "ue", "available_mbps", "delivered_mbps", "agent_mbps")}
     ues = {c: [] for c in ("ue", "available_bits_active", "delivered_bits_active", "delivered_bits",
                            "carried_bits", "active_s", "tbs_new", "tbs_retx", "tbs_lost", "rlc_drops")}

@@ -142,6 +142,13 @@ impl TraceAccess {
         }
     }
 
+    /// Declares a flow crossing it after it was built (the emulator learns
+    /// its flows from their first packet): the agent counts it among the
+    /// UE's active flows from then on.
+    pub fn register_flow(&mut self, flow: FlowId) {
+        self.activity.register(flow, UeId(0));
+    }
+
     /// The downlink trace link.
     pub fn link(&self) -> &TraceLink {
         &self.link

@@ -1,32 +1,37 @@
-//! The `cellular` topology in real time: the core's own cell component
-//! (`ran::cell_access::CellAccess`: TTI timers, scheduler, HARQ, RLC
-//! buffers, PUSCH grants and uplink pipes, the XRC agent) driven through
+//! The base station in real time: the core's own access component of the
+//! `cellular` topology (`ran::cell_access::CellAccess`: TTI timers,
+//! scheduler, HARQ, RLC buffers, PUSCH grants and uplink pipes, the XRC
+//! agent) or of the `trace` topology (`ran::trace_access::TraceAccess`:
+//! Mahimahi's downlink queue, the uplink trace's queue or a fixed delay,
+//! the XRC agent and ABC's marking at the queue), driven through
 //! `net::component::Standalone`, the same component the simulator's
 //! `World` drives, called with the same model times.
 //!
-//! One component carries both directions (data down through RLC, ACKs up
-//! through the PUSCH), while the driver's paths are one per direction. Two
-//! [`CellStage`]s, one in each path, share the component: whichever path
-//! advances it runs every timer due (each at its own model time) and
-//! sorts what leaves by direction; each stage hands on its own direction.
+//! One component carries both directions (data down, ACKs up), while the
+//! driver's paths are one per direction. Two [`AccessStage`]s, one in each
+//! path, share the component: whichever path advances it runs every timer
+//! due (each at its own model time) and sorts what leaves by direction;
+//! each stage hands on its own direction.
 //!
 //! **Classification.** Every IP packet belongs to a UE by its UE-side
 //! address (the destination of a downlink packet, the source of an
-//! uplink one); UE `k` of the scenario is `ue_addr(k)`. The cell knows a
-//! flow (the capture's 5-tuple index) once the driver registers it with
-//! its UE ([`CellHandle::register`]). A flow counts as live on its UE
-//! from its first packet to the end of the run (the ground-truth fair
-//! share uses the count of UEs with a live flow).
+//! uplink one); UE `k` of the scenario is `ue_addr(k)` (the trace
+//! topology has one UE). The component knows a flow (the capture's
+//! 5-tuple index) once the driver registers it with its UE
+//! ([`AccessHandle::register`]). A flow counts as live on its UE from its
+//! first packet to the end of the run (the ground-truth fair share uses
+//! the count of UEs with a live flow).
 //!
-//! **Timing.** The driver tells the cell the model time of the wall clock
-//! before each pass ([`CellHandle::set_wall`]); a TTI that runs in a pass
-//! started at wall time `w` started `w − t` late (`t`: its model time).
-//! That is the **TTI start lateness** of the timing report.
+//! **Timing.** The driver tells the component the model time of the wall
+//! clock before each pass ([`AccessHandle::set_wall`]); an instant (a TTI,
+//! or the trace's millisecond) that runs in a pass started at wall time
+//! `w` started `w − t` late (`t`: its model time). That is the **TTI start
+//! lateness** of the timing report.
 //!
 //! **What the observer keeps** (the run directory's cell tables): every
-//! TTI's per-UE sample (HoL delay, RLC SDUs and bytes, CQI, ground-truth
-//! capacity, the agent's estimate), every packet's RLC sojourn, RLC drops
-//! and HARQ losses.
+//! instant's per-UE sample (HoL delay, queued SDUs and bytes, CQI,
+//! ground-truth capacity, the agent's estimate), every packet's sojourn in
+//! the RLC buffer (or the trace's queue), the drops there and HARQ losses.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -36,6 +41,7 @@ use xrc_core::net::{
     Access, Dir as CDir, DropSite, FlowId, Observer, Packet, QueueCounters, Released, Standalone, UeSample,
 };
 use xrc_core::ran::cell_access::CellAccess;
+use xrc_core::ran::trace_access::{TraceAccess, TraceAccessConfig};
 use xrc_core::scenario::ScenarioConfig;
 use xrc_core::units::{SimDuration, SimTime};
 
@@ -88,16 +94,32 @@ struct Recorder {
     wall: SimTime,
     /// Live flows per UE.
     live: Vec<u32>,
-    /// The packet of the last RLC drop (handed back to the driver).
+    /// The packet of the last drop inside (handed back to the driver).
     last_drop: Option<Packet>,
+}
+
+impl Recorder {
+    fn new(ues: usize) -> Recorder {
+        Recorder {
+            series: CellSeries::default(),
+            wall: SimTime::ZERO,
+            live: vec![0; ues],
+            last_drop: None,
+        }
+    }
 }
 
 impl Observer for Recorder {
     fn dropped(&mut self, now: SimTime, site: DropSite, ue: Option<usize>, pkt: &Packet) {
-        if site == DropSite::Rlc {
-            self.series
-                .rlc_drops
-                .push((now.as_nanos(), ue.unwrap_or(0) as u32, pkt.flow.0));
+        // The queues inside the component hand their drops back: the RLC
+        // buffer, the trace's downlink queue and its uplink queue. The
+        // series keeps the downlink ones, the UE's (the cell's RLC drops).
+        if matches!(site, DropSite::Rlc | DropSite::TraceDownlink | DropSite::TraceUplink) {
+            if site != DropSite::TraceUplink {
+                self.series
+                    .rlc_drops
+                    .push((now.as_nanos(), ue.unwrap_or(0) as u32, pkt.flow.0));
+            }
             self.last_drop = Some(pkt.clone());
         }
     }
@@ -130,8 +152,24 @@ impl Observer for Recorder {
     }
 }
 
+/// The component: a cell or a trace link's base station.
+enum Net {
+    Cell(Standalone<CellAccess>),
+    Trace(Standalone<TraceAccess>),
+}
+
+/// Calls one method of whichever component it is.
+macro_rules! each {
+    ($net:expr, $sa:ident => $e:expr) => {
+        match $net {
+            Net::Cell($sa) => $e,
+            Net::Trace($sa) => $e,
+        }
+    };
+}
+
 struct Shared {
-    sa: Standalone<CellAccess>,
+    sa: Net,
     rec: Recorder,
     /// What left, by direction (0 down, 1 up), in model-time order.
     pending: [VecDeque<(SimTime, Packet)>; 2],
@@ -152,8 +190,15 @@ impl Shared {
         }
     }
     fn advance(&mut self, now: SimTime) {
-        self.sa.advance(now, &mut self.rec, &mut self.out);
+        each!(&mut self.sa, sa => sa.advance(now, &mut self.rec, &mut self.out));
         self.sort_out();
+    }
+    fn push(&mut self, now: SimTime, dir: CDir, pkt: Packet) {
+        each!(&mut self.sa, sa => sa.push(now, dir, pkt, &mut self.rec, &mut self.out));
+        self.sort_out();
+    }
+    fn next_wakeup(&self) -> Option<SimTime> {
+        each!(&self.sa, sa => sa.next_wakeup())
     }
     fn take(&mut self, d: usize, now: SimTime, out: &mut Vec<(SimTime, Packet)>) {
         while self.pending[d].front().is_some_and(|(t, _)| *t <= now) {
@@ -162,16 +207,16 @@ impl Shared {
     }
 }
 
-/// The driver's handle on the shared cell: classification, the wall
+/// The driver's handle on the shared component: classification, the wall
 /// clock, and the series at the end.
 #[derive(Clone)]
-pub struct CellHandle(Arc<Mutex<Shared>>);
+pub struct AccessHandle(Arc<Mutex<Shared>>);
 
-impl CellHandle {
+impl AccessHandle {
     /// Builds the scenario's cell exactly as the simulator does (the same
     /// configuration, channels and named random streams of the master
     /// seed), with TTIs that run until the emulator stops.
-    pub fn new(cfg: &ScenarioConfig) -> Result<CellHandle, String> {
+    pub fn new(cfg: &ScenarioConfig) -> Result<AccessHandle, String> {
         let cell_cfg = cfg
             .cell
             .as_ref()
@@ -185,21 +230,31 @@ impl CellHandle {
         let channels: Vec<_> = cfg.ues.iter().map(|u| u.channel.clone()).collect();
         let streams = RngStreams::new(cfg.seed);
         let access = CellAccess::new(cell_cfg, &channels, &streams, &[], SimTime::MAX);
-        let mut rec = Recorder {
-            series: CellSeries::default(),
-            wall: SimTime::ZERO,
-            live: vec![0; n],
-            last_drop: None,
-        };
+        let mut rec = Recorder::new(n);
         let sa = Standalone::new(access, SimTime::ZERO, &mut rec);
-        Ok(CellHandle(Arc::new(Mutex::new(Shared {
+        Ok(Self::with(Net::Cell(sa), rec, n))
+    }
+
+    /// The trace topology's base station, built from the same fields as
+    /// the simulator's (`trace.agent`, `trace.abc`; the queues from the
+    /// caller's parsed traces), with millisecond instants that run until
+    /// the emulator stops. Its one UE is `ue_addr(0)`.
+    pub fn trace(cfg: TraceAccessConfig) -> AccessHandle {
+        let access = TraceAccess::new(cfg, 0, SimTime::MAX);
+        let mut rec = Recorder::new(1);
+        let sa = Standalone::new(access, SimTime::ZERO, &mut rec);
+        Self::with(Net::Trace(sa), rec, 1)
+    }
+
+    fn with(sa: Net, rec: Recorder, n: usize) -> AccessHandle {
+        AccessHandle(Arc::new(Mutex::new(Shared {
             sa,
             rec,
             pending: [VecDeque::new(), VecDeque::new()],
             out: Vec::new(),
             flow_ue: Vec::new(),
             ue_addrs: (0..n).map(|k| ue_addr(k).expect("checked")).collect(),
-        }))))
+        })))
     }
 
     fn lock(&self) -> MutexGuard<'_, Shared> {
@@ -207,13 +262,13 @@ impl CellHandle {
     }
 
     /// The two stages (down, up).
-    pub fn stages(&self) -> (CellStage, CellStage) {
+    pub fn stages(&self) -> (AccessStage, AccessStage) {
         (
-            CellStage {
+            AccessStage {
                 dir: 0,
                 cell: self.clone(),
             },
-            CellStage {
+            AccessStage {
                 dir: 1,
                 cell: self.clone(),
             },
@@ -240,13 +295,19 @@ impl CellHandle {
         }
         s.flow_ue[k] = ue;
         if let Some(u) = ue {
-            s.sa.component_mut().register_flow(FlowId(flow), u);
-            if air {
-                s.sa.component_mut().enable_air_delay(FlowId(flow));
-            }
             s.rec.live[u] += 1;
             let n = s.rec.live[u];
-            s.sa.component_mut().set_live_flows(u, n);
+            match &mut s.sa {
+                Net::Cell(sa) => sa.component_mut().register_flow(FlowId(flow), u),
+                Net::Trace(sa) => sa.component_mut().register_flow(FlowId(flow)),
+            }
+            each!(&mut s.sa, sa => {
+                let c = sa.component_mut();
+                if air {
+                    c.enable_air_delay(FlowId(flow));
+                }
+                c.set_live_flows(u, n);
+            });
         }
         ue
     }
@@ -270,13 +331,20 @@ impl CellHandle {
     /// carried bits).
     pub fn link_counters(&self) -> Vec<(u64, u64, u64, f64)> {
         let s = self.lock();
-        let c = s.sa.component();
-        (0..c.num_ues())
-            .map(|u| {
-                let l = c.link_counters(u);
-                (l.tbs_new, l.tbs_retx, l.tbs_lost, l.carried_bits)
-            })
-            .collect()
+        each!(&s.sa, sa => {
+            let c = sa.component();
+            (0..c.num_ues())
+                .map(|u| {
+                    let l = c.link_counters(u);
+                    (l.tbs_new, l.tbs_retx, l.tbs_lost, l.carried_bits)
+                })
+                .collect()
+        })
+    }
+
+    /// The component is the `cellular` topology's cell.
+    pub fn is_cell(&self) -> bool {
+        matches!(self.lock().sa, Net::Cell(_))
     }
 
     pub fn num_ues(&self) -> usize {
@@ -284,21 +352,21 @@ impl CellHandle {
     }
 }
 
-/// One direction of the shared cell in a path.
-pub struct CellStage {
-    /// 0: down (RLC), 1: up (PUSCH).
+/// One direction of the shared component in a path.
+pub struct AccessStage {
+    /// 0: down (RLC, the trace's queue), 1: up (PUSCH, the uplink trace or
+    /// delay).
     dir: usize,
-    cell: CellHandle,
+    cell: AccessHandle,
 }
 
-impl Stage for CellStage {
+impl Stage for AccessStage {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut Vec<(SimTime, Packet)>) -> Result<(), Packet> {
         let mut s = self.cell.lock();
         let s = &mut *s;
         let dir = if self.dir == 0 { CDir::Down } else { CDir::Up };
         s.rec.last_drop = None;
-        s.sa.push(now, dir, pkt, &mut s.rec, &mut s.out);
-        s.sort_out();
+        s.push(now, dir, pkt);
         s.take(self.dir, now, out);
         match s.rec.last_drop.take() {
             Some(p) => Err(p),
@@ -309,7 +377,7 @@ impl Stage for CellStage {
     fn next_wakeup(&self) -> Option<SimTime> {
         let s = self.cell.lock();
         let own = s.pending[self.dir].front().map(|(t, _)| *t);
-        match (s.sa.next_wakeup(), own) {
+        match (s.next_wakeup(), own) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -323,34 +391,40 @@ impl Stage for CellStage {
 
     fn counters(&self) -> QueueCounters {
         let s = self.cell.lock();
-        let c = s.sa.component();
         let mut sum = QueueCounters::default();
         if self.dir == 0 {
-            for u in 0..c.num_ues() {
-                let r = c.cell().rlc_counters(u);
-                sum.arrived += r.arrived;
-                sum.departed += r.departed;
-                sum.dropped += r.dropped;
-                sum.held += r.held;
+            match &s.sa {
+                Net::Cell(sa) => {
+                    let c = sa.component();
+                    for u in 0..c.num_ues() {
+                        let r = c.cell().rlc_counters(u);
+                        sum.arrived += r.arrived;
+                        sum.departed += r.departed;
+                        sum.dropped += r.dropped;
+                        sum.held += r.held;
+                    }
+                }
+                Net::Trace(sa) => sum = sa.component().link().counters(),
             }
         }
         sum
     }
 
-    /// Packets inside this direction of the cell: the RLC buffers'
-    /// (down) and what left and waits to be handed on. Packets between the
-    /// RLC buffer and the UE (in a transport block, in HARQ) and on the
-    /// uplink are not counted.
+    /// Packets inside this direction: the RLC buffers' or the trace
+    /// queue's (down) and what left and waits to be handed on. Packets
+    /// between the RLC buffer and the UE (in a transport block, in HARQ)
+    /// and on the uplink are not counted.
     fn held(&self) -> u64 {
         let pending = self.cell.lock().pending[self.dir].len() as u64;
         self.counters().held + pending
     }
 
     fn kind(&self) -> &'static str {
-        if self.dir == 0 {
-            "cell-downlink"
-        } else {
-            "cell-uplink"
+        match (&self.cell.lock().sa, self.dir) {
+            (Net::Cell(_), 0) => "cell-downlink",
+            (Net::Cell(_), _) => "cell-uplink",
+            (Net::Trace(_), 0) => "trace-downlink",
+            (Net::Trace(_), _) => "trace-uplink",
         }
     }
 }
@@ -382,7 +456,7 @@ mod tests {
 
     #[test]
     fn a_packet_crosses_the_cell_down_in_a_tti_plus_decoding_and_its_ack_comes_back_up() {
-        let cell = CellHandle::new(&cfg()).unwrap();
+        let cell = AccessHandle::new(&cfg()).unwrap();
         assert_eq!(cell.register(0, true, [10, 77, 0, 1], [10, 77, 0, 2], false), Some(0));
         let (down, up) = cell.stages();
         let mut d = Path::new(vec![Box::new(down)]);
@@ -409,9 +483,98 @@ mod tests {
         assert_eq!(s.sojourns.len(), 1);
     }
 
+    fn trace_station(agent: bool, uplink: Option<&str>) -> AccessHandle {
+        use xrc_core::ran::agent::AgentConfig;
+        use xrc_core::ran::trace_access::TraceUplink;
+        use xrc_core::ran::trace_link::Trace;
+        // One 1,500-byte opportunity every millisecond: 12 Mbit/s.
+        AccessHandle::trace(TraceAccessConfig {
+            downlink: Trace::parse("1\n").unwrap(),
+            downlink_limit: QueueLimit {
+                packets: Some(10),
+                bytes: None,
+            },
+            uplink: match uplink {
+                Some(t) => TraceUplink::Trace(Trace::parse(t).unwrap(), QueueLimit::UNLIMITED),
+                None => TraceUplink::Delay(SimDuration::from_millis(4)),
+            },
+            agent: AgentConfig {
+                enabled: agent,
+                ..AgentConfig::default()
+            },
+            abc: Default::default(),
+        })
+    }
+
+    fn ack(flow: u32, ack: u64) -> Packet {
+        let mut p = Packet::ack(FlowId(flow), ack, &[], SimTime::ZERO);
+        p.size = 52;
+        p
+    }
+
+    #[test]
+    fn an_ack_crossing_the_trace_base_station_carries_the_agents_rate_and_the_queues_hol_delay() {
+        let bs = trace_station(true, None);
+        assert_eq!(bs.register(0, true, [10, 77, 0, 1], [10, 77, 0, 2], false), Some(0));
+        assert!(!bs.is_cell());
+        let (down, up) = bs.stages();
+        let mut d = Path::new(vec![Box::new(down)]);
+        let mut u = Path::new(vec![Box::new(up)]);
+        let (mut rel, mut drop) = (Vec::new(), Vec::new());
+        // Past the agent's 40 ms window of whole opportunities, ten
+        // packets arrive (one leaves per millisecond) with an ACK, which
+        // reaches the agent 4 ms later with half of them still queued.
+        d.advance_to(ms(100), &mut rel, &mut drop);
+        for k in 0..10 {
+            d.enqueue(ms(100), pkt(0, k, 1500), &mut rel, &mut drop);
+        }
+        u.enqueue(ms(100), ack(0, 1), &mut rel, &mut drop);
+        u.advance_to(ms(105), &mut rel, &mut drop);
+        d.advance_to(ms(105), &mut rel, &mut drop);
+        assert!(drop.is_empty());
+        let acks: Vec<_> = rel
+            .iter()
+            .filter(|(_, p)| matches!(p.kind, PacketKind::Ack(_)))
+            .collect();
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].0, ms(104), "after the 4 ms uplink delay");
+        let PacketKind::Ack(a) = &acks[0].1.kind else { panic!() };
+        let o = a.xrc().expect("the agent wrote its option");
+        // The trace's recent capacity over the window, to the flow alone.
+        assert!((o.rate_bps as f64 / 12.032e6 - 1.0).abs() < 0.01, "{o:?}");
+        assert!(
+            o.hol >= SimDuration::from_millis(3),
+            "the head packet waited since 100 ms: {o:?}"
+        );
+        assert_eq!(bs.series().samples.len() as u64, bs.series().ttis);
+    }
+
+    #[test]
+    fn without_its_agent_the_trace_base_station_writes_nothing_and_a_full_queue_hands_the_packet_back() {
+        let bs = trace_station(false, Some("1\n"));
+        bs.register(0, true, [10, 77, 0, 1], [10, 77, 0, 2], false);
+        let (down, up) = bs.stages();
+        let mut d = Path::new(vec![Box::new(down)]);
+        let mut u = Path::new(vec![Box::new(up)]);
+        let (mut rel, mut drop) = (Vec::new(), Vec::new());
+        for k in 0..12 {
+            d.enqueue(SimTime::from_nanos(100), pkt(0, k, 1500), &mut rel, &mut drop);
+        }
+        assert_eq!(drop.len(), 2, "ten packets fit");
+        assert_eq!(drop[0].stage, 0);
+        u.enqueue(ms(10), ack(0, 1), &mut rel, &mut drop);
+        u.advance_to(ms(20), &mut rel, &mut drop);
+        let PacketKind::Ack(a) = &rel.last().expect("the ACK crossed").1.kind else {
+            panic!()
+        };
+        assert!(a.xrc().is_none());
+        d.advance_to(ms(20), &mut rel, &mut drop);
+        assert_eq!(d.held(), 0, "the ten left in ten milliseconds");
+    }
+
     #[test]
     fn tti_lateness_is_the_wall_time_of_the_pass_minus_the_ttis_model_time() {
-        let cell = CellHandle::new(&cfg()).unwrap();
+        let cell = AccessHandle::new(&cfg()).unwrap();
         let (mut down, _) = cell.stages();
         let mut out = Vec::new();
         cell.set_wall(ms(5).as_nanos() + 300_000);
@@ -427,7 +590,7 @@ mod tests {
     fn a_full_rlc_buffer_hands_the_packet_back_as_a_drop_and_a_foreign_address_has_no_ue() {
         let mut c = cfg();
         c.cell.as_mut().unwrap().rlc.buffer_packets = Some(2);
-        let cell = CellHandle::new(&c).unwrap();
+        let cell = AccessHandle::new(&c).unwrap();
         assert_eq!(cell.register(1, true, [10, 77, 0, 1], [10, 77, 0, 9], false), None);
         cell.register(0, true, [10, 77, 0, 1], [10, 77, 0, 2], false);
         let mut p = Path::new(vec![
