@@ -53,8 +53,11 @@ demo: setup
 	@echo "== running the XRC paper's Fig. 1 scenario into runs/fig1"
 	$(BIN)/xrc run scenarios/paper/fig1-time-varying.toml --out runs/fig1 --force
 
-## Install everything and run the whole test suite (Rust and Python).
-test: setup test-rust test-python
+## Install everything and run the whole test suite (Rust and Python): the
+## Rust tests beside the realtime Python tests, then the others on every
+## core (scripts/run_tests.py says why in that order).
+test: setup
+	$(BIN)/python scripts/run_tests.py
 
 ## The Rust tests, optimized and with a debug build's checks (the
 ## release-test profile of Cargo.toml: debug assertions, the simulator's
@@ -68,12 +71,11 @@ test-rust:
 test-rust-debug:
 	cargo test --workspace --exclude xrc-py
 
-## The Python tests: all but the realtime ones on every core (pytest-xdist;
-## tests that share an expensive module fixture stay on one worker), then
-## the realtime ones (real traffic through network namespaces, the kernel's
-## congestion controls) one at a time on an otherwise idle host. Not both at
-## once: beside the other tests, even at SCHED_IDLE, the shim's decision
-## lag p99 reached 5.4 ms (under 0.1 ms alone). Both print their skip reasons.
+## The Python tests alone: all but the realtime ones on every core
+## (pytest-xdist; tests that share an expensive module fixture stay on one
+## worker), then the realtime ones (real traffic through network
+## namespaces, the kernel's congestion controls) one at a time on an
+## otherwise idle host. Both print their skip reasons.
 test-python: setup
 	$(BIN)/python -m pytest -q -rs -n auto --dist loadgroup -m "not realtime" tests
 	$(BIN)/python -m pytest -q -rs -m realtime tests
