@@ -429,6 +429,73 @@ def test_xrc_through_the_shim_gives_what_the_simulator_gives_on_fig1(tmp_path):
     assert abs(g - gs) <= 0.10 * gs and abs(h - hs) <= 0.25 * hs, (g, gs, h, hs)
 
 
+def _loopback_transfer(nbytes: int, cc: str) -> int:
+    """Sends `nbytes` over loopback from a socket on congestion control `cc`
+    to a reader in this process; returns the bytes read."""
+    import socket
+    import threading
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    got = [0]
+
+    def read():
+        c, _ = srv.accept()
+        with c:
+            c.settimeout(20)
+            while (b := c.recv(1 << 16)):
+                got[0] += len(b)
+
+    t = threading.Thread(target=read)
+    t.start()
+    with socket.socket() as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+        s.connect(srv.getsockname())
+        s.sendall(b"x" * nbytes)
+    t.join(timeout=30)
+    srv.close()
+    return got[0]
+
+
+@needs_kernel
+def test_xrc_kernel_shim_serves_the_sockets_that_choose_it_with_the_scheme_given_until_its_duration_ends():
+    import time
+
+    p = subprocess.Popen([*XRC, "kernel", "shim", "vegas", "--duration", "5", "--quiet", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 15
+        while "xrc_shim" not in _core.kernel_available() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "xrc_shim" in _core.kernel_available(), p.stderr.read() if p.poll() is not None else "not registered"
+        assert _loopback_transfer(20_000_000, "xrc_shim") == 20_000_000
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    st = json.loads(out)
+    data = max(st["sockets"], key=lambda x: x["events"])
+    assert data["scheme"] == "vegas" and data["events"] > 100, st["sockets"]
+    assert st["decisions"] > 0 and st["errors"] == [] and st["agent_fifo_priority"] == 40
+    assert "xrc_shim" not in _core.kernel_available()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["abc"], "cannot run through the shim"),
+    (["nope"], "not a congestion control"),
+    (["70000=vegas"], "PORT in 1..65535"),
+    (["vegas", "copa"], "already has a scheme"),
+    (["vegas", "--set", "budget_ms"], "expected NAME=VALUE"),
+    (["vegas", "--duration", "0"], "--duration"),
+    (["vegas", "--set", "nope=1"], "vegas: nope: unknown field"),
+])
+def test_xrc_kernel_shim_refuses_bad_arguments_with_exit_2_naming_them(args, says):
+    r = subprocess.run([*XRC, "kernel", "shim", *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert "registered" not in r.stdout and "xrc_shim" not in _core.kernel_available()
+
+
 @pytest.mark.parametrize("shim, says", [("abc", "mark data packets"), ("nope", "not a congestion control")])
 def test_a_scheme_the_shim_cannot_carry_is_refused_with_exit_2(tmp_path, shim, says):
     r = subprocess.run([*XRC, "emulate", "paper/fig1-time-varying", "--out", str(tmp_path / "o"), "--shim", shim],

@@ -201,9 +201,11 @@ def shim_loaded(rules: list[dict], cc_params_bounds: dict | None = None, tag_key
         sh = _core().KernelShim(json.dumps(rules), params_json(None, tag_key=tag_key, **(cc_params_bounds or {})))
     except ValueError as e:
         raise _refused(e) from None
+    info["_shim"] = sh
     try:
         yield info
     finally:
+        info.pop("_shim", None)
         st = sh.close()
         if st is not None:
             removed = st.pop("removed", True)
@@ -211,6 +213,77 @@ def shim_loaded(rules: list[dict], cc_params_bounds: dict | None = None, tag_key
             if not removed:
                 raise RuntimeError(f"the kernel still lists {SHIM_CC}, or holds its programs, 10 s after this run "
                                    "removed it (a socket still using it?)")
+
+
+def shim_rules(specs: list[str], params: dict[str, Any]) -> list[dict]:
+    """``xrc kernel shim``'s rules from its arguments: ``SCHEME`` (every
+    socket on the shim) or ``PORT=SCHEME`` (the sockets whose remote port is
+    PORT), each with the cc_params `params`. Errors name the argument."""
+    from .scenario import ScenarioError
+
+    rules, ports = [], set()
+    for spec in specs:
+        port_s, eq, scheme = spec.rpartition("=") if "=" in spec else ("", "", spec)
+        scheme = scheme.strip()
+        port = None
+        if eq:
+            try:
+                port = int(port_s)
+            except ValueError:
+                port = -1
+            if not 1 <= port <= 65535:
+                raise ScenarioError(f"{spec!r}: expected SCHEME or PORT=SCHEME with PORT in 1..65535")
+        if scheme not in _core().schemes():
+            raise ScenarioError(f"{spec!r}: {scheme!r} is not a congestion control (known: "
+                                f"{', '.join(_core().schemes())})")
+        if scheme in NOT_THROUGH_SHIM:
+            raise ScenarioError(f"{spec!r}: {scheme!r} cannot run through the shim: {NOT_THROUGH_SHIM[scheme]}")
+        if port in ports:
+            raise ScenarioError(f"{spec!r}: {'every socket' if port is None else f'port {port}'} already has a "
+                                "scheme; give one per port and one for every other socket")
+        ports.add(port)
+        rules.append({"port": port, "scheme": scheme, "params": dict(params)})
+    if not rules:
+        raise ScenarioError("give at least one SCHEME or PORT=SCHEME")
+    return rules
+
+
+def format_shim(st: dict) -> str:
+    """One line of the shim's status."""
+    lag = st.get("decision_lag") or {}
+    socks = st.get("sockets") or []
+    lag_s = (f", decision lag p50 {lag['p50_us']:.0f} us, p99 {lag['p99_us']:.0f} us"
+             if lag.get("p50_us") is not None else "")
+    return (f"{SHIM_CC}: {len(socks)} socket(s) seen, {st.get('events', 0)} events, "
+            f"{st.get('decisions', 0)} decisions{lag_s}")
+
+
+def run_shim(rules: list[dict], bounds: dict, *, duration_s: float | None, interval_s: float,
+             out=None, ready: str | None = None) -> dict:
+    """Registers the shim with its agent for `rules` and serves every socket
+    that chooses ``xrc_shim`` until `duration_s` has passed or the process
+    is interrupted (Ctrl-C, SIGTERM), printing a status line every
+    `interval_s` (0: never) to `out` (and `ready` once it is registered);
+    then removes it and returns the final status."""
+    import time
+
+    from .stopping import Terminated
+
+    t0 = time.monotonic()
+    with shim_loaded(rules, bounds) as info:
+        sh = info.pop("_shim")
+        if ready and out is not None:
+            print(ready, file=out, flush=True)
+        try:
+            while duration_s is None or time.monotonic() - t0 < duration_s:
+                left = None if duration_s is None else duration_s - (time.monotonic() - t0)
+                step = min(x for x in (interval_s or 3600.0, left if left is not None else 3600.0, 3600.0))
+                time.sleep(max(step, 0.0))
+                if interval_s and out is not None:
+                    print(format_shim(sh.status()), file=out, flush=True)
+        except (KeyboardInterrupt, Terminated):
+            pass
+    return info
 
 
 @contextlib.contextmanager
@@ -265,6 +338,25 @@ def format_status(st: dict | None, avail: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _settings(items: list[str]) -> dict[str, Any]:
+    """``--set NAME=VALUE`` arguments as a dict; errors name the argument."""
+    from .scenario import ScenarioError
+
+    out: dict[str, Any] = {}
+    for s in items:
+        k, eq, v = s.partition("=")
+        k = k.strip()
+        if not eq or not k:
+            raise ScenarioError(f"--set {s!r}: expected NAME=VALUE")
+        if k in out:
+            raise ScenarioError(f"--set {k}: given twice; give it once")
+        try:
+            out[k] = v.strip() if k == "tag_key" else json.loads(v)
+        except ValueError:
+            raise ScenarioError(f"--set {k}: {v!r} is not a number") from None
+    return out
+
+
 def main(args) -> int:
     """``xrc kernel ACTION``."""
     import sys
@@ -274,25 +366,39 @@ def main(args) -> int:
     if args.action == "load":
         cc: dict[str, Any] = {}
         limits: dict[str, Any] = {}
-        seen = set()
-        for s in args.params:
-            k, eq, v = s.partition("=")
-            k = k.strip()
-            if not eq or not k:
-                raise ScenarioError(f"--set {s!r}: expected NAME=VALUE")
-            if k in seen:
-                raise ScenarioError(f"--set {k}: given twice; give it once")
-            seen.add(k)
-            try:
-                val = v.strip() if k == "tag_key" else json.loads(v)
-            except ValueError:
-                raise ScenarioError(f"--set {k}: {v!r} is not a number") from None
+        for k, val in _settings(args.params).items():
             (limits if k in LIMITS else cc)[k] = val
         tag = cc.pop("tag_key", None)
         params = params_json(cc, tag_key=None if tag is None else str(tag), **limits)
         st = load_pinned(params)
         if not args.quiet:
             print(format_status(st, available()))
+        return 0
+    if args.action == "shim":
+        cc: dict[str, Any] = {}
+        bounds: dict[str, Any] = {}
+        for k, val in _settings(args.params).items():
+            (bounds if k in LIMITS else cc)[k] = val
+        if args.duration is not None and not args.duration > 0:
+            raise ScenarioError(f"--duration: {args.duration} s must be positive")
+        if not args.interval >= 0:
+            raise ScenarioError(f"--interval: {args.interval} s must be 0 (never) or positive")
+        rules = shim_rules(args.schemes, cc)
+        by_port = any(r["port"] is not None for r in rules)
+        lines = []
+        for r in rules:
+            who = (f"a socket on {SHIM_CC} to port {r['port']}" if r["port"] is not None else
+                   f"every other socket on {SHIM_CC}" if by_port else f"every socket on {SHIM_CC}")
+            lines.append(f"{SHIM_CC}: registered; {who} runs {r['scheme']}")
+        lines.append(f"{SHIM_CC}: choose it with `sysctl net.ipv4.tcp_congestion_control={SHIM_CC}` or "
+                     "TCP_CONGESTION; Ctrl-C or SIGTERM removes it")
+        st = run_shim(rules, bounds, duration_s=args.duration, interval_s=0 if args.quiet else args.interval,
+                      out=sys.stdout, ready=None if args.quiet else "\n".join(lines))
+        if args.json:
+            json.dump(st, sys.stdout, indent=2, default=str)
+            print()
+        elif not args.quiet:
+            print(format_shim(st) + "; removed")
         return 0
     if args.action == "unload":
         was = unload()

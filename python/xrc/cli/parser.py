@@ -93,8 +93,8 @@ def build() -> argparse.ArgumentParser:
                         "as GRO would merge them (default: see docs/emulation.md)")
     e.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
-    k = sub.add_parser("kernel", help="XRC's sender as a Linux congestion control (BPF): load, unload, status "
-                       "(root; see docs/kernel.md)")
+    k = sub.add_parser("kernel", help="XRC's sender as a Linux congestion control (BPF): load, unload, status; "
+                       "and the shim for every other scheme (root; see docs/kernel.md)")
     ks = k.add_subparsers(dest="action", required=True)
     kl = ks.add_parser("load", help="register the congestion control xrc until `xrc kernel unload`")
     kl.add_argument("--set", dest="params", action="append", default=[], metavar="NAME=VALUE",
@@ -102,6 +102,21 @@ def build() -> argparse.ArgumentParser:
                          "unfair_gain, feedback_timeout_ms), a bound on feedback (max_rate_kbps, max_hol_ms), or the "
                          "keyed tag's key (tag_key, 32 hexadecimal digits); repeatable")
     kl.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    ksh = ks.add_parser("shim", help="serve every socket that chooses xrc_shim with one of the simulator's "
+                        "congestion controls, run by an agent in this process, until Ctrl-C (root)")
+    ksh.add_argument("schemes", nargs="+", metavar="[PORT=]SCHEME",
+                     help="the scheme for every socket on the shim, or PORT=SCHEME for the sockets whose remote "
+                          "port is PORT (xrc list names the schemes; abc, pbe, natcp, nacubic and the oracles "
+                          "need a signal a server does not get)")
+    ksh.add_argument("--set", dest="params", action="append", default=[], metavar="NAME=VALUE",
+                     help="a cc_params entry of the schemes (as in a scenario), or a bound on the XRC feedback "
+                          "the option parser takes (max_rate_kbps, max_hol_ms); repeatable")
+    ksh.add_argument("--duration", type=float, default=None, metavar="S",
+                     help="remove the shim after S seconds (default: at Ctrl-C or SIGTERM)")
+    ksh.add_argument("--interval", type=float, default=10.0, metavar="S",
+                     help="print the agent's status every S seconds (default 10; 0: never)")
+    ksh.add_argument("--json", action="store_true", help="print the final status as JSON")
+    ksh.add_argument("--quiet", action="store_true", help="print nothing but errors")
     ku = ks.add_parser("unload", help="remove what `xrc kernel load` registered")
     ku.add_argument("--quiet", action="store_true", help="print nothing but errors")
     kst = ks.add_parser("status", help="what is loaded, its parameters and its per-socket counters")
