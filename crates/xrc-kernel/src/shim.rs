@@ -101,6 +101,9 @@ pub struct AgentReport {
     pub decisions: u64,
     /// Events the agent could not use (unknown socket, malformed).
     pub skipped: u64,
+    /// Sockets taken over at an event other than their INIT, which the
+    /// agent never saw (see `Agent::on_event`).
+    pub adopted: u64,
     /// Sockets seen, with their scheme and event count, by 4-tuple.
     pub sockets: Vec<(SockKey, String, u64, bool)>,
     /// Decision lag of each POST, ns (event in the kernel to decision in
@@ -184,15 +187,49 @@ impl Agent {
         self.report.events += 1;
         let now = SimTime::from_nanos(e.now_ns);
         if e.kind == abi::SE_INIT {
-            let Some(rule) = self.rule_for(&e.key).cloned() else {
+            if self.open(now, &e) {
+                self.decide(&e, false);
+            }
+            return;
+        }
+        if !self.conns.contains_key(&e.key) {
+            // A socket whose INIT the agent never saw (its socket storage
+            // could not be made when the kernel called `init`, so no INIT
+            // went out) would otherwise run the shim's fallback, Reno,
+            // for its whole life with every event skipped: take it over at
+            // this event instead, its controller starting from the window
+            // the kernel has now, and count it.
+            if e.kind == abi::SE_RELEASE {
                 self.report.skipped += 1;
                 return;
+            }
+            if !self.open(now, &e) {
+                return;
+            }
+            self.report.adopted += 1;
+        }
+        self.on_known(now, &e);
+    }
+
+    /// Builds the controller of the socket of event `e` from its rule and
+    /// the window the kernel reports; `false` when no rule covers it or the
+    /// rule's scheme refuses its parameters (an error in the report).
+    fn open(&mut self, now: SimTime, e: &abi::ShimEvent) -> bool {
+        {
+            let Some(rule) = self.rule_for(&e.key).cloned() else {
+                self.report.skipped += 1;
+                return false;
             };
             let cc = match registry::build(&rule.scheme, &rule.params) {
                 Ok(cc) => cc,
                 Err(m) => {
-                    self.report.errors.push(format!("{}: {m}", rule.scheme));
-                    return;
+                    // (Shim::load checked every rule's parameters.)
+                    let m = format!("{}: {m}", rule.scheme);
+                    if !self.report.errors.contains(&m) {
+                        self.report.errors.push(m);
+                    }
+                    self.report.skipped += 1;
+                    return false;
                 }
             };
             let mut c = Conn {
@@ -211,15 +248,20 @@ impl Agent {
                 last_una: 1 << 32,
                 min_rtt: None,
                 controls: false,
-                events: 1,
+                // The INIT counts here; any other event in `on_known`.
+                events: u64::from(e.kind == abi::SE_INIT),
                 closed: false,
             };
-            let view = c.view(now, &e);
+            let view = c.view(now, e);
             c.cc.init(now, &mut c.w, &view);
             self.conns.insert(e.key, c);
-            self.decide(&e, false);
-            return;
+            true
         }
+    }
+
+    /// An event of a socket the agent knows.
+    fn on_known(&mut self, now: SimTime, e: &abi::ShimEvent) {
+        let e = *e;
         let Some(c) = self.conns.get_mut(&e.key) else {
             self.report.skipped += 1;
             return;
@@ -366,5 +408,71 @@ impl Conn {
             last_send: None,
             pacing: self.cc.pacing_rate().is_some(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(port: Option<u16>, scheme: &str) -> Rule {
+        Rule {
+            port,
+            scheme: scheme.into(),
+            params: serde_json::json!({}),
+        }
+    }
+
+    fn event(kind: u8, dport: u16, seq: u64) -> Vec<u8> {
+        let e = abi::ShimEvent {
+            now_ns: 1_000_000 * seq,
+            seq,
+            key: SockKey {
+                saddr: 0x0100_000a,
+                daddr: 0x0200_000a,
+                sport: 40_000,
+                dport,
+                pad: 0,
+            },
+            kind,
+            cwnd: 10,
+            ssthresh: u32::MAX / 2,
+            mss: 1448,
+            ..Default::default()
+        };
+        // SAFETY: ShimEvent is plain data; its bytes are what the ring
+        // buffer carries.
+        unsafe {
+            std::slice::from_raw_parts(
+                &e as *const abi::ShimEvent as *const u8,
+                std::mem::size_of::<abi::ShimEvent>(),
+            )
+        }
+        .to_vec()
+    }
+
+    // No decisions map here (fd -1): the decisions are not written, the
+    // agent's own state is what is checked.
+    #[test]
+    fn a_socket_whose_init_the_agent_missed_is_taken_over_at_its_next_event_not_left_on_reno() {
+        let mut a = Agent::new(vec![rule(Some(5201), "vegas")], -1);
+        a.on_event(&event(abi::SE_PRE, 5201, 1));
+        a.on_event(&event(abi::SE_POST, 5201, 2));
+        let r = a.finish();
+        assert_eq!((r.adopted, r.skipped), (1, 0), "{r:?}");
+        assert_eq!(r.sockets.len(), 1);
+        assert_eq!((r.sockets[0].1.as_str(), r.sockets[0].2), ("vegas", 2));
+    }
+
+    #[test]
+    fn events_of_a_socket_no_rule_covers_or_of_one_already_released_are_skipped() {
+        let mut a = Agent::new(vec![rule(Some(5201), "vegas")], -1);
+        a.on_event(&event(abi::SE_PRE, 80, 1));
+        a.on_event(&event(abi::SE_INIT, 80, 2));
+        a.on_event(&event(abi::SE_RELEASE, 5201, 3));
+        a.on_event(&[0u8; 3]);
+        let r = a.finish();
+        assert_eq!((r.adopted, r.skipped, r.events), (0, 4, 3), "{r:?}");
+        assert!(r.sockets.is_empty() && r.errors.is_empty());
     }
 }

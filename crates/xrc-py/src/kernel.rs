@@ -181,6 +181,7 @@ fn shim_status<'py>(py: Python<'py>, s: &xrc_kernel::ShimStatus) -> PyResult<Bou
     d.set_item("events", a.events)?;
     d.set_item("decisions", a.decisions)?;
     d.set_item("skipped", a.skipped)?;
+    d.set_item("adopted", a.adopted)?;
     d.set_item("errors", a.errors.clone())?;
     let lag = PyDict::new(py);
     lag.set_item("n", a.lag_ns.len())?;
