@@ -153,6 +153,11 @@ fn ca_event(v: u8) -> Option<CaEvent> {
     })
 }
 
+/// Events of a socket (its `seq`) after which the agent takes over a
+/// socket it has had no INIT for: an active open's INIT came third (after
+/// the SYN-ACK's PRE and POST) in every run looked at.
+const ADOPT_AFTER: u64 = 8;
+
 /// The agent's state: every socket's controller.
 pub struct Agent {
     rules: Vec<Rule>,
@@ -193,13 +198,15 @@ impl Agent {
             return;
         }
         if !self.conns.contains_key(&e.key) {
-            // A socket whose INIT the agent never saw (its socket storage
-            // could not be made when the kernel called `init`, so no INIT
-            // went out) would otherwise run the shim's fallback, Reno,
-            // for its whole life with every event skipped: take it over at
-            // this event instead, its controller starting from the window
-            // the kernel has now, and count it.
-            if e.kind == abi::SE_RELEASE {
+            // The first events of an active open come before its INIT (the
+            // SYN-ACK goes through tcp_ack, and its ACK hooks, before
+            // tcp_finish_connect calls `init`): skipped. A socket still
+            // unknown past ADOPT_AFTER events missed its INIT, and would
+            // otherwise run the shim's fallback, Reno, for its whole life
+            // with every event skipped: take it over at this event, its
+            // controller starting from the window the kernel has now, and
+            // count it.
+            if e.kind == abi::SE_RELEASE || e.seq <= ADOPT_AFTER {
                 self.report.skipped += 1;
                 return;
             }
@@ -456,20 +463,36 @@ mod tests {
     #[test]
     fn a_socket_whose_init_the_agent_missed_is_taken_over_at_its_next_event_not_left_on_reno() {
         let mut a = Agent::new(vec![rule(Some(5201), "vegas")], -1);
-        a.on_event(&event(abi::SE_PRE, 5201, 1));
-        a.on_event(&event(abi::SE_POST, 5201, 2));
+        for seq in 1..=10 {
+            a.on_event(&event(if seq % 2 == 1 { abi::SE_PRE } else { abi::SE_POST }, 5201, seq));
+        }
         let r = a.finish();
-        assert_eq!((r.adopted, r.skipped), (1, 0), "{r:?}");
+        assert_eq!((r.adopted, r.skipped), (1, 8), "{r:?}");
         assert_eq!(r.sockets.len(), 1);
         assert_eq!((r.sockets[0].1.as_str(), r.sockets[0].2), ("vegas", 2));
     }
 
     #[test]
+    fn the_events_an_active_open_sends_before_its_init_are_skipped_and_no_socket_is_adopted() {
+        // The SYN-ACK's PRE and POST, then INIT, then the transfer.
+        let mut a = Agent::new(vec![rule(Some(5201), "vegas")], -1);
+        a.on_event(&event(abi::SE_PRE, 5201, 1));
+        a.on_event(&event(abi::SE_POST, 5201, 2));
+        a.on_event(&event(abi::SE_INIT, 5201, 3));
+        for seq in 4..=20 {
+            a.on_event(&event(abi::SE_POST, 5201, seq));
+        }
+        let r = a.finish();
+        assert_eq!((r.adopted, r.skipped), (0, 2), "{r:?}");
+        assert_eq!(r.sockets[0].2, 18);
+    }
+
+    #[test]
     fn events_of_a_socket_no_rule_covers_or_of_one_already_released_are_skipped() {
         let mut a = Agent::new(vec![rule(Some(5201), "vegas")], -1);
-        a.on_event(&event(abi::SE_PRE, 80, 1));
-        a.on_event(&event(abi::SE_INIT, 80, 2));
-        a.on_event(&event(abi::SE_RELEASE, 5201, 3));
+        a.on_event(&event(abi::SE_PRE, 80, 11));
+        a.on_event(&event(abi::SE_INIT, 80, 12));
+        a.on_event(&event(abi::SE_RELEASE, 5201, 13));
         a.on_event(&[0u8; 3]);
         let r = a.finish();
         assert_eq!((r.adopted, r.skipped, r.events), (0, 4, 3), "{r:?}");
