@@ -22,8 +22,9 @@
 //! emulator does not give each 5-tuple its own access pipe).
 
 use xrc_core::net::{LinkConfig, QueueLimit};
-use xrc_core::ran::trace_access::{TraceAccessConfig, TraceUplink};
+use xrc_core::ran::trace_access::TraceUplink;
 use xrc_core::ran::trace_link::Trace;
+use xrc_core::scenario::access::{trace_access_config, TraceTexts as CoreTexts};
 use xrc_core::scenario::config::Topology;
 use xrc_core::scenario::ScenarioConfig;
 use xrc_core::units::{BitRate, SimDuration};
@@ -120,61 +121,45 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
         }),
         Topology::Trace => {
             let t = cfg.trace.as_ref().expect("validated");
-            let text = traces
-                .downlink
-                .as_deref()
-                .ok_or_else(|| format!("trace.downlink: the contents of {:?} were not given", t.downlink))?;
-            let down_trace = Trace::parse(text).map_err(|e| format!("trace.downlink ({}): {e}", t.downlink))?;
-            let down_limit = QueueLimit {
-                packets: t.buffer_packets,
-                bytes: t.buffer_bytes,
+            // The caller reads the trace files (the emulator does not look
+            // for them itself).
+            if traces.downlink.is_none() {
+                return Err(format!(
+                    "trace.downlink: the contents of {:?} were not given",
+                    t.downlink
+                ));
+            }
+            if let (Some(path), None) = (&t.uplink, &traces.uplink) {
+                return Err(format!("trace.uplink: the contents of {path:?} were not given"));
+            }
+            // The simulator's trace access itself, built by the same
+            // function from the same fields: the queues, the agent, ABC.
+            let tc = trace_access_config(
+                cfg,
+                CoreTexts {
+                    downlink: traces.downlink.as_deref(),
+                    uplink: traces.uplink.as_deref(),
+                },
+            )?;
+            let describe_trace = |tr: &Trace, limit: QueueLimit| {
+                format!(
+                    "trace({} opportunities per {} ms, {:.3} Mbit/s, {})",
+                    tr.ms.len(),
+                    tr.period_ms,
+                    tr.mean_rate_bps() * 1e-6,
+                    describe_limit(limit)
+                )
             };
-            let d_trace = format!(
-                "trace({} opportunities per {} ms, {:.3} Mbit/s, {})",
-                down_trace.ms.len(),
-                down_trace.period_ms,
-                down_trace.mean_rate_bps() * 1e-6,
-                describe_limit(down_limit)
-            );
-            let mut d_up = Vec::new();
-            let uplink = match &t.uplink {
-                Some(path) => {
-                    let text = traces
-                        .uplink
-                        .as_deref()
-                        .ok_or_else(|| format!("trace.uplink: the contents of {path:?} were not given"))?;
-                    let tr = Trace::parse(text).map_err(|e| format!("trace.uplink ({path}): {e}"))?;
-                    let limit = QueueLimit {
-                        packets: t.uplink_buffer_packets,
-                        bytes: t.uplink_buffer_bytes,
-                    };
-                    d_up.push(format!(
-                        "trace({} opportunities per {} ms, {:.3} Mbit/s, {})",
-                        tr.ms.len(),
-                        tr.period_ms,
-                        tr.mean_rate_bps() * 1e-6,
-                        describe_limit(limit)
-                    ));
-                    TraceUplink::Trace(tr, limit)
-                }
-                None => {
-                    d_up.push(format!("pipe({} ms)", t.uplink_delay_ms));
-                    TraceUplink::Delay(ms("trace.uplink_delay_ms", t.uplink_delay_ms)?)
-                }
-            };
-            if t.agent.enabled {
+            let d_trace = describe_trace(&tc.downlink, tc.downlink_limit);
+            let mut d_up = vec![match &tc.uplink {
+                TraceUplink::Trace(tr, limit) => describe_trace(tr, *limit),
+                TraceUplink::Delay(_) => format!("pipe({} ms)", t.uplink_delay_ms),
+            }];
+            if tc.agent.enabled {
                 d_up.push("XRC agent".to_string());
             }
             d_up.push(d_rev);
-            // The simulator's trace access itself (`scenario::access`
-            // builds it from the same fields): the queues, the agent, ABC.
-            let bs = AccessHandle::trace(TraceAccessConfig {
-                downlink: down_trace,
-                downlink_limit: down_limit,
-                uplink,
-                agent: t.agent.clone(),
-                abc: t.abc.clone(),
-            });
+            let bs = AccessHandle::trace(tc);
             let (down, up) = bs.stages();
             Ok(Paths {
                 down: Path::new(vec![Box::new(LinkStage::new(&fwd_cfg)), Box::new(down)]),

@@ -34,6 +34,44 @@ fn load_trace(field: &str, path: &str, text: Option<&str>) -> Result<Trace, Stri
     Trace::parse(text).map_err(|e| format!("{field} ({path}): {e}"))
 }
 
+/// The trace topology's access network as `cfg` (validated) describes it:
+/// the traces (read from the paths the scenario names unless `texts` gives
+/// their contents), the queues' limits, the uplink trace or delay, the
+/// agent and ABC. The simulator and the emulator build it here.
+pub fn trace_access_config(cfg: &ScenarioConfig, texts: TraceTexts<'_>) -> Result<TraceAccessConfig, String> {
+    let t = cfg
+        .trace
+        .as_ref()
+        .ok_or("trace: the trace topology needs a [trace] table")?;
+    let downlink = load_trace("trace.downlink", &t.downlink, texts.downlink)?;
+    let uplink = match &t.uplink {
+        Some(path) => {
+            let up = load_trace("trace.uplink", path, texts.uplink)?;
+            let limit = QueueLimit {
+                packets: t.uplink_buffer_packets,
+                bytes: t.uplink_buffer_bytes,
+            };
+            TraceUplink::Trace(up, limit)
+        }
+        None => TraceUplink::Delay(SimDuration::try_from_millis_f64(t.uplink_delay_ms).ok_or_else(|| {
+            format!(
+                "trace.uplink_delay_ms: {} ms is not a valid duration",
+                t.uplink_delay_ms
+            )
+        })?),
+    };
+    Ok(TraceAccessConfig {
+        downlink,
+        downlink_limit: QueueLimit {
+            packets: t.buffer_packets,
+            bytes: t.buffer_bytes,
+        },
+        uplink,
+        agent: t.agent.clone(),
+        abc: t.abc.clone(),
+    })
+}
+
 /// An [`Io`] that serves every kind of access network.
 pub trait AccessIo: Io<CellTimer> + Io<TraceTimer> + Io<NoTimer> {}
 impl<X: Io<CellTimer> + Io<TraceTimer> + Io<NoTimer>> AccessIo for X {}
@@ -67,7 +105,6 @@ impl AccessNet {
     /// Builds the access network `cfg` (validated) describes; its periodic
     /// instants (TTIs, the trace's milliseconds) stop before the end.
     pub fn build(cfg: &ScenarioConfig, texts: TraceTexts<'_>, streams: &RngStreams) -> Result<AccessNet, String> {
-        let ms = |v: f64| SimDuration::try_from_millis_f64(v).expect("validated");
         let end = SimTime::ZERO + SimDuration::try_from_secs_f64(cfg.duration_s).expect("validated");
         Ok(match cfg.topology {
             Topology::Cellular => {
@@ -77,33 +114,7 @@ impl AccessNet {
                 AccessNet::Cellular(Box::new(CellAccess::new(cell_cfg, &channels, streams, &flow_ues, end)))
             }
             Topology::Trace => {
-                let t = cfg.trace.as_ref().expect("validated");
-                let downlink = load_trace("trace.downlink", &t.downlink, texts.downlink)?;
-                let uplink = match &t.uplink {
-                    Some(path) => {
-                        let up = load_trace("trace.uplink", path, texts.uplink)?;
-                        let limit = QueueLimit {
-                            packets: t.uplink_buffer_packets,
-                            bytes: t.uplink_buffer_bytes,
-                        };
-                        TraceUplink::Trace(up, limit)
-                    }
-                    None => TraceUplink::Delay(ms(t.uplink_delay_ms)),
-                };
-                let access = TraceAccess::new(
-                    TraceAccessConfig {
-                        downlink,
-                        downlink_limit: QueueLimit {
-                            packets: t.buffer_packets,
-                            bytes: t.buffer_bytes,
-                        },
-                        uplink,
-                        agent: t.agent.clone(),
-                        abc: t.abc.clone(),
-                    },
-                    cfg.flows.len(),
-                    end,
-                );
+                let access = TraceAccess::new(trace_access_config(cfg, texts)?, cfg.flows.len(), end);
                 AccessNet::Trace(Box::new(access))
             }
             Topology::Wired => AccessNet::Wired(WiredAccess),
