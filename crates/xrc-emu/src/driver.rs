@@ -1170,6 +1170,49 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn data_due_at_the_base_station_is_in_before_an_ack_read_late_moves_its_clock_past_an_opportunity() {
+        // One opportunity per millisecond after 5 ms of Internet delay. A
+        // (read at 0) reaches the queue at 5 ms and leaves at 6 ms; writing
+        // it takes 2.5 ms, so the loop next looks at 8.5 ms, where an ACK
+        // from the UE (read at 8 ms) and B (read at 2.5 ms, due at the queue
+        // at 7.5 ms) wait. B must have the 8 ms opportunity: the loop runs
+        // both paths to a packet's read time before it takes the packet, so
+        // the ACK cannot run the shared base station past B's arrival.
+        let scenario = r#"{"seed":1,"duration_s":1,"topology":"trace",
+            "internet":{"delay_ms":5,"buffer_packets":null},
+            "trace":{"downlink":"x.down","buffer_bytes":null},"flows":[{"cc":"cubic","ue":0}]}"#;
+        let mut e = emulator(
+            scenario,
+            TraceTexts {
+                downlink: Some("1\n".into()),
+                uplink: None,
+            },
+        );
+        e.io.slow_send = Some((0, 2_500_000));
+        e.io.inbox[0].push_back((0, ip_packet(1500)));
+        e.io.inbox[0].push_back((2_500_000, ip_packet(1500)));
+        let mut ack = ip_packet(52);
+        ack[12..16].copy_from_slice(&[10, 77, 0, 2]);
+        ack[16..20].copy_from_slice(&[10, 77, 0, 1]);
+        ack[20..22].copy_from_slice(&5201u16.to_be_bytes());
+        ack[22..24].copy_from_slice(&40000u16.to_be_bytes());
+        e.io.inbox[1].push_back((8_000_000, ack));
+        e.run(&AtomicBool::new(false), Some(20_000_000)).unwrap();
+        let down: Vec<u64> =
+            e.io.sent
+                .iter()
+                .filter(|(_, s, _)| *s == Side::Ue)
+                .map(|(t, _, _)| *t)
+                .collect();
+        assert_eq!(down.len(), 2);
+        assert!(
+            down[1] < 9_000_000,
+            "B written at {} ns: it missed the 8 ms opportunity",
+            down[1]
+        );
+    }
+
+    #[test]
     fn through_the_cellular_topology_a_packet_crosses_the_internet_delay_and_the_cell_and_a_stranger_is_dropped() {
         let scenario = r#"{"seed":1,"duration_s":1,"topology":"cellular",
             "internet":{"delay_ms":5,"buffer_packets":null},"cell":{"harq":{"bler":0.0}},
