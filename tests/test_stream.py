@@ -321,3 +321,30 @@ def test_drained_columns_are_read_only_views_that_outlive_the_simulation_and_add
         for col, (dtype, buf) in cols.items():
             got = np.concatenate(parts.get(name, {}).get(col, []) + [np.frombuffer(buf, dtype=dtype)])
             assert got.tobytes() == expected[name][col], (name, col)
+
+
+def test_a_simulation_freed_on_another_thread_is_freed_there_without_an_error():
+    # The garbage collector frees a Simulation caught in a reference cycle
+    # (an exception's frames) on whichever thread it runs, the Parquet
+    # writer's among them; the class once refused that ("unsendable, but is
+    # being dropped on another thread") and leaked the simulation.
+    import sys
+    import threading
+
+    from xrc import _core
+    from .conftest import MINIMAL_CELL
+
+    sim = _core.Simulation(load_text(MINIMAL_CELL, base=Path(".")).resolved_json())
+    sim.run_until(0.2)
+    caught = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = caught.append
+    try:
+        box = [sim]
+        del sim
+        t = threading.Thread(target=box.clear)
+        t.start()
+        t.join()
+    finally:
+        sys.unraisablehook = hook
+    assert caught == [], [str(u.exc_value) for u in caught]

@@ -61,11 +61,26 @@ const STEP_WALL: std::time::Duration = std::time::Duration::from_millis(20);
 const MAX_STEP_EVENTS: u64 = 1 << 20;
 
 /// A running simulation.
-#[pyclass(unsendable)]
+#[pyclass]
 struct Simulation {
-    world: Option<World>,
+    /// Behind a mutex only so that the class may be dropped on any thread:
+    /// the garbage collector frees a Simulation held in a reference cycle
+    /// (an exception's frames) on whichever thread it runs, the Parquet
+    /// writer's among them, where an `unsendable` class leaked it with an
+    /// error. Methods taking `&mut self` reach it without locking.
+    world: std::sync::Mutex<Option<World>>,
     /// Events per step, adapted to [`STEP_WALL`].
     step_events: u64,
+}
+
+impl Simulation {
+    fn world(&self) -> std::sync::MutexGuard<'_, Option<World>> {
+        self.world.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn world_mut(m: &mut std::sync::Mutex<Option<World>>) -> &mut Option<World> {
+    m.get_mut().unwrap_or_else(|e| e.into_inner())
 }
 
 #[pymethods]
@@ -103,7 +118,7 @@ impl Simulation {
             (false, _) => {}
         }
         Ok(Simulation {
-            world: Some(world),
+            world: std::sync::Mutex::new(Some(world)),
             step_events: 1000,
         })
     }
@@ -119,8 +134,7 @@ impl Simulation {
     /// results do not depend on it.)
     #[pyo3(signature = (t_s, max_rows=None))]
     fn run_until(&mut self, py: Python<'_>, t_s: f64, max_rows: Option<usize>) -> PyResult<bool> {
-        let w = self
-            .world
+        let w = world_mut(&mut self.world)
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let until = SimTime::ZERO + SimDuration::try_from_secs_f64(t_s.max(0.0)).unwrap_or(SimDuration::MAX);
@@ -156,23 +170,23 @@ impl Simulation {
 
     #[getter]
     fn now_s(&self) -> f64 {
-        self.world.as_ref().map_or(f64::NAN, |w| w.now().as_secs_f64())
+        self.world().as_ref().map_or(f64::NAN, |w| w.now().as_secs_f64())
     }
     #[getter]
     fn end_s(&self) -> f64 {
-        self.world.as_ref().map_or(f64::NAN, |w| w.end_time().as_secs_f64())
+        self.world().as_ref().map_or(f64::NAN, |w| w.end_time().as_secs_f64())
     }
     #[getter]
     fn events(&self) -> u64 {
-        self.world.as_ref().map_or(0, |w| w.events())
+        self.world().as_ref().map_or(0, |w| w.events())
     }
 
     /// Checks the world's invariants (`World::check_invariants`: packet and
     /// byte conservation, senders' scoreboards and windows, in-order
     /// delivery); raises RuntimeError naming the one violated.
     fn check_invariants(&self) -> PyResult<()> {
-        let w = self
-            .world
+        let g = self.world();
+        let w = g
             .as_ref()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         w.check_invariants().map_err(PyRuntimeError::new_err)
@@ -181,8 +195,8 @@ impl Simulation {
     /// Per flow: (bytes acknowledged at the sender, bytes delivered to the
     /// receiving application, receiver's next expected byte).
     fn flow_progress(&self) -> PyResult<Vec<(u64, u64, u64)>> {
-        let w = self
-            .world
+        let g = self.world();
+        let w = g
             .as_ref()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         Ok(w.flow_progress())
@@ -191,7 +205,7 @@ impl Simulation {
     /// Rows recorded and not yet drained, over every table.
     #[getter]
     fn rows_held(&self) -> usize {
-        self.world.as_ref().map_or(0, |w| w.recorder().rows())
+        self.world().as_ref().map_or(0, |w| w.recorder().rows())
     }
 
     /// Takes the rows recorded since the last drain: returns
@@ -201,8 +215,7 @@ impl Simulation {
     /// tables' concatenation over every drain and `finish` is what `finish`
     /// alone would have returned; `mode_names` covers every code so far.
     fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let w = self
-            .world
+        let w = world_mut(&mut self.world)
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let out = PyDict::new(py);
@@ -215,8 +228,7 @@ impl Simulation {
     /// `{"events", "sim_time_s", "tables": {name: {column: (dtype, memoryview)}}}`
     /// with the rows not yet drained.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let w = self
-            .world
+        let w = world_mut(&mut self.world)
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let mut r = w.into_result();
