@@ -1136,18 +1136,26 @@ pub(crate) mod tests {
         assert_eq!(e.io.sent[0].1, Side::Inet);
     }
 
-    #[test]
-    fn a_one_packet_per_5_ms_trace_never_carries_more_than_2_4_mbit_s() {
-        let scenario = r#"{"seed":1,"duration_s":1,"topology":"trace",
-            "internet":{"delay_ms":0,"buffer_packets":null},
-            "trace":{"downlink":"x.down","buffer_bytes":null},"flows":[{"cc":"cubic","ue":0}]}"#;
-        let mut e = emulator(
-            scenario,
+    /// A trace scenario: `delay_ms` of Internet delay each way, then the
+    /// downlink trace `down` (unlimited queues, the uplink a fixed 0 ms).
+    fn trace_emulator(delay_ms: u32, down: &str) -> Emulator<FakeIo, VClock> {
+        let scenario = format!(
+            r#"{{"seed":1,"duration_s":1,"topology":"trace",
+            "internet":{{"delay_ms":{delay_ms},"buffer_packets":null}},
+            "trace":{{"downlink":"x.down","buffer_bytes":null}},"flows":[{{"cc":"cubic","ue":0}}]}}"#
+        );
+        emulator(
+            &scenario,
             TraceTexts {
-                downlink: Some("5\n".into()),
+                downlink: Some(down.into()),
                 uplink: None,
             },
-        );
+        )
+    }
+
+    #[test]
+    fn a_one_packet_per_5_ms_trace_never_carries_more_than_2_4_mbit_s() {
+        let mut e = trace_emulator(0, "5\n");
         // An arrival every 0.3 ms, some in the same millisecond as an
         // opportunity: 1500-byte packets, far more than the trace carries.
         for k in 0..3000u64 {
@@ -1178,16 +1186,7 @@ pub(crate) mod tests {
         // at 7.5 ms) wait. B must have the 8 ms opportunity: the loop runs
         // both paths to a packet's read time before it takes the packet, so
         // the ACK cannot run the shared base station past B's arrival.
-        let scenario = r#"{"seed":1,"duration_s":1,"topology":"trace",
-            "internet":{"delay_ms":5,"buffer_packets":null},
-            "trace":{"downlink":"x.down","buffer_bytes":null},"flows":[{"cc":"cubic","ue":0}]}"#;
-        let mut e = emulator(
-            scenario,
-            TraceTexts {
-                downlink: Some("1\n".into()),
-                uplink: None,
-            },
-        );
+        let mut e = trace_emulator(5, "1\n");
         e.io.slow_send = Some((0, 2_500_000));
         e.io.inbox[0].push_back((0, ip_packet(1500)));
         e.io.inbox[0].push_back((2_500_000, ip_packet(1500)));
