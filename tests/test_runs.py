@@ -262,3 +262,35 @@ def test_the_commit_a_run_records_is_read_without_taking_gits_index_lock(monkeyp
     status = [c for c in calls if "status" in c]
     assert status or commit is None, calls   # a checkout is asked whether it is dirty
     assert all("--no-optional-locks" in c for c in status), status
+
+
+def test_a_forked_child_does_not_keep_its_parents_directory_lock(tmp_path):
+    # A sweep's worker is a fork: once it kept the sweep's --out locked
+    # while it finished a run after the sweep was killed, and a resume at
+    # once was refused ("being written by another xrc process").
+    import os
+    import signal
+
+    from xrc.outdir import DirLock
+
+    lock = DirLock(tmp_path / "out")
+    lock.acquire()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: sits until killed
+        os.close(r)
+        os.write(w, b"x")
+        signal.pause()
+        os._exit(0)
+    try:
+        os.close(w)
+        os.read(r, 1)
+        os.close(lock.fd)  # the parent dies, as far as the lock goes
+        lock.fd = None
+        again = DirLock(tmp_path / "out")
+        again.acquire()  # refused before: the child held the lock
+        again.release()
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(r)

@@ -35,6 +35,7 @@ import fcntl
 import os
 import re
 import shutil
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -203,12 +204,35 @@ def check(out: Path, force: bool, what: str = "run directory", *,
         raise OutputError(f"--out {str(out)!r}: {e.strerror or e}") from None
 
 
+#: The directory locks this process holds (see :func:`_drop_locks_in_child`).
+_HELD: "weakref.WeakSet[DirLock]" = weakref.WeakSet()
+
+
+def _drop_locks_in_child() -> None:
+    """In a forked child (a sweep's worker): an ``flock`` belongs to the open
+    file description, which the fork shares, so a worker still finishing a
+    run after its parent was killed kept the parent's ``--out`` locked, and
+    a resume at once was refused. The child lets go of its copies."""
+    for lock in list(_HELD):
+        if lock.fd is not None:
+            try:
+                os.close(lock.fd)
+            except OSError:
+                pass
+            lock.fd = None
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_drop_locks_in_child)
+
+
 class DirLock:
     """An exclusive lock on writing `out`: ``flock`` on ``.NAME.lock``
     beside it, taken without waiting. The holder removes the file on
     release; a file a killed process left is free (its lock died with it)
     and is taken over. A lock taken on a file that was removed meanwhile
-    is taken again on the new one (the inode is checked)."""
+    is taken again on the new one (the inode is checked). A forked child
+    does not hold its parent's locks."""
 
     def __init__(self, out: Path) -> None:
         self.path = out.parent / f".{out.name}.lock"
@@ -243,6 +267,7 @@ class DirLock:
                 except OSError:
                     pass
                 self.fd = fd
+                _HELD.add(self)
                 return
             os.close(fd)
         raise OutputError(f"--out {str(self.out)!r}: could not lock {self.path}")
@@ -250,6 +275,7 @@ class DirLock:
     def release(self) -> None:
         if self.fd is None:
             return
+        _HELD.discard(self)
         try:
             self.path.unlink(missing_ok=True)
         finally:
