@@ -490,6 +490,9 @@ def test_xrc_kernel_shim_serves_the_sockets_that_choose_it_with_the_scheme_given
     (["vegas", "--set", "budget_ms"], "expected NAME=VALUE"),
     (["vegas", "--duration", "0"], "--duration"),
     (["vegas", "--set", "nope=1"], "vegas: nope: unknown field"),
+    (["vegas", "--set", "alpha=NaN"], "--set alpha: 'NaN' is not a finite number"),
+    (["vegas", "--duration", "inf"], "--duration: inf s must be positive and finite"),
+    (["vegas", "--interval", "nan"], "--interval: nan s must be 0 (never)"),
 ])
 def test_xrc_kernel_shim_refuses_bad_arguments_with_exit_2_naming_them(args, says):
     r = subprocess.run([*XRC, "kernel", "shim", *args], capture_output=True, text=True, timeout=60)

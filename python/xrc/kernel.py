@@ -354,6 +354,8 @@ def _settings(items: list[str]) -> dict[str, Any]:
             out[k] = v.strip() if k == "tag_key" else json.loads(v)
         except ValueError:
             raise ScenarioError(f"--set {k}: {v!r} is not a number") from None
+        if isinstance(out[k], float) and not math.isfinite(out[k]):
+            raise ScenarioError(f"--set {k}: {v.strip()!r} is not a finite number")
     return out
 
 
@@ -379,10 +381,13 @@ def main(args) -> int:
         bounds: dict[str, Any] = {}
         for k, val in _settings(args.params).items():
             (bounds if k in LIMITS else cc)[k] = val
-        if args.duration is not None and not args.duration > 0:
-            raise ScenarioError(f"--duration: {args.duration} s must be positive")
+        if args.duration is not None and not 0 < args.duration < math.inf:
+            raise ScenarioError(f"--duration: {args.duration} s must be positive and finite (without it the shim "
+                                "runs until Ctrl-C)")
+        if not math.isfinite(args.interval):
+            raise ScenarioError(f"--interval: {args.interval} s must be 0 (never) or a positive finite number")
         if not args.interval >= 0:
-            raise ScenarioError(f"--interval: {args.interval} s must be 0 (never) or positive")
+            raise ScenarioError(f"--interval: {args.interval} s must be 0 (never) or a positive finite number")
         rules = shim_rules(args.schemes, cc)
         by_port = any(r["port"] is not None for r in rules)
         lines = []
