@@ -276,9 +276,8 @@ def run_shim(rules: list[dict], bounds: dict, *, duration_s: float | None, inter
             print(ready, file=out, flush=True)
         try:
             while duration_s is None or time.monotonic() - t0 < duration_s:
-                left = None if duration_s is None else duration_s - (time.monotonic() - t0)
-                step = min(x for x in (interval_s or 3600.0, left if left is not None else 3600.0, 3600.0))
-                time.sleep(max(step, 0.0))
+                left = 3600.0 if duration_s is None else duration_s - (time.monotonic() - t0)
+                time.sleep(max(min(interval_s or 3600.0, left), 0.0))
                 if interval_s and out is not None:
                     print(format_shim(sh.status()), file=out, flush=True)
         except (KeyboardInterrupt, Terminated):
@@ -384,9 +383,7 @@ def main(args) -> int:
         if args.duration is not None and not 0 < args.duration < math.inf:
             raise ScenarioError(f"--duration: {args.duration} s must be positive and finite (without it the shim "
                                 "runs until Ctrl-C)")
-        if not math.isfinite(args.interval):
-            raise ScenarioError(f"--interval: {args.interval} s must be 0 (never) or a positive finite number")
-        if not args.interval >= 0:
+        if not 0 <= args.interval < math.inf:
             raise ScenarioError(f"--interval: {args.interval} s must be 0 (never) or a positive finite number")
         rules = shim_rules(args.schemes, cc)
         by_port = any(r["port"] is not None for r in rules)
