@@ -77,7 +77,8 @@ def write_traces(sc: dict, d: Path) -> None:
 #: cell: the kernel's own module (cubic, newreno as Linux reno, bbr), xrc's
 #: BPF sender (xrc), or the shim (the rest); and the same scheme through the
 #: shim where it also runs natively, to measure what the shim changes.
-SCHEMES = ["xrc", "cubic", "newreno", "bbr", "illinois", "veno", "vegas", "copa", "bbr3", "roccet", "xrc2"]
+SCHEMES = ["xrc", "cubic", "newreno", "bbr", "illinois", "veno", "vegas", "copa", "bbr3", "roccet", "xrc2", "abc",
+           "pbe", "natcp", "nacubic"]
 CASES: dict = {f"fig1-{c}": (lambda c=c: fig1(c), ()) for c in SCHEMES}
 CASES.update({f"fig1-{c}-shim": (lambda c=c: fig1(c), (c,)) for c in ("xrc", "cubic", "newreno", "bbr")})
 CASES["cell4-xrc"] = (lambda: cell4("xrc"), ())
@@ -102,7 +103,7 @@ def measure(run: Path) -> dict:
         "kernel_cc": (s.get("environment") or {}).get("kernel_cc"),
         "linux_cc": [f.get("linux_cc") for f in s["flows"]],
         "shim": {k: v for k, v in ((s.get("environment") or {}).get("shim") or {}).items()
-                 if k in ("counters", "decision_lag", "events", "decisions")} or None,
+                 if k in ("counters", "decision_lag", "events", "decisions", "net_assist_reports")} or None,
     }
 
 

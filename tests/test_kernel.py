@@ -430,6 +430,73 @@ def test_xrc_through_the_shim_gives_what_the_simulator_gives_on_fig1(tmp_path):
     _agrees_with_the_simulator(tmp_path, s, "paper/fig1-time-varying", "duration_s=10")
 
 
+@needs_emulator
+def test_abc_pbe_and_natcp_get_their_signals_from_the_emulated_base_station_on_real_sockets(tmp_path):
+    """Three UEs of Fig. 1's cell, one flow each: ABC's marks echoed on its
+    ACKs, PBE-CC's report written into its ACKs, NetAssist's reports sent to
+    NATCP's sender as UDP datagrams; each reaches the scheme's controller."""
+    import tomllib
+
+    from xrc.bundled import scenario
+    from xrc.tomlw import dumps
+
+    sc = tomllib.loads(scenario("paper/fig1-time-varying").read_text())
+    sc["duration_s"] = 6.0
+    sc["ues"] = [sc["ues"][0]] * 3
+    sc["flows"] = [{"id": cc, "ue": k, "cc": cc, "start_s": 0.0} for k, cc in enumerate(("abc", "pbe", "natcp"))]
+    path = tmp_path / "three.toml"
+    path.write_text(dumps(sc))
+    out = tmp_path / "run"
+    r = subprocess.run([*XRC, "emulate", str(path), "--out", str(out), "--quiet"],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert all(f["linux_cc"] == "xrc_shim" and f["goodput_mbps"] > 1 for f in s["flows"]), s["flows"]
+    sig = json.loads((out / "emulator-report.json").read_text())["signals"]
+    assert sig["abc_accelerate"] > 100 and sig["abc_brake"] > 100 and sig["abc_echoes"] > 100, sig
+    assert sig["pbe_written"] > 100 and sig["net_assist_reports_sent"] >= 100, sig
+    assert sig["abc_no_room"] == 0 and sig["pbe_no_room"] == 0, sig
+    sh = s["environment"]["shim"]
+    rep = sh["net_assist_reports"]
+    assert rep["applied"] >= 100 and rep["malformed"] == 0, rep
+    assert sh["counters"]["short_options_malformed"] == 0 and sh["errors"] == []
+    schemes = {x["scheme"] for x in sh["sockets"] if x["events"] > 1000}
+    assert schemes == {"abc", "pbe", "natcp"}, sh["sockets"]
+
+
+@needs_kernel
+def test_xrc_kernel_shim_takes_netassist_reports_on_its_port_and_counts_the_ones_it_cannot_use():
+    import socket
+    import time
+
+    from xrc import _core as core
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    p = subprocess.Popen([*XRC, "kernel", "shim", "natcp", "--reports", str(port), "--duration", "4", "--quiet",
+                          "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 15
+        while "xrc_shim" not in core.kernel_available() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        report = (b"XRNA\x01\x00\x00\x01" + bytes([127, 0, 0, 1, 127, 0, 0, 1]) + (1).to_bytes(2, "big")
+                  + (2).to_bytes(2, "big") + (10_000_000).to_bytes(8, "big") + (40_000).to_bytes(4, "big"))
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+            tx.sendto(report, ("127.0.0.1", port))
+            tx.sendto(b"nonsense", ("127.0.0.1", port))
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    rep = json.loads(out)["net_assist_reports"]
+    assert (rep["received"], rep["for_unknown_sockets"], rep["malformed"]) == (1, 1, 1), rep
+    assert "8-byte datagram: not 32 bytes long" in rep["last_malformed"]
+
+
 def _loopback_transfer(nbytes: int, cc: str) -> int:
     """Sends `nbytes` over loopback from a socket on congestion control `cc`
     to a reader in this process; returns the bytes read."""
@@ -483,7 +550,8 @@ def test_xrc_kernel_shim_serves_the_sockets_that_choose_it_with_the_scheme_given
 
 
 @pytest.mark.parametrize("args, says", [
-    (["abc"], "cannot run through the shim"),
+    (["oracle"], "cannot run through the shim"),
+    (["natcp", "--reports", "0"], "--reports: 0 is not a UDP port"),
     (["nope"], "not a congestion control"),
     (["70000=vegas"], "PORT in 1..65535"),
     (["vegas", "copa"], "already has a scheme"),
@@ -500,7 +568,8 @@ def test_xrc_kernel_shim_refuses_bad_arguments_with_exit_2_naming_them(args, say
     assert "registered" not in r.stdout and "xrc_shim" not in _core.kernel_available()
 
 
-@pytest.mark.parametrize("shim, says", [("abc", "mark data packets"), ("nope", "not a congestion control")])
+@pytest.mark.parametrize("shim, says", [("oracle-rate", "ground truth every TTI"),
+                                        ("nope", "not a congestion control")])
 def test_a_scheme_the_shim_cannot_carry_is_refused_with_exit_2(tmp_path, shim, says):
     r = subprocess.run([*XRC, "emulate", "paper/fig1-time-varying", "--out", str(tmp_path / "o"), "--shim", shim],
                        capture_output=True, text=True, timeout=60)

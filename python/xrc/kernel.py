@@ -37,11 +37,25 @@ SHIM_CC = "xrc_shim"
 NOT_THROUGH_SHIM = {
     "oracle": "the physical-limit oracle needs the cell's schedule ahead of time",
     "oracle-rate": "the rate oracle needs the cell's ground truth every TTI",
-    "abc": "ABC needs the base station to mark data packets, which the emulator does not do yet",
-    "pbe": "PBE-CC needs the UE to write its capacity estimate into ACKs, which the emulator does not do yet",
-    "natcp": "NATCP needs NetAssist's out-of-band reports, which the emulator does not send yet",
-    "nacubic": "NACubic needs NetAssist's out-of-band reports, which the emulator does not send yet",
 }
+
+#: The UDP port on which the shim's agent takes NetAssist reports (NATCP,
+#: NACubic) in ``xrc emulate``; the base station sends them there.
+REPORT_PORT = 5299
+
+#: What each network signal a scheme consumes needs from the base station
+#: in ``xrc emulate`` (``xrc.emulation.emulate``).
+SIGNAL_NEEDS = {
+    "abc": "the base station to mark its data and echo the marks",
+    "pbe": "the UE to write its capacity estimate into ACKs",
+    "net_assist": "NetAssist's reports from the base station",
+}
+
+
+def scheme_signals(scheme: str, cc_params: dict | None = None) -> list[str]:
+    """The network signals `scheme` consumes with these parameters (the
+    core's ``Signals``): ``abc``, ``pbe``, ``net_assist``, ``xrc_air``, ..."""
+    return list(_core().scheme_signals(scheme, json.dumps(cc_params or {})))
 
 #: What ``--set`` of ``xrc kernel load`` accepts besides the scheme's
 #: ``cc_params``.
@@ -259,7 +273,7 @@ def format_shim(st: dict) -> str:
 
 
 def run_shim(rules: list[dict], bounds: dict, *, duration_s: float | None, interval_s: float,
-             out=None, ready: str | None = None) -> dict:
+             out=None, ready: str | None = None, reports_port: int | None = None) -> dict:
     """Registers the shim with its agent for `rules` and serves every socket
     that chooses ``xrc_shim`` until `duration_s` has passed or the process
     is interrupted (Ctrl-C, SIGTERM), printing a status line every
@@ -272,6 +286,11 @@ def run_shim(rules: list[dict], bounds: dict, *, duration_s: float | None, inter
     t0 = time.monotonic()
     with shim_loaded(rules, bounds) as info:
         sh = info.pop("_shim")
+        if reports_port is not None:
+            try:
+                info["reports_port"] = sh.listen_reports(reports_port)
+            except ValueError as e:
+                raise _refused(e) from None
         if ready and out is not None:
             print(ready, file=out, flush=True)
         try:
@@ -385,6 +404,8 @@ def main(args) -> int:
                                 "runs until Ctrl-C)")
         if not 0 <= args.interval < math.inf:
             raise ScenarioError(f"--interval: {args.interval} s must be 0 (never) or a positive finite number")
+        if args.reports is not None and not 1 <= args.reports <= 65535:
+            raise ScenarioError(f"--reports: {args.reports} is not a UDP port (1..65535)")
         rules = shim_rules(args.schemes, cc)
         by_port = any(r["port"] is not None for r in rules)
         lines = []
@@ -392,10 +413,12 @@ def main(args) -> int:
             who = (f"a socket on {SHIM_CC} to port {r['port']}" if r["port"] is not None else
                    f"every other socket on {SHIM_CC}" if by_port else f"every socket on {SHIM_CC}")
             lines.append(f"{SHIM_CC}: registered; {who} runs {r['scheme']}")
+        if args.reports is not None:
+            lines.append(f"{SHIM_CC}: NetAssist reports taken on UDP port {args.reports}")
         lines.append(f"{SHIM_CC}: choose it with `sysctl net.ipv4.tcp_congestion_control={SHIM_CC}` or "
                      "TCP_CONGESTION; Ctrl-C or SIGTERM removes it")
         st = run_shim(rules, bounds, duration_s=args.duration, interval_s=0 if args.quiet else args.interval,
-                      out=sys.stdout, ready=None if args.quiet else "\n".join(lines))
+                      out=sys.stdout, ready=None if args.quiet else "\n".join(lines), reports_port=args.reports)
         if args.json:
             json.dump(st, sys.stdout, indent=2, default=str)
             print()

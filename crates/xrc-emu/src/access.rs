@@ -38,7 +38,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use xrc_core::engine::RngStreams;
 use xrc_core::net::{
-    Access, Dir as CDir, DropSite, FlowId, Observer, Packet, QueueCounters, Released, Standalone, UeSample,
+    Access, Dir as CDir, DropSite, FlowId, NetAssistReport, Observer, Packet, QueueCounters, Released, Standalone,
+    UeSample,
 };
 use xrc_core::ran::cell_access::CellAccess;
 use xrc_core::ran::trace_access::{TraceAccess, TraceAccessConfig};
@@ -310,6 +311,33 @@ impl AccessHandle {
             });
         }
         ue
+    }
+
+    /// Turns on the network side of the network-assisted schemes, as the
+    /// simulator does when a flow's sender asks for it (`Signals`): ABC's
+    /// marking of ABC-capable data, the UE's PBE-CC estimator, NetAssist's
+    /// per-UE measurement.
+    pub fn enable_abc(&self) {
+        each!(&mut self.lock().sa, sa => sa.component_mut().enable_abc())
+    }
+    pub fn enable_pbe(&self) {
+        each!(&mut self.lock().sa, sa => sa.component_mut().enable_pbe())
+    }
+    pub fn enable_net_assist(&self) {
+        each!(&mut self.lock().sa, sa => sa.component_mut().enable_net_assist())
+    }
+
+    /// The PBE-CC capacity estimate UE `ue` writes into an ACK leaving it
+    /// at `now` (the simulator's `World::send_ack`).
+    pub fn pbe_rate_bps(&self, ue: usize, now: SimTime) -> Option<u64> {
+        each!(&self.lock().sa, sa => sa.component().pbe_rate_bps(ue, now))
+    }
+
+    /// NetAssist's report for UE `ue` closing its period at `now` (the
+    /// simulator's `World::on_net_assist`), with the wired part of the
+    /// minimum RTT.
+    pub fn net_assist_report(&self, ue: usize, now: SimTime, wired_rtt: SimDuration) -> Option<NetAssistReport> {
+        each!(&mut self.lock().sa, sa => sa.component_mut().net_assist_report(ue, now, wired_rtt))
     }
 
     /// The model time of the wall clock at the start of a pass.

@@ -156,7 +156,7 @@ pub struct Capture {
     /// Packets written with bytes other than those read (the XRC option
     /// added), by record: the written bytes (at most the snap length),
     /// their full length, and the option.
-    rewritten: HashMap<u32, (Vec<u8>, u16, crate::feedback::Feedback)>,
+    rewritten: HashMap<u32, (Vec<u8>, u16, Option<crate::feedback::Feedback>)>,
 }
 
 impl Capture {
@@ -236,7 +236,9 @@ impl Capture {
 
     /// Record `rec` was written as `bytes` carrying `fb` (its pcap shows
     /// these bytes on the egress side).
-    pub fn on_rewritten(&mut self, rec: u32, bytes: &[u8], fb: crate::feedback::Feedback) {
+    /// The bytes written for record `rec` differ from those read: an option
+    /// was added (`fb`: the XRC option's values, `None` for another option).
+    pub fn on_rewritten(&mut self, rec: u32, bytes: &[u8], fb: Option<crate::feedback::Feedback>) {
         let keep = bytes.len().min(self.snaplen as usize);
         self.rewritten.insert(
             rec,
@@ -246,7 +248,7 @@ impl Capture {
 
     /// The XRC option written into record `rec`, if any.
     pub fn feedback_of(&self, rec: u32) -> Option<crate::feedback::Feedback> {
-        self.rewritten.get(&rec).map(|r| r.2)
+        self.rewritten.get(&rec).and_then(|r| r.2)
     }
 
     pub fn on_dropped(&mut self, rec: u32, stage: usize) {

@@ -27,6 +27,7 @@
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use xrc_core::net::wire as wire_core;
 use xrc_core::net::{DataHeader, FlowId, Packet, PacketKind};
 use xrc_core::units::SimTime;
 
@@ -224,6 +225,9 @@ pub struct Options {
     pub gso: bool,
     /// Most bytes of one super-packet (at most 65 535).
     pub gso_max_bytes: usize,
+    /// The network-assisted schemes' signals ([`crate::signals`]): ABC's
+    /// marks and PBE-CC's report on ACKs, NetAssist's reports.
+    pub signals: crate::signals::SignalOptions,
 }
 
 impl Default for Options {
@@ -242,6 +246,7 @@ impl Default for Options {
             rt_yield: None,
             gso: false,
             gso_max_bytes: crate::gso::MAX_PACKET,
+            signals: Default::default(),
         }
     }
 }
@@ -360,6 +365,12 @@ pub struct Emulator<I: PacketIo, C: Clock> {
     dropped: Vec<Dropped>,
     send_errors: u64,
     last_send_error: Option<String>,
+    /// The network-assisted schemes' signals, and PBE-CC's report of each
+    /// ACK inside the uplink (kbit/s, by slot).
+    signals: crate::signals::Signals,
+    pbe_of_slot: std::collections::HashMap<u32, u32>,
+    /// NetAssist reports due, waiting to be written.
+    reports_due: Vec<Vec<u8>>,
     /// Clock time the last system call (or model step) ended.
     mark: u64,
     /// (clock time, thread CPU time) before the last sleep.
@@ -375,6 +386,10 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     pub fn new(io: I, clock: C, paths: Paths, opts: Options) -> Self {
         let capture = Capture::new(opts.snaplen);
         let gso_max = opts.gso_max_bytes;
+        let signals = crate::signals::Signals::new(opts.signals.clone());
+        if let Some(c) = &paths.cell {
+            signals.enable(c);
+        }
         Emulator {
             io,
             clock,
@@ -398,6 +413,9 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             dropped: Vec::new(),
             send_errors: 0,
             last_send_error: None,
+            signals,
+            pbe_of_slot: std::collections::HashMap::new(),
+            reports_due: Vec::new(),
             mark: 0,
             cpu_mark: None,
             window: (0, 0),
@@ -456,6 +474,10 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     }
     pub fn timing(&self) -> &Timing {
         &self.timing
+    }
+    /// What the network-assisted schemes' signals did.
+    pub fn signal_counters(&self) -> crate::signals::SignalCounters {
+        self.signals.counters
     }
     pub fn counts(&self, d: Dir) -> DirCounts {
         self.counts[d as usize]
@@ -547,7 +569,12 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             }
             let now = self.model_now();
             self.advance(now);
-            let next = self.paths.iter().filter_map(|p| p.next_wakeup()).min();
+            let next = self
+                .paths
+                .iter()
+                .filter_map(|p| p.next_wakeup())
+                .chain(self.signals.next_wakeup().map(SimTime::from_nanos))
+                .min();
             let mut limit = now + self.opts.max_sleep_ns;
             if let Some(u) = until_ns {
                 limit = limit.min(u);
@@ -597,10 +624,11 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         let c = &mut self.counts[dir as usize];
         c.read += 1;
         c.bytes_read += n as u64;
+        let ue_port = info.as_ref().map(|i| if dir == Dir::Down { i.dport } else { i.sport });
+        let mut ue = None;
         if let Some(cell) = &self.cell {
-            let ue = info.as_ref().and_then(|i| {
-                let ue_port = if dir == Dir::Down { i.dport } else { i.sport };
-                let air = self.opts.air_ports.contains(&ue_port);
+            ue = info.as_ref().and_then(|i| {
+                let air = ue_port.is_some_and(|p| self.opts.air_ports.contains(&p));
                 cell.register(flow, dir == Dir::Down, i.src, i.dst, air)
             });
             if ue.is_none() {
@@ -612,20 +640,26 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         }
         let slot = self.slab.put(bytes, rec);
         let now = SimTime::from_nanos(t);
+        let is_pure_ack = info
+            .as_ref()
+            .and_then(|i| i.tcp)
+            .is_some_and(|t| t.payload == 0 && t.has(crate::wire::flags::ACK) && t.flags & 0x07 == 0);
+        let signalled = ue_port.is_some_and(|p| self.opts.signals.writes_on_acks(p));
         // A pure ACK crossing the cell up is an ACK to the core, so that the
-        // cell's agent writes its option into it at the base station.
-        let pure_ack = dir == Dir::Up
-            && self.opts.xrc_acks
-            && self.cell.is_some()
-            && info
-                .as_ref()
-                .and_then(|i| i.tcp)
-                .is_some_and(|t| t.payload == 0 && t.has(crate::wire::flags::ACK) && t.flags & 0x07 == 0);
-        let pkt = if pure_ack {
+        // cell's agent writes its option into it at the base station (not
+        // one of a flow that gets ABC's or PBE-CC's option instead).
+        let pure_ack = dir == Dir::Up && self.opts.xrc_acks && self.cell.is_some() && is_pure_ack && !signalled;
+        let mut pkt = if pure_ack {
             let mut p = Packet::ack(FlowId(flow), slot as u64, &[], now);
             p.size = n as u32;
             p
         } else {
+            // Data of an ABC flow crosses ABC-capable, for the base station
+            // to mark.
+            let abc = match (dir, ue_port) {
+                (Dir::Down, Some(p)) if self.signals.is_abc(p) => xrc_core::net::AbcMark::Capable,
+                _ => Default::default(),
+            };
             Packet {
                 flow: FlowId(flow),
                 size: n as u32,
@@ -634,10 +668,24 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                     len: (n as u32).saturating_sub(52),
                     ts_val: now,
                     retransmit: false,
-                    abc: Default::default(),
+                    abc,
                 }),
             }
         };
+        if let (Some(i), Some(u), Some(port)) = (info.as_ref(), ue, ue_port) {
+            if dir == Dir::Down {
+                self.signals.on_data_in(u, i.src, i.dst, i.sport, port);
+            } else if is_pure_ack && self.signals.is_pbe(port) {
+                // The UE writes its estimate into the ACK as it leaves: the
+                // uplink carries the 8 bytes more, the device gets them
+                // when the ACK leaves the base station.
+                let r = self.cell.as_ref().and_then(|c| c.pbe_rate_bps(u, now));
+                if let Some(r) = r {
+                    self.pbe_of_slot.insert(slot, (r / 1000).min(u32::MAX as u64) as u32);
+                    pkt.size += wire_core::SHORT_OPTION_BYTES as u32;
+                }
+            }
+        }
         self.paths[dir as usize].enqueue(now, pkt, &mut self.released, &mut self.dropped);
         self.flush(dir);
     }
@@ -652,15 +700,46 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             self.paths[dir as usize].advance_to(now, &mut self.released, &mut self.dropped);
             self.flush(dir);
         }
+        if let Some(cell) = &self.cell {
+            self.signals.tick(t, cell);
+        }
+        self.signals.take_due(t, &mut self.reports_due);
+        for k in 0..self.reports_due.len() {
+            let start = self.begin();
+            if let Err(e) = self.io.send(Side::Inet, &self.reports_due[k]) {
+                self.send_errors += 1;
+                self.last_send_error = Some(format!("write of a NetAssist report to the Inet device: {e}"));
+            }
+            self.end(start, Phase::Write);
+        }
+        self.reports_due.clear();
     }
 
     fn flush(&mut self, dir: Dir) {
         for d in self.dropped.drain(..) {
             let slot = slot_of(&d.pkt);
             let (_, rec) = self.slab.get(slot);
+            self.pbe_of_slot.remove(&slot);
             self.capture.on_dropped(rec, d.stage);
             self.slab.release(slot);
             self.counts[dir as usize].dropped += 1;
+        }
+        if dir == Dir::Down && !self.opts.signals.abc_ports.is_empty() {
+            for (_, p) in &self.released {
+                if let PacketKind::Data(d) = &p.kind {
+                    if matches!(
+                        d.abc,
+                        xrc_core::net::AbcMark::Accelerate | xrc_core::net::AbcMark::Brake
+                    ) {
+                        let end = parse_ipv4(self.slab.get(slot_of(p)).0)
+                            .and_then(|i| i.tcp)
+                            .map(|t| t.seq.wrapping_add(t.payload as u32));
+                        if let Some(end) = end {
+                            self.signals.on_data_out(p.flow.0, end, d.abc);
+                        }
+                    }
+                }
+            }
         }
         if self.opts.gso && dir.egress() == Side::Ue {
             self.flush_coalesced(dir);
@@ -677,7 +756,25 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
             let flow_id = p.flow.0;
             let start = self.begin();
             let (mut bytes, rec) = self.slab.get(slot);
-            {
+            let short = if dir == Dir::Up {
+                short_option(&mut self.signals, &mut self.pbe_of_slot, flow_id, slot, bytes)
+            } else {
+                None
+            };
+            if let Some((o, abc)) = short {
+                let ok = crate::feedback::add_option_bytes(bytes, &o, self.opts.mtu, &mut self.rewrite);
+                let c = &mut self.signals.counters;
+                match (ok, abc) {
+                    (true, true) => c.abc_echoes += 1,
+                    (true, false) => c.pbe_written += 1,
+                    (false, true) => c.abc_no_room += 1,
+                    (false, false) => c.pbe_no_room += 1,
+                }
+                if ok {
+                    bytes = &self.rewrite;
+                    self.capture.on_rewritten(rec, bytes, None);
+                }
+            } else {
                 let agent = xrc.map(|o| o.fields());
                 let opt = match (&self.opts.feedback_override, self.opts.tag_key) {
                     (ov, Some(key)) if dir == Dir::Up && (ov.is_some() || agent.is_some()) && is_pure_ack(bytes) => {
@@ -725,13 +822,16 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
                 };
                 if fill {
                     bytes = &self.rewrite;
-                    self.capture.on_rewritten(rec, bytes, agent.unwrap_or_default());
+                    self.capture.on_rewritten(rec, bytes, Some(agent.unwrap_or_default()));
                     self.timing.xrc_filled += 1;
                 } else if let Some(o) = opt {
                     if crate::feedback::add_option_bytes(bytes, o.as_slice(), self.opts.mtu, &mut self.rewrite) {
                         bytes = &self.rewrite;
-                        self.capture
-                            .on_rewritten(rec, bytes, crate::feedback::read_option(bytes).unwrap_or_default());
+                        self.capture.on_rewritten(
+                            rec,
+                            bytes,
+                            Some(crate::feedback::read_option(bytes).unwrap_or_default()),
+                        );
                         self.timing.xrc_written += 1;
                     } else {
                         self.timing.xrc_no_room += 1;
@@ -851,6 +951,32 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
     pub fn in_flight(&self) -> u64 {
         self.paths.iter().map(|p| p.held()).sum()
     }
+}
+
+/// The short option a pure ACK going up carries, if its flow gets one:
+/// ABC's echo of the marks it newly acknowledges, or the PBE-CC report
+/// its UE wrote (`true`: ABC's).
+fn short_option(
+    signals: &mut crate::signals::Signals,
+    pbe_of_slot: &mut std::collections::HashMap<u32, u32>,
+    flow: u32,
+    slot: u32,
+    bytes: &[u8],
+) -> Option<([u8; 8], bool)> {
+    let pbe = pbe_of_slot.remove(&slot);
+    if signals.options().is_empty() {
+        return None;
+    }
+    let i = parse_ipv4(bytes)?;
+    let t = i.tcp?;
+    if !(t.payload == 0 && t.has(crate::wire::flags::ACK) && t.flags & 0x07 == 0) {
+        return None;
+    }
+    if signals.is_abc(i.sport) {
+        let (a, b) = signals.abc_echo(flow, t.ack)?;
+        return Some((wire_core::abc_option_bytes(a, b), true));
+    }
+    pbe.map(|k| (wire_core::pbe_option_bytes(k), false))
 }
 
 /// The drop stage recorded for a packet the cell could not classify to a
@@ -1277,6 +1403,141 @@ pub(crate) mod tests {
                 "{fb:?} vs {agent}"
             );
         }
+    }
+
+    const CELL_CQI15: &str = r#"{"seed":1,"duration_s":1,"topology":"cellular",
+        "internet":{"delay_ms":5,"buffer_packets":null},"cell":{"harq":{"bler":0.0}},
+        "ues":[{"channel":{"kind":"fixed_cqi","cqi":15}}],"flows":[{"cc":"cubic","ue":0}]}"#;
+
+    /// A pure ACK from the UE's port 5201 to the sender's 40000.
+    fn ack_from_ue(ack: u32) -> Vec<u8> {
+        let mut b = crate::wire::tests::tcp_packet(1, ack, crate::wire::flags::ACK, &[], 0);
+        b[12..16].copy_from_slice(&[10, 77, 0, 2]);
+        b[16..20].copy_from_slice(&[10, 77, 0, 1]);
+        b[20..22].copy_from_slice(&5201u16.to_be_bytes());
+        b[22..24].copy_from_slice(&40000u16.to_be_bytes());
+        b
+    }
+
+    /// The 4 value bytes of option 253 with this ExID, if the TCP header
+    /// has it.
+    fn short_option_of(pkt: &[u8], exid: u16) -> Option<[u8; 4]> {
+        let off = ((pkt[32] >> 4) as usize) * 4;
+        let opts = &pkt[40..20 + off];
+        let mut i = 0;
+        while i < opts.len() {
+            match opts[i] {
+                0 => return None,
+                1 => i += 1,
+                k => {
+                    let len = opts[i + 1] as usize;
+                    if k == 253 && len == 8 && u16::from_be_bytes([opts[i + 2], opts[i + 3]]) == exid {
+                        return Some([opts[i + 4], opts[i + 5], opts[i + 6], opts[i + 7]]);
+                    }
+                    i += len.max(2);
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn an_abc_flows_ack_carries_the_marks_the_base_station_gave_the_data_it_acknowledges() {
+        let mut e = emulator(CELL_CQI15, TraceTexts::default());
+        e.opts.signals.abc_ports = vec![5201];
+        e.signals = crate::signals::Signals::new(e.opts.signals.clone());
+        e.signals.enable(e.cell.as_ref().unwrap());
+        for k in 0..20u32 {
+            let seg = crate::wire::tests::tcp_packet(1 + 1448 * k, 1, crate::wire::flags::ACK, &[], 1448);
+            e.io.inbox[0].push_back((k as u64 * 1_000_000, seg));
+        }
+        // Acknowledges the first ten segments, then all twenty.
+        e.io.inbox[1].push_back((80_000_000, ack_from_ue(1 + 1448 * 10)));
+        e.io.inbox[1].push_back((81_000_000, ack_from_ue(1 + 1448 * 20)));
+        e.run(&AtomicBool::new(false), Some(200_000_000)).unwrap();
+        let up: Vec<_> = e.io.sent.iter().filter(|(_, s, _)| *s == Side::Inet).collect();
+        assert_eq!(up.len(), 2);
+        let marks: Vec<(u16, u16)> = up
+            .iter()
+            .map(|(_, _, b)| {
+                assert!(crate::feedback::checksums_ok(b));
+                let v = short_option_of(b, wire_core::ABC_EXID).expect("ABC's echo");
+                (u16::from_be_bytes([v[0], v[1]]), u16::from_be_bytes([v[2], v[3]]))
+            })
+            .collect();
+        assert_eq!(marks[0].0 + marks[0].1, 10, "{marks:?}");
+        assert_eq!(marks[1].0 + marks[1].1, 10, "{marks:?}");
+        let c = e.signal_counters();
+        assert_eq!((c.abc_accelerate + c.abc_brake, c.abc_echoes), (20, 2));
+        assert_eq!(
+            crate::feedback::read_option(&up[0].2),
+            None,
+            "no XRC option on an ABC flow's ACK"
+        );
+    }
+
+    #[test]
+    fn a_pbe_flows_ack_carries_its_ues_capacity_estimate_and_another_flows_does_not() {
+        let mut e = emulator(CELL_CQI15, TraceTexts::default());
+        e.opts.signals.pbe_ports = vec![5201];
+        e.signals = crate::signals::Signals::new(e.opts.signals.clone());
+        e.signals.enable(e.cell.as_ref().unwrap());
+        for k in 0..20u32 {
+            let seg = crate::wire::tests::tcp_packet(1 + 1448 * k, 1, crate::wire::flags::ACK, &[], 1448);
+            e.io.inbox[0].push_back((k as u64 * 1_000_000, seg));
+        }
+        e.io.inbox[1].push_back((80_000_000, ack_from_ue(1 + 1448 * 20)));
+        let mut other = ack_from_ue(1 + 1448 * 20);
+        other[20..22].copy_from_slice(&5202u16.to_be_bytes());
+        e.io.inbox[1].push_back((90_000_000, other));
+        e.run(&AtomicBool::new(false), Some(200_000_000)).unwrap();
+        let up: Vec<_> = e.io.sent.iter().filter(|(_, s, _)| *s == Side::Inet).collect();
+        assert_eq!(up.len(), 2);
+        let v = short_option_of(&up[0].2, wire_core::PBE_EXID).expect("PBE-CC's report");
+        let kbps = u32::from_be_bytes(v);
+        assert!(kbps > 10_000, "a CQI-15 cell's estimate, got {kbps} kbit/s");
+        assert_eq!(short_option_of(&up[1].2, wire_core::PBE_EXID), None);
+        assert_eq!(e.signal_counters().pbe_written, 1);
+    }
+
+    #[test]
+    fn netassist_reports_go_to_the_senders_report_port_every_period_after_the_delay() {
+        let mut e = emulator(CELL_CQI15, TraceTexts::default());
+        e.opts.signals.net_assist = Some(crate::signals::NetAssistOptions {
+            ports: vec![5201],
+            period_ns: 50_000_000,
+            delay_ns: 5_000_000,
+            loss: 0.0,
+            wired_rtt_ns: 10_000_000,
+            report_port: 5299,
+            seed: 1,
+        });
+        e.signals = crate::signals::Signals::new(e.opts.signals.clone());
+        e.signals.enable(e.cell.as_ref().unwrap());
+        for k in 0..100u32 {
+            let seg = crate::wire::tests::tcp_packet(1 + 1448 * k, 1, crate::wire::flags::ACK, &[], 1448);
+            e.io.inbox[0].push_back((k as u64 * 1_000_000, seg));
+        }
+        e.run(&AtomicBool::new(false), Some(170_000_000)).unwrap();
+        let reports: Vec<_> =
+            e.io.sent
+                .iter()
+                .filter(|(_, s, b)| *s == Side::Inet && b[9] == 17)
+                .collect();
+        assert_eq!(reports.len(), 3, "at 55, 105 and 155 ms");
+        for (k, (t, _, b)) in reports.iter().enumerate() {
+            let due = 55_000_000 + k as u64 * 50_000_000;
+            assert!(*t >= due && *t < due + 100_000, "report {k} written at {t}, due {due}");
+            assert_eq!(&b[16..20], &[10, 77, 0, 1], "to the sender");
+            assert_eq!(u16::from_be_bytes([b[22], b[23]]), 5299);
+            let d = wire_core::NetAssistDatagram::parse(&b[28..]).expect("a report");
+            assert_eq!(
+                (d.sender, d.receiver),
+                (([10, 77, 0, 1], 40000), ([10, 77, 0, 2], 5201))
+            );
+            assert!(d.bw_bps > 10_000_000 && d.flows == 1, "{d:?}");
+        }
+        assert_eq!(e.signal_counters().reports_sent, 3);
     }
 
     #[test]

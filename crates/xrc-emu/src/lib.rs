@@ -22,7 +22,9 @@
 //!    paths a resolved scenario describes.
 //! 4. [`driver`]: the wall-clock loop that reads packets, runs the paths in
 //!    model time and writes packets when due, measuring how late.
-//!    [`feedback`]: the base station's XRC option written into real ACKs.
+//!    [`feedback`]: the base station's XRC option written into real ACKs;
+//!    [`signals`]: the other network-assisted schemes' signals (ABC's
+//!    marks and PBE-CC's report on ACKs, NetAssist's reports as UDP).
 //! 5. [`capture`] and [`analysis`]: what crossed, and a TCP sender's view
 //!    of it computed as the simulator records its own.
 //!
@@ -64,6 +66,7 @@ pub mod feedback;
 pub mod gso;
 pub mod model;
 pub mod report;
+pub mod signals;
 pub mod siphash;
 pub mod stage;
 pub mod sys;

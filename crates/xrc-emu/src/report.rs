@@ -59,6 +59,8 @@ pub struct RunReport {
     pub xrc_written: u64,
     pub xrc_no_room: u64,
     pub xrc_filled: u64,
+    /// What the network-assisted schemes' signals did.
+    pub signals: crate::signals::SignalCounters,
     pub send_errors: u64,
     pub last_send_error: Option<String>,
     pub path_down: String,
@@ -115,6 +117,7 @@ impl RunReport {
             xrc_written: t.xrc_written,
             xrc_no_room: t.xrc_no_room,
             xrc_filled: t.xrc_filled,
+            signals: e.signal_counters(),
             send_errors,
             last_send_error: last.map(str::to_string),
             path_down: e.describe(Dir::Down).to_string(),

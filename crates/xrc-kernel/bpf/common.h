@@ -113,6 +113,25 @@ static __always_inline int xrc_parse(struct bpf_sock_ops *skops, const struct xr
 	return XC_FB_VALID;
 }
 
+/* Reads the short option 253 with ExID (hi, lo) (ABC's marks, PBE-CC's
+ * report: 8 bytes, four of value) into `v`: 1 read, 0 absent, -1 malformed
+ * (our kind and ExID with another length). */
+static __always_inline int short_opt(struct bpf_sock_ops *skops, u8 hi, u8 lo, u8 v[4])
+{
+	u8 opt[8] = { XRC_OPT_KIND, 4, hi, lo };
+	long n = bpf_load_hdr_opt(skops, opt, sizeof(opt), 0);
+
+	if (n == -ENOMSG)
+		return 0;
+	if (n != 8 || opt[1] != 8)
+		return -1;
+	v[0] = opt[4];
+	v[1] = opt[5];
+	v[2] = opt[6];
+	v[3] = opt[7];
+	return 1;
+}
+
 /* Whether a tagged option's sequence number is newer than the socket's
  * last taken (modulo 2^32); takes it if so. Untagged options pass. */
 static __always_inline bool xrc_fresh(const struct xrc_cfg *c, const struct xrc_opt *o, u32 *last, u8 *has)

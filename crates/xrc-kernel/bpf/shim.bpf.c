@@ -81,6 +81,12 @@ struct shim_sk {
 	u8 paced;
 	u8 has_tag_seq;
 	u32 tag_seq;           /* the last tagged option's sequence number taken */
+	u32 pbe_kbps;          /* the latest PBE-CC report */
+	u32 abc_accel;         /* ABC's marks echoed since the last PRE took them */
+	u32 abc_brake;
+	u8 pbe_new;            /* a PBE-CC report came since the last PRE */
+	u8 abc_new;            /* an ABC echo came since the last PRE */
+	u8 applied_oob;        /* the `oob` of the last decision applied */
 };
 
 struct {
@@ -132,6 +138,7 @@ int xrc_shim_sockops(struct bpf_sock_ops *skops)
 	struct shim_sk *s;
 	u32 zero = 0;
 	struct xrc_opt o = {};
+	u8 b[4] = {};
 	int v;
 
 	if (xrc_sockops_established(skops) || skops->op != BPF_SOCK_OPS_PARSE_HDR_OPT_CB)
@@ -140,17 +147,34 @@ int xrc_shim_sockops(struct bpf_sock_ops *skops)
 	c = bpf_map_lookup_elem(&shim_cfg, &zero);
 	if (!sk || !c)
 		return 1;
-	v = xrc_parse(skops, c, &o);
-	if (v != XC_FB_VALID)
-		return 1;
 	s = bpf_sk_storage_get(&shim_store, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!s || !xrc_fresh(c, &o, &s->tag_seq, &s->has_tag_seq))
+	if (!s)
 		return 1;
-	s->fb.rate_kbps = o.rate;
-	s->fb.hol_tenths = o.hol;
-	s->fb_air = o.air;
-	s->fb_room = o.room;
-	s->fb.seq += 1;
+	v = xrc_parse(skops, c, &o);
+	if (v == XC_FB_VALID && xrc_fresh(c, &o, &s->tag_seq, &s->has_tag_seq)) {
+		s->fb.rate_kbps = o.rate;
+		s->fb.hol_tenths = o.hol;
+		s->fb_air = o.air;
+		s->fb_room = o.room;
+		s->fb.seq += 1;
+	}
+	v = short_opt(skops, ABC_OPT_EXID_HI, ABC_OPT_EXID_LO, b);
+	if (v > 0) {
+		/* Marks add up until a PRE takes them (several ACKs before one
+		 * hook run), saturating as the 16-bit fields of the event do. */
+		s->abc_accel += (u32)b[0] << 8 | b[1];
+		s->abc_brake += (u32)b[2] << 8 | b[3];
+		s->abc_new = 1;
+	} else if (v < 0) {
+		stat(SC_SHORT_MALFORMED);
+	}
+	v = short_opt(skops, PBE_OPT_EXID_HI, PBE_OPT_EXID_LO, b);
+	if (v > 0) {
+		s->pbe_kbps = be32_at(b);
+		s->pbe_new = 1;
+	} else if (v < 0) {
+		stat(SC_SHORT_MALFORMED);
+	}
 	return 1;
 }
 
@@ -217,6 +241,19 @@ static __always_inline void gather(struct sock *sk, struct shim_sk *s, u8 which)
 		s->pre.fb_air_tenths = s->fb_air;
 		s->pre.fb_room = s->fb_room;
 	}
+	if (s->abc_new) {
+		s->abc_new = 0;
+		s->pre.flags2 |= SF2_ABC;
+		s->pre.fb_abc_accel = s->abc_accel > 0xffff ? 0xffff : s->abc_accel;
+		s->pre.fb_abc_brake = s->abc_brake > 0xffff ? 0xffff : s->abc_brake;
+		s->abc_accel = 0;
+		s->abc_brake = 0;
+	}
+	if (s->pbe_new) {
+		s->pbe_new = 0;
+		s->pre.flags2 |= SF2_PBE;
+		s->pre.fb_pbe_kbps = s->pbe_kbps;
+	}
 }
 
 static __always_inline struct shim_sk *state(struct sock *sk)
@@ -240,6 +277,11 @@ void BPF_PROG(xrc_shim_init, struct sock *sk)
 	s->applied_ssthresh = 0;
 	s->last_post = 0;
 	s->paced = 0;
+	s->applied_oob = 0;
+	s->abc_new = 0;
+	s->pbe_new = 0;
+	s->abc_accel = 0;
+	s->abc_brake = 0;
 	k = sock_key(sk);
 	bpf_map_delete_elem(&shim_decisions, &k); /* a decision of an earlier socket of this 4-tuple */
 	emit(sk, s, &e, SE_INIT);
@@ -382,7 +424,7 @@ void BPF_PROG(xrc_shim_cong_control, struct sock *sk, u32 ack, int flag, const s
 	struct shim_event e = {};
 	struct shim_decision *d;
 	struct xrc_sock_key k;
-	bool reducing;
+	bool reducing, fresh;
 	u32 cwnd;
 	u8 ca;
 
@@ -419,14 +461,15 @@ void BPF_PROG(xrc_shim_cong_control, struct sock *sk, u32 ack, int flag, const s
 	if (d->seq < s->last_post)
 		stat(SC_STALE); /* difference 1: the agent had not answered the last POST */
 	s->last_post = e.seq;
-	if (d->ssthresh && d->seq != s->applied) {
+	fresh = d->seq != s->applied || d->oob != s->applied_oob;
+	if (d->ssthresh && fresh) {
 		tp->snd_ssthresh = d->ssthresh;
 		s->applied_ssthresh = d->ssthresh;
 	}
 	if (reducing && !d->controls) {
 		stat(SC_PRR);
 		prr(tp, s, rs->acked_sacked, rs->losses, flag);
-	} else if (d->seq != s->applied) {
+	} else if (fresh) {
 		cwnd = d->cwnd ? d->cwnd : 1;
 		if (cwnd > tp->snd_cwnd_clamp)
 			cwnd = tp->snd_cwnd_clamp;
@@ -435,6 +478,7 @@ void BPF_PROG(xrc_shim_cong_control, struct sock *sk, u32 ack, int flag, const s
 		stat(SC_APPLIED);
 	}
 	s->applied = d->seq;
+	s->applied_oob = d->oob;
 	if (d->pacing_bps) {
 		sk->sk_pacing_rate = d->pacing_bps / 8;
 		sk->sk_pacing_status = SK_PACING_NEEDED;

@@ -7,6 +7,9 @@
  *
  * The base station's option (crates/xrc-emu/src/feedback.rs):
  *   NOP NOP | kind 253 | len 10 | ExID 0x5852 | rate kbit/s (32) | HoL 0.1 ms (16)
+ * and the two short options the shim also reads (crates/xrc-core/src/net/wire.rs):
+ *   kind 253 | len 8 | ExID 0x4142 "AB" | accelerate (16) | brake (16)   ABC's marks
+ *   kind 253 | len 8 | ExID 0x5042 "PB" | rate kbit/s (32)               PBE-CC's report
  */
 #ifndef XRC_ABI_H
 #define XRC_ABI_H
@@ -15,6 +18,10 @@
 #define XRC_OPT_LEN 10
 #define XRC_OPT_EXID_HI 0x58
 #define XRC_OPT_EXID_LO 0x52
+#define ABC_OPT_EXID_HI 0x41
+#define ABC_OPT_EXID_LO 0x42
+#define PBE_OPT_EXID_HI 0x50
+#define PBE_OPT_EXID_LO 0x42
 /* A receiver's placeholder that no base station filled: rate 0, HoL 0xffff. */
 #define XRC_HOL_PLACEHOLDER 0xffff
 
@@ -154,7 +161,11 @@ struct xrc_trace {
 #define SF_RETRANS 0x40       /* rate sample: is_retrans */
 #define SF_HAS_SAMPLE 0x80    /* PRE: pkts_acked ran for this ACK */
 
-/* One event for the user-space agent (144 bytes). */
+/* shim_event.flags2 */
+#define SF2_ABC 0x01          /* PRE: fb_abc_* hold ABC's marks echoed since the last PRE */
+#define SF2_PBE 0x02          /* PRE: fb_pbe_kbps holds a fresh PBE-CC report */
+
+/* One event for the user-space agent (160 bytes). */
 struct shim_event {
 	__u64 now_ns;
 	__u64 seq;            /* this socket's events so far, this one included */
@@ -190,6 +201,11 @@ struct shim_event {
 	__u32 applied_ssthresh; /* the same for the slow-start threshold */
 	__u32 fb_air_tenths;  /* PRE with SF_FEEDBACK: the option's air field, 0xffffffff when absent */
 	__u32 fb_room;        /* and its room field */
+	__u32 fb_pbe_kbps;    /* PRE with SF2_PBE: the UE's PBE-CC capacity report */
+	__u16 fb_abc_accel;   /* PRE with SF2_ABC: accelerate marks echoed since the last PRE */
+	__u16 fb_abc_brake;   /* and brake marks */
+	__u32 flags2;         /* SF2_* */
+	__u32 pad2;
 };
 
 /* The agent's answer for a socket (the `shim_decisions` map, keyed by its
@@ -201,7 +217,8 @@ struct shim_decision {
 	__u32 cwnd;           /* the agent's window */
 	__u32 ssthresh;
 	__u8 controls;        /* the algorithm sets the window itself (cong_control): also in CWR and Recovery */
-	__u8 pad[7];
+	__u8 oob;             /* decisions made on out-of-band reports (NetAssist) after event `seq`, modulo 256 */
+	__u8 pad[6];
 };
 
 /* Shim counters (`shim_stats`, per CPU). */
@@ -211,6 +228,7 @@ struct shim_decision {
 #define SC_NO_DECISION 3       /* ACKs with no decision yet (the kernel's Reno) */
 #define SC_STALE 4             /* ACKs whose decision answered an older event than the last POST */
 #define SC_PRR 5               /* ACKs in CWR or Recovery handled by PRR here */
-#define SC_NCOUNTERS 6
+#define SC_SHORT_MALFORMED 6   /* ABC or PBE-CC options (our kind and ExID) with a wrong length: ignored */
+#define SC_NCOUNTERS 7
 
 #endif

@@ -237,15 +237,19 @@ pub const SF_CWND_LIMITED: u8 = 0x10;
 pub const SF_APP_LIMITED: u8 = 0x20;
 pub const SF_RETRANS: u8 = 0x40;
 pub const SF_HAS_SAMPLE: u8 = 0x80;
+/// `ShimEvent::flags2`: PRE carries ABC's marks, a PBE-CC report.
+pub const SF2_ABC: u32 = 0x01;
+pub const SF2_PBE: u32 = 0x02;
 
 /// The shim's counters (`SC_*`), with the names status prints.
-pub const SHIM_COUNTERS: [&str; 6] = [
+pub const SHIM_COUNTERS: [&str; 7] = [
     "events",
     "events_lost",
     "decisions_applied",
     "acks_without_decision",
     "acks_with_stale_decision",
     "acks_in_prr",
+    "short_options_malformed",
 ];
 
 /// One shim event (`struct shim_event`).
@@ -286,6 +290,11 @@ pub struct ShimEvent {
     pub applied_ssthresh: u32,
     pub fb_air_tenths: u32,
     pub fb_room: u32,
+    pub fb_pbe_kbps: u32,
+    pub fb_abc_accel: u16,
+    pub fb_abc_brake: u16,
+    pub flags2: u32,
+    pub pad2: u32,
 }
 
 impl ShimEvent {
@@ -310,7 +319,10 @@ pub struct ShimDecision {
     pub cwnd: u32,
     pub ssthresh: u32,
     pub controls: u8,
-    pub pad: [u8; 7],
+    /// Decisions made on out-of-band reports after event `seq` (modulo
+    /// 256): the shim applies a decision whose `seq` or `oob` is new.
+    pub oob: u8,
+    pub pad: [u8; 6],
 }
 
 #[cfg(test)]
@@ -324,7 +336,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<SockKey>(), 16);
         assert_eq!(std::mem::size_of::<SockInfo>(), 152);
         assert_eq!(TRACE_BYTES, 88);
-        assert_eq!(std::mem::size_of::<ShimEvent>(), 144);
+        assert_eq!(std::mem::size_of::<ShimEvent>(), 160);
         assert_eq!(std::mem::size_of::<ShimDecision>(), 40);
     }
 

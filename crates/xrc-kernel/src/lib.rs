@@ -529,7 +529,9 @@ impl Kernel {
 /// for the sockets that use it ([`shim`]); registered while this value
 /// lives.
 pub struct Shim {
-    // Drop order: the agent stops, the links go, the object closes.
+    // Drop order: the report listener and the agent stop, the links go,
+    // the object closes.
+    reports: Option<ReportThread>,
     agent: Option<AgentThread>,
     _cc: bpf::Link,
     _sockops: bpf::Link,
@@ -590,6 +592,7 @@ impl Shim {
             .attach_struct_ops(SHIM_NAME)
             .map_err(|e| failed(&format!("registering {SHIM_NAME}"), e))?;
         Ok(Shim {
+            reports: None,
             agent: Some(agent),
             _cc: cc,
             _sockops: sockops,
@@ -616,9 +619,29 @@ impl Shim {
         })
     }
 
+    /// Listens for NetAssist reports (`wire::NetAssistDatagram`) on UDP
+    /// `port` of every address, in the network namespace `netns` (a file
+    /// such as `/run/netns/NAME`; `None`: this process's), and hands each to
+    /// the agent ([`shim::Agent::on_report`]) until the shim finishes.
+    /// Returns the port bound (`port` 0: one the system chose).
+    pub fn listen_reports(&mut self, netns: Option<&Path>, port: u16) -> Result<u16, Error> {
+        if self.reports.is_some() {
+            return Err(Error::Refused("the shim already listens for reports".into()));
+        }
+        let agent = match &self.agent {
+            Some(a) => a.agent.clone(),
+            None => return Err(Error::Refused("the shim's agent has stopped".into())),
+        };
+        self.reports = Some(ReportThread::start(netns, port, agent)?);
+        Ok(self.reports.as_ref().map_or(0, |r| r.port))
+    }
+
     /// Stops the agent (after a last drain of the events) and returns the
     /// final status; the shim stays registered until the value is dropped.
     pub fn finish(&mut self) -> Result<ShimStatus, Error> {
+        if let Some(mut r) = self.reports.take() {
+            r.stop();
+        }
         let mut st = self.status()?;
         if let Some(mut a) = self.agent.take() {
             st.agent = a.finish()?;
@@ -705,6 +728,115 @@ impl AgentThread {
 impl Drop for AgentThread {
     fn drop(&mut self) {
         let _ = self.finish();
+    }
+}
+
+/// The thread that reads NetAssist reports from a UDP socket and hands
+/// them to the shim's agent.
+struct ReportThread {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+    port: u16,
+}
+
+impl ReportThread {
+    fn start(netns: Option<&Path>, port: u16, agent: Arc<Mutex<Option<shim::Agent>>>) -> Result<ReportThread, Error> {
+        let ns = match netns {
+            Some(p) => {
+                Some(fs::File::open(p).map_err(|e| Error::Refused(format!("network namespace {}: {e}", p.display())))?)
+            }
+            None => None,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let (tx, rx) = std::sync::mpsc::channel::<Result<u16, Error>>();
+        let handle = std::thread::Builder::new()
+            .name("xrc-shim-reports".into())
+            .spawn(move || {
+                // This thread enters the namespace for good: the socket is
+                // created there and the thread only ever reads it.
+                if let Some(f) = &ns {
+                    // SAFETY: setns on an open namespace file; affects only
+                    // this thread.
+                    if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                        let _ = tx.send(Err(failed(
+                            "entering the network namespace",
+                            io::Error::last_os_error(),
+                        )));
+                        return;
+                    }
+                }
+                let sock = match std::net::UdpSocket::bind(("0.0.0.0", port)) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = tx.send(Err(Error::Refused(format!("UDP port {port} for reports: {e}"))));
+                        return;
+                    }
+                };
+                let bound = sock.local_addr().map(|a| a.port()).unwrap_or(port);
+                if let Err(e) = sock.set_read_timeout(Some(Duration::from_millis(50))) {
+                    let _ = tx.send(Err(failed("the report socket", e)));
+                    return;
+                }
+                let _ = tx.send(Ok(bound));
+                let mut buf = [0u8; 512];
+                while !s.load(Ordering::Acquire) {
+                    let n = match sock.recv(&mut buf) {
+                        Ok(n) => n,
+                        Err(_) => continue, // the timeout: look at `stop` again
+                    };
+                    let now = shim::monotonic_ns();
+                    let Ok(mut g) = agent.lock() else { return };
+                    let Some(a) = g.as_mut() else { return };
+                    match xrc_core::net::wire::NetAssistDatagram::parse(&buf[..n]) {
+                        Ok(d) => {
+                            let key = abi::SockKey {
+                                saddr: u32::from_ne_bytes(d.sender.0),
+                                daddr: u32::from_ne_bytes(d.receiver.0),
+                                sport: d.sender.1,
+                                dport: d.receiver.1,
+                                pad: 0,
+                            };
+                            let fb = xrc_core::transport::cc::Feedback::NetAssist {
+                                bw_bps: d.bw_bps,
+                                min_rtt: xrc_core::units::SimDuration::from_micros(d.min_rtt_us as u64),
+                                flows: d.flows as u32,
+                            };
+                            a.on_report(now, key, fb);
+                        }
+                        Err(why) => a.on_malformed_report(format!("{n}-byte datagram: {why}")),
+                    }
+                }
+            })
+            .map_err(|e| failed("starting the report listener", e))?;
+        match rx.recv() {
+            Ok(Ok(port)) => Ok(ReportThread {
+                stop,
+                handle: Some(handle),
+                port,
+            }),
+            Ok(Err(e)) => {
+                let _ = handle.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = handle.join();
+                Err(Error::Failed("the report listener ended before it started".into()))
+            }
+        }
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for ReportThread {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

@@ -13,7 +13,7 @@
 //! | event | hooks |
 //! |---|---|
 //! | INIT | `init` |
-//! | PRE | `on_feedback` (when the base station's option came), `in_ack_event`, `pkts_acked` |
+//! | PRE | `on_feedback` (the base station's option, ABC's marks, PBE-CC's report, when they came), `in_ack_event`, `pkts_acked` |
 //! | SSTHRESH | `ssthresh` |
 //! | SET_STATE | `set_state` |
 //! | CWND_EVENT | `cwnd_event` |
@@ -30,6 +30,14 @@
 //!
 //! Which scheme a socket runs is chosen by its remote port ([`Rule`]), or
 //! the default rule; a socket matching none runs the default scheme.
+//!
+//! **Out-of-band reports** (NATCP's and NACubic's NetAssist): a report for
+//! a socket ([`Agent::on_report`], from a UDP datagram,
+//! `wire::NetAssistDatagram`) goes to its controller's `on_feedback` when
+//! it arrives, and the agent writes a decision at once, marked as made on a
+//! report (`ShimDecision::oob`), which the shim applies at the socket's
+//! next ACK, as it applies any decision. (The simulator's sender acts on a
+//! report at once: it may send without waiting for an ACK.)
 //!
 //! **Decision lag**: for each POST, the time from the kernel's event to the
 //! decision being in the map (the agent's side), kept as a distribution;
@@ -92,6 +100,10 @@ struct Conn {
     controls: bool,
     events: u64,
     closed: bool,
+    /// The latest event, for a report's view of the connection.
+    last: abi::ShimEvent,
+    /// Decisions made on reports so far (modulo 256).
+    oob: u8,
 }
 
 /// What the agent did, for `status` and the run directory.
@@ -111,6 +123,15 @@ pub struct AgentReport {
     pub lag_ns: Vec<u64>,
     /// Controllers that could not be built (scheme, message).
     pub errors: Vec<String>,
+    /// Out-of-band reports received, those handed to a socket's
+    /// controller, and those for no socket the agent knows.
+    pub reports: u64,
+    pub reports_applied: u64,
+    pub reports_unknown: u64,
+    /// Datagrams on the report port that were not a report (the reason of
+    /// the last one).
+    pub reports_malformed: u64,
+    pub last_malformed: Option<String>,
 }
 
 impl AgentReport {
@@ -124,7 +145,7 @@ impl AgentReport {
     }
 }
 
-fn monotonic_ns() -> u64 {
+pub(crate) fn monotonic_ns() -> u64 {
     // SAFETY: clock_gettime writes into the struct.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
@@ -258,6 +279,8 @@ impl Agent {
                 // The INIT counts here; any other event in `on_known`.
                 events: u64::from(e.kind == abi::SE_INIT),
                 closed: false,
+                last: *e,
+                oob: 0,
             };
             let view = c.view(now, e);
             c.cc.init(now, &mut c.w, &view);
@@ -274,6 +297,7 @@ impl Agent {
             return;
         };
         c.events += 1;
+        c.last = e;
         if e.applied_cwnd == 0 || e.cwnd != e.applied_cwnd {
             c.w.cwnd = e.cwnd;
         }
@@ -292,6 +316,19 @@ impl Agent {
                         room: (e.fb_room != abi::ABSENT).then_some(e.fb_room as u16),
                     };
                     c.cc.on_feedback(now, &mut c.w, &view, &Feedback::Xrc(fb));
+                }
+                if e.flags2 & abi::SF2_ABC != 0 && (e.fb_abc_accel > 0 || e.fb_abc_brake > 0) {
+                    let fb = Feedback::Abc {
+                        accelerate: e.fb_abc_accel,
+                        brake: e.fb_abc_brake,
+                    };
+                    c.cc.on_feedback(now, &mut c.w, &view, &fb);
+                }
+                if e.flags2 & abi::SF2_PBE != 0 {
+                    let fb = Feedback::Pbe {
+                        rate_bps: e.fb_pbe_kbps as u64 * 1000,
+                    };
+                    c.cc.on_feedback(now, &mut c.w, &view, &fb);
                 }
                 let flags = AckFlags {
                     slow_path: e.flags & abi::SF_SLOW_PATH != 0,
@@ -356,6 +393,36 @@ impl Agent {
         self.decide(&e, e.kind == abi::SE_POST);
     }
 
+    /// An out-of-band report for the socket `key` (its local address and
+    /// port, remote address and port) received at `now_ns` (the kernel's
+    /// monotonic clock, as the events'): handed to its controller, and a
+    /// decision written at once.
+    pub fn on_report(&mut self, now_ns: u64, key: SockKey, fb: Feedback) {
+        self.report.reports += 1;
+        let now = SimTime::from_nanos(now_ns);
+        let Some(c) = self.conns.get_mut(&key) else {
+            self.report.reports_unknown += 1;
+            return;
+        };
+        if c.closed {
+            self.report.reports_unknown += 1;
+            return;
+        }
+        let e = c.last;
+        let mut view = c.view(now, &e);
+        view.now = now;
+        c.cc.on_feedback(now, &mut c.w, &view, &fb);
+        c.oob = c.oob.wrapping_add(1);
+        self.report.reports_applied += 1;
+        self.decide(&e, false);
+    }
+
+    /// A datagram on the report port that is not a report.
+    pub fn on_malformed_report(&mut self, why: String) {
+        self.report.reports_malformed += 1;
+        self.report.last_malformed = Some(why);
+    }
+
     /// Writes the socket's decision after event `e`: its window and
     /// slow-start threshold, its pacing rate, and whether it sets the window
     /// itself.
@@ -368,7 +435,8 @@ impl Agent {
             cwnd: c.w.cwnd.max(1),
             ssthresh: c.w.ssthresh,
             controls: c.controls as u8,
-            pad: [0; 7],
+            oob: c.oob,
+            pad: [0; 6],
         };
         // SAFETY: SockKey and ShimDecision are the map's key and value.
         if unsafe { bpf::update(self.decisions_fd, &e.key, &d) }.is_ok() {
@@ -485,6 +553,84 @@ mod tests {
         let r = a.finish();
         assert_eq!((r.adopted, r.skipped), (0, 2), "{r:?}");
         assert_eq!(r.sockets[0].2, 18);
+    }
+
+    fn with(kind: u8, dport: u16, seq: u64, f: impl FnOnce(&mut abi::ShimEvent)) -> Vec<u8> {
+        let mut e = abi::ShimEvent::from_bytes(&event(kind, dport, seq)).expect("an event");
+        f(&mut e);
+        // SAFETY: as in `event`.
+        unsafe {
+            std::slice::from_raw_parts(
+                &e as *const abi::ShimEvent as *const u8,
+                std::mem::size_of::<abi::ShimEvent>(),
+            )
+        }
+        .to_vec()
+    }
+
+    /// ABC's window after one ACK of 4 segments that echoes `accel`
+    /// accelerates and `brake` brakes.
+    fn abc_window_after(accel: u16, brake: u16) -> u32 {
+        // tcp_abc.c's single window (the two-window default also holds
+        // CUBIC's, which the marks do not move).
+        let r = Rule {
+            params: serde_json::json!({"non_abc_window": false}),
+            ..rule(Some(5201), "abc")
+        };
+        let mut a = Agent::new(vec![r], -1);
+        a.on_event(&event(abi::SE_INIT, 5201, 1));
+        a.on_event(&with(abi::SE_PRE, 5201, 2, |e| {
+            e.flags2 = abi::SF2_ABC;
+            e.fb_abc_accel = accel;
+            e.fb_abc_brake = brake;
+            e.flags |= abi::SF_HAS_SAMPLE;
+            e.pkts_acked = 4;
+            e.rtt_us = 40_000;
+            e.in_flight = 10;
+        }));
+        a.on_event(&with(abi::SE_POST, 5201, 3, |e| {
+            e.rs_acked_sacked = 4;
+            e.rs_delivered = 4;
+            e.rs_interval_us = 40_000;
+            e.snd_una = 4 * 1448;
+            e.in_flight = 10;
+        }));
+        a.conns.values().next().expect("the socket").w.cwnd
+    }
+
+    #[test]
+    fn abcs_echoed_marks_reach_its_controller_four_accelerates_grow_the_window_four_brakes_shrink_it() {
+        let up = abc_window_after(4, 0);
+        let down = abc_window_after(0, 4);
+        assert!(up > 10 && down < 10, "accelerates {up}, brakes {down}");
+        assert_eq!(up - down, 8, "each mark moves the window by one segment");
+    }
+
+    #[test]
+    fn a_netassist_report_goes_to_its_sockets_controller_and_one_for_no_socket_is_counted() {
+        let mut a = Agent::new(vec![rule(Some(5201), "natcp")], -1);
+        a.on_event(&event(abi::SE_INIT, 5201, 1));
+        let key = *a.conns.keys().next().expect("the socket");
+        let fb = Feedback::NetAssist {
+            bw_bps: 20_000_000,
+            min_rtt: SimDuration::from_millis(40),
+            flows: 1,
+        };
+        a.on_report(5_000_000, key, fb);
+        let c = a.conns.get(&key).expect("the socket");
+        // NATCP leaves CUBIC for the report: paced at BW (the window then
+        // grows toward 2 · BW · minRTT ACK by ACK), and the decision is
+        // marked as made on a report.
+        assert_eq!(c.cc.pacing_rate().map(|r| r.bps()), Some(20_000_000));
+        assert_eq!(c.oob, 1);
+        let other = SockKey { dport: 80, ..key };
+        a.on_report(6_000_000, other, fb);
+        a.on_malformed_report("3-byte datagram: not 32 bytes long".into());
+        let r = a.finish();
+        assert_eq!(
+            (r.reports, r.reports_applied, r.reports_unknown, r.reports_malformed),
+            (2, 1, 1, 1)
+        );
     }
 
     #[test]

@@ -90,18 +90,33 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
             }
             continue;
         }
-        if k == "air_ports" {
-            o.air_ports = val
-                .as_array()
+        let ports = |k: &str, val: &serde_json::Value| -> PyResult<Vec<u16>> {
+            val.as_array()
                 .and_then(|a| {
                     a.iter()
                         .map(|p| p.as_u64().filter(|&n| n <= u16::MAX as u64).map(|n| n as u16))
                         .collect()
                 })
-                .ok_or_else(|| {
-                    PyValueError::new_err(format!("options.air_ports: expected a list of ports, got {val}"))
-                })?;
-            continue;
+                .ok_or_else(|| PyValueError::new_err(format!("options.{k}: expected a list of ports, got {val}")))
+        };
+        match k.as_str() {
+            "air_ports" => {
+                o.air_ports = ports(k, val)?;
+                continue;
+            }
+            "abc_ports" => {
+                o.signals.abc_ports = ports(k, val)?;
+                continue;
+            }
+            "pbe_ports" => {
+                o.signals.pbe_ports = ports(k, val)?;
+                continue;
+            }
+            "net_assist" => {
+                o.signals.net_assist = Some(net_assist_options(val, &ports)?);
+                continue;
+            }
+            _ => {}
         }
         let n = val
             .as_u64()
@@ -142,6 +157,50 @@ fn parse_options(json: Option<&str>) -> PyResult<(Options, u8)> {
         o.feedback_override = Some(ov);
     }
     Ok((o, rt_yield))
+}
+
+/// `options.net_assist`: {"ports": [...], "period_us", "delay_us",
+/// "wired_rtt_us", "report_port", "seed", "loss"}.
+fn net_assist_options(
+    val: &serde_json::Value,
+    ports: &dyn Fn(&str, &serde_json::Value) -> PyResult<Vec<u16>>,
+) -> PyResult<xrc_emu::signals::NetAssistOptions> {
+    let obj = val
+        .as_object()
+        .ok_or_else(|| PyValueError::new_err(format!("options.net_assist: expected an object, got {val}")))?;
+    let int = |k: &str, min: u64, max: u64| -> PyResult<u64> {
+        obj.get(k)
+            .and_then(|v| v.as_u64())
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "options.net_assist.{k}: expected an integer in {min}..={max}, got {:?}",
+                    obj.get(k)
+                ))
+            })
+    };
+    let loss = obj.get("loss").and_then(|v| v.as_f64()).unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&loss) {
+        return Err(PyValueError::new_err(format!(
+            "options.net_assist.loss: expected a probability in [0, 1], got {loss}"
+        )));
+    }
+    let p = obj
+        .get("ports")
+        .ok_or_else(|| PyValueError::new_err("options.net_assist.ports: missing"))?;
+    Ok(xrc_emu::signals::NetAssistOptions {
+        ports: ports("net_assist.ports", p)?,
+        period_ns: int("period_us", 1, u32::MAX as u64)? * 1000,
+        delay_ns: int("delay_us", 0, u32::MAX as u64)? * 1000,
+        wired_rtt_ns: int("wired_rtt_us", 0, u32::MAX as u64)? * 1000,
+        report_port: int("report_port", 1, u16::MAX as u64)? as u16,
+        seed: int("seed", 0, u64::MAX)?,
+        loss,
+    })
+}
+
+fn opts_signals_empty(c: &xrc_emu::signals::SignalCounters) -> bool {
+    *c == xrc_emu::signals::SignalCounters::default()
 }
 
 fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDict>> {
@@ -201,6 +260,23 @@ fn report_dict<'py>(py: Python<'py>, r: &RunReport) -> PyResult<Bound<'py, PyDic
     th.set_item("timer_slack_ns", r.thread.timer_slack_ns)?;
     th.set_item("notes", r.thread.notes.clone())?;
     d.set_item("thread", th)?;
+    if !opts_signals_empty(&r.signals) {
+        let g = PyDict::new(py);
+        let c = r.signals;
+        for (k, v) in [
+            ("abc_accelerate", c.abc_accelerate),
+            ("abc_brake", c.abc_brake),
+            ("abc_echoes", c.abc_echoes),
+            ("abc_no_room", c.abc_no_room),
+            ("pbe_written", c.pbe_written),
+            ("pbe_no_room", c.pbe_no_room),
+            ("net_assist_reports_sent", c.reports_sent),
+            ("net_assist_reports_lost", c.reports_lost),
+        ] {
+            g.set_item(k, v)?;
+        }
+        d.set_item("signals", g)?;
+    }
     d.set_item("xrc_acks_written", r.xrc_written)?;
     d.set_item("xrc_acks_no_room", r.xrc_no_room)?;
     d.set_item("xrc_acks_placeholder_filled", r.xrc_filled)?;

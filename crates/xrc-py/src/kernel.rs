@@ -190,6 +190,15 @@ fn shim_status<'py>(py: Python<'py>, s: &xrc_kernel::ShimStatus) -> PyResult<Bou
     }
     d.set_item("decision_lag", lag)?;
     d.set_item("agent_fifo_priority", s.agent_fifo_priority)?;
+    if a.reports + a.reports_malformed > 0 {
+        let r = PyDict::new(py);
+        r.set_item("received", a.reports)?;
+        r.set_item("applied", a.reports_applied)?;
+        r.set_item("for_unknown_sockets", a.reports_unknown)?;
+        r.set_item("malformed", a.reports_malformed)?;
+        r.set_item("last_malformed", a.last_malformed.clone())?;
+        d.set_item("net_assist_reports", r)?;
+    }
     let socks = PyList::empty(py);
     for (k, scheme, events, closed) in &a.sockets {
         let e = PyDict::new(py);
@@ -245,6 +254,16 @@ impl KernelShim {
     fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.as_ref().ok_or_else(|| PyRuntimeError::new_err("closed"))?;
         shim_status(py, &s.status().map_err(py_err)?)
+    }
+
+    /// Listens for NetAssist reports on UDP `port` (0: any free one) in the
+    /// network namespace file `netns` (None: this process's); returns the
+    /// port bound.
+    #[pyo3(signature = (port, netns=None))]
+    fn listen_reports(&mut self, port: u16, netns: Option<String>) -> PyResult<u16> {
+        let s = self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("closed"))?;
+        s.listen_reports(netns.as_deref().map(std::path::Path::new), port)
+            .map_err(py_err)
     }
 
     /// Stops the agent, unregisters the shim, waits until the kernel no

@@ -36,6 +36,25 @@ fn resolve_cc(name: &str, params_json: &str) -> PyResult<String> {
     Ok(r.to_string())
 }
 
+/// The network signals a scheme with these parameters consumes (the
+/// core's `Signals`), by name: the ones that are on.
+#[pyfunction]
+fn scheme_signals(name: &str, params_json: &str) -> PyResult<Vec<&'static str>> {
+    let v: serde_json::Value = serde_json::from_str(params_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let s = registry::build(name, &v).map_err(PyValueError::new_err)?.signals();
+    Ok([
+        ("abc", s.abc),
+        ("pbe", s.pbe),
+        ("net_assist", s.net_assist),
+        ("oracle", s.oracle),
+        ("xrc_air", s.xrc_air),
+        ("oracle_schedule", s.oracle_schedule),
+    ]
+    .into_iter()
+    .filter_map(|(n, on)| on.then_some(n))
+    .collect())
+}
+
 /// Parses a Mahimahi trace; returns (opportunities, period_ms, mean Mbit/s)
 /// or raises ValueError naming the line.
 #[pyfunction]
@@ -327,6 +346,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_alone, m)?)?;
     m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_cc, m)?)?;
+    m.add_function(wrap_pyfunction!(scheme_signals, m)?)?;
     m.add_function(wrap_pyfunction!(check_trace, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(engine_microbench, m)?)?;

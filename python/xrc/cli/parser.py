@@ -106,8 +106,9 @@ def build() -> argparse.ArgumentParser:
                         "congestion controls, run by an agent in this process, until Ctrl-C (root)")
     ksh.add_argument("schemes", nargs="+", metavar="[PORT=]SCHEME",
                      help="the scheme for every socket on the shim, or PORT=SCHEME for the sockets whose remote "
-                          "port is PORT (xrc list names the schemes; abc, pbe, natcp, nacubic and the oracles "
-                          "need a signal a server does not get)")
+                          "port is PORT (xrc list names the schemes; abc and pbe read the base station's or "
+                          "the UE's option from ACKs, natcp and nacubic NetAssist's reports (--reports); the "
+                          "oracles cannot run on real sockets)")
     ksh.add_argument("--set", dest="params", action="append", default=[], metavar="NAME=VALUE",
                      help="a cc_params entry of the schemes (as in a scenario), or a bound on the XRC feedback "
                           "the option parser takes (max_rate_kbps, max_hol_ms); repeatable")
@@ -115,6 +116,9 @@ def build() -> argparse.ArgumentParser:
                      help="remove the shim after S seconds (default: at Ctrl-C or SIGTERM)")
     ksh.add_argument("--interval", type=float, default=10.0, metavar="S",
                      help="print the agent's status every S seconds (default 10; 0: never)")
+    ksh.add_argument("--reports", type=int, default=None, metavar="PORT",
+                     help="take NetAssist reports (natcp, nacubic; the datagram format is in docs/kernel.md) on "
+                          "UDP port PORT")
     ksh.add_argument("--json", action="store_true", help="print the final status as JSON")
     ksh.add_argument("--quiet", action="store_true", help="print nothing but errors")
     ku = ks.add_parser("unload", help="remove what `xrc kernel load` registered")

@@ -162,6 +162,9 @@ class Plan:
     kernel_trace: bool = False
     #: Flows run through the shim: [{"port", "scheme", "params"}].
     shim_rules: list = field(default_factory=list)
+    #: The UE-side ports of the flows that get each network signal from the
+    #: base station (``abc``, ``pbe``, ``net_assist``).
+    signals: dict = field(default_factory=dict)
     #: The receivers reserve a placeholder for the base station's option in
     #: their pure ACKs (``--xrc-placeholder``).
     placeholder: bool = False
@@ -204,7 +207,7 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
     Schemes in `shim` run through the shim even where the kernel has its
     own module of them."""
     from .. import _core
-    from ..kernel import BPF_CC, NOT_THROUGH_SHIM, SHIM_CC
+    from ..kernel import BPF_CC, NOT_THROUGH_SHIM, SHIM_CC, SIGNAL_NEEDS, scheme_signals
 
     topo = resolved["topology"]
     n_ues = len(resolved.get("ues") or []) if topo == "cellular" else 1
@@ -215,6 +218,7 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
     linux = []
     bpf_cc = None
     shim_rules = []
+    signals: dict[str, list[int]] = {}
     for s_ in shim:
         if s_ not in _core.schemes():
             raise EmulateError(f"--shim: {s_!r} is not a congestion control (known: {', '.join(_core.schemes())})")
@@ -236,6 +240,11 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
                                    + NEEDS_AGENT)
             if f["cc"] in ("xrc", "xrc2"):
                 xrc_acks = True
+            for sig in set(scheme_signals(f["cc"], f["cc_params"])) & set(SIGNAL_NEEDS):
+                if topo not in ("cellular", "trace"):
+                    raise EmulateError(f"flows.{k}.cc: {f['cc']!r} needs {SIGNAL_NEEDS[sig]}, which the "
+                                       f"{topo!r} topology has none of (the cellular and trace topologies have one)")
+                signals.setdefault(sig, []).append(BASE_PORT + k)
             shim_rules.append({"port": BASE_PORT + k, "scheme": f["cc"], "params": f["cc_params"]})
             linux.append(SHIM_CC)
             continue
@@ -306,7 +315,7 @@ def plan(resolved: dict, *, command: list[str] | None, run_flows: bool, out: boo
     return Plan(resolved=resolved, topology=topo, num_ues=n_ues, flows=flows, linux_cc=linux, command=command,
                 run_flows=run_flows, duration_s=None if interactive else float(resolved["duration_s"]),
                 xrc_acks=xrc_acks, gso=gso, kernel=kernel, bpf_cc=bpf_cc, kernel_trace=kernel_trace,
-                shim_rules=shim_rules, placeholder=placeholder, tag_key=tag_key)
+                shim_rules=shim_rules, placeholder=placeholder, tag_key=tag_key, signals=signals)
 
 
 def emulator_options(p: Plan) -> dict | None:
@@ -324,6 +333,27 @@ def emulator_options(p: Plan) -> dict | None:
         o["xrc_tag_key"] = p.tag_key
     if p.gso:
         o["gso"] = 1
+    if p.signals.get("abc"):
+        o["abc_ports"] = p.signals["abc"]
+    if p.signals.get("pbe"):
+        o["pbe_ports"] = p.signals["pbe"]
+    if p.signals.get("net_assist"):
+        from ..kernel import REPORT_PORT
+
+        r = p.resolved
+        inet_ms = float(r["internet"]["delay_ms"])
+        na = (r.get("cell") or {}).get("net_assist") or {} if p.topology == "cellular" else {}
+        delay_ms = na.get("delay_ms")
+        o["net_assist"] = {
+            "ports": p.signals["net_assist"],
+            # The simulator's World::net_assist_period and on_net_assist.
+            "period_us": round(float(na.get("period_ms", 50.0)) * 1e3),
+            "delay_us": round(float(inet_ms if delay_ms is None else delay_ms) * 1e3),
+            "loss": float(na.get("loss", 0.0)),
+            "wired_rtt_us": round(2 * inet_ms * 1e3),
+            "report_port": REPORT_PORT,
+            "seed": int(r["seed"]),
+        }
     return o or None
 
 
@@ -370,7 +400,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
             from ..kernel import placeholder_attached
 
             ph = stack.enter_context(placeholder_attached(BASE_PORT, BASE_PORT + len(p.flows) - 1))
-        result = _run_testbed(p, trace_texts, cpu, sysctls, pcap_dir)
+        result = _run_testbed(p, trace_texts, cpu, sysctls, pcap_dir, shim)
     steal = cpu_steal_s() - steal0
     env = result.pop("_env")
     result["environment"] = {
@@ -392,7 +422,7 @@ def run(p: Plan, *, trace_texts: tuple[str | None, str | None] = (None, None), q
     return result
 
 
-def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir) -> dict[str, Any]:
+def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir, shim: dict | None = None) -> dict[str, Any]:
     cmd_proc = None
     side = {k: dict(v) for k, v in p.kernel.sysctls.items()}
     if p.bpf_cc is not None or p.shim_rules:
@@ -410,6 +440,12 @@ def _run_testbed(p: Plan, trace_texts, cpu, sysctls, pcap_dir) -> dict[str, Any]
         apps_dir = Path(apps)
         emu = tb.emulator
         apply_routes(tb, p.kernel)
+        if p.signals.get("net_assist") and shim is not None:
+            # The senders' agent takes the base station's NetAssist reports
+            # in the Internet side's namespace, where the senders are.
+            from ..kernel import REPORT_PORT
+
+            shim["_shim"].listen_reports(REPORT_PORT, f"/run/netns/{tb.ns('inet')}")
         app_procs: list[subprocess.Popen] = []
         guard_ns = time.monotonic_ns() + int(((p.duration_s or 0.0) + 60.0) * 1e9)
         for k, f in enumerate(p.flows):

@@ -57,6 +57,11 @@ pub const XRC_OPTION_KIND: u8 = 253;
 pub const XRC_EXID: u16 = 0x5852;
 /// The PBE-CC report's experiment identifier in a capture, "PB" (ours).
 pub const PBE_EXID: u16 = 0x5042;
+/// The experiment identifier of ABC's marks echoed on an ACK, "AB" (ours;
+/// the emulator's base station writes it, [`abc_option_bytes`]).
+pub const ABC_EXID: u16 = 0x4142;
+/// Bytes of the PBE-CC report and of ABC's echo on the wire (no padding).
+pub const SHORT_OPTION_BYTES: usize = 8;
 /// The most bytes [`xrc_option_bytes`] writes (with the room field).
 pub const XRC_OPTION_MAX_BYTES: usize = 16;
 /// IPv4 header without options.
@@ -119,6 +124,86 @@ pub fn xrc_option_bytes(f: XrcFields, out: &mut [u8; XRC_OPTION_MAX_BYTES]) -> u
     out[pad + 1] = opt_len as u8;
     out[pad + 2..pad + opt_len].copy_from_slice(&body[..n]);
     pad + opt_len
+}
+
+/// The PBE-CC report, `253 8 ExID("PB") kbit/s(32)`: the UE's capacity
+/// estimate for the flow, as the simulator's UE writes it into an ACK.
+pub fn pbe_option_bytes(kbps: u32) -> [u8; SHORT_OPTION_BYTES] {
+    let mut o = [XRC_OPTION_KIND, SHORT_OPTION_BYTES as u8, 0, 0, 0, 0, 0, 0];
+    o[2..4].copy_from_slice(&PBE_EXID.to_be_bytes());
+    o[4..8].copy_from_slice(&kbps.to_be_bytes());
+    o
+}
+
+/// ABC's marks echoed on an ACK, `253 8 ExID("AB") accelerate(16)
+/// brake(16)`: how many of the data packets the ACK newly acknowledges the
+/// base station marked accelerate and brake (the simulator's receiver echo,
+/// `Feedback::Abc`).
+pub fn abc_option_bytes(accelerate: u16, brake: u16) -> [u8; SHORT_OPTION_BYTES] {
+    let mut o = [XRC_OPTION_KIND, SHORT_OPTION_BYTES as u8, 0, 0, 0, 0, 0, 0];
+    o[2..4].copy_from_slice(&ABC_EXID.to_be_bytes());
+    o[4..6].copy_from_slice(&accelerate.to_be_bytes());
+    o[6..8].copy_from_slice(&brake.to_be_bytes());
+    o
+}
+
+/// A NetAssist report as a UDP datagram's payload: what the emulator's base
+/// station sends to a NATCP or NACubic sender, out of band, and what the
+/// shim's agent (`xrc kernel shim --reports PORT`) reads. 32 bytes,
+/// big-endian: the magic `XRNA`, version 1, a reserved byte, the UE's
+/// number of flows β (16 bit), the flow's sender and receiver addresses
+/// (IPv4) and ports, the UE's bottleneck bandwidth in bit/s (64 bit) and
+/// the minimum RTT in µs (32 bit, saturating). A format of ours: NATCP's
+/// authors replay reports from a file (`natcp`'s module documentation).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct NetAssistDatagram {
+    pub sender: ([u8; 4], u16),
+    pub receiver: ([u8; 4], u16),
+    pub bw_bps: u64,
+    pub min_rtt_us: u32,
+    pub flows: u16,
+}
+
+/// Bytes of a [`NetAssistDatagram`].
+pub const NETASSIST_DATAGRAM_BYTES: usize = 32;
+const NETASSIST_MAGIC: &[u8; 4] = b"XRNA";
+
+impl NetAssistDatagram {
+    pub fn to_bytes(&self) -> [u8; NETASSIST_DATAGRAM_BYTES] {
+        let mut b = [0u8; NETASSIST_DATAGRAM_BYTES];
+        b[0..4].copy_from_slice(NETASSIST_MAGIC);
+        b[4] = 1;
+        b[6..8].copy_from_slice(&self.flows.to_be_bytes());
+        b[8..12].copy_from_slice(&self.sender.0);
+        b[12..16].copy_from_slice(&self.receiver.0);
+        b[16..18].copy_from_slice(&self.sender.1.to_be_bytes());
+        b[18..20].copy_from_slice(&self.receiver.1.to_be_bytes());
+        b[20..28].copy_from_slice(&self.bw_bps.to_be_bytes());
+        b[28..32].copy_from_slice(&self.min_rtt_us.to_be_bytes());
+        b
+    }
+
+    /// The report in `b`, or why it is not one.
+    pub fn parse(b: &[u8]) -> Result<NetAssistDatagram, &'static str> {
+        if b.len() != NETASSIST_DATAGRAM_BYTES {
+            return Err("not 32 bytes long");
+        }
+        if &b[0..4] != NETASSIST_MAGIC {
+            return Err("no XRNA magic");
+        }
+        if b[4] != 1 {
+            return Err("an unknown version");
+        }
+        let a4 = |i: usize| [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        let u16_at = |i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
+        Ok(NetAssistDatagram {
+            flows: u16_at(6),
+            sender: (a4(8), u16_at(16)),
+            receiver: (a4(12), u16_at(18)),
+            bw_bps: u64::from_be_bytes(b[20..28].try_into().expect("8 bytes")),
+            min_rtt_us: u32::from_be_bytes(a4(28)),
+        })
+    }
 }
 
 /// One's complement sum of 16-bit big-endian words added to `acc` (RFC
@@ -247,10 +332,7 @@ pub fn encode(p: &Packet, ends: &Endpoints, window: u16) -> Headers {
             opts.put_if_room(&o[..len]);
         }
         if let Some(kbps) = a.pbe_kbps() {
-            let mut o = [XRC_OPTION_KIND, 8, 0, 0, 0, 0, 0, 0];
-            o[2..4].copy_from_slice(&PBE_EXID.to_be_bytes());
-            o[4..8].copy_from_slice(&kbps.to_be_bytes());
-            opts.put_if_room(&o);
+            opts.put_if_room(&pbe_option_bytes(kbps));
         }
     }
     let n = opts.len;
@@ -327,6 +409,33 @@ mod tests {
         let tcp = &h[IPV4_HEADER_BYTES..];
         let pseudo = sum16(0, &h[12..20]) + PROTO_TCP as u32 + total - IPV4_HEADER_BYTES as u32;
         fold(sum16(0, &h[..IPV4_HEADER_BYTES])) == 0 && fold(sum16(pseudo, tcp)) == 0
+    }
+
+    #[test]
+    fn a_netassist_datagram_reads_back_and_a_wrong_one_is_refused_saying_why() {
+        let d = NetAssistDatagram {
+            sender: ([10, 77, 0, 1], 40_000),
+            receiver: ([10, 77, 0, 2], 5201),
+            bw_bps: 23_456_789_012,
+            min_rtt_us: 41_250,
+            flows: 3,
+        };
+        let b = d.to_bytes();
+        assert_eq!(&b[..5], b"XRNA\x01");
+        assert_eq!(NetAssistDatagram::parse(&b), Ok(d));
+        assert_eq!(NetAssistDatagram::parse(&b[..31]), Err("not 32 bytes long"));
+        let mut bad = b;
+        bad[0] = b'Y';
+        assert_eq!(NetAssistDatagram::parse(&bad), Err("no XRNA magic"));
+        bad = b;
+        bad[4] = 2;
+        assert_eq!(NetAssistDatagram::parse(&bad), Err("an unknown version"));
+    }
+
+    #[test]
+    fn the_short_options_carry_their_exid_and_values_big_endian() {
+        assert_eq!(pbe_option_bytes(0x0102_0304), [253, 8, 0x50, 0x42, 1, 2, 3, 4]);
+        assert_eq!(abc_option_bytes(0x0102, 0x0304), [253, 8, 0x41, 0x42, 1, 2, 3, 4]);
     }
 
     #[test]
