@@ -119,6 +119,7 @@ struct tcp_congestion_ops {
 	void (*cwnd_event)(struct sock *sk, int ev);
 	void (*in_ack_event)(struct sock *sk, u32 flags);
 	void (*pkts_acked)(struct sock *sk, const struct ack_sample *sample);
+	u32 (*min_tso_segs)(struct sock *sk);
 	void (*cong_control)(struct sock *sk, u32 ack, int flag, const struct rate_sample *rs);
 	u32 (*undo_cwnd)(struct sock *sk);
 	void (*init)(struct sock *sk);

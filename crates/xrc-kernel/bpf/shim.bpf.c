@@ -42,6 +42,11 @@
  *    agent's own undo arrives with its next decision.
  * 4. No per-packet records: algorithms that keep a record per sent packet
  *    (BBRv3's in-flight at send time) get none.
+ * 5. The smallest TSO burst (min_tso_segs) is the agent's algorithm's, but
+ *    tcp_tso_autosize still sends about a millisecond's worth at the pacing
+ *    rate in one burst when that is more (2 segments of 1448 bytes above
+ *    about 24 Mbit/s), where the simulator paces such an algorithm segment
+ *    by segment at any rate.
  */
 #include "kern.h"
 #include <bpf/bpf_helpers.h>
@@ -87,6 +92,7 @@ struct shim_sk {
 	u8 pbe_new;            /* a PBE-CC report came since the last PRE */
 	u8 abc_new;            /* an ABC echo came since the last PRE */
 	u8 applied_oob;        /* the `oob` of the last decision applied */
+	u8 min_tso;            /* the last decision's min_tso_segs (0: the kernel's default) */
 };
 
 struct {
@@ -278,6 +284,7 @@ void BPF_PROG(xrc_shim_init, struct sock *sk)
 	s->last_post = 0;
 	s->paced = 0;
 	s->applied_oob = 0;
+	s->min_tso = 0;
 	s->abc_new = 0;
 	s->pbe_new = 0;
 	s->abc_accel = 0;
@@ -479,6 +486,7 @@ void BPF_PROG(xrc_shim_cong_control, struct sock *sk, u32 ack, int flag, const s
 	}
 	s->applied = d->seq;
 	s->applied_oob = d->oob;
+	s->min_tso = d->min_tso_segs;
 	if (d->pacing_bps) {
 		sk->sk_pacing_rate = d->pacing_bps / 8;
 		sk->sk_pacing_status = SK_PACING_NEEDED;
@@ -488,6 +496,19 @@ void BPF_PROG(xrc_shim_cong_control, struct sock *sk, u32 ack, int flag, const s
 		sk->sk_pacing_status = SK_PACING_NONE;
 		s->paced = 0;
 	}
+}
+
+/* Linux tcp_tso_segs asks the congestion control for its smallest burst
+ * (tcp_tso_autosize takes the larger of it and about a millisecond's worth
+ * at the pacing rate): the agent's algorithm says (1: each segment paced on
+ * its own, as the simulator paces an algorithm whose reference is not the
+ * kernel); Linux's default, 2 (tcp_min_tso_segs), until it has. */
+SEC("struct_ops")
+u32 BPF_PROG(xrc_shim_min_tso_segs, struct sock *sk)
+{
+	struct shim_sk *s = bpf_sk_storage_get(&shim_store, sk, 0, 0);
+
+	return s && s->min_tso ? s->min_tso : 2;
 }
 
 SEC(".struct_ops.link")
@@ -501,5 +522,6 @@ struct tcp_congestion_ops xrc_shim = {
 	.in_ack_event = (void *)xrc_shim_in_ack_event,
 	.pkts_acked = (void *)xrc_shim_pkts_acked,
 	.undo_cwnd = (void *)xrc_shim_undo_cwnd,
+	.min_tso_segs = (void *)xrc_shim_min_tso_segs,
 	.name = "xrc_shim",
 };

@@ -218,7 +218,8 @@ struct shim_decision {
 	__u32 ssthresh;
 	__u8 controls;        /* the algorithm sets the window itself (cong_control): also in CWR and Recovery */
 	__u8 oob;             /* decisions made on out-of-band reports (NetAssist) after event `seq`, modulo 256 */
-	__u8 pad[6];
+	__u8 min_tso_segs;    /* the algorithm's smallest TSO burst (min_tso_segs), segments; 0: the kernel's default */
+	__u8 pad[5];
 };
 
 /* Shim counters (`shim_stats`, per CPU). */

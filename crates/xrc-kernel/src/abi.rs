@@ -322,7 +322,10 @@ pub struct ShimDecision {
     /// Decisions made on out-of-band reports after event `seq` (modulo
     /// 256): the shim applies a decision whose `seq` or `oob` is new.
     pub oob: u8,
-    pub pad: [u8; 6],
+    /// The algorithm's smallest TSO burst (the kernel's `min_tso_segs`
+    /// hook), segments; 0: the kernel's default.
+    pub min_tso_segs: u8,
+    pub pad: [u8; 5],
 }
 
 #[cfg(test)]

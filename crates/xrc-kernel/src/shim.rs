@@ -104,6 +104,8 @@ struct Conn {
     last: abi::ShimEvent,
     /// Decisions made on reports so far (modulo 256).
     oob: u8,
+    /// POSTs after which the controller was in each mode.
+    modes: Vec<(&'static str, u64)>,
 }
 
 /// What the agent did, for `status` and the run directory.
@@ -118,6 +120,10 @@ pub struct AgentReport {
     pub adopted: u64,
     /// Sockets seen, with their scheme and event count, by 4-tuple.
     pub sockets: Vec<(SockKey, String, u64, bool)>,
+    /// Per socket (in the order of `sockets`), the controller's mode
+    /// (`CongestionControl::mode`) after each POST: (mode, POSTs), the
+    /// most frequent first; empty for schemes that name no mode.
+    pub modes: Vec<Vec<(&'static str, u64)>>,
     /// Decision lag of each POST, ns (event in the kernel to decision in
     /// the map), sorted.
     pub lag_ns: Vec<u64>,
@@ -281,6 +287,7 @@ impl Agent {
                 closed: false,
                 last: *e,
                 oob: 0,
+                modes: Vec::new(),
             };
             let view = c.view(now, e);
             c.cc.init(now, &mut c.w, &view);
@@ -380,6 +387,13 @@ impl Agent {
                 } else if view.ca_state != CaState::Recovery && view.ca_state != CaState::Cwr && advanced {
                     c.cc.cong_avoid(now, &mut c.w, &view, e.rs_acked_sacked);
                 }
+                let m = c.cc.mode();
+                if !m.is_empty() {
+                    match c.modes.iter_mut().find(|x| x.0 == m) {
+                        Some(x) => x.1 += 1,
+                        None => c.modes.push((m, 1)),
+                    }
+                }
             }
             abi::SE_RELEASE => {
                 c.closed = true;
@@ -436,7 +450,8 @@ impl Agent {
             ssthresh: c.w.ssthresh,
             controls: c.controls as u8,
             oob: c.oob,
-            pad: [0; 6],
+            min_tso_segs: min_tso_segs(c.cc.as_ref()),
+            pad: [0; 5],
         };
         // SAFETY: SockKey and ShimDecision are the map's key and value.
         if unsafe { bpf::update(self.decisions_fd, &e.key, &d) }.is_ok() {
@@ -452,13 +467,27 @@ impl Agent {
         let mut socks: Vec<_> = self
             .conns
             .iter()
-            .map(|(k, c)| (*k, c.scheme.clone(), c.events, c.closed))
+            .map(|(k, c)| {
+                let mut m = c.modes.clone();
+                m.sort_by_key(|x| std::cmp::Reverse(x.1));
+                ((*k, c.scheme.clone(), c.events, c.closed), m)
+            })
             .collect();
-        socks.sort_by_key(|s| (s.0.dport, s.0.sport));
-        self.report.sockets = socks;
+        socks.sort_by_key(|s| (s.0 .0.dport, s.0 .0.sport));
+        (self.report.sockets, self.report.modes) = socks.into_iter().unzip();
         self.report.lag_ns.sort_unstable();
         self.report
     }
+}
+
+/// The algorithm's TSO burst as the simulator's sender takes it
+/// (`CongestionControl::tso_segs`, given Linux's default autosize of 2
+/// segments at cellular rates), for the kernel's `min_tso_segs` hook: 1 for
+/// the algorithms whose reference is not the kernel (each segment paced on
+/// its own, as the simulator paces them), Linux's 2 for the kernel's own
+/// (or the algorithm's own goal, BBR's).
+fn min_tso_segs(cc: &dyn CongestionControl) -> u8 {
+    cc.tso_segs(2).clamp(1, u8::MAX as u32) as u8
 }
 
 impl Conn {
@@ -631,6 +660,17 @@ mod tests {
             (r.reports, r.reports_applied, r.reports_unknown, r.reports_malformed),
             (2, 1, 1, 1)
         );
+    }
+
+    #[test]
+    fn the_smallest_tso_burst_is_one_segment_for_schemes_paced_on_their_own_and_linuxs_two_for_the_kernels() {
+        let tso = |name: &str| min_tso_segs(registry::build(name, &serde_json::json!({})).unwrap().as_ref());
+        for name in ["pbe", "xrc2", "copa", "abc", "natcp"] {
+            assert_eq!(tso(name), 1, "{name}");
+        }
+        for name in ["cubic", "newreno", "vegas", "illinois"] {
+            assert_eq!(tso(name), 2, "{name}");
+        }
     }
 
     #[test]

@@ -200,8 +200,15 @@ fn shim_status<'py>(py: Python<'py>, s: &xrc_kernel::ShimStatus) -> PyResult<Bou
         d.set_item("net_assist_reports", r)?;
     }
     let socks = PyList::empty(py);
-    for (k, scheme, events, closed) in &a.sockets {
+    for (i, (k, scheme, events, closed)) in a.sockets.iter().enumerate() {
         let e = PyDict::new(py);
+        if let Some(m) = a.modes.get(i).filter(|m| !m.is_empty()) {
+            let d = PyDict::new(py);
+            for (name, n) in m {
+                d.set_item(*name, *n)?;
+            }
+            e.set_item("modes", d)?;
+        }
         e.set_item("local", k.local().to_string())?;
         e.set_item("remote", k.remote().to_string())?;
         e.set_item("scheme", scheme)?;
