@@ -63,7 +63,7 @@ def no_namespaces_of_children() -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("cc", ["abc", "oracle"])
+@pytest.mark.parametrize("cc", ["oracle-rate", "oracle"])
 def test_a_flow_whose_congestion_control_the_kernel_lacks_is_refused_naming_the_flow_and_the_cc(tmp_path, capsys, cc):
     out = tmp_path / "out"
     rc = main(["emulate", str(cell_toml(tmp_path, cc=cc)), "--out", str(out)])

@@ -171,6 +171,12 @@ impl Capture {
         }
     }
 
+    /// Room for the rewritten packets of a run of about `packets` packets
+    /// (at most every other one is an ACK the base station writes into).
+    pub fn reserve(&mut self, packets: usize) {
+        self.rewritten.reserve(packets / 2);
+    }
+
     /// Records a packet read at `t_in`; returns its record index and flow.
     pub fn on_read(&mut self, t_in: u64, dir: Dir, bytes: &[u8], info: Option<&Ipv4Info>) -> (u32, u32) {
         let flow = info.map_or(u32::MAX, |i| self.classify(dir, i));

@@ -423,6 +423,17 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         }
     }
 
+    /// Takes room, before the run, for what grows with the packets of a run
+    /// of `duration_s` (at [`EXPECTED_PACKETS_PER_S`]): a table that grows
+    /// while the loop runs copies itself at each doubling, which stopped
+    /// the loop for milliseconds to tens of milliseconds.
+    pub fn reserve(&mut self, duration_s: f64) {
+        if duration_s.is_finite() && duration_s > 0.0 {
+            let n = (duration_s * EXPECTED_PACKETS_PER_S).min((1u64 << 23) as f64) as usize;
+            self.capture.reserve(n);
+        }
+    }
+
     /// Sets the forced pauses of a real-time thread (the thread knows
     /// whether it got `SCHED_FIFO` only once it runs).
     pub fn set_rt_yield(&mut self, y: Option<RtYield>) {
@@ -978,6 +989,11 @@ fn short_option(
     }
     pbe.map(|k| (wire_core::pbe_option_bytes(k), false))
 }
+
+/// Packets a second the emulator takes room for ahead of a run
+/// ([`Emulator::reserve`], `AccessHandle::reserve`): more than the two
+/// directions of a 100 Mbit/s flow of full-size segments.
+pub const EXPECTED_PACKETS_PER_S: f64 = 15_000.0;
 
 /// The drop stage recorded for a packet the cell could not classify to a
 /// UE (its UE-side address is none of the UEs').

@@ -160,6 +160,7 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
             }
             d_up.push(d_rev);
             let bs = AccessHandle::trace(tc);
+            bs.reserve(cfg.duration_s);
             let (down, up) = bs.stages();
             Ok(Paths {
                 down: Path::new(vec![Box::new(LinkStage::new(&fwd_cfg)), Box::new(down)]),
@@ -171,6 +172,7 @@ pub fn build_paths(cfg: &ScenarioConfig, traces: &TraceTexts) -> Result<Paths, S
         }
         Topology::Cellular => {
             let cell = AccessHandle::new(cfg)?;
+            cell.reserve(cfg.duration_s);
             let (down, up) = cell.stages();
             let c = cfg.cell.as_ref().expect("validated");
             let d_cell = format!(

@@ -364,7 +364,8 @@ impl Emulator {
         let paths = build_paths(&cfg, &texts).map_err(PyValueError::new_err)?;
         let inet = Tun::create(inet_tun, false).map_err(|e| PyOSError::new_err(e.to_string()))?;
         let ue = Tun::create(ue_tun, opts.gso).map_err(|e| PyOSError::new_err(e.to_string()))?;
-        let emu = xrc_emu::Emulator::new(TunPair { inet, ue }, Monotonic, paths, opts.clone());
+        let mut emu = xrc_emu::Emulator::new(TunPair { inet, ue }, Monotonic, paths, opts.clone());
+        emu.reserve(cfg.duration_s);
         Ok(Emulator {
             state: State::Ready(Box::new(emu)),
             opts,
