@@ -469,30 +469,18 @@ def test_xrc_kernel_shim_takes_netassist_reports_on_its_port_and_counts_the_ones
     import socket
     import time
 
-    from xrc import _core as core
-
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    p = subprocess.Popen([*XRC, "kernel", "shim", "natcp", "--reports", str(port), "--duration", "4", "--quiet",
-                          "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 15
-        while "xrc_shim" not in core.kernel_available() and p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
+    def send_reports():
+        time.sleep(0.3)  # the listener starts right after the shim registers
         report = (b"XRNA\x01\x00\x00\x01" + bytes([127, 0, 0, 1, 127, 0, 0, 1]) + (1).to_bytes(2, "big")
                   + (2).to_bytes(2, "big") + (10_000_000).to_bytes(8, "big") + (40_000).to_bytes(4, "big"))
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
             tx.sendto(report, ("127.0.0.1", port))
             tx.sendto(b"nonsense", ("127.0.0.1", port))
-        out, err = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 0, err
-    rep = json.loads(out)["net_assist_reports"]
+
+    rep = _run_shim(["natcp", "--reports", str(port), "--duration", "4"], send_reports)["net_assist_reports"]
     assert (rep["received"], rep["for_unknown_sockets"], rep["malformed"]) == (1, 1, 1), rep
     assert "8-byte datagram: not 32 bytes long" in rep["last_malformed"]
 
@@ -524,25 +512,35 @@ def _loopback_transfer(nbytes: int, cc: str) -> int:
     return got[0]
 
 
-@needs_kernel
-def test_xrc_kernel_shim_serves_the_sockets_that_choose_it_with_the_scheme_given_until_its_duration_ends():
+def _run_shim(args: list[str], while_registered) -> dict:
+    """Runs ``xrc kernel shim ARGS --quiet --json`` (with a --duration),
+    calls `while_registered()` once the shim is registered, and returns
+    its final status; it must exit 0."""
     import time
 
-    p = subprocess.Popen([*XRC, "kernel", "shim", "vegas", "--duration", "5", "--quiet", "--json"],
+    p = subprocess.Popen([*XRC, "kernel", "shim", *args, "--quiet", "--json"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 15
         while "xrc_shim" not in _core.kernel_available() and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert "xrc_shim" in _core.kernel_available(), p.stderr.read() if p.poll() is not None else "not registered"
-        assert _loopback_transfer(20_000_000, "xrc_shim") == 20_000_000
+        while_registered()
         out, err = p.communicate(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
     assert p.returncode == 0, err
-    st = json.loads(out)
+    return json.loads(out)
+
+
+@needs_kernel
+def test_xrc_kernel_shim_serves_the_sockets_that_choose_it_with_the_scheme_given_until_its_duration_ends():
+    def transfer():
+        assert _loopback_transfer(20_000_000, "xrc_shim") == 20_000_000
+
+    st = _run_shim(["vegas", "--duration", "5"], transfer)
     data = max(st["sockets"], key=lambda x: x["events"])
     assert data["scheme"] == "vegas" and data["events"] > 100, st["sockets"]
     assert st["decisions"] > 0 and st["errors"] == [] and st["agent_fifo_priority"] == 40

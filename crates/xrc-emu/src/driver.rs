@@ -1457,16 +1457,27 @@ pub(crate) mod tests {
         None
     }
 
-    #[test]
-    fn an_abc_flows_ack_carries_the_marks_the_base_station_gave_the_data_it_acknowledges() {
+    /// Fig.-1-like cell at CQI 15 whose base station gives `signals`, with
+    /// `n` segments of the flow to port 5201 arriving one per millisecond.
+    fn with_signals(signals: crate::signals::SignalOptions, n: u32) -> Emulator<FakeIo, VClock> {
         let mut e = emulator(CELL_CQI15, TraceTexts::default());
-        e.opts.signals.abc_ports = vec![5201];
+        e.opts.signals = signals;
         e.signals = crate::signals::Signals::new(e.opts.signals.clone());
         e.signals.enable(e.cell.as_ref().unwrap());
-        for k in 0..20u32 {
+        for k in 0..n {
             let seg = crate::wire::tests::tcp_packet(1 + 1448 * k, 1, crate::wire::flags::ACK, &[], 1448);
             e.io.inbox[0].push_back((k as u64 * 1_000_000, seg));
         }
+        e
+    }
+
+    #[test]
+    fn an_abc_flows_ack_carries_the_marks_the_base_station_gave_the_data_it_acknowledges() {
+        let abc = crate::signals::SignalOptions {
+            abc_ports: vec![5201],
+            ..Default::default()
+        };
+        let mut e = with_signals(abc, 20);
         // Acknowledges the first ten segments, then all twenty.
         e.io.inbox[1].push_back((80_000_000, ack_from_ue(1 + 1448 * 10)));
         e.io.inbox[1].push_back((81_000_000, ack_from_ue(1 + 1448 * 20)));
@@ -1494,14 +1505,11 @@ pub(crate) mod tests {
 
     #[test]
     fn a_pbe_flows_ack_carries_its_ues_capacity_estimate_and_another_flows_does_not() {
-        let mut e = emulator(CELL_CQI15, TraceTexts::default());
-        e.opts.signals.pbe_ports = vec![5201];
-        e.signals = crate::signals::Signals::new(e.opts.signals.clone());
-        e.signals.enable(e.cell.as_ref().unwrap());
-        for k in 0..20u32 {
-            let seg = crate::wire::tests::tcp_packet(1 + 1448 * k, 1, crate::wire::flags::ACK, &[], 1448);
-            e.io.inbox[0].push_back((k as u64 * 1_000_000, seg));
-        }
+        let pbe = crate::signals::SignalOptions {
+            pbe_ports: vec![5201],
+            ..Default::default()
+        };
+        let mut e = with_signals(pbe, 20);
         e.io.inbox[1].push_back((80_000_000, ack_from_ue(1 + 1448 * 20)));
         let mut other = ack_from_ue(1 + 1448 * 20);
         other[20..22].copy_from_slice(&5202u16.to_be_bytes());
@@ -1518,22 +1526,19 @@ pub(crate) mod tests {
 
     #[test]
     fn netassist_reports_go_to_the_senders_report_port_every_period_after_the_delay() {
-        let mut e = emulator(CELL_CQI15, TraceTexts::default());
-        e.opts.signals.net_assist = Some(crate::signals::NetAssistOptions {
-            ports: vec![5201],
-            period_ns: 50_000_000,
-            delay_ns: 5_000_000,
-            loss: 0.0,
-            wired_rtt_ns: 10_000_000,
-            report_port: 5299,
-            seed: 1,
-        });
-        e.signals = crate::signals::Signals::new(e.opts.signals.clone());
-        e.signals.enable(e.cell.as_ref().unwrap());
-        for k in 0..100u32 {
-            let seg = crate::wire::tests::tcp_packet(1 + 1448 * k, 1, crate::wire::flags::ACK, &[], 1448);
-            e.io.inbox[0].push_back((k as u64 * 1_000_000, seg));
-        }
+        let na = crate::signals::SignalOptions {
+            net_assist: Some(crate::signals::NetAssistOptions {
+                ports: vec![5201],
+                period_ns: 50_000_000,
+                delay_ns: 5_000_000,
+                loss: 0.0,
+                wired_rtt_ns: 10_000_000,
+                report_port: 5299,
+                seed: 1,
+            }),
+            ..Default::default()
+        };
+        let mut e = with_signals(na, 100);
         e.run(&AtomicBool::new(false), Some(170_000_000)).unwrap();
         let reports: Vec<_> =
             e.io.sent
