@@ -44,6 +44,7 @@ COMMANDS = {
     "bench": "bench",
     "list": "listing",
     "doc": "doc",
+    "trace": "trace",
 }
 
 

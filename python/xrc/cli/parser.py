@@ -226,6 +226,30 @@ def build() -> argparse.ArgumentParser:
     b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
     b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
                    help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")
+    tr = sub.add_parser("trace", help="synthetic cellular traces in Mahimahi's format (docs/traces.md)")
+    trs = tr.add_subparsers(dest="action", required=True, metavar="ACTION")
+    sy = trs.add_parser("synth", help="write seeded synthetic traces, half of them held out from tuning")
+    sy.add_argument("out", metavar="DIR", help="directory to write synth-tune-NNN.down, synth-holdout-NNN.down "
+                                               "and traces.json into")
+    sy.add_argument("--count", type=int, default=2, help="traces to write (default 2: one of each half)")
+    sy.add_argument("--seed", type=int, default=1, help="seed of the first trace; trace k uses seed + k "
+                                                        "(default 1)")
+    sy.add_argument("--seconds", type=float, default=60.0, help="length of each trace (default 60)")
+    sy.add_argument("--min-mbps", type=float, default=1.0, help="lowest rate level (default 1)")
+    sy.add_argument("--max-mbps", type=float, default=40.0, help="highest rate level (default 40)")
+    sy.add_argument("--levels", type=int, default=6, help="rate levels, log-spaced (default 6)")
+    sy.add_argument("--dwell-s", type=float, default=1.5, help="mean time in a level (default 1.5 s)")
+    sy.add_argument("--fades-per-min", type=float, default=4.0, help="deep fades a minute (default 4)")
+    sy.add_argument("--fade-s", type=float, default=0.6, help="mean length of a fade (default 0.6 s)")
+    sy.add_argument("--fade-depth", type=float, default=0.08, help="rate factor in a fade (default 0.08)")
+    sy.add_argument("--outages-per-min", type=float, default=0.5, help="outages a minute (default 0.5)")
+    sy.add_argument("--outage-s", type=float, nargs=2, default=[1.0, 4.0], metavar=("MIN", "MAX"),
+                    help="an outage lasts a uniform time in [MIN, MAX] s (default 1 4)")
+    sy.add_argument("--grant-prob", type=float, default=0.35,
+                    help="share of milliseconds in which the link is granted (burstiness; default 0.35)")
+    sy.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    tst = trs.add_parser("stats", help="statistics of Mahimahi traces (rate, burstiness), as a table")
+    tst.add_argument("files", nargs="+", metavar="FILE", help="Mahimahi traces")
     li = sub.add_parser("list", help="the bundled scenarios (runnable by name from anywhere) and the congestion "
                                      "controls (cc = NAME)")
     li.add_argument("what", nargs="?", choices=["scenarios", "schemes"], help="only one of the two lists")
