@@ -207,12 +207,14 @@ def _run(args: tuple[str, int, float | None, bool]) -> dict[str, Any]:
 STUDY_FILES = ("report.md", "runs.json")
 
 
-def _is_study_output(d: Path, title: str) -> bool:
+def _is_study_output(d: Path, title: str, extra: tuple[str, ...] = ()) -> bool:
     """Whether all `d` holds is what this study writes: judged by content,
     not by names (a user's own report.md was replaced): the report opens
-    with the study's title and runs.json is a JSON list."""
+    with the study's title and runs.json is a JSON list. `extra`: the other
+    names the study writes (files, or directories of figures)."""
     names = {p.name for p in d.iterdir()}
-    if not names <= {*STUDY_FILES, *(f".{n}.tmp" for n in STUDY_FILES)} or "report.md" not in names:
+    files = (*STUDY_FILES, *extra)
+    if not names <= {*files, *(f".{n}.tmp" for n in files)} or "report.md" not in names:
         return False
     try:
         for name in STUDY_FILES:
@@ -231,7 +233,7 @@ def _is_study_output(d: Path, title: str) -> bool:
 
 
 @contextmanager
-def study_out(out: str | Path | None, force: bool, title: str) -> Iterator[Path | None]:
+def study_out(out: str | Path | None, force: bool, title: str, extra: tuple[str, ...] = ()) -> Iterator[Path | None]:
     """A study's output directory, checked and created before any run (a
     bad --out used to fail only after the whole study): refused if it holds
     anything, unless `force` and all it holds is an earlier report of the
@@ -257,11 +259,11 @@ def study_out(out: str | Path | None, force: bool, title: str) -> Iterator[Path 
             if out.is_dir() and any(out.iterdir()):
                 if not force:
                     raise OutputError(f"--out {str(out)!r} exists and is not empty (use --force)")
-                if not _is_study_output(out, title):
+                if not _is_study_output(out, title, extra):
                     # `--force` replaced report.md in any directory, then
                     # any report.md and runs.json (known by name only).
                     raise OutputError(f"--out {str(out)!r} holds files that are not this study's report "
-                                      f"({', '.join(STUDY_FILES)}, the report opening with {title!r}), so "
+                                      f"({', '.join((*STUDY_FILES, *extra))}, the report opening with {title!r}), so "
                                       f"--force does not write there; remove them yourself or choose another "
                                       f"directory")
             out.mkdir(parents=True, exist_ok=True)

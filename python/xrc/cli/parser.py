@@ -156,13 +156,18 @@ def build() -> argparse.ArgumentParser:
 
     st = sub.add_parser("study", help="a study beyond the paper into a report (nr: the 5G NR mid-band cell, TDD "
                                       "against FDD; roccet: the TCP ROCCET paper's comparison, each scheme alone on "
-                                      "the mid-band cell, stationary and mobile)")
-    st.add_argument("study", choices=["nr", "roccet"], help="which study")
+                                      "the mid-band cell, stationary and mobile; frontier: every scheme alone on "
+                                      "each trace link against xrc2's curve over its knob)")
+    st.add_argument("study", choices=["nr", "roccet", "frontier"], help="which study")
     st.add_argument("--out", default=None, help="report directory (report.md, runs.json); default: print only")
     st.add_argument("--seeds", type=int, default=None, help="seeds per scenario (default: nr 3, roccet 5)")
     st.add_argument("--quick", action="store_true", help="one seed, short runs (nr 4 s, roccet 3 s; for CI)")
     st.add_argument("--jobs", type=int, default=None, help="parallel runs (default: all cores)")
     st.add_argument("--force", action="store_true", help="write into a non-empty --out")
+    st.add_argument("--traces", metavar="DIR", default=None,
+                    help="frontier: directory of Mahimahi downlink traces (*.down; default: the bundled one)")
+    st.add_argument("--duration", type=float, default=None, metavar="S",
+                    help="frontier: seconds of each run (default 120)")
 
     vl = sub.add_parser("validate-linux", help="real Linux TCP through xrc's emulator against the simulator "
                         "(needs root, TUN, iperf3)")
