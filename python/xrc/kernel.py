@@ -41,6 +41,7 @@ NOT_THROUGH_SHIM = {
     "pbe": "PBE-CC needs the UE to write its capacity estimate into ACKs, which the emulator does not do yet",
     "natcp": "NATCP needs NetAssist's out-of-band reports, which the emulator does not send yet",
     "nacubic": "NACubic needs NetAssist's out-of-band reports, which the emulator does not send yet",
+    "external": "the external congestion control is driven by a caller stepping the simulator (xrc.gym)",
 }
 
 #: What ``--set`` of ``xrc kernel load`` accepts besides the scheme's
