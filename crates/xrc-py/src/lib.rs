@@ -3,6 +3,7 @@
 //! are ([`columns`]). The GIL is released while events run.
 
 mod columns;
+mod control;
 mod emu;
 mod kernel;
 
@@ -334,6 +335,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codes, m)?)?;
     m.add_function(wrap_pyfunction!(json_schemas, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<control::Controlled>()?;
+    m.add_function(wrap_pyfunction!(control::step_many, m)?)?;
     m.add_class::<emu::Emulator>()?;
     m.add_class::<kernel::KernelCc>()?;
     m.add_class::<kernel::KernelShim>()?;

@@ -12,13 +12,13 @@
 //! loss and delivery statistics of the interval); Orca's for the window
 //! mode (the agent sets cwnd every interval).
 //!
-//! The model, for a setpoint of rate R (bit/s on the wire) and window W
-//! (segments):
+//! The model, for a setpoint of rate R (bit/s of TCP payload, as the
+//! framework's pacing counts a segment's length) and window W (segments):
 //!
 //! ```text
 //!   pacing rate = R                                  (no pacing when R is not set)
 //!   cwnd        = W                                  when W is set
-//!               = max(min_cwnd, ⌈g · R · RTT / (8 · (MSS + 52))⌉)   when only R is set
+//!               = max(min_cwnd, ⌈g · R · RTT / (8 · MSS)⌉)   when only R is set
 //! ```
 //!
 //! with g = `cwnd_gain` and RTT the smoothed RTT (the minimum RTT before
@@ -53,7 +53,6 @@ use super::{
     AckSample, CcConfig, CongestionControl, ConnView, Feedback, LostPacket, PacketRecord, RateSample, SentPacket,
     Window,
 };
-use crate::net::packet::TCP_IP_HEADER_BYTES;
 use crate::units::{BitRate, SimDuration, SimTime};
 
 /// The RTT a window is sized with before any sample (choice 1).
@@ -105,7 +104,7 @@ impl CcConfig for Config {
 /// What the caller asks for: a pacing rate, a window, or both.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Setpoint {
-    /// Pacing rate on the wire (headers included); `None`: no pacing.
+    /// Pacing rate, TCP payload bits per second; `None`: no pacing.
     pub rate: Option<BitRate>,
     /// Congestion window, segments; `None`: sized from the rate (choice 1).
     pub cwnd: Option<u32>,
@@ -167,8 +166,8 @@ pub struct External {
     setpoint: Option<Setpoint>,
     /// The window the setpoint asks for, segments, once known.
     target: Option<u32>,
-    /// Bytes a segment occupies on the link (MSS + TCP/IP headers).
-    wire_bytes: u32,
+    /// Payload bytes of a full segment (the MSS).
+    seg_bytes: u32,
     rtt: Option<SimDuration>,
     stats: StepStats,
     xrc: Option<LastXrc>,
@@ -187,7 +186,7 @@ impl External {
             cfg,
             setpoint,
             target: None,
-            wire_bytes: 1448 + TCP_IP_HEADER_BYTES,
+            seg_bytes: 1448,
             rtt: None,
             stats: StepStats::default(),
             xrc: None,
@@ -228,13 +227,13 @@ impl External {
         };
         let rtt = self.rtt.unwrap_or(RTT_BEFORE_SAMPLES);
         let bits = self.cfg.cwnd_gain * r.bps() as f64 * rtt.as_secs_f64();
-        let segs = (bits / (8.0 * self.wire_bytes as f64)).ceil();
+        let segs = (bits / (8.0 * self.seg_bytes as f64)).ceil();
         (segs.min(u32::MAX as f64 / 4.0) as u32).max(self.cfg.min_cwnd)
     }
 
     fn observe(&mut self, c: &ConnView) {
         if c.mss > 0 {
-            self.wire_bytes = c.mss + TCP_IP_HEADER_BYTES;
+            self.seg_bytes = c.mss;
         }
         if let Some(r) = c.srtt.or(c.min_rtt) {
             self.rtt = Some(r);
@@ -376,8 +375,8 @@ mod tests {
         };
         e.on_feedback(SimTime::ZERO, &mut w, &view(Some(40)), &Feedback::Setpoint(sp));
         assert_eq!(e.pacing_rate(), rate(12.0));
-        // 2 · 12 Mbit/s · 40 ms = 960 000 bits = 80 segments of 1500 bytes.
-        assert_eq!(w.cwnd, 80);
+        // 2 · 12 Mbit/s · 40 ms = 960 000 bits = 82.9 segments of 1448 bytes.
+        assert_eq!(w.cwnd, 83);
         assert_eq!(e.mode(), "rate");
     }
 

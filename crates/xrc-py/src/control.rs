@@ -1,0 +1,279 @@
+//! The control port (`World::control_step`) for Python: one flow of a
+//! scenario driven from outside, step by step (`xrc.gym`), and many such
+//! simulations stepped in one call.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use xrc_core::scenario::world::Probe;
+use xrc_core::scenario::{self, TraceTexts, World};
+use xrc_core::transport::cc::external::Setpoint;
+use xrc_core::units::{BitRate, SimDuration};
+
+/// Rows the recorder may hold before a step forgets them: a controlled run
+/// is read through its probes, not its tables.
+const ROWS_KEPT: usize = 1 << 16;
+
+/// The fields of [`probe_row`], in order (`Controlled.FIELDS`).
+const FIELDS: [&str; 20] = [
+    "now_s",
+    "delivered_bytes",
+    "sent",
+    "acked",
+    "lost",
+    "rtt_samples",
+    "rtt_mean_s",
+    "rtt_min_s",
+    "rtt_max_s",
+    "rtt_first_s",
+    "rtt_last_s",
+    "in_flight",
+    "cwnd",
+    "pacing_rate_bps",
+    "srtt_s",
+    "min_rtt_s",
+    "xrc_rate_bps",
+    "xrc_hol_s",
+    "live",
+    "done",
+];
+
+/// A probe as numbers, NaN where a value is unknown (no RTT sample yet, no
+/// XRC agent, no pacing).
+fn probe_row(p: &Probe) -> [f64; 20] {
+    let d = |v: Option<SimDuration>| v.map_or(f64::NAN, |d| d.as_secs_f64());
+    let s = &p.step;
+    [
+        p.now.as_secs_f64(),
+        p.delivered_bytes as f64,
+        s.sent as f64,
+        s.acked as f64,
+        s.lost as f64,
+        s.rtt_samples as f64,
+        d(s.rtt_mean()),
+        d(s.rtt_min),
+        d(s.rtt_max),
+        d(s.rtt_first),
+        d(s.rtt_last),
+        p.in_flight as f64,
+        p.cwnd as f64,
+        p.pacing_rate.map_or(f64::NAN, |r| r.bps() as f64),
+        d(p.srtt),
+        d(p.min_rtt),
+        p.xrc.map_or(f64::NAN, |x| x.rate_bps as f64),
+        p.xrc.map_or(f64::NAN, |x| x.hol.as_secs_f64()),
+        p.live as u8 as f64,
+        p.done as u8 as f64,
+    ]
+}
+
+/// The setpoint from Python's numbers; errors name the argument and value.
+fn setpoint(rate_bps: Option<f64>, cwnd: Option<f64>) -> Result<Option<Setpoint>, String> {
+    let rate = match rate_bps {
+        None => None,
+        Some(r) if r.is_finite() && r >= 1.0 && r <= 1e13 => Some(BitRate::from_bps(r.round() as u64)),
+        Some(r) => {
+            return Err(format!(
+                "rate_bps: must be a finite rate from 1 bit/s to 10 Tbit/s, not {r}"
+            ))
+        }
+    };
+    let cwnd = match cwnd {
+        None => None,
+        Some(w) if w.is_finite() && w >= 1.0 && w <= 1e9 => Some(w.round() as u32),
+        Some(w) => {
+            return Err(format!(
+                "cwnd: must be a finite window from 1 to 10^9 segments, not {w}"
+            ))
+        }
+    };
+    if rate.is_none() && cwnd.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Setpoint { rate, cwnd }))
+}
+
+fn step_world(w: &mut World, flow: usize, sp: Option<Setpoint>, interval: SimDuration) -> Result<[f64; 20], String> {
+    let p = w.control_step(flow, sp, interval)?;
+    if w.recorder().rows() > ROWS_KEPT {
+        w.recorder_mut().clear_rows();
+    }
+    Ok(probe_row(&p))
+}
+
+/// One simulation with one flow driven from outside.
+#[pyclass]
+pub struct Controlled {
+    /// Behind a mutex so that the object may be freed on any thread (see
+    /// `Simulation`); methods taking `&mut self` reach it without locking.
+    world: std::sync::Mutex<World>,
+    flow: usize,
+}
+
+impl Controlled {
+    fn world_mut(&mut self) -> &mut World {
+        self.world.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl Controlled {
+    /// The names of the numbers `step` returns, in order.
+    #[classattr]
+    const FIELDS: [&'static str; 20] = FIELDS;
+
+    /// Builds the world from a resolved scenario (JSON) whose flow `flow`
+    /// has `cc = "external"`; raises ValueError naming the field otherwise.
+    #[new]
+    #[pyo3(signature = (resolved_json, flow, trace_text=None, uplink_trace_text=None))]
+    fn new(
+        resolved_json: &str,
+        flow: usize,
+        trace_text: Option<&str>,
+        uplink_trace_text: Option<&str>,
+    ) -> PyResult<Self> {
+        let cfg = scenario::from_json(resolved_json).map_err(PyValueError::new_err)?;
+        let texts = TraceTexts {
+            downlink: trace_text,
+            uplink: uplink_trace_text,
+        };
+        let mut world = World::with_traces(cfg, texts).map_err(PyValueError::new_err)?;
+        world.check_external(flow).map_err(PyValueError::new_err)?;
+        Ok(Controlled {
+            world: std::sync::Mutex::new(world),
+            flow,
+        })
+    }
+
+    /// Gives the flow its setpoint (`rate_bps` of TCP payload, `cwnd` in
+    /// segments; either, both, or neither to keep the last), runs
+    /// `interval_ns` of simulated time and returns the probe (`FIELDS`).
+    #[pyo3(signature = (interval_ns, rate_bps=None, cwnd=None))]
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        interval_ns: u64,
+        rate_bps: Option<f64>,
+        cwnd: Option<f64>,
+    ) -> PyResult<Vec<f64>> {
+        let sp = setpoint(rate_bps, cwnd).map_err(PyValueError::new_err)?;
+        let flow = self.flow;
+        let w = self.world_mut();
+        let row = py
+            .detach(|| step_world(w, flow, sp, SimDuration::from_nanos(interval_ns)))
+            .map_err(PyValueError::new_err)?;
+        Ok(row.to_vec())
+    }
+
+    /// Simulated time now, seconds, and the scenario's end.
+    #[getter]
+    fn now_s(&mut self) -> f64 {
+        self.world_mut().now().as_secs_f64()
+    }
+    #[getter]
+    fn end_s(&mut self) -> f64 {
+        self.world_mut().end_time().as_secs_f64()
+    }
+    #[getter]
+    fn events(&mut self) -> u64 {
+        self.world_mut().events()
+    }
+    #[getter]
+    fn done(&mut self) -> bool {
+        self.world_mut().done()
+    }
+
+    /// Runs without a decision until simulated time `t_s` (the flow keeps
+    /// its setpoint; before the first one it sends as Reno).
+    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<()> {
+        if !t_s.is_finite() || t_s < 0.0 {
+            return Err(PyValueError::new_err(format!(
+                "t_s: must be a finite time in seconds, not {t_s}"
+            )));
+        }
+        let w = self.world_mut();
+        let until = xrc_core::units::SimTime::ZERO + SimDuration::try_from_secs_f64(t_s).unwrap_or(SimDuration::MAX);
+        py.detach(|| {
+            w.run_until(until);
+        });
+        match w.failure() {
+            Some(e) => Err(PyValueError::new_err(e.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks the world's invariants; raises RuntimeError naming the one violated.
+    fn check_invariants(&mut self) -> PyResult<()> {
+        self.world_mut().check_invariants().map_err(PyRuntimeError::new_err)
+    }
+}
+
+/// Steps every simulation of `sims` by `interval_ns` with its own setpoint
+/// (`rates_bps[i]`, `cwnds[i]`; None keeps the last), on up to `threads`
+/// threads, without the GIL; returns the probes in order. Errors name the
+/// simulation's index.
+#[pyfunction]
+#[pyo3(signature = (sims, interval_ns, rates_bps, cwnds, threads=1))]
+pub fn step_many(
+    py: Python<'_>,
+    sims: Vec<PyRefMut<'_, Controlled>>,
+    interval_ns: u64,
+    rates_bps: Vec<Option<f64>>,
+    cwnds: Vec<Option<f64>>,
+    threads: usize,
+) -> PyResult<Vec<Vec<f64>>> {
+    let n = sims.len();
+    if rates_bps.len() != n || cwnds.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "rates_bps, cwnds: one per simulation ({n}), not {} and {}",
+            rates_bps.len(),
+            cwnds.len()
+        )));
+    }
+    let mut jobs = Vec::with_capacity(n);
+    for (i, ((s, r), c)) in sims.into_iter().zip(rates_bps).zip(cwnds).enumerate() {
+        let sp = setpoint(r, c).map_err(|e| PyValueError::new_err(format!("[{i}] {e}")))?;
+        jobs.push((s, sp));
+    }
+    let interval = SimDuration::from_nanos(interval_ns);
+    let mut worlds: Vec<(usize, &mut World, Option<Setpoint>)> = jobs
+        .iter_mut()
+        .map(|(s, sp)| {
+            let flow = s.flow;
+            (flow, s.world_mut(), *sp)
+        })
+        .collect();
+    let threads = threads.clamp(1, n.max(1));
+    let rows: Vec<Result<[f64; 20], String>> = py.detach(|| {
+        if threads == 1 {
+            return worlds
+                .iter_mut()
+                .map(|(f, w, sp)| step_world(w, *f, *sp, interval))
+                .collect();
+        }
+        let chunk = n.div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = worlds
+                .chunks_mut(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter_mut()
+                            .map(|(f, w, sp)| step_world(w, *f, *sp, interval))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("a stepping thread panicked"))
+                .collect()
+        })
+    });
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.map(|a| a.to_vec())
+                .map_err(|e| PyValueError::new_err(format!("[{i}] {e}")))
+        })
+        .collect()
+}

@@ -1,0 +1,334 @@
+"""The single environment: one flow of a scenario driven by the agent
+(``docs/gym.md`` says what every space, field and weight means)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+import gymnasium
+from gymnasium import spaces
+
+from .. import _core
+from ..scenario import Scenario, ScenarioError, read_input
+
+#: The observation's columns, one row per step of the history (oldest first).
+OBS_FIELDS = (
+    "delivery_rate_mbps",   # bytes the receiving application got over the step
+    "send_rate_mbps",       # payload of the segments sent over the step (retransmissions included)
+    "rtt_ms",               # mean RTT sample of the step (the smoothed RTT if none)
+    "min_rtt_ms",           # the flow's least RTT sample so far
+    "latency_ratio",        # rtt_ms / min_rtt_ms (Aurora)
+    "latency_gradient",     # (last - first RTT sample of the step) / step (Aurora)
+    "send_ratio",           # segments sent / segments acknowledged (Aurora)
+    "loss_fraction",        # lost / (lost + acknowledged) segments of the step
+    "in_flight",            # segments in flight at the end of the step
+    "cwnd",                 # congestion window at the end of the step, segments
+    "rate_mbps",            # the pacing rate in force (0 when not pacing)
+    "xrc_rate_mbps",        # the XRC agent's fair share for the flow (0 without an agent)
+    "xrc_hol_ms",           # the RLC head-of-line delay the agent reported (0 without an agent)
+)
+
+#: Upper bounds of the observation's columns (the lower bounds are 0 except
+#: the latency gradient's, which is the negative of its upper bound).
+_OBS_HIGH = np.array([1e5, 1e5, 1e6, 1e6, 1e6, 1e6, 1e9, 1.0, 1e9, 1e9, 1e7, 1e5, 1e6], dtype=np.float32)
+_OBS_LOW = np.zeros(len(OBS_FIELDS), dtype=np.float32)
+_OBS_LOW[OBS_FIELDS.index("latency_gradient")] = -_OBS_HIGH[OBS_FIELDS.index("latency_gradient")]
+
+ACTIONS = ("rate_ratio", "rate", "cwnd_ratio", "cwnd")
+
+#: Aurora's reward (Jay et al., ICML 2019: 10 · throughput in packets/s −
+#: 1000 · latency in s − 2000 · loss rate, scaled by 10^-3), in this
+#: environment's units: throughput in Mbit/s (1500-byte packets), RTT in ms.
+AURORA_WEIGHTS = {"throughput": 10.0 * 1e6 / (8 * 1500) * 1e-3, "delay": 1e-3, "loss": 2.0}
+
+_F = {name: i for i, name in enumerate(_core.Controlled.FIELDS)}
+
+
+def _number(name: str, value: Any, lo: float, hi: float, *, integer: bool = False) -> float:
+    """`value` as a finite number in [lo, hi], or a ValueError naming it."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    v = float(value) if ok else math.nan
+    if not (ok and math.isfinite(v) and lo <= v <= hi) or (integer and v != int(v)):
+        kind = "an integer" if integer else "a finite number"
+        raise ValueError(f"{name}: must be {kind} from {lo:g} to {hi:g}, not {value!r}")
+    return v
+
+
+class CongestionControlEnv(gymnasium.Env):
+    """One flow of a scenario (`flow`) whose congestion control is the
+    agent: every `step_ms` of simulated time the agent's action sets its
+    rate or window, every other flow of the scenario runs as usual.
+
+    See ``docs/gym.md``. Bad arguments raise ValueError naming the argument
+    and the value; so do bad actions (NaN, infinite, out of the action
+    space, wrong shape).
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, scenario: str | Mapping[str, Any] | Scenario = "paper/fig1-time-varying", flow: int = 0, *,
+                 step_ms: float = 10.0, history: int = 10, action: str = "rate_ratio", action_scale: float = 0.5,
+                 initial_rate_mbps: float = 2.0, min_rate_mbps: float = 0.1, max_rate_mbps: float = 1000.0,
+                 initial_cwnd: int = 10, max_cwnd: int = 100_000, cwnd_gain: float = 2.0,
+                 reward_weights: Mapping[str, float] | None = None,
+                 reward_fn: Callable[[dict[str, float]], float] | None = None,
+                 episode_s: float | None = None, random_start_s: float = 0.0, vary_seed: bool = True,
+                 overrides: Mapping[str, Any] | None = None, render_mode: str | None = None):
+        super().__init__()
+        if render_mode is not None:
+            raise ValueError(f"render_mode: this environment draws nothing, not {render_mode!r}")
+        if action not in ACTIONS:
+            raise ValueError(f"action: must be one of {', '.join(ACTIONS)}, not {action!r}")
+        self.step_ms = _number("step_ms", step_ms, 1e-3, 1e6)
+        self._interval_ns = int(round(self.step_ms * 1e6))
+        self._interval_s = self._interval_ns * 1e-9
+        self.history = int(_number("history", history, 1, 10_000, integer=True))
+        self.action_mode = action
+        self.action_scale = _number("action_scale", action_scale, 1e-6, 1e3)
+        self.min_rate_mbps = _number("min_rate_mbps", min_rate_mbps, 1e-3, 1e7)
+        self.max_rate_mbps = _number("max_rate_mbps", max_rate_mbps, self.min_rate_mbps, 1e7)
+        self.initial_rate_mbps = _number("initial_rate_mbps", initial_rate_mbps, self.min_rate_mbps,
+                                         self.max_rate_mbps)
+        self.max_cwnd = int(_number("max_cwnd", max_cwnd, 1, 1e9, integer=True))
+        self.initial_cwnd = int(_number("initial_cwnd", initial_cwnd, 1, self.max_cwnd, integer=True))
+        self.random_start_s = _number("random_start_s", random_start_s, 0.0, 1e9)
+        self.vary_seed = bool(vary_seed)
+        weights = dict(AURORA_WEIGHTS)
+        for k, v in (reward_weights or {}).items():
+            if k not in weights:
+                raise ValueError(f"reward_weights: unknown weight {k!r}; known: {', '.join(weights)}")
+            weights[k] = _number(f"reward_weights.{k}", v, -1e12, 1e12)
+        self.reward_weights = weights
+        if reward_fn is not None and not callable(reward_fn):
+            raise ValueError(f"reward_fn: must be callable, not {reward_fn!r}")
+        self.reward_fn = reward_fn
+
+        self._base, self._texts = _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain)
+        self.flow = flow
+        f = self._base["flows"][flow]
+        self._mss = f["tcp"]["mss"]
+        start_s = f["start_s"]
+        duration = self._base["duration_s"]
+        if start_s + self.random_start_s >= duration:
+            raise ValueError(f"random_start_s: the flow starts at {start_s:g} s and the episode ends at "
+                             f"{duration:g} s, so a random start of up to {self.random_start_s:g} s leaves no "
+                             f"step; shorten it")
+        self._flow_start_s = start_s
+        self.scenario_name = self._base["name"]
+
+        if action == "rate_ratio" or action == "cwnd_ratio":
+            self.action_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+        elif action == "rate":
+            self.action_space = spaces.Box(np.float32(self.min_rate_mbps), np.float32(self.max_rate_mbps),
+                                           shape=(1,), dtype=np.float32)
+        else:
+            self.action_space = spaces.Box(np.float32(1.0), np.float32(self.max_cwnd), shape=(1,),
+                                           dtype=np.float32)
+        self._low = float(self.action_space.low[0])
+        self._high = float(self.action_space.high[0])
+        self.observation_space = spaces.Box(np.tile(_OBS_LOW, (self.history, 1)),
+                                            np.tile(_OBS_HIGH, (self.history, 1)),
+                                            shape=(self.history, len(OBS_FIELDS)), dtype=np.float32)
+        self._sim = None
+        self._obs = np.zeros((self.history, len(OBS_FIELDS)), dtype=np.float32)
+        self._rate_mbps = self.initial_rate_mbps
+        self._cwnd = self.initial_cwnd
+        self._last_rtt_ms = 0.0
+        self._ended = True
+        self._episode_seed: int | None = None
+
+    # ----- Gymnasium's interface -----
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        # Without a seed ever given, the first episode is seeded with the
+        # scenario's master seed (deterministic by default, not the OS's
+        # entropy); later resets without one draw from the same generator.
+        if seed is None and self._np_random is None:
+            seed = int(self._base["seed"])
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"options: this environment takes none, not {options!r}")
+        doc = self._base
+        if self.vary_seed:
+            doc = dict(doc)
+            doc["seed"] = int(self.np_random.integers(0, 2**63 - 1))
+        self._episode_seed = int(doc["seed"])
+        try:
+            self._sim = _core.Controlled(json.dumps(doc), self.flow, *self._texts)
+        except ValueError as e:
+            raise ValueError(str(e)) from None
+        self._rate_mbps = self.initial_rate_mbps
+        self._cwnd = self.initial_cwnd
+        self._last_rtt_ms = 0.0
+        self._obs[:] = 0.0
+        self._ended = False
+        start = self._flow_start_s
+        if self.random_start_s > 0:
+            # Before the first decision the flow sends as the congestion
+            # control's defaults say (Reno from the initial window).
+            start += float(self.np_random.uniform(0.0, self.random_start_s))
+        if start > 0:
+            self._sim.run_until(start)
+        row = self._sim.step(self._interval_ns, *self._setpoint())
+        self._record(row)
+        return self._obs.copy(), self._info(row)
+
+    def step(self, action):
+        rate_bps, cwnd = self._before(action)
+        return self._after(self._sim.step(self._interval_ns, rate_bps, cwnd))
+
+    def _before(self, action) -> tuple[float | None, float | None]:
+        """Checks and applies the action: the setpoint to step with."""
+        if self._ended:
+            raise gymnasium.error.ResetNeeded("step: call reset() before the first step and after an episode ends")
+        self._apply(action)
+        return self._setpoint()
+
+    def _after(self, row: list[float]):
+        """The step's observation, reward, ends and info from its probe."""
+        m = self._record(row)
+        reward = float(self.reward_fn(m) if self.reward_fn is not None else
+                       self.reward_weights["throughput"] * m["delivery_rate_mbps"]
+                       - self.reward_weights["delay"] * m["rtt_ms"]
+                       - self.reward_weights["loss"] * m["loss_fraction"])
+        done = row[_F["done"]] != 0.0
+        # The flow ended before the scenario did (a finite transfer).
+        terminated = row[_F["live"]] == 0.0 and not done
+        truncated = done
+        self._ended = terminated or truncated
+        return self._obs.copy(), reward, terminated, truncated, self._info(row)
+
+    # ----- the action -----
+
+    def _apply(self, action) -> None:
+        a = action
+        if isinstance(a, np.ndarray):
+            if a.shape != (1,):
+                raise ValueError(f"action: must have shape (1,), not {a.shape}")
+            a = a[0]
+        elif isinstance(a, (list, tuple)):
+            if len(a) != 1:
+                raise ValueError(f"action: must hold one number, not {len(a)}: {action!r}")
+            a = a[0]
+        if not isinstance(a, (int, float, np.integer, np.floating)) or isinstance(a, bool):
+            raise ValueError(f"action: must be a number (an array of shape (1,)), not {action!r}")
+        v = float(a)
+        if not (self._low <= v <= self._high):   # False for NaN too
+            raise ValueError(f"action: {v!r} is outside the action space [{self._low:g}, {self._high:g}]"
+                             + (" (not a finite number)" if not math.isfinite(v) else ""))
+        mode = self.action_mode
+        if mode == "rate_ratio":
+            k = self.action_scale * v
+            r = self._rate_mbps * (1.0 + k) if v >= 0 else self._rate_mbps / (1.0 - k)
+            self._rate_mbps = min(max(r, self.min_rate_mbps), self.max_rate_mbps)
+        elif mode == "rate":
+            self._rate_mbps = v
+        elif mode == "cwnd_ratio":
+            k = self.action_scale * v
+            w = self._cwnd * (1.0 + k) if v >= 0 else self._cwnd / (1.0 - k)
+            self._cwnd = min(max(w, 1.0), float(self.max_cwnd))
+        else:
+            self._cwnd = v
+
+    def _setpoint(self) -> tuple[float | None, float | None]:
+        if self.action_mode in ("rate_ratio", "rate"):
+            return self._rate_mbps * 1e6, None
+        return None, float(round(self._cwnd))
+
+    # ----- the observation -----
+
+    def _record(self, row: list[float]) -> dict[str, float]:
+        F = _F
+        dt = self._interval_s
+        sent, acked, lost = row[F["sent"]], row[F["acked"]], row[F["lost"]]
+        rtt = row[F["rtt_mean_s"]]
+        if rtt == rtt:
+            rtt_ms = rtt * 1e3
+        else:
+            srtt = row[F["srtt_s"]]
+            rtt_ms = srtt * 1e3 if srtt == srtt else self._last_rtt_ms
+        self._last_rtt_ms = rtt_ms
+        mr = row[F["min_rtt_s"]]
+        min_rtt_ms = mr * 1e3 if mr == mr else 0.0
+        grad = 0.0
+        if row[F["rtt_samples"]] >= 2:
+            grad = (row[F["rtt_last_s"]] - row[F["rtt_first_s"]]) / dt
+        pace = row[F["pacing_rate_bps"]]
+        xr, xh = row[F["xrc_rate_bps"]], row[F["xrc_hol_s"]]
+        m = {
+            "delivery_rate_mbps": row[F["delivered_bytes"]] * 8e-6 / dt,
+            "send_rate_mbps": sent * self._mss * 8e-6 / dt,
+            "rtt_ms": rtt_ms,
+            "min_rtt_ms": min_rtt_ms,
+            "latency_ratio": rtt_ms / min_rtt_ms if min_rtt_ms > 0 else 1.0,
+            "latency_gradient": grad,
+            "send_ratio": min(sent / acked if acked > 0 else (1.0 if sent == 0 else sent), 1e9),
+            "loss_fraction": lost / (lost + acked) if lost + acked > 0 else 0.0,
+            "in_flight": row[F["in_flight"]],
+            "cwnd": row[F["cwnd"]],
+            "rate_mbps": pace * 1e-6 if pace == pace else 0.0,
+            "xrc_rate_mbps": xr * 1e-6 if xr == xr else 0.0,
+            "xrc_hol_ms": xh * 1e3 if xh == xh else 0.0,
+        }
+        obs = self._obs
+        obs[:-1] = obs[1:]
+        last = obs[-1]
+        last[:] = tuple(m.values())
+        np.maximum(last, _OBS_LOW, out=last)
+        np.minimum(last, _OBS_HIGH, out=last)
+        self._m = m
+        return m
+
+    def _info(self, row: list[float]) -> dict[str, Any]:
+        info = dict(self._m)
+        info["time_s"] = row[_F["now_s"]]
+        info["seed"] = self._episode_seed
+        info["has_xrc_agent"] = row[_F["xrc_rate_bps"]] == row[_F["xrc_rate_bps"]]
+        return info
+
+    # ----- inspection -----
+
+    @property
+    def simulation(self):
+        """The core's controlled simulation of this episode (``None``
+        before the first reset)."""
+        return self._sim
+
+
+def _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain) -> tuple[dict[str, Any], list]:
+    """The resolved scenario with flow `flow` driven from outside and the
+    tables the environment does not read thinned, and its trace texts."""
+    from ..api import _plain, _scenario, overrides_from_kwargs
+
+    if isinstance(scenario, (str, Scenario)) or isinstance(scenario, Mapping):
+        sc = _scenario(scenario, overrides_from_kwargs(dict(overrides or {})), None)
+    else:
+        raise ValueError(f"scenario: expected a bundled scenario's name, a path, a dict or a Scenario, not "
+                         f"{scenario!r}")
+    n = len(sc.resolved["flows"])
+    if isinstance(flow, bool) or not isinstance(flow, (int, np.integer)) or not 0 <= flow < n:
+        raise ValueError(f"flow: {flow!r} is not a flow of scenario {sc.name!r}, which has {n} "
+                         f"(0 to {n - 1})")
+    flow = int(flow)
+    doc = copy.deepcopy(sc.resolved)
+    f = doc["flows"][flow]
+    f["cc"] = "external"
+    f["cc_params"] = {"cwnd_gain": _number("cwnd_gain", cwnd_gain, 1e-3, 1e3)}
+    if episode_s is not None:
+        doc["duration_s"] = _number("episode_s", episode_s, 1e-3, 1e9)
+    out = doc["output"]
+    out.update(cwnd_trace=False, rtt_trace=False, queue_delay_trace=False, pcap=False,
+               bin_ms=max(out["bin_ms"], 1000.0), rlc_sample_ttis=max(out["rlc_sample_ttis"], 1000))
+    try:
+        doc = json.loads(_core.resolve(json.dumps(_plain(doc))))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    trace = doc.get("trace") or {}
+    texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
+             for key in ("downlink", "uplink")]
+    return doc, texts
