@@ -209,10 +209,12 @@ def test_the_vector_env_steps_each_simulation_as_the_single_env_would():
     actions = np.random.default_rng(2).uniform(-1, 1, (40, n, 1)).astype(np.float32)
     obs, _ = vec.reset(seed=7)
     got = [obs]
-    ends = []
+    rewards, infos, ends = [], [], []
     for a in actions:
         obs, r, term, trunc, info = vec.step(a)
         got.append(obs)
+        rewards.append(r)
+        infos.append(info)
         ends.append(trunc.copy())
     # Each sub-environment is the single environment seeded seed + i; the
     # 30-step episode ends at step 29, and the next step resets (autoreset).
@@ -221,8 +223,10 @@ def test_the_vector_env_steps_each_simulation_as_the_single_env_would():
         o, _ = single.reset(seed=7 + i)
         assert np.array_equal(got[0][i], o)
         for t in range(29):
-            o, *_ = single.step(actions[t, i])
+            o, r, _, _, info = single.step(actions[t, i])
             assert np.array_equal(got[t + 1][i], o), (i, t)
+            assert rewards[t][i] == r
+            assert {k: infos[t][k][i] for k in info} == info
     assert [bool(e.all()) for e in ends[:30]] == [False] * 28 + [True, False]
     # The reset episode is the single environment's next one (its own
     # generator draws the seed).
@@ -335,3 +339,66 @@ def test_a_vector_env_names_the_sub_environment_of_a_bad_action():
         vec.step(np.array([[0.0], [np.nan]], dtype=np.float32))
     with pytest.raises(ValueError, match=r"actions: must have shape \(2, 1\), not \(2,\)"):
         vec.step(np.zeros(2, dtype=np.float32))
+
+
+# ----- a policy as a scheme: run_policy and LinearPolicy -----
+
+def test_a_policy_runs_the_scenario_as_written_and_is_reported_as_a_scheme_is():
+    import xrc
+    from xrc.gym import run_policy
+
+    hold = lambda obs: np.zeros(1, dtype=np.float32)   # noqa: E731
+    run = run_policy(hold, FIG1, seed=5, episode_s=4.0, initial_rate_mbps=3.0)
+    base = xrc.run(FIG1, seed=5, duration_s=4.0, flows__0__cc="cubic")
+    flow = run.summary["flows"][0]
+    assert flow["cc"] == "external" and run.summary["seed"] == 5
+    assert flow["goodput_mbps"] == pytest.approx(3.0, rel=0.05)
+    # 3 Mbit/s for 4 s is about 1,040 segments: a sample per delayed ACK of two.
+    assert len(run.rtt) > 400 and run.summary["sim_time_s"] == 4.0
+    # The same seed: the UE meets the same channel as under a built-in scheme.
+    assert run.summary["ues"][0]["capacity_mbps"] == base.summary["ues"][0]["capacity_mbps"]
+    assert run_policy(hold, FIG1, seed=5, episode_s=4.0, initial_rate_mbps=3.0).summary["flows"] == run.summary["flows"]
+
+
+@pytest.mark.parametrize("given", ["record", "vary_seed", "random_start_s"])
+def test_run_policy_refuses_what_would_change_the_scenario_naming_it(given):
+    from xrc.gym import run_policy
+
+    with pytest.raises(ValueError, match=f"{given}: run_policy runs the scenario as it is written"):
+        run_policy(lambda o: np.zeros(1, dtype=np.float32), LTE, **{given: 1})
+
+
+def test_finish_run_needs_a_recorded_environment():
+    env = CongestionControlEnv(LTE, 0, episode_s=0.1)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="record: .* record=True"):
+        env.finish_run()
+
+
+def test_a_linear_policy_saved_and_loaded_acts_the_same(tmp_path):
+    from xrc.gym import LinearPolicy
+
+    rng = np.random.default_rng(1)
+    p = LinearPolicy(rng.normal(size=(2, len(OBS_FIELDS))), 0.3, np.full(len(OBS_FIELDS), 10.0))
+    p.save(tmp_path / "p.npz")
+    q = LinearPolicy.load(tmp_path / "p.npz")
+    obs = rng.uniform(0, 50, size=(10, len(OBS_FIELDS))).astype(np.float32)
+    a = p(obs)
+    assert a.shape == (1,) and a.dtype == np.float32 and -1 <= a[0] <= 1
+    assert np.array_equal(q(obs), a)
+    # It reads the last rows of the history: tanh(sum(W * obs[-2:] / norm) + b).
+    assert a[0] == pytest.approx(np.tanh(np.sum(p.weights * obs[-2:] / 10.0) + 0.3), rel=1e-6)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"weights": np.zeros(13)}, r"weights: must have shape \(history, 13\), not \(13,\)"),
+    ({"weights": np.full((1, 13), np.nan)}, "weights: must be finite"),
+    ({"weights": np.zeros((1, 13)), "bias": np.inf}, "bias: must be a finite number, not inf"),
+    ({"weights": np.zeros((1, 13)), "norm": np.zeros(13)}, "norm: must be 13 positive numbers"),
+])
+def test_a_bad_linear_policy_is_named(kwargs, match):
+    from xrc.gym import LinearPolicy
+
+    with pytest.raises(ValueError, match=match):
+        LinearPolicy(**kwargs)
+

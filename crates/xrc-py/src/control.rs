@@ -4,6 +4,7 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
 
 use xrc_core::scenario::world::Probe;
 use xrc_core::scenario::{self, TraceTexts, World};
@@ -93,9 +94,15 @@ fn setpoint(rate_bps: Option<f64>, cwnd: Option<f64>) -> Result<Option<Setpoint>
     Ok(Some(Setpoint { rate, cwnd }))
 }
 
-fn step_world(w: &mut World, flow: usize, sp: Option<Setpoint>, interval: SimDuration) -> Result<[f64; 20], String> {
+fn step_world(
+    w: &mut World,
+    flow: usize,
+    sp: Option<Setpoint>,
+    interval: SimDuration,
+    keep_rows: bool,
+) -> Result<[f64; 20], String> {
     let p = w.control_step(flow, sp, interval)?;
-    if w.recorder().rows() > ROWS_KEPT {
+    if !keep_rows && w.recorder().rows() > ROWS_KEPT {
         w.recorder_mut().clear_rows();
     }
     Ok(probe_row(&p))
@@ -106,13 +113,21 @@ fn step_world(w: &mut World, flow: usize, sp: Option<Setpoint>, interval: SimDur
 pub struct Controlled {
     /// Behind a mutex so that the object may be freed on any thread (see
     /// `Simulation`); methods taking `&mut self` reach it without locking.
-    world: std::sync::Mutex<World>,
+    /// `None` once `finish` took it.
+    world: std::sync::Mutex<Option<World>>,
     flow: usize,
+    /// Keep every recorded row for `finish` (otherwise they are forgotten
+    /// as the steps go).
+    keep_rows: bool,
 }
 
 impl Controlled {
-    fn world_mut(&mut self) -> &mut World {
-        self.world.get_mut().unwrap_or_else(|e| e.into_inner())
+    fn world_mut(&mut self) -> PyResult<&mut World> {
+        self.world
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))
     }
 }
 
@@ -124,13 +139,16 @@ impl Controlled {
 
     /// Builds the world from a resolved scenario (JSON) whose flow `flow`
     /// has `cc = "external"`; raises ValueError naming the field otherwise.
+    /// With `keep_rows` every recorded row is kept for `finish` (a run to
+    /// report on); otherwise they are forgotten as the steps go.
     #[new]
-    #[pyo3(signature = (resolved_json, flow, trace_text=None, uplink_trace_text=None))]
+    #[pyo3(signature = (resolved_json, flow, trace_text=None, uplink_trace_text=None, *, keep_rows=false))]
     fn new(
         resolved_json: &str,
         flow: usize,
         trace_text: Option<&str>,
         uplink_trace_text: Option<&str>,
+        keep_rows: bool,
     ) -> PyResult<Self> {
         let cfg = scenario::from_json(resolved_json).map_err(PyValueError::new_err)?;
         let texts = TraceTexts {
@@ -140,8 +158,9 @@ impl Controlled {
         let mut world = World::with_traces(cfg, texts).map_err(PyValueError::new_err)?;
         world.check_external(flow).map_err(PyValueError::new_err)?;
         Ok(Controlled {
-            world: std::sync::Mutex::new(world),
+            world: std::sync::Mutex::new(Some(world)),
             flow,
+            keep_rows,
         })
     }
 
@@ -157,30 +176,30 @@ impl Controlled {
         cwnd: Option<f64>,
     ) -> PyResult<Vec<f64>> {
         let sp = setpoint(rate_bps, cwnd).map_err(PyValueError::new_err)?;
-        let flow = self.flow;
-        let w = self.world_mut();
+        let (flow, keep) = (self.flow, self.keep_rows);
+        let w = self.world_mut()?;
         let row = py
-            .detach(|| step_world(w, flow, sp, SimDuration::from_nanos(interval_ns)))
+            .detach(|| step_world(w, flow, sp, SimDuration::from_nanos(interval_ns), keep))
             .map_err(PyValueError::new_err)?;
         Ok(row.to_vec())
     }
 
     /// Simulated time now, seconds, and the scenario's end.
     #[getter]
-    fn now_s(&mut self) -> f64 {
-        self.world_mut().now().as_secs_f64()
+    fn now_s(&mut self) -> PyResult<f64> {
+        Ok(self.world_mut()?.now().as_secs_f64())
     }
     #[getter]
-    fn end_s(&mut self) -> f64 {
-        self.world_mut().end_time().as_secs_f64()
+    fn end_s(&mut self) -> PyResult<f64> {
+        Ok(self.world_mut()?.end_time().as_secs_f64())
     }
     #[getter]
-    fn events(&mut self) -> u64 {
-        self.world_mut().events()
+    fn events(&mut self) -> PyResult<u64> {
+        Ok(self.world_mut()?.events())
     }
     #[getter]
-    fn done(&mut self) -> bool {
-        self.world_mut().done()
+    fn done(&mut self) -> PyResult<bool> {
+        Ok(self.world_mut()?.done())
     }
 
     /// Runs without a decision until simulated time `t_s` (the flow keeps
@@ -191,7 +210,7 @@ impl Controlled {
                 "t_s: must be a finite time in seconds, not {t_s}"
             )));
         }
-        let w = self.world_mut();
+        let w = self.world_mut()?;
         let until = xrc_core::units::SimTime::ZERO + SimDuration::try_from_secs_f64(t_s).unwrap_or(SimDuration::MAX);
         py.detach(|| {
             w.run_until(until);
@@ -204,14 +223,28 @@ impl Controlled {
 
     /// Checks the world's invariants; raises RuntimeError naming the one violated.
     fn check_invariants(&mut self) -> PyResult<()> {
-        self.world_mut().check_invariants().map_err(PyRuntimeError::new_err)
+        self.world_mut()?.check_invariants().map_err(PyRuntimeError::new_err)
+    }
+
+    /// Ends the run (if not ended) and returns what `Simulation.finish`
+    /// returns: `{"events", "sim_time_s", "tables", "mode_names"}`, the
+    /// tables holding every row if the simulation keeps its rows.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let w = self
+            .world
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        crate::finish_dict(py, w)
     }
 }
 
 /// Steps every simulation of `sims` by `interval_ns` with its own setpoint
 /// (`rates_bps[i]`, `cwnds[i]`; None keeps the last), on up to `threads`
-/// threads, without the GIL; returns the probes in order. Errors name the
-/// simulation's index.
+/// threads, without the GIL. Returns the probes in order as one buffer of
+/// little-endian f64, `len(sims)` rows of `len(Controlled.FIELDS)` (for
+/// `numpy.frombuffer`). Errors name the simulation's index.
 #[pyfunction]
 #[pyo3(signature = (sims, interval_ns, rates_bps, cwnds, threads=1))]
 pub fn step_many(
@@ -221,7 +254,7 @@ pub fn step_many(
     rates_bps: Vec<Option<f64>>,
     cwnds: Vec<Option<f64>>,
     threads: usize,
-) -> PyResult<Vec<Vec<f64>>> {
+) -> PyResult<Py<PyBytes>> {
     let n = sims.len();
     if rates_bps.len() != n || cwnds.len() != n {
         return Err(PyValueError::new_err(format!(
@@ -236,19 +269,20 @@ pub fn step_many(
         jobs.push((s, sp));
     }
     let interval = SimDuration::from_nanos(interval_ns);
-    let mut worlds: Vec<(usize, &mut World, Option<Setpoint>)> = jobs
-        .iter_mut()
-        .map(|(s, sp)| {
-            let flow = s.flow;
-            (flow, s.world_mut(), *sp)
-        })
-        .collect();
+    let mut worlds: Vec<(usize, bool, &mut World, Option<Setpoint>)> = Vec::with_capacity(n);
+    for (i, (s, sp)) in jobs.iter_mut().enumerate() {
+        let (flow, keep) = (s.flow, s.keep_rows);
+        let w = s
+            .world_mut()
+            .map_err(|_| PyRuntimeError::new_err(format!("[{i}] simulation already finished")))?;
+        worlds.push((flow, keep, w, *sp));
+    }
     let threads = threads.clamp(1, n.max(1));
     let rows: Vec<Result<[f64; 20], String>> = py.detach(|| {
         if threads == 1 {
             return worlds
                 .iter_mut()
-                .map(|(f, w, sp)| step_world(w, *f, *sp, interval))
+                .map(|(f, keep, w, sp)| step_world(w, *f, *sp, interval, *keep))
                 .collect();
         }
         let chunk = n.div_ceil(threads);
@@ -258,7 +292,7 @@ pub fn step_many(
                 .map(|part| {
                     scope.spawn(move || {
                         part.iter_mut()
-                            .map(|(f, w, sp)| step_world(w, *f, *sp, interval))
+                            .map(|(f, keep, w, sp)| step_world(w, *f, *sp, interval, *keep))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -269,11 +303,12 @@ pub fn step_many(
                 .collect()
         })
     });
-    rows.into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            r.map(|a| a.to_vec())
-                .map_err(|e| PyValueError::new_err(format!("[{i}] {e}")))
-        })
-        .collect()
+    let mut buf = Vec::with_capacity(n * FIELDS.len() * 8);
+    for (i, r) in rows.into_iter().enumerate() {
+        let row = r.map_err(|e| PyValueError::new_err(format!("[{i}] {e}")))?;
+        for v in row {
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    Ok(PyBytes::new(py, &buf).unbind())
 }

@@ -232,14 +232,19 @@ impl Simulation {
         let w = world_mut(&mut self.world)
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        let mut r = w.into_result();
-        let out = PyDict::new(py);
-        out.set_item("events", r.events)?;
-        out.set_item("sim_time_s", r.sim_time.as_secs_f64())?;
-        out.set_item("tables", columns::take_tables(py, &mut r.recorder)?)?;
-        out.set_item("mode_names", r.recorder.mode_names.clone())?;
-        Ok(out)
+        finish_dict(py, w)
     }
+}
+
+/// Ends `w`'s run and hands its result over as `Simulation.finish` returns it.
+fn finish_dict(py: Python<'_>, w: World) -> PyResult<Bound<'_, PyDict>> {
+    let mut r = w.into_result();
+    let out = PyDict::new(py);
+    out.set_item("events", r.events)?;
+    out.set_item("sim_time_s", r.sim_time.as_secs_f64())?;
+    out.set_item("tables", columns::take_tables(py, &mut r.recorder)?)?;
+    out.set_item("mode_names", r.recorder.mode_names.clone())?;
+    Ok(out)
 }
 
 /// A capture file's failed write as Python's OSError (errno, message,

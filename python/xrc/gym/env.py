@@ -78,7 +78,8 @@ class CongestionControlEnv(gymnasium.Env):
                  reward_weights: Mapping[str, float] | None = None,
                  reward_fn: Callable[[dict[str, float]], float] | None = None,
                  episode_s: float | None = None, random_start_s: float = 0.0, vary_seed: bool = True,
-                 overrides: Mapping[str, Any] | None = None, render_mode: str | None = None):
+                 overrides: Mapping[str, Any] | None = None, record: bool = False,
+                 render_mode: str | None = None):
         super().__init__()
         if render_mode is not None:
             raise ValueError(f"render_mode: this environment draws nothing, not {render_mode!r}")
@@ -108,7 +109,9 @@ class CongestionControlEnv(gymnasium.Env):
             raise ValueError(f"reward_fn: must be callable, not {reward_fn!r}")
         self.reward_fn = reward_fn
 
-        self._base, self._texts = _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain)
+        self.record = bool(record)
+        self._base, self._texts, self._inputs = _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain,
+                                                                     thin=not self.record)
         self.flow = flow
         f = self._base["flows"][flow]
         self._mss = f["tcp"]["mss"]
@@ -159,7 +162,7 @@ class CongestionControlEnv(gymnasium.Env):
             doc["seed"] = int(self.np_random.integers(0, 2**63 - 1))
         self._episode_seed = int(doc["seed"])
         try:
-            self._sim = _core.Controlled(json.dumps(doc), self.flow, *self._texts)
+            self._sim = _core.Controlled(json.dumps(doc), self.flow, *self._texts, keep_rows=self.record)
         except ValueError as e:
             raise ValueError(str(e)) from None
         self._rate_mbps = self.initial_rate_mbps
@@ -299,10 +302,38 @@ class CongestionControlEnv(gymnasium.Env):
         before the first reset)."""
         return self._sim
 
+    def finish_run(self):
+        """The episode as an :class:`xrc.Run` (the tables and summary
+        ``xrc.run`` gives), for an environment built with ``record=True``;
+        ends the episode (``reset`` starts another)."""
+        if not self.record:
+            raise ValueError("record: finish_run reports on a recorded episode; build the environment with "
+                             "record=True")
+        if self._sim is None:
+            raise gymnasium.error.ResetNeeded("finish_run: call reset() and step through an episode first")
+        from ..api import Run
+        from ..results import columns_to_arrays, summarize
+        from ..runner import exact_seconds, metadata
 
-def _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain) -> tuple[dict[str, Any], list]:
-    """The resolved scenario with flow `flow` driven from outside and the
-    tables the environment does not read thinned, and its trace texts."""
+        raw = self._sim.finish()
+        self._sim = None
+        self._ended = True
+        tables = columns_to_arrays(raw["tables"])
+        names = np.array(list(raw["mode_names"]) or [""], dtype=object)
+        cw = tables["cwnd"]
+        cw["mode"] = names[cw["mode"].astype(np.int64)].astype(str) if cw["mode"].size else np.array([], dtype=str)
+        doc = dict(self._base, seed=self._episode_seed)
+        summary = summarize(doc, tables, events=int(raw["events"]), sim_time_s=exact_seconds(raw["sim_time_s"]),
+                            wall_time_s=0.0)
+        sc = Scenario(path=None, source_text=json.dumps(doc), overrides=[], resolved=doc, inputs=self._inputs)
+        return Run(scenario=doc, summary=summary, metadata=metadata(sc, None), arrays=tables)
+
+
+def _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain, *,
+                         thin: bool = True) -> tuple[dict[str, Any], list, dict[str, str]]:
+    """The resolved scenario with flow `flow` driven from outside (and, with
+    `thin`, the tables the environment does not read thinned), its trace
+    texts and its input files."""
     from ..api import _plain, _scenario, overrides_from_kwargs
 
     if isinstance(scenario, (str, Scenario)) or isinstance(scenario, Mapping):
@@ -322,8 +353,10 @@ def _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain) -> tup
     if episode_s is not None:
         doc["duration_s"] = _number("episode_s", episode_s, 1e-3, 1e9)
     out = doc["output"]
-    out.update(cwnd_trace=False, rtt_trace=False, queue_delay_trace=False, pcap=False,
-               bin_ms=max(out["bin_ms"], 1000.0), rlc_sample_ttis=max(out["rlc_sample_ttis"], 1000))
+    out["pcap"] = False
+    if thin:
+        out.update(cwnd_trace=False, rtt_trace=False, queue_delay_trace=False,
+                   bin_ms=max(out["bin_ms"], 1000.0), rlc_sample_ttis=max(out["rlc_sample_ttis"], 1000))
     try:
         doc = json.loads(_core.resolve(json.dumps(_plain(doc))))
     except ValueError as e:
@@ -331,4 +364,4 @@ def _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain) -> tup
     trace = doc.get("trace") or {}
     texts = [read_input(f"trace.{key}", trace[key], trace[key]) if trace.get(key) else None
              for key in ("downlink", "uplink")]
-    return doc, texts
+    return doc, texts, dict(sc.inputs)
