@@ -219,6 +219,9 @@ def build() -> argparse.ArgumentParser:
                         "1-UE LTE cell over --memory-duration simulated seconds, against their bounds")
     b.add_argument("--memory-duration", type=float, default=1e5, metavar="S",
                    help="simulated seconds of --memory (default 100000)")
+    b.add_argument("--gym", action="store_true",
+                   help="instead: steps/s of the Gymnasium environment (xrc.gym) on the scenario at a 10 ms step, "
+                        "one core, and its vector form's aggregate on 1 and 2 threads, beside Aurora's figures")
     b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
     b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
                    help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")
