@@ -402,3 +402,13 @@ def test_a_bad_linear_policy_is_named(kwargs, match):
     with pytest.raises(ValueError, match=match):
         LinearPolicy(**kwargs)
 
+
+def test_the_python_block_of_docs_gym_md_runs_as_written(capsys, monkeypatch, tmp_path):
+    from .conftest import ROOT
+    from .test_examples import python_blocks
+
+    blocks = python_blocks((ROOT / "docs" / "gym.md").read_text())
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    exec(compile(blocks[0], "docs/gym.md", "exec"), {"__name__": "__docs__"})
+    assert "500 steps to 5.00 s: rate 8.0 Mbit/s (fair share 8.0), mean reward 9.00" in capsys.readouterr().out
