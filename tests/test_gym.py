@@ -194,6 +194,32 @@ def test_an_episode_is_the_scenarios_duration_and_ends_truncated():
         env.step(np.array([0.0], dtype=np.float32))
 
 
+def test_once_per_rtt_each_step_lasts_the_smoothed_rtt_at_its_start():
+    env = CongestionControlEnv(LTE, 0, step_ms="rtt", action="rate", episode_s=3.0)
+    _, info = env.reset(seed=1)
+    assert info["time_s"] == pytest.approx(0.1), "100 ms before any RTT sample"
+    times, srtts = [info["time_s"]], [env._rtt_s]
+    for _ in range(40):
+        _, _, _, _, info = env.step(np.array([8.0], dtype=np.float32))
+        times.append(info["time_s"])
+        srtts.append(env._rtt_s)
+    steps = np.diff(times)
+    assert np.allclose(steps, srtts[:-1], atol=1e-9)
+    # 8 Mbit/s into a cell of about 36 with a 30 ms Internet RTT.
+    assert np.all((steps > 0.03) & (steps < 0.08)), steps
+
+
+def test_a_step_cut_by_the_scenarios_end_is_measured_over_what_ran():
+    env = CongestionControlEnv(LTE, 0, step_ms=7.0, action="rate", episode_s=0.1)
+    env.reset(seed=1)
+    for _ in range(14):
+        _, _, _, trunc, info = env.step(np.array([40.0], dtype=np.float32))
+    # The reset's step and 13 more of 7 ms end at 0.098 s; the last runs 2 ms, to 0.1:
+    # about 7 segments paced at 40 Mbit/s, counted over 2 ms, not 7.
+    assert trunc and info["time_s"] == pytest.approx(0.1)
+    assert info["send_rate_mbps"] == pytest.approx(40.0, rel=0.25)
+
+
 def test_a_random_start_moves_the_first_decision_by_the_seed():
     env = CongestionControlEnv(FIG1, 0, random_start_s=5.0, episode_s=10.0)
     starts = {round(env.reset(seed=s)[1]["time_s"], 6) for s in range(5)}
@@ -201,10 +227,11 @@ def test_a_random_start_moves_the_first_decision_by_the_seed():
     assert env.reset(seed=3)[1]["time_s"] == env.reset(seed=3)[1]["time_s"]
 
 
-def test_the_vector_env_steps_each_simulation_as_the_single_env_would():
+@pytest.mark.parametrize("step_ms", [10.0, "rtt"])
+def test_the_vector_env_steps_each_simulation_as_the_single_env_would(step_ms):
     n = 3
     vec = gymnasium.make_vec("xrc/CongestionControl-v0", num_envs=n, vectorization_mode="vector_entry_point",
-                             scenario=FIG1, episode_s=0.3, threads=2)
+                             scenario=FIG1, episode_s=0.3 if step_ms == 10.0 else 3.0, threads=2, step_ms=step_ms)
     assert isinstance(vec.unwrapped, CongestionControlVectorEnv)
     actions = np.random.default_rng(2).uniform(-1, 1, (40, n, 1)).astype(np.float32)
     obs, _ = vec.reset(seed=7)
@@ -218,8 +245,9 @@ def test_the_vector_env_steps_each_simulation_as_the_single_env_would():
         ends.append(trunc.copy())
     # Each sub-environment is the single environment seeded seed + i; the
     # 30-step episode ends at step 29, and the next step resets (autoreset).
+    kw = dict(episode_s=0.3) if step_ms == 10.0 else dict(episode_s=3.0, step_ms="rtt")
     for i in range(n):
-        single = CongestionControlEnv(FIG1, 0, episode_s=0.3)
+        single = CongestionControlEnv(FIG1, 0, **kw)
         o, _ = single.reset(seed=7 + i)
         assert np.array_equal(got[0][i], o)
         for t in range(29):
@@ -227,11 +255,15 @@ def test_the_vector_env_steps_each_simulation_as_the_single_env_would():
             assert np.array_equal(got[t + 1][i], o), (i, t)
             assert rewards[t][i] == r
             assert {k: infos[t][k][i] for k in info} == info
+    if step_ms != 10.0:
+        # Once per RTT the sub-environments' clocks part.
+        assert len(set(infos[20]["time_s"])) > 1
+        return
     assert [bool(e.all()) for e in ends[:30]] == [False] * 28 + [True, False]
     # The reset episode is the single environment's next one (its own
     # generator draws the seed).
     for i in range(n):
-        single = CongestionControlEnv(FIG1, 0, episode_s=0.3)
+        single = CongestionControlEnv(FIG1, 0, **kw)
         single.reset(seed=7 + i)
         o, _ = single.reset()
         assert np.array_equal(got[30][i], o)
@@ -291,6 +323,7 @@ def test_a_step_before_reset_says_to_reset():
 @pytest.mark.parametrize("kwargs, match", [
     ({"step_ms": 0}, r"step_ms: .* not 0"),
     ({"step_ms": math.nan}, r"step_ms: .* not nan"),
+    ({"step_ms": "fast"}, r"step_ms: must be a number of milliseconds or \"rtt\", not 'fast'"),
     ({"history": 0}, r"history: .* not 0"),
     ({"history": 2.5}, r"history: must be an integer"),
     ({"action": "speed"}, r"action: must be one of rate_ratio, rate, cwnd_ratio, cwnd, not 'speed'"),
@@ -329,7 +362,9 @@ def test_the_core_refuses_a_flow_that_is_not_driven_from_outside_and_a_bad_setpo
     with pytest.raises(ValueError, match="interval"):
         sim.step(0, 1e6, None)
     with pytest.raises(ValueError, match=r"\[1\] rate_bps"):
-        _core.step_many([sim, _core.Controlled(json.dumps(doc), 0)], 10_000_000, [1e6, math.nan], [None, None])
+        _core.step_many([sim, _core.Controlled(json.dumps(doc), 0)], [10_000_000] * 2, [1e6, math.nan], [None, None])
+    with pytest.raises(ValueError, match=r"intervals_ns, rates_bps, cwnds: one per simulation \(1\), not 2, 1 and 1"):
+        _core.step_many([sim], [1, 2], [1e6], [None])
 
 
 def test_a_vector_env_names_the_sub_environment_of_a_bad_action():

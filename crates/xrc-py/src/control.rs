@@ -240,62 +240,76 @@ impl Controlled {
     }
 }
 
-/// Steps every simulation of `sims` by `interval_ns` with its own setpoint
-/// (`rates_bps[i]`, `cwnds[i]`; None keeps the last), on up to `threads`
+/// One simulation's step of [`step_many`].
+struct Job<'a> {
+    world: &'a mut World,
+    flow: usize,
+    keep_rows: bool,
+    setpoint: Option<Setpoint>,
+    interval: SimDuration,
+}
+
+impl Job<'_> {
+    fn run(&mut self) -> Result<[f64; 20], String> {
+        step_world(self.world, self.flow, self.setpoint, self.interval, self.keep_rows)
+    }
+}
+
+/// Steps every simulation of `sims` by its own interval (`intervals_ns[i]`)
+/// with its own setpoint (`rates_bps[i]`, `cwnds[i]`; None keeps the
+/// last), on up to `threads`
 /// threads, without the GIL. Returns the probes in order as one buffer of
 /// little-endian f64, `len(sims)` rows of `len(Controlled.FIELDS)` (for
 /// `numpy.frombuffer`). Errors name the simulation's index.
 #[pyfunction]
-#[pyo3(signature = (sims, interval_ns, rates_bps, cwnds, threads=1))]
+#[pyo3(signature = (sims, intervals_ns, rates_bps, cwnds, threads=1))]
 pub fn step_many(
     py: Python<'_>,
     sims: Vec<PyRefMut<'_, Controlled>>,
-    interval_ns: u64,
+    intervals_ns: Vec<u64>,
     rates_bps: Vec<Option<f64>>,
     cwnds: Vec<Option<f64>>,
     threads: usize,
 ) -> PyResult<Py<PyBytes>> {
     let n = sims.len();
-    if rates_bps.len() != n || cwnds.len() != n {
+    if intervals_ns.len() != n || rates_bps.len() != n || cwnds.len() != n {
         return Err(PyValueError::new_err(format!(
-            "rates_bps, cwnds: one per simulation ({n}), not {} and {}",
+            "intervals_ns, rates_bps, cwnds: one per simulation ({n}), not {}, {} and {}",
+            intervals_ns.len(),
             rates_bps.len(),
             cwnds.len()
         )));
     }
-    let mut jobs = Vec::with_capacity(n);
-    for (i, ((s, r), c)) in sims.into_iter().zip(rates_bps).zip(cwnds).enumerate() {
+    let mut sims = sims;
+    let mut jobs: Vec<Job<'_>> = Vec::with_capacity(n);
+    for (i, (s, ((ns, r), c))) in sims
+        .iter_mut()
+        .zip(intervals_ns.into_iter().zip(rates_bps).zip(cwnds))
+        .enumerate()
+    {
         let sp = setpoint(r, c).map_err(|e| PyValueError::new_err(format!("[{i}] {e}")))?;
-        jobs.push((s, sp));
-    }
-    let interval = SimDuration::from_nanos(interval_ns);
-    let mut worlds: Vec<(usize, bool, &mut World, Option<Setpoint>)> = Vec::with_capacity(n);
-    for (i, (s, sp)) in jobs.iter_mut().enumerate() {
-        let (flow, keep) = (s.flow, s.keep_rows);
-        let w = s
+        let (flow, keep_rows) = (s.flow, s.keep_rows);
+        let world = s
             .world_mut()
             .map_err(|_| PyRuntimeError::new_err(format!("[{i}] simulation already finished")))?;
-        worlds.push((flow, keep, w, *sp));
+        jobs.push(Job {
+            world,
+            flow,
+            keep_rows,
+            setpoint: sp,
+            interval: SimDuration::from_nanos(ns),
+        });
     }
     let threads = threads.clamp(1, n.max(1));
     let rows: Vec<Result<[f64; 20], String>> = py.detach(|| {
         if threads == 1 {
-            return worlds
-                .iter_mut()
-                .map(|(f, keep, w, sp)| step_world(w, *f, *sp, interval, *keep))
-                .collect();
+            return jobs.iter_mut().map(Job::run).collect();
         }
         let chunk = n.div_ceil(threads);
         std::thread::scope(|scope| {
-            let handles: Vec<_> = worlds
+            let handles: Vec<_> = jobs
                 .chunks_mut(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter_mut()
-                            .map(|(f, keep, w, sp)| step_world(w, *f, *sp, interval, *keep))
-                            .collect::<Vec<_>>()
-                    })
-                })
+                .map(|part| scope.spawn(move || part.iter_mut().map(Job::run).collect::<Vec<_>>()))
                 .collect();
             handles
                 .into_iter()

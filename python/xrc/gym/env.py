@@ -48,6 +48,10 @@ AURORA_WEIGHTS = {"throughput": 10.0 * 1e6 / (8 * 1500) * 1e-3, "delay": 1e-3, "
 
 _F = {name: i for i, name in enumerate(_core.Controlled.FIELDS)}
 
+#: With ``step_ms="rtt"``: the step before any RTT sample, and the shortest.
+RTT_STEP_BEFORE_SAMPLES_S = 0.1
+RTT_STEP_MIN_S = 0.001
+
 
 def _number(name: str, value: Any, lo: float, hi: float, *, integer: bool = False) -> float:
     """`value` as a finite number in [lo, hi], or a ValueError naming it."""
@@ -61,8 +65,9 @@ def _number(name: str, value: Any, lo: float, hi: float, *, integer: bool = Fals
 
 class CongestionControlEnv(gymnasium.Env):
     """One flow of a scenario (`flow`) whose congestion control is the
-    agent: every `step_ms` of simulated time the agent's action sets its
-    rate or window, every other flow of the scenario runs as usual.
+    agent: every `step_ms` of simulated time (or once per smoothed RTT,
+    ``step_ms="rtt"``) the agent's action sets its rate or window, every
+    other flow of the scenario runs as usual.
 
     See ``docs/gym.md``. Bad arguments raise ValueError naming the argument
     and the value; so do bad actions (NaN, infinite, out of the action
@@ -72,7 +77,7 @@ class CongestionControlEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, scenario: str | Mapping[str, Any] | Scenario = "paper/fig1-time-varying", flow: int = 0, *,
-                 step_ms: float = 10.0, history: int = 10, action: str = "rate_ratio", action_scale: float = 0.5,
+                 step_ms: float | str = 10.0, history: int = 10, action: str = "rate_ratio", action_scale: float = 0.5,
                  initial_rate_mbps: float = 2.0, min_rate_mbps: float = 0.1, max_rate_mbps: float = 1000.0,
                  initial_cwnd: int = 10, max_cwnd: int = 100_000, cwnd_gain: float = 2.0,
                  reward_weights: Mapping[str, float] | None = None,
@@ -85,9 +90,15 @@ class CongestionControlEnv(gymnasium.Env):
             raise ValueError(f"render_mode: this environment draws nothing, not {render_mode!r}")
         if action not in ACTIONS:
             raise ValueError(f"action: must be one of {', '.join(ACTIONS)}, not {action!r}")
-        self.step_ms = _number("step_ms", step_ms, 1e-3, 1e6)
-        self._interval_ns = int(round(self.step_ms * 1e6))
-        self._interval_s = self._interval_ns * 1e-9
+        self._per_rtt = isinstance(step_ms, str) and step_ms == "rtt"
+        if self._per_rtt:
+            self.step_ms = "rtt"
+            self._interval_ns = 0
+        else:
+            if isinstance(step_ms, str):
+                raise ValueError(f"step_ms: must be a number of milliseconds or \"rtt\", not {step_ms!r}")
+            self.step_ms = _number("step_ms", step_ms, 1e-3, 1e6)
+            self._interval_ns = int(round(self.step_ms * 1e6))
         self.history = int(_number("history", history, 1, 10_000, integer=True))
         self.action_mode = action
         self.action_scale = _number("action_scale", action_scale, 1e-6, 1e3)
@@ -142,6 +153,8 @@ class CongestionControlEnv(gymnasium.Env):
         self._rate_mbps = self.initial_rate_mbps
         self._cwnd = self.initial_cwnd
         self._last_rtt_ms = 0.0
+        self._rtt_s = math.nan
+        self._now_s = 0.0
         self._ended = True
         self._episode_seed: int | None = None
 
@@ -168,6 +181,7 @@ class CongestionControlEnv(gymnasium.Env):
         self._rate_mbps = self.initial_rate_mbps
         self._cwnd = self.initial_cwnd
         self._last_rtt_ms = 0.0
+        self._rtt_s = math.nan
         self._obs[:] = 0.0
         self._ended = False
         start = self._flow_start_s
@@ -177,13 +191,25 @@ class CongestionControlEnv(gymnasium.Env):
             start += float(self.np_random.uniform(0.0, self.random_start_s))
         if start > 0:
             self._sim.run_until(start)
-        row = self._sim.step(self._interval_ns, *self._setpoint())
-        self._record(row)
+        self._now_s = self._sim.now_s
+        ns = self._next_interval_ns()
+        row = self._sim.step(ns, *self._setpoint())
+        self._record(row, ns)
         return self._obs.copy(), self._info(row)
 
     def step(self, action):
         rate_bps, cwnd = self._before(action)
-        return self._after(self._sim.step(self._interval_ns, rate_bps, cwnd))
+        ns = self._next_interval_ns()
+        return self._after(self._sim.step(ns, rate_bps, cwnd), ns)
+
+    def _next_interval_ns(self) -> int:
+        """The next step's length: `step_ms`, or the flow's smoothed RTT (its
+        least RTT before a smoothed one, 100 ms before any), at least 1 ms."""
+        if not self._per_rtt:
+            return self._interval_ns
+        r = self._rtt_s
+        s = RTT_STEP_BEFORE_SAMPLES_S if r != r else max(r, RTT_STEP_MIN_S)
+        return int(round(s * 1e9))
 
     def _before(self, action) -> tuple[float | None, float | None]:
         """Checks and applies the action: the setpoint to step with."""
@@ -192,9 +218,10 @@ class CongestionControlEnv(gymnasium.Env):
         self._apply(action)
         return self._setpoint()
 
-    def _after(self, row: list[float]):
-        """The step's observation, reward, ends and info from its probe."""
-        m = self._record(row)
+    def _after(self, row: list[float], ns: int):
+        """The step's observation, reward, ends and info from its probe
+        (after a step of `ns` nanoseconds asked for)."""
+        m = self._record(row, ns)
         reward = float(self.reward_fn(m) if self.reward_fn is not None else
                        self.reward_weights["throughput"] * m["delivery_rate_mbps"]
                        - self.reward_weights["delay"] * m["rtt_ms"]
@@ -245,9 +272,16 @@ class CongestionControlEnv(gymnasium.Env):
 
     # ----- the observation -----
 
-    def _record(self, row: list[float]) -> dict[str, float]:
+    def _record(self, row: list[float], ns: int) -> dict[str, float]:
         F = _F
-        dt = self._interval_s
+        # The step is what was asked for, unless the scenario's end cut it.
+        now = row[F["now_s"]]
+        dt = now - self._now_s if row[F["done"]] != 0.0 else ns * 1e-9
+        if not dt > 0:
+            dt = ns * 1e-9
+        self._now_s = now
+        srtt = row[F["srtt_s"]]
+        self._rtt_s = srtt if srtt == srtt else row[F["min_rtt_s"]]
         sent, acked, lost = row[F["sent"]], row[F["acked"]], row[F["lost"]]
         rtt = row[F["rtt_mean_s"]]
         if rtt == rtt:

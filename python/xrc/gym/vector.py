@@ -14,7 +14,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .. import _core
-from .env import _F, _OBS_HIGH, _OBS_LOW, OBS_FIELDS, CongestionControlEnv
+from .env import _F, _OBS_HIGH, _OBS_LOW, OBS_FIELDS, RTT_STEP_BEFORE_SAMPLES_S, RTT_STEP_MIN_S, CongestionControlEnv
 
 _NUMBERS = len(_core.Controlled.FIELDS)
 
@@ -59,6 +59,8 @@ class CongestionControlVectorEnv(VectorEnv):
         self._rate = np.zeros(n)
         self._cwnd = np.zeros(n)
         self._last_rtt = np.zeros(n)
+        self._rtt = np.full(n, np.nan)
+        self._now = np.zeros(n)
         self._seeds = np.zeros(n, dtype=np.int64)
         self._needs_reset = np.zeros(n, dtype=bool)
         self._started = False
@@ -89,6 +91,8 @@ class CongestionControlVectorEnv(VectorEnv):
         self._rate[i] = env._rate_mbps
         self._cwnd[i] = env._cwnd
         self._last_rtt[i] = env._last_rtt_ms
+        self._rtt[i] = env._rtt_s
+        self._now[i] = env._now_s
         self._seeds[i] = env._episode_seed
         return info
 
@@ -135,9 +139,15 @@ class CongestionControlVectorEnv(VectorEnv):
         idx = np.flatnonzero(~self._needs_reset)
         rates, cwnds = self._actions(actions, idx)
         e = self._e
-        raw = _core.step_many([self._sims[i] for i in idx], e._interval_ns, rates, cwnds, self.threads)
+        if e._per_rtt:
+            r = self._rtt[idx]
+            ns = np.round(np.where(np.isnan(r), RTT_STEP_BEFORE_SAMPLES_S, np.maximum(r, RTT_STEP_MIN_S)) * 1e9)
+            ns = ns.astype(np.int64)
+        else:
+            ns = np.full(len(idx), e._interval_ns, dtype=np.int64)
+        raw = _core.step_many([self._sims[i] for i in idx], ns.tolist(), rates, cwnds, self.threads)
         rows = np.frombuffer(raw, dtype="<f8").reshape(len(idx), _NUMBERS)
-        m = self._metrics(rows, idx)
+        m = self._metrics(rows, idx, ns)
         n = self.num_envs
         rewards = np.zeros(n)
         if e.reward_fn is None:
@@ -171,13 +181,18 @@ class CongestionControlVectorEnv(VectorEnv):
             infos["_" + k] = mask
         return self._obs.copy(), rewards, terminated, truncated, infos
 
-    def _metrics(self, rows: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    def _metrics(self, rows: np.ndarray, idx: np.ndarray, ns: np.ndarray) -> np.ndarray:
         """The observation's columns (float64) of each stepped
         sub-environment, its history shifted and the new row written, as
         ``CongestionControlEnv._record`` does one at a time."""
         e = self._e
-        dt = e._interval_s
         c = lambda name: rows[:, _F[name]]   # noqa: E731
+        now = c("now_s")
+        dt = np.where(c("done") != 0.0, now - self._now[idx], ns * 1e-9)
+        dt = np.where(dt > 0, dt, ns * 1e-9)
+        self._now[idx] = now
+        srtt = c("srtt_s")
+        self._rtt[idx] = np.where(np.isnan(srtt), c("min_rtt_s"), srtt)
         sent, acked, lost = c("sent"), c("acked"), c("lost")
         rtt, srtt = c("rtt_mean_s"), c("srtt_s")
         rtt_ms = np.where(np.isnan(rtt), np.where(np.isnan(srtt), self._last_rtt[idx], srtt * 1e3), rtt * 1e3)
