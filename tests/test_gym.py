@@ -447,3 +447,66 @@ def test_the_python_block_of_docs_gym_md_runs_as_written(capsys, monkeypatch, tm
     monkeypatch.chdir(tmp_path)
     exec(compile(blocks[0], "docs/gym.md", "exec"), {"__name__": "__docs__"})
     assert "500 steps to 5.00 s: rate 8.0 Mbit/s (fair share 8.0), mean reward 9.00" in capsys.readouterr().out
+
+
+# ----- a trained policy under `xrc run --policy` -----
+
+def saved_policy(path, **env):
+    from xrc.gym import LinearPolicy
+
+    w = np.zeros((2, len(OBS_FIELDS)))
+    w[-1, COL["xrc_rate_mbps"]], w[-1, COL["rate_mbps"]] = 1.0, -1.0   # toward the agent's fair share
+    LinearPolicy(w, 0.0, np.full(len(OBS_FIELDS), 10.0), env={"history": 2, "initial_rate_mbps": 5.0, **env}).save(path)
+    return path
+
+
+def test_xrc_run_with_a_policy_writes_the_run_directory_that_run_policy_reports(tmp_path, capsys):
+    import json
+
+    from xrc.cli import main
+    from xrc.gym import LinearPolicy, run_policy
+
+    pol = saved_policy(tmp_path / "p.npz")
+    out = tmp_path / "run"
+    assert main(["run", FIG1, "--seed", "9", "--set", "duration_s=3", "--policy", str(pol), "--out", str(out),
+                 "--no-plots"]) == 0
+    assert "external" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    resolved = json.loads((out / "scenario.resolved.json").read_text())
+    assert resolved["flows"][0]["cc"] == "external" and resolved["seed"] == 9
+    p = LinearPolicy.load(pol)
+    same = run_policy(p, FIG1, seed=9, overrides={"duration_s": 3}, **p.env)
+    assert summary["flows"] == json.loads(json.dumps(same.summary["flows"]))
+    # The policy steers the rate to the agent's fair share: the cell is used.
+    assert summary["ues"][0]["utilization"] > 0.8
+
+
+@pytest.mark.parametrize("extra, match", [
+    (["--policy", "missing.npz"], r"--policy: policy 'missing.npz': not a saved LinearPolicy"),
+    (["--policy", "{pol}", "--policy-flow", "3"], r"--policy-flow: flow: 3 is not a flow of scenario .* has 1"),
+    (["--policy-flow", "0"], r"--policy-flow: names the flow a --policy drives; give --policy too"),
+    (["--policy", "{pol}", "--set", "output.pcap=true"], r"output.pcap: a run driven by a policy"),
+])
+def test_xrc_run_with_a_bad_policy_says_what_is_wrong(tmp_path, monkeypatch, capsys, extra, match):
+    import re
+
+    from xrc.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    pol = saved_policy(tmp_path / "p.npz")
+    argv = ["run", FIG1, "--out", str(tmp_path / "run"), "--quiet", *[a.format(pol=pol) for a in extra]]
+    assert main(argv) == 2
+    assert re.search(match, capsys.readouterr().err)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("env, match", [
+    ({"action": "rate"}, r"env.action: a linear policy's actions are in \[-1, 1\]"),
+    ({"speed": 3}, r"env: unknown setting 'speed'"),
+    ({"history": 1}, r"env.history: the policy reads 2 rows, more than the 1"),
+])
+def test_a_policy_saved_with_settings_it_cannot_run_with_is_refused(env, match):
+    from xrc.gym import LinearPolicy
+
+    with pytest.raises(ValueError, match=match):
+        LinearPolicy(np.zeros((2, len(OBS_FIELDS))), env=env)

@@ -226,6 +226,18 @@ impl Controlled {
         self.world_mut()?.check_invariants().map_err(PyRuntimeError::new_err)
     }
 
+    /// Rows recorded and not yet drained, over every table.
+    #[getter]
+    fn rows_held(&mut self) -> PyResult<usize> {
+        Ok(self.world_mut()?.recorder().rows())
+    }
+
+    /// Takes the rows recorded since the last drain, as `Simulation.drain`
+    /// does (for a run streamed to a directory as it goes).
+    fn drain<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        crate::drain_dict(py, self.world_mut()?)
+    }
+
     /// Ends the run (if not ended) and returns what `Simulation.finish`
     /// returns: `{"events", "sim_time_s", "tables", "mode_names"}`, the
     /// tables holding every row if the simulation keeps its rows.

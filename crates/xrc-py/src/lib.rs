@@ -219,10 +219,7 @@ impl Simulation {
         let w = world_mut(&mut self.world)
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        let out = PyDict::new(py);
-        out.set_item("tables", columns::take_tables(py, w.recorder_mut())?)?;
-        out.set_item("mode_names", w.recorder().mode_names.clone())?;
-        Ok(out)
+        drain_dict(py, w)
     }
 
     /// Ends the run (if not ended) and returns
@@ -234,6 +231,15 @@ impl Simulation {
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         finish_dict(py, w)
     }
+}
+
+/// Takes `w`'s rows recorded since the last take, as `Simulation.drain`
+/// returns them.
+fn drain_dict<'py>(py: Python<'py>, w: &mut World) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("tables", columns::take_tables(py, w.recorder_mut())?)?;
+    out.set_item("mode_names", w.recorder().mode_names.clone())?;
+    Ok(out)
 }
 
 /// Ends `w`'s run and hands its result over as `Simulation.finish` returns it.

@@ -55,6 +55,12 @@ def build() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="replace the run directory if it exists")
     r.add_argument("--no-plots", action="store_true", help="skip the figures")
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    r.add_argument("--policy", default=None, metavar="FILE",
+                   help="a trained policy (xrc.gym.LinearPolicy.save's .npz) drives flow --policy-flow as its "
+                        "congestion control (external), with the environment settings it was saved with "
+                        "(docs/gym.md; needs gymnasium)")
+    r.add_argument("--policy-flow", type=int, default=None, metavar="K",
+                   help="the flow --policy drives (default 0)")
 
     e = sub.add_parser("emulate", help="run a scenario's network in real time with real Linux TCP and "
                        "applications through it (root; see docs/emulation.md)",

@@ -24,7 +24,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError("xrc.gym needs the gymnasium package: pip install 'xrc-lab[gym]' (or gymnasium>=1.0)") from e
 
 from .env import ACTIONS, AURORA_WEIGHTS, OBS_FIELDS, CongestionControlEnv
-from .policy import LinearPolicy, run_policy
+from .policy import LinearPolicy, PolicyDriver, run_policy
 from .vector import CongestionControlVectorEnv
 
 ENV_ID = "xrc/CongestionControl-v0"
@@ -34,4 +34,4 @@ if ENV_ID not in _gymnasium.registry:
                         vector_entry_point="xrc.gym.vector:CongestionControlVectorEnv")
 
 __all__ = ["ACTIONS", "AURORA_WEIGHTS", "CongestionControlEnv", "CongestionControlVectorEnv", "ENV_ID", "LinearPolicy",
-           "OBS_FIELDS", "run_policy"]
+           "OBS_FIELDS", "PolicyDriver", "run_policy"]

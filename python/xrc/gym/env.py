@@ -387,6 +387,9 @@ def _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain, *,
     if episode_s is not None:
         doc["duration_s"] = _number("episode_s", episode_s, 1e-3, 1e9)
     out = doc["output"]
+    if out["pcap"] and not thin:
+        raise ScenarioError("output.pcap: a run driven by a policy writes no packet captures; set "
+                            "output.pcap = false")
     out["pcap"] = False
     if thin:
         out.update(cwnd_trace=False, rtt_trace=False, queue_delay_trace=False,
