@@ -123,7 +123,7 @@ class CongestionControlEnv(gymnasium.Env):
         self.record = bool(record)
         self._base, self._texts, self._inputs = _controlled_scenario(scenario, flow, episode_s, overrides, cwnd_gain,
                                                                      thin=not self.record)
-        self.flow = flow
+        self.flow = int(flow)
         f = self._base["flows"][flow]
         self._mss = f["tcp"]["mss"]
         start_s = f["start_s"]
