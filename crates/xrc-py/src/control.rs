@@ -72,7 +72,7 @@ fn probe_row(p: &Probe) -> [f64; 20] {
 fn setpoint(rate_bps: Option<f64>, cwnd: Option<f64>) -> Result<Option<Setpoint>, String> {
     let rate = match rate_bps {
         None => None,
-        Some(r) if r.is_finite() && r >= 1.0 && r <= 1e13 => Some(BitRate::from_bps(r.round() as u64)),
+        Some(r) if (1.0..=1e13).contains(&r) => Some(BitRate::from_bps(r.round() as u64)),
         Some(r) => {
             return Err(format!(
                 "rate_bps: must be a finite rate from 1 bit/s to 10 Tbit/s, not {r}"
@@ -81,7 +81,7 @@ fn setpoint(rate_bps: Option<f64>, cwnd: Option<f64>) -> Result<Option<Setpoint>
     };
     let cwnd = match cwnd {
         None => None,
-        Some(w) if w.is_finite() && w >= 1.0 && w <= 1e9 => Some(w.round() as u32),
+        Some(w) if (1.0..=1e9).contains(&w) => Some(w.round() as u32),
         Some(w) => {
             return Err(format!(
                 "cwnd: must be a finite window from 1 to 10^9 segments, not {w}"

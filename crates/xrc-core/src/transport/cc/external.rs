@@ -240,6 +240,14 @@ impl External {
         }
     }
 
+    /// A setpoint delivered with the window at hand: kept and applied at
+    /// once (one that sets nothing or a zero is ignored).
+    fn set_and_apply(&mut self, sp: Setpoint, w: &mut Window, c: &ConnView) {
+        if self.command(sp).is_ok() {
+            self.apply(w, c);
+        }
+    }
+
     /// Sets the window from the setpoint; `false` before the first one.
     fn apply(&mut self, w: &mut Window, c: &ConnView) -> bool {
         self.observe(c);
@@ -311,11 +319,8 @@ impl CongestionControl for External {
                     hol: x.hol,
                 });
             }
-            Feedback::Setpoint(sp) => {
-                if self.command(sp).is_ok() {
-                    self.apply(w, c);
-                }
-            }
+            // The world checked it (`command`) before delivering it.
+            Feedback::Setpoint(sp) => self.set_and_apply(sp, w, c),
             _ => {}
         }
     }
