@@ -510,3 +510,17 @@ def test_a_policy_saved_with_settings_it_cannot_run_with_is_refused(env, match):
 
     with pytest.raises(ValueError, match=match):
         LinearPolicy(np.zeros((2, len(OBS_FIELDS))), env=env)
+
+
+def test_the_delivery_rates_of_an_episode_add_up_to_what_the_run_delivered():
+    env = CongestionControlEnv(FIG1, 0, action="rate", record=True, vary_seed=False, episode_s=2.0)
+    _, info = env.reset()
+    delivered = info["delivery_rate_mbps"] * 0.01 / 8e-6
+    while True:
+        _, _, term, trunc, info = env.step(np.array([12.0], dtype=np.float32))
+        delivered += info["delivery_rate_mbps"] * 0.01 / 8e-6
+        if term or trunc:
+            break
+    flow = env.finish_run().summary["flows"][0]
+    assert flow["bytes_delivered"] > 2_000_000
+    assert delivered == pytest.approx(flow["bytes_delivered"], rel=1e-9)

@@ -400,9 +400,10 @@ def bench_gym(path: str | None = None, *, step_ms: float = 10.0, repeat: int = 3
     def core_alone(rate: float) -> tuple[float, int]:
         env.reset(seed=1)
         sim, ns = env.simulation, env._interval_ns
+        done = sim.FIELDS.index("done")
         n = 0
         t0 = time.perf_counter()
-        while sim.step(ns, rate * 1e6, None)[-1] == 0.0:
+        while sim.step(ns, rate * 1e6, None)[done] == 0.0:
             n += 1
         return time.perf_counter() - t0, n + 1
 

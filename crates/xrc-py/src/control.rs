@@ -15,56 +15,103 @@ use xrc_core::units::{BitRate, SimDuration};
 /// is read through its probes, not its tables.
 const ROWS_KEPT: usize = 1 << 16;
 
-/// The fields of [`probe_row`], in order (`Controlled.FIELDS`).
-const FIELDS: [&str; 20] = [
-    "now_s",
-    "delivered_bytes",
-    "sent",
-    "acked",
-    "lost",
-    "rtt_samples",
-    "rtt_mean_s",
-    "rtt_min_s",
-    "rtt_max_s",
-    "rtt_first_s",
-    "rtt_last_s",
+/// The numbers a step returns, in order (`Controlled.FIELDS`): the
+/// environment's observation of the step (the first [`OBS`], `xrc.gym`'s
+/// `OBS_FIELDS`, `docs/gym.md`), then what the environment needs besides.
+const FIELDS: [&str; 18] = [
+    // bytes the receiving application got over the step, Mbit/s
+    "delivery_rate_mbps",
+    // payload of the segments sent over the step (retransmissions too), Mbit/s
+    "send_rate_mbps",
+    // mean RTT sample of the step (the smoothed RTT if none, else the last value), ms
+    "rtt_ms",
+    // the flow's least RTT sample so far, ms
+    "min_rtt_ms",
+    // rtt_ms / min_rtt_ms (Aurora), 1 before any sample
+    "latency_ratio",
+    // (last - first RTT sample of the step) / the step (Aurora)
+    "latency_gradient",
+    // segments sent / segments acknowledged (Aurora), capped at 10^9
+    "send_ratio",
+    // segments lost / (lost + acknowledged)
+    "loss_fraction",
+    // segments in flight, and the window, at the end of the step
     "in_flight",
     "cwnd",
-    "pacing_rate_bps",
-    "srtt_s",
-    "min_rtt_s",
-    "xrc_rate_bps",
-    "xrc_hol_s",
+    // the pacing rate in force (0: not paced), Mbit/s
+    "rate_mbps",
+    // the last XRC option's fair share (Mbit/s) and HoL delay (ms); 0 without one
+    "xrc_rate_mbps",
+    "xrc_hol_ms",
+    // the decision point, s
+    "time_s",
+    // 1: the flow has started and is not done
     "live",
+    // 1: the run is over
     "done",
+    // 1: the flow's ACKs have carried an XRC option
+    "has_xrc_agent",
+    // the flow's smoothed RTT (its least before one; NaN before any), s
+    "srtt_s",
 ];
 
-/// A probe as numbers, NaN where a value is unknown (no RTT sample yet, no
-/// XRC agent, no pacing).
-fn probe_row(p: &Probe) -> [f64; 20] {
-    let d = |v: Option<SimDuration>| v.map_or(f64::NAN, |d| d.as_secs_f64());
+/// How many of [`FIELDS`] are the observation.
+const OBS: usize = 13;
+
+/// What a step's observation keeps from one step to the next.
+#[derive(Clone, Copy, Debug, Default)]
+struct ObsState {
+    /// Payload bytes of a full segment (the flow's MSS).
+    mss: u32,
+    /// The last RTT the observation showed, ms (for a step without samples
+    /// before any smoothed RTT).
+    last_rtt_ms: f64,
+}
+
+/// The step of `dt` that ended with probe `p`, as the numbers of [`FIELDS`].
+fn observe(p: &Probe, dt: SimDuration, st: &mut ObsState) -> [f64; 18] {
+    let ms = |d: SimDuration| d.as_secs_f64() * 1e3;
     let s = &p.step;
+    let dt_s = dt.as_secs_f64();
+    let rtt_ms = match (s.rtt_mean(), p.srtt) {
+        (Some(m), _) => ms(m),
+        (None, Some(sr)) => ms(sr),
+        (None, None) => st.last_rtt_ms,
+    };
+    st.last_rtt_ms = rtt_ms;
+    let min_rtt_ms = p.min_rtt.map_or(0.0, ms);
+    let gradient = match (s.rtt_samples >= 2, s.rtt_first, s.rtt_last) {
+        (true, Some(a), Some(b)) => (b.as_secs_f64() - a.as_secs_f64()) / dt_s,
+        _ => 0.0,
+    };
+    let (sent, acked, lost) = (s.sent as f64, s.acked as f64, s.lost as f64);
+    let send_ratio = if acked > 0.0 {
+        sent / acked
+    } else if sent == 0.0 {
+        1.0
+    } else {
+        sent
+    };
+    let flag = |b: bool| if b { 1.0 } else { 0.0 };
     [
-        p.now.as_secs_f64(),
-        p.delivered_bytes as f64,
-        s.sent as f64,
-        s.acked as f64,
-        s.lost as f64,
-        s.rtt_samples as f64,
-        d(s.rtt_mean()),
-        d(s.rtt_min),
-        d(s.rtt_max),
-        d(s.rtt_first),
-        d(s.rtt_last),
+        p.delivered_bytes as f64 * 8e-6 / dt_s,
+        sent * st.mss as f64 * 8e-6 / dt_s,
+        rtt_ms,
+        min_rtt_ms,
+        if min_rtt_ms > 0.0 { rtt_ms / min_rtt_ms } else { 1.0 },
+        gradient,
+        send_ratio.min(1e9),
+        if lost + acked > 0.0 { lost / (lost + acked) } else { 0.0 },
         p.in_flight as f64,
         p.cwnd as f64,
-        p.pacing_rate.map_or(f64::NAN, |r| r.bps() as f64),
-        d(p.srtt),
-        d(p.min_rtt),
-        p.xrc.map_or(f64::NAN, |x| x.rate_bps as f64),
-        p.xrc.map_or(f64::NAN, |x| x.hol.as_secs_f64()),
-        p.live as u8 as f64,
-        p.done as u8 as f64,
+        p.pacing_rate.map_or(0.0, |r| r.bps() as f64 * 1e-6),
+        p.xrc.map_or(0.0, |x| x.rate_bps as f64 * 1e-6),
+        p.xrc.map_or(0.0, |x| ms(x.hol)),
+        p.now.as_secs_f64(),
+        flag(p.live),
+        flag(p.done),
+        flag(p.xrc.is_some()),
+        p.srtt.or(p.min_rtt).map_or(f64::NAN, |d| d.as_secs_f64()),
     ]
 }
 
@@ -94,18 +141,23 @@ fn setpoint(rate_bps: Option<f64>, cwnd: Option<f64>) -> Result<Option<Setpoint>
     Ok(Some(Setpoint { rate, cwnd }))
 }
 
+/// One step of `w`: the setpoint, `interval` of simulated time (less at
+/// the scenario's end), the observation of what ran.
 fn step_world(
     w: &mut World,
     flow: usize,
     sp: Option<Setpoint>,
     interval: SimDuration,
     keep_rows: bool,
-) -> Result<[f64; 20], String> {
+    st: &mut ObsState,
+) -> Result<[f64; 18], String> {
+    let before = w.now();
     let p = w.control_step(flow, sp, interval)?;
     if !keep_rows && w.recorder().rows() > ROWS_KEPT {
         w.recorder_mut().clear_rows();
     }
-    Ok(probe_row(&p))
+    let ran = p.now.saturating_since(before);
+    Ok(observe(&p, if ran.is_zero() { interval } else { ran }, st))
 }
 
 /// One simulation with one flow driven from outside.
@@ -119,23 +171,34 @@ pub struct Controlled {
     /// Keep every recorded row for `finish` (otherwise they are forgotten
     /// as the steps go).
     keep_rows: bool,
+    obs: ObsState,
 }
 
 impl Controlled {
     fn world_mut(&mut self) -> PyResult<&mut World> {
-        self.world
+        Ok(self.parts()?.0)
+    }
+
+    /// The world and the observation's state, borrowed together.
+    fn parts(&mut self) -> PyResult<(&mut World, &mut ObsState)> {
+        let w = self
+            .world
             .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
-            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        Ok((w, &mut self.obs))
     }
 }
 
 #[pymethods]
 impl Controlled {
-    /// The names of the numbers `step` returns, in order.
+    /// The names of the numbers `step` returns, in order; the first
+    /// `OBS_LEN` are the environment's observation of the step.
     #[classattr]
-    const FIELDS: [&'static str; 20] = FIELDS;
+    const FIELDS: [&'static str; 18] = FIELDS;
+    #[classattr]
+    const OBS_LEN: usize = OBS;
 
     /// Builds the world from a resolved scenario (JSON) whose flow `flow`
     /// has `cc = "external"`; raises ValueError naming the field otherwise.
@@ -155,18 +218,20 @@ impl Controlled {
             downlink: trace_text,
             uplink: uplink_trace_text,
         };
+        let mss = cfg.flows.get(flow).map_or(0, |f| f.tcp.mss);
         let mut world = World::with_traces(cfg, texts).map_err(PyValueError::new_err)?;
         world.check_external(flow).map_err(PyValueError::new_err)?;
         Ok(Controlled {
             world: std::sync::Mutex::new(Some(world)),
             flow,
             keep_rows,
+            obs: ObsState { mss, last_rtt_ms: 0.0 },
         })
     }
 
     /// Gives the flow its setpoint (`rate_bps` of TCP payload, `cwnd` in
     /// segments; either, both, or neither to keep the last), runs
-    /// `interval_ns` of simulated time and returns the probe (`FIELDS`).
+    /// `interval_ns` of simulated time and returns what ran (`FIELDS`).
     #[pyo3(signature = (interval_ns, rate_bps=None, cwnd=None))]
     fn step(
         &mut self,
@@ -177,9 +242,9 @@ impl Controlled {
     ) -> PyResult<Vec<f64>> {
         let sp = setpoint(rate_bps, cwnd).map_err(PyValueError::new_err)?;
         let (flow, keep) = (self.flow, self.keep_rows);
-        let w = self.world_mut()?;
+        let (w, st) = self.parts()?;
         let row = py
-            .detach(|| step_world(w, flow, sp, SimDuration::from_nanos(interval_ns), keep))
+            .detach(|| step_world(w, flow, sp, SimDuration::from_nanos(interval_ns), keep, st))
             .map_err(PyValueError::new_err)?;
         Ok(row.to_vec())
     }
@@ -255,6 +320,7 @@ impl Controlled {
 /// One simulation's step of [`step_many`].
 struct Job<'a> {
     world: &'a mut World,
+    obs: &'a mut ObsState,
     flow: usize,
     keep_rows: bool,
     setpoint: Option<Setpoint>,
@@ -262,8 +328,15 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn run(&mut self) -> Result<[f64; 20], String> {
-        step_world(self.world, self.flow, self.setpoint, self.interval, self.keep_rows)
+    fn run(&mut self) -> Result<[f64; 18], String> {
+        step_world(
+            self.world,
+            self.flow,
+            self.setpoint,
+            self.interval,
+            self.keep_rows,
+            self.obs,
+        )
     }
 }
 
@@ -301,11 +374,12 @@ pub fn step_many(
     {
         let sp = setpoint(r, c).map_err(|e| PyValueError::new_err(format!("[{i}] {e}")))?;
         let (flow, keep_rows) = (s.flow, s.keep_rows);
-        let world = s
-            .world_mut()
+        let (world, obs) = s
+            .parts()
             .map_err(|_| PyRuntimeError::new_err(format!("[{i}] simulation already finished")))?;
         jobs.push(Job {
             world,
+            obs,
             flow,
             keep_rows,
             setpoint: sp,
@@ -313,7 +387,7 @@ pub fn step_many(
         });
     }
     let threads = threads.clamp(1, n.max(1));
-    let rows: Vec<Result<[f64; 20], String>> = py.detach(|| {
+    let rows: Vec<Result<[f64; 18], String>> = py.detach(|| {
         if threads == 1 {
             return jobs.iter_mut().map(Job::run).collect();
         }

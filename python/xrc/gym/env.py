@@ -16,22 +16,9 @@ from gymnasium import spaces
 from .. import _core
 from ..scenario import Scenario, ScenarioError, read_input
 
-#: The observation's columns, one row per step of the history (oldest first).
-OBS_FIELDS = (
-    "delivery_rate_mbps",   # bytes the receiving application got over the step
-    "send_rate_mbps",       # payload of the segments sent over the step (retransmissions included)
-    "rtt_ms",               # mean RTT sample of the step (the smoothed RTT if none)
-    "min_rtt_ms",           # the flow's least RTT sample so far
-    "latency_ratio",        # rtt_ms / min_rtt_ms (Aurora)
-    "latency_gradient",     # (last - first RTT sample of the step) / step (Aurora)
-    "send_ratio",           # segments sent / segments acknowledged (Aurora)
-    "loss_fraction",        # lost / (lost + acknowledged) segments of the step
-    "in_flight",            # segments in flight at the end of the step
-    "cwnd",                 # congestion window at the end of the step, segments
-    "rate_mbps",            # the pacing rate in force (0 when not pacing)
-    "xrc_rate_mbps",        # the XRC agent's fair share for the flow (0 without an agent)
-    "xrc_hol_ms",           # the RLC head-of-line delay the agent reported (0 without an agent)
-)
+#: The observation's columns, one row per step of the history (oldest
+#: first), as the core computes them (``docs/gym.md`` defines each).
+OBS_FIELDS = tuple(_core.Controlled.FIELDS[:_core.Controlled.OBS_LEN])
 
 #: Upper bounds of the observation's columns (the lower bounds are 0 except
 #: the latency gradient's, which is the negative of its upper bound).
@@ -47,6 +34,8 @@ ACTIONS = ("rate_ratio", "rate", "cwnd_ratio", "cwnd")
 AURORA_WEIGHTS = {"throughput": 10.0 * 1e6 / (8 * 1500) * 1e-3, "delay": 1e-3, "loss": 2.0}
 
 _F = {name: i for i, name in enumerate(_core.Controlled.FIELDS)}
+_OBS_LEN = _core.Controlled.OBS_LEN
+_SRTT = _F["srtt_s"]
 
 #: With ``step_ms="rtt"``: the step before any RTT sample, and the shortest.
 RTT_STEP_BEFORE_SAMPLES_S = 0.1
@@ -125,7 +114,6 @@ class CongestionControlEnv(gymnasium.Env):
                                                                      thin=not self.record)
         self.flow = int(flow)
         f = self._base["flows"][flow]
-        self._mss = f["tcp"]["mss"]
         start_s = f["start_s"]
         duration = self._base["duration_s"]
         if start_s + self.random_start_s >= duration:
@@ -152,9 +140,8 @@ class CongestionControlEnv(gymnasium.Env):
         self._obs = np.zeros((self.history, len(OBS_FIELDS)), dtype=np.float32)
         self._rate_mbps = self.initial_rate_mbps
         self._cwnd = self.initial_cwnd
-        self._last_rtt_ms = 0.0
         self._rtt_s = math.nan
-        self._now_s = 0.0
+        self._m: dict[str, float] = {}
         self._ended = True
         self._episode_seed: int | None = None
 
@@ -180,7 +167,6 @@ class CongestionControlEnv(gymnasium.Env):
             raise ValueError(str(e)) from None
         self._rate_mbps = self.initial_rate_mbps
         self._cwnd = self.initial_cwnd
-        self._last_rtt_ms = 0.0
         self._rtt_s = math.nan
         self._obs[:] = 0.0
         self._ended = False
@@ -191,16 +177,13 @@ class CongestionControlEnv(gymnasium.Env):
             start += float(self.np_random.uniform(0.0, self.random_start_s))
         if start > 0:
             self._sim.run_until(start)
-        self._now_s = self._sim.now_s
-        ns = self._next_interval_ns()
-        row = self._sim.step(ns, *self._setpoint())
-        self._record(row, ns)
+        row = self._sim.step(self._next_interval_ns(), *self._setpoint())
+        self._record(row)
         return self._obs.copy(), self._info(row)
 
     def step(self, action):
         rate_bps, cwnd = self._before(action)
-        ns = self._next_interval_ns()
-        return self._after(self._sim.step(ns, rate_bps, cwnd), ns)
+        return self._after(self._sim.step(self._next_interval_ns(), rate_bps, cwnd))
 
     def _next_interval_ns(self) -> int:
         """The next step's length: `step_ms`, or the flow's smoothed RTT (its
@@ -218,10 +201,10 @@ class CongestionControlEnv(gymnasium.Env):
         self._apply(action)
         return self._setpoint()
 
-    def _after(self, row: list[float], ns: int):
-        """The step's observation, reward, ends and info from its probe
-        (after a step of `ns` nanoseconds asked for)."""
-        m = self._record(row, ns)
+    def _after(self, row: list[float]):
+        """The step's observation, reward, ends and info from what the core
+        returned (``_core.Controlled.FIELDS``)."""
+        m = self._record(row)
         reward = float(self.reward_fn(m) if self.reward_fn is not None else
                        self.reward_weights["throughput"] * m["delivery_rate_mbps"]
                        - self.reward_weights["delay"] * m["rtt_ms"]
@@ -272,60 +255,25 @@ class CongestionControlEnv(gymnasium.Env):
 
     # ----- the observation -----
 
-    def _record(self, row: list[float], ns: int) -> dict[str, float]:
-        F = _F
-        # The step is what was asked for, unless the scenario's end cut it.
-        now = row[F["now_s"]]
-        dt = now - self._now_s if row[F["done"]] != 0.0 else ns * 1e-9
-        if not dt > 0:
-            dt = ns * 1e-9
-        self._now_s = now
-        srtt = row[F["srtt_s"]]
-        self._rtt_s = srtt if srtt == srtt else row[F["min_rtt_s"]]
-        sent, acked, lost = row[F["sent"]], row[F["acked"]], row[F["lost"]]
-        rtt = row[F["rtt_mean_s"]]
-        if rtt == rtt:
-            rtt_ms = rtt * 1e3
-        else:
-            srtt = row[F["srtt_s"]]
-            rtt_ms = srtt * 1e3 if srtt == srtt else self._last_rtt_ms
-        self._last_rtt_ms = rtt_ms
-        mr = row[F["min_rtt_s"]]
-        min_rtt_ms = mr * 1e3 if mr == mr else 0.0
-        grad = 0.0
-        if row[F["rtt_samples"]] >= 2:
-            grad = (row[F["rtt_last_s"]] - row[F["rtt_first_s"]]) / dt
-        pace = row[F["pacing_rate_bps"]]
-        xr, xh = row[F["xrc_rate_bps"]], row[F["xrc_hol_s"]]
-        m = {
-            "delivery_rate_mbps": row[F["delivered_bytes"]] * 8e-6 / dt,
-            "send_rate_mbps": sent * self._mss * 8e-6 / dt,
-            "rtt_ms": rtt_ms,
-            "min_rtt_ms": min_rtt_ms,
-            "latency_ratio": rtt_ms / min_rtt_ms if min_rtt_ms > 0 else 1.0,
-            "latency_gradient": grad,
-            "send_ratio": min(sent / acked if acked > 0 else (1.0 if sent == 0 else sent), 1e9),
-            "loss_fraction": lost / (lost + acked) if lost + acked > 0 else 0.0,
-            "in_flight": row[F["in_flight"]],
-            "cwnd": row[F["cwnd"]],
-            "rate_mbps": pace * 1e-6 if pace == pace else 0.0,
-            "xrc_rate_mbps": xr * 1e-6 if xr == xr else 0.0,
-            "xrc_hol_ms": xh * 1e3 if xh == xh else 0.0,
-        }
+    def _record(self, row: list[float]) -> dict[str, float]:
+        """Shifts the history and writes the step's row (as float32, within
+        the observation space); returns the step's columns as floats."""
+        n = _OBS_LEN
+        self._rtt_s = row[_SRTT]
         obs = self._obs
         obs[:-1] = obs[1:]
         last = obs[-1]
-        last[:] = tuple(m.values())
+        last[:] = row[:n]
         np.maximum(last, _OBS_LOW, out=last)
         np.minimum(last, _OBS_HIGH, out=last)
-        self._m = m
+        self._m = m = dict(zip(OBS_FIELDS, row[:n]))
         return m
 
     def _info(self, row: list[float]) -> dict[str, Any]:
         info = dict(self._m)
-        info["time_s"] = row[_F["now_s"]]
+        info["time_s"] = row[_F["time_s"]]
         info["seed"] = self._episode_seed
-        info["has_xrc_agent"] = row[_F["xrc_rate_bps"]] == row[_F["xrc_rate_bps"]]
+        info["has_xrc_agent"] = row[_F["has_xrc_agent"]] != 0.0
         return info
 
     # ----- inspection -----

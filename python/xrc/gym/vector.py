@@ -14,7 +14,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .. import _core
-from .env import _F, _OBS_HIGH, _OBS_LOW, OBS_FIELDS, RTT_STEP_BEFORE_SAMPLES_S, RTT_STEP_MIN_S, CongestionControlEnv
+from .env import _F, _OBS_HIGH, _OBS_LEN, _OBS_LOW, _SRTT, OBS_FIELDS, RTT_STEP_BEFORE_SAMPLES_S, RTT_STEP_MIN_S, \
+    CongestionControlEnv
 
 _NUMBERS = len(_core.Controlled.FIELDS)
 
@@ -58,9 +59,7 @@ class CongestionControlVectorEnv(VectorEnv):
         self._obs = np.zeros((n, e.history, len(OBS_FIELDS)), dtype=np.float32)
         self._rate = np.zeros(n)
         self._cwnd = np.zeros(n)
-        self._last_rtt = np.zeros(n)
         self._rtt = np.full(n, np.nan)
-        self._now = np.zeros(n)
         self._seeds = np.zeros(n, dtype=np.int64)
         self._needs_reset = np.zeros(n, dtype=bool)
         self._started = False
@@ -90,9 +89,7 @@ class CongestionControlVectorEnv(VectorEnv):
         self._obs[i] = env._obs
         self._rate[i] = env._rate_mbps
         self._cwnd[i] = env._cwnd
-        self._last_rtt[i] = env._last_rtt_ms
         self._rtt[i] = env._rtt_s
-        self._now[i] = env._now_s
         self._seeds[i] = env._episode_seed
         return info
 
@@ -147,12 +144,21 @@ class CongestionControlVectorEnv(VectorEnv):
             ns = np.full(len(idx), e._interval_ns, dtype=np.int64)
         raw = _core.step_many([self._sims[i] for i in idx], ns.tolist(), rates, cwnds, self.threads)
         rows = np.frombuffer(raw, dtype="<f8").reshape(len(idx), _NUMBERS)
-        m = self._metrics(rows, idx, ns)
+        m = rows[:, :_OBS_LEN]
+        self._rtt[idx] = rows[:, _SRTT]
+        hist = self._obs[idx]
+        hist[:, :-1] = hist[:, 1:]
+        last = m.astype(np.float32)
+        np.maximum(last, _OBS_LOW, out=last)
+        np.minimum(last, _OBS_HIGH, out=last)
+        hist[:, -1] = last
+        self._obs[idx] = hist
         n = self.num_envs
         rewards = np.zeros(n)
         if e.reward_fn is None:
             w = e.reward_weights
-            rewards[idx] = (w["throughput"] * m[:, 0] - w["delay"] * m[:, 2] - w["loss"] * m[:, 7])
+            rewards[idx] = (w["throughput"] * m[:, _F["delivery_rate_mbps"]] - w["delay"] * m[:, _F["rtt_ms"]]
+                            - w["loss"] * m[:, _F["loss_fraction"]])
         else:
             for j, i in enumerate(idx):
                 rewards[i] = float(e.reward_fn(dict(zip(OBS_FIELDS, m[j].tolist()))))
@@ -164,9 +170,9 @@ class CongestionControlVectorEnv(VectorEnv):
         table = np.zeros((n, len(OBS_FIELDS)))
         table[idx] = m
         now = np.zeros(n)
-        now[idx] = rows[:, _F["now_s"]]
+        now[idx] = rows[:, _F["time_s"]]
         xrc = np.zeros(n, dtype=bool)
-        xrc[idx] = ~np.isnan(rows[:, _F["xrc_rate_bps"]])
+        xrc[idx] = rows[:, _F["has_xrc_agent"]] != 0.0
         if self._needs_reset.any():
             for i in np.flatnonzero(self._needs_reset):
                 info = self._reset_one(int(i), None)
@@ -180,50 +186,6 @@ class CongestionControlVectorEnv(VectorEnv):
         for k in list(infos):
             infos["_" + k] = mask
         return self._obs.copy(), rewards, terminated, truncated, infos
-
-    def _metrics(self, rows: np.ndarray, idx: np.ndarray, ns: np.ndarray) -> np.ndarray:
-        """The observation's columns (float64) of each stepped
-        sub-environment, its history shifted and the new row written, as
-        ``CongestionControlEnv._record`` does one at a time."""
-        e = self._e
-        c = lambda name: rows[:, _F[name]]   # noqa: E731
-        now = c("now_s")
-        dt = np.where(c("done") != 0.0, now - self._now[idx], ns * 1e-9)
-        dt = np.where(dt > 0, dt, ns * 1e-9)
-        self._now[idx] = now
-        srtt = c("srtt_s")
-        self._rtt[idx] = np.where(np.isnan(srtt), c("min_rtt_s"), srtt)
-        sent, acked, lost = c("sent"), c("acked"), c("lost")
-        rtt, srtt = c("rtt_mean_s"), c("srtt_s")
-        rtt_ms = np.where(np.isnan(rtt), np.where(np.isnan(srtt), self._last_rtt[idx], srtt * 1e3), rtt * 1e3)
-        self._last_rtt[idx] = rtt_ms
-        mr = c("min_rtt_s")
-        min_rtt_ms = np.where(np.isnan(mr), 0.0, mr * 1e3)
-        grad = np.where(c("rtt_samples") >= 2, (c("rtt_last_s") - c("rtt_first_s")) / dt, 0.0)
-        m = np.empty((len(idx), len(OBS_FIELDS)))
-        m[:, 0] = c("delivered_bytes") * 8e-6 / dt
-        m[:, 1] = sent * e._mss * 8e-6 / dt
-        m[:, 2] = rtt_ms
-        m[:, 3] = min_rtt_ms
-        m[:, 4] = np.divide(rtt_ms, min_rtt_ms, out=np.ones(len(idx)), where=min_rtt_ms > 0)
-        m[:, 5] = grad
-        ratio = np.divide(sent, acked, out=np.where(sent == 0, 1.0, sent), where=acked > 0)
-        m[:, 6] = np.minimum(ratio, 1e9)
-        m[:, 7] = np.divide(lost, lost + acked, out=np.zeros(len(idx)), where=lost + acked > 0)
-        m[:, 8] = c("in_flight")
-        m[:, 9] = c("cwnd")
-        for j, name, scale in ((10, "pacing_rate_bps", 1e-6), (11, "xrc_rate_bps", 1e-6), (12, "xrc_hol_s", 1e3)):
-            x = c(name)
-            m[:, j] = np.where(np.isnan(x), 0.0, x * scale)
-        obs = self._obs
-        hist = obs[idx]
-        hist[:, :-1] = hist[:, 1:]
-        last = m.astype(np.float32)
-        np.maximum(last, _OBS_LOW, out=last)
-        np.minimum(last, _OBS_HIGH, out=last)
-        hist[:, -1] = last
-        obs[idx] = hist
-        return m
 
 
 def _batch(infos: list[dict[str, Any]]) -> dict[str, Any]:
