@@ -80,13 +80,15 @@ test-python: setup
 	$(BIN)/python -m pytest -q -rs -n auto --dist loadgroup -m "not realtime" tests
 	$(BIN)/python -m pytest -q -rs -m realtime tests
 
-## Speed: the whole simulator on the bench scenario, and the engine alone;
+## Speed: the whole simulator on the bench scenario, the Gymnasium
+## environment's steps/s on it (beside Aurora's), and the engine alone;
 ## one cell with 1, 10, 100, 400 and 1,000 UEs (wall, events/s, peak RSS),
 ## LTE 20 MHz then NR 50 MHz at mu = 0 and mu = 3 with their cost ratio
 ## (about 4 minutes); then the emulator's timing on this host (needs root:
 ## skips otherwise); then ns-3's LTE module against xrc (bench-ns3).
 bench: setup
 	$(BIN)/xrc bench
+	$(BIN)/xrc bench --gym
 	cargo bench --bench engine
 	$(BIN)/xrc bench --cell
 	$(BIN)/xrc bench --memory

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ORDER = ["xrc", "xrc2", "newreno", "cubic", "illinois", "veno", "vegas", "bbr", "bbr3", "copa", "abc", "pbe", "natcp",
-         "nacubic", "roccet", "oracle", "oracle-rate"]
+         "nacubic", "roccet", "oracle", "oracle-rate", "external"]
 REFS = {
     "xrc": "Kheirkhah et al., ICC 2022",
     "xrc2": "xrc with an air-aware bottleneck rule and a queue-keeping window and pacing",
@@ -23,6 +23,7 @@ REFS = {
     "roccet": "Prause & Akselrod, arXiv 2510.25281; tcp_roccet.c patch",
     "oracle": "the physical limit: the bottleneck's future delivery opportunities (a trace, or a shadow of the cell)",
     "oracle-rate": "the rate oracle of the paper's Fig. 1 (present capacity, zero delay; not a bound)",
+    "external": "driven from outside: the rate or window a caller sets (the Gymnasium environment, xrc.gym)",
 }
 
 

@@ -346,3 +346,83 @@ if __name__ == "__main__":
     print("usage: python -m xrc.bench --child UES DURATION_S OUT_DIR [PATH=VALUE ...] (used by `xrc bench --cell`)",
           file=sys.stderr)
     sys.exit(2)
+
+
+# ----- the Gymnasium environment (xrc.gym) -----
+
+#: Aurora's gym (PCC-RL's simulated network, one process), as measured on
+#: this kind of machine and quoted where the environment was asked for:
+#: steps per second at low rates and at 50-60 Mbit/s. Stored, not measured
+#: here.
+AURORA_STEPS_PER_S = {"low rates": 873, "50-60 Mbit/s": 104}
+
+#: Offered rates of the gym benchmark, Mbit/s: low, and beyond the bench
+#: cell's capacity (about 36 Mbit/s at CQI 15 on 10 MHz), as Aurora's
+#: 50-60 Mbit/s figure.
+GYM_RATES = (2.0, 50.0)
+
+
+def bench_gym(path: str | None = None, *, step_ms: float = 10.0, repeat: int = 3, num_envs: int = 32) -> int:
+    """Steps per second of ``xrc.gym`` on one core (the environment and the
+    core alone), and the vector environment's aggregate on 1 and 2 threads,
+    over whole episodes of the 1-UE LTE bench scenario at a `step_ms` step."""
+    try:
+        import numpy as np
+
+        from .gym import CongestionControlEnv, CongestionControlVectorEnv
+    except ImportError as e:
+        print(f"gym             skipped: {e}")
+        return 0
+    from .bundled import BENCH_SCENARIO, scenario as bundled_scenario
+
+    path = path or str(bundled_scenario(BENCH_SCENARIO))
+    env = CongestionControlEnv(path, 0, action="rate", step_ms=step_ms)
+    steps = int(round(env._base["duration_s"] * 1e3 / step_ms))
+    print(f"gym scenario    {path} ({env.scenario_name}, flow 0 driven, {step_ms:g} ms step, "
+          f"{steps} steps an episode; best of {repeat} episodes)")
+    for name, n in AURORA_STEPS_PER_S.items():
+        print(f"Aurora's gym    {n:,} steps/s at {name} (stored figure, not measured here)")
+
+    def episode(rate: float) -> tuple[float, int, float]:
+        env.reset(seed=1)
+        a = np.array([rate], dtype=np.float32)
+        delivered = 0.0
+        n = 0
+        t0 = time.perf_counter()
+        while True:
+            _, _, term, trunc, info = env.step(a)
+            n += 1
+            delivered += info["delivery_rate_mbps"]
+            if term or trunc:
+                break
+        return time.perf_counter() - t0, n, delivered / n
+
+    def core_alone(rate: float) -> tuple[float, int]:
+        env.reset(seed=1)
+        sim, ns = env.simulation, env._interval_ns
+        done = sim.FIELDS.index("done")
+        n = 0
+        t0 = time.perf_counter()
+        while sim.step(ns, rate * 1e6, None)[done] == 0.0:
+            n += 1
+        return time.perf_counter() - t0, n + 1
+
+    for rate in GYM_RATES:
+        runs = [episode(rate) for _ in range(repeat)]
+        wall, n, got = min(runs)
+        core = min(core_alone(rate) for _ in range(repeat))
+        print(f"gym, 1 core     {n / wall:,.0f} steps/s offering {rate:g} Mbit/s (the flow got {got:.1f}); "
+              f"core alone {core[1] / core[0]:,.0f} steps/s")
+    for threads in (1, 2):
+        vec = CongestionControlVectorEnv(num_envs, threads=threads, scenario=path, action="rate", step_ms=step_ms)
+        best = 0.0
+        for _ in range(repeat):
+            vec.reset(seed=1)
+            a = np.full((num_envs, 1), GYM_RATES[-1], dtype=np.float32)
+            t0 = time.perf_counter()
+            for _ in range(steps - 1):
+                vec.step(a)
+            best = max(best, (steps - 1) * num_envs / (time.perf_counter() - t0))
+        print(f"gym, vector     {best:,.0f} steps/s aggregate, {num_envs} environments on {threads} thread"
+              f"{'s' if threads > 1 else ''} offering {GYM_RATES[-1]:g} Mbit/s")
+    return 0

@@ -37,6 +37,7 @@ SHIM_CC = "xrc_shim"
 NOT_THROUGH_SHIM = {
     "oracle": "the physical-limit oracle needs the cell's schedule ahead of time",
     "oracle-rate": "the rate oracle needs the cell's ground truth every TTI",
+    "external": "the external congestion control is driven by a caller stepping the simulator (xrc.gym)",
 }
 
 #: The UDP port on which the shim's agent takes NetAssist reports (NATCP,

@@ -240,18 +240,19 @@ def scenario_toml(scenario: Scenario) -> str:
 
 def run_to_dir(scenario: Scenario, out: str | Path, *, force: bool = False, plots: bool = True,
                progress: bool = False, argv: list[str] | None = None,
-               stats: dict[str, Any] | None = None) -> dict[str, Any]:
+               stats: dict[str, Any] | None = None, simulation: Any = None) -> dict[str, Any]:
     """Runs ``scenario`` and writes its run directory. Returns the summary.
     `stats`, if given, receives the time spent in the core (``core_s``), of
     which running events (``events_s``: the rows it records stay in the
     core; the rest is handing them over), and the rows written per table
-    (``rows``), for ``xrc bench``."""
+    (``rows``), for ``xrc bench``. `simulation` runs the scenario instead
+    of the core's own (``stream_run``): ``xrc run --policy``."""
     out = Path(out)
     with staged(out, force) as staging:
         try:
             from .stream import stream_run
 
-            run = stream_run(scenario, staging, progress=progress)
+            run = stream_run(scenario, staging, progress=progress, simulation=simulation)
             if stats is not None:
                 stats.update(core_s=run.core_time_s, events_s=run.events_time_s, rows=dict(run.rows))
             try:

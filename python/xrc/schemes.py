@@ -31,7 +31,12 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in [
     Scheme("roccet", "ROCCET", "#843c39"),
     Scheme("oracle", "Oracle", "#000000"),
     Scheme("oracle-rate", "Rate oracle", "#555555"),
+    Scheme("external", "Driven from outside", "#aec7e8"),
 ]}
+
+#: Schemes that need a caller stepping the simulator (``xrc.gym``): the
+#: studies that run every scheme leave them out.
+DRIVEN = frozenset({"external"})
 
 _FALLBACK = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 

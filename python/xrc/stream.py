@@ -313,11 +313,14 @@ def core_simulation(scenario: Scenario, directory: Path | None = None) -> Any:
 
 
 def stream_run(scenario: Scenario, directory: Path, *, progress: bool = False,
-               drain_rows: int = DRAIN_ROWS) -> StreamedRun:
+               drain_rows: int = DRAIN_ROWS, simulation: Any = None) -> StreamedRun:
     """Runs `scenario`, writing one Parquet file per table into `directory`
     as the rows come. Returns the :class:`StreamedRun` (close it when its
-    data has been used)."""
-    sim = core_simulation(scenario, directory)
+    data has been used). `simulation` runs it instead of the core's own
+    (an object with ``Simulation``'s ``run_until``, ``rows_held``,
+    ``drain``, ``finish``, ``now_s`` and ``end_s``: a policy driving a
+    flow, ``xrc.gym.PolicyDriver``)."""
+    sim = core_simulation(scenario, directory) if simulation is None else simulation
     flow_ids = [f["id"] for f in scenario.resolved["flows"]]
     run = StreamedRun(directory, len(flow_ids))
     sinks: dict[str, TableSink] = {}

@@ -3,6 +3,7 @@
 //! are ([`columns`]). The GIL is released while events run.
 
 mod columns;
+mod control;
 mod emu;
 mod kernel;
 
@@ -237,10 +238,7 @@ impl Simulation {
         let w = world_mut(&mut self.world)
             .as_mut()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        let out = PyDict::new(py);
-        out.set_item("tables", columns::take_tables(py, w.recorder_mut())?)?;
-        out.set_item("mode_names", w.recorder().mode_names.clone())?;
-        Ok(out)
+        drain_dict(py, w)
     }
 
     /// Ends the run (if not ended) and returns
@@ -250,14 +248,28 @@ impl Simulation {
         let w = world_mut(&mut self.world)
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
-        let mut r = w.into_result();
-        let out = PyDict::new(py);
-        out.set_item("events", r.events)?;
-        out.set_item("sim_time_s", r.sim_time.as_secs_f64())?;
-        out.set_item("tables", columns::take_tables(py, &mut r.recorder)?)?;
-        out.set_item("mode_names", r.recorder.mode_names.clone())?;
-        Ok(out)
+        finish_dict(py, w)
     }
+}
+
+/// Takes `w`'s rows recorded since the last take, as `Simulation.drain`
+/// returns them.
+fn drain_dict<'py>(py: Python<'py>, w: &mut World) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("tables", columns::take_tables(py, w.recorder_mut())?)?;
+    out.set_item("mode_names", w.recorder().mode_names.clone())?;
+    Ok(out)
+}
+
+/// Ends `w`'s run and hands its result over as `Simulation.finish` returns it.
+fn finish_dict(py: Python<'_>, w: World) -> PyResult<Bound<'_, PyDict>> {
+    let mut r = w.into_result();
+    let out = PyDict::new(py);
+    out.set_item("events", r.events)?;
+    out.set_item("sim_time_s", r.sim_time.as_secs_f64())?;
+    out.set_item("tables", columns::take_tables(py, &mut r.recorder)?)?;
+    out.set_item("mode_names", r.recorder.mode_names.clone())?;
+    Ok(out)
 }
 
 /// A capture file's failed write as Python's OSError (errno, message,
@@ -354,6 +366,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codes, m)?)?;
     m.add_function(wrap_pyfunction!(json_schemas, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_class::<control::Controlled>()?;
+    m.add_function(wrap_pyfunction!(control::step_many, m)?)?;
     m.add_class::<emu::Emulator>()?;
     m.add_class::<kernel::KernelCc>()?;
     m.add_class::<kernel::KernelShim>()?;

@@ -1,5 +1,6 @@
 """``xrc bench``: the simulator timed on a scenario and the engine alone, on
-one cell with 1 to 1,000 UEs (--cell), or its peak memory (--memory)."""
+one cell with 1 to 1,000 UEs (--cell), its peak memory (--memory), or the
+Gymnasium environment's steps per second (--gym)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ def command(args: argparse.Namespace, argv: list[str]) -> int:
         from ..bench import bench_memory
 
         return bench_memory(args.memory_duration)
+    if args.gym:
+        if args.cell or args.bench_set or args.ues is not None:
+            raise ScenarioError("--gym measures the environment on a scenario: give no --cell, --set or --ues")
+        if args.repeat < 1:
+            raise ScenarioError(f"--repeat must be at least 1, got {args.repeat}")
+        from ..bench import bench_gym
+
+        return bench_gym(args.scenario, repeat=min(args.repeat, 3))
     if args.cell:
         return _cell(args)
     if args.bench_set or args.ues is not None:

@@ -55,6 +55,12 @@ def build() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="replace the run directory if it exists")
     r.add_argument("--no-plots", action="store_true", help="skip the figures")
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    r.add_argument("--policy", default=None, metavar="FILE",
+                   help="a trained policy (xrc.gym.LinearPolicy.save's .npz) drives flow --policy-flow as its "
+                        "congestion control (external), with the environment settings it was saved with "
+                        "(docs/gym.md; needs gymnasium)")
+    r.add_argument("--policy-flow", type=int, default=None, metavar="K",
+                   help="the flow --policy drives (default 0)")
 
     e = sub.add_parser("emulate", help="run a scenario's network in real time with real Linux TCP and "
                        "applications through it (root; see docs/emulation.md)",
@@ -228,6 +234,9 @@ def build() -> argparse.ArgumentParser:
                         "1-UE LTE cell over --memory-duration simulated seconds, against their bounds")
     b.add_argument("--memory-duration", type=float, default=1e5, metavar="S",
                    help="simulated seconds of --memory (default 100000)")
+    b.add_argument("--gym", action="store_true",
+                   help="instead: steps/s of the Gymnasium environment (xrc.gym) on the scenario at a 10 ms step, "
+                        "one core, and its vector form's aggregate on 1 and 2 threads, beside Aurora's figures")
     b.add_argument("--json", default=None, metavar="FILE", help="also write --cell's measurements to FILE")
     b.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", dest="bench_set",
                    help="override a field of --cell's scenario (e.g. output.rlc_sample_ttis=10); repeatable")

@@ -11,13 +11,12 @@ from .parser import check_seeds
 
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
-    from .. import _core
-    from ..reproduce import DEFAULT_VARIANTS, reproduce
+    from ..reproduce import DEFAULT_VARIANTS, reproduce, studied_schemes
 
     check_seeds(args)
     if args.seeds is None:
         args.seeds = 5
-    others = [c for c in _core.schemes() if c != "xrc"]
+    others = [c for c in studied_schemes() if c != "xrc"]
     for v in args.variant or []:
         if v != "none" and v not in others:
             raise ScenarioError(f"--variant: {v!r} is not a scheme other than xrc (one of: "

@@ -6,19 +6,46 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..scenario import ScenarioError
+
 
 def command(args: argparse.Namespace, argv: list[str]) -> int:
     from ..runner import run_to_dir
     from ..scenario import load
 
     sc = load(args.scenario, overrides=args.overrides, seed=args.seed)
+    driver = None
+    if args.policy is not None:
+        driver = _policy_driver(args, sc)
+        sc = driver.scenario
+    elif args.policy_flow is not None:
+        raise ScenarioError("--policy-flow: names the flow a --policy drives; give --policy too")
     summary = run_to_dir(sc, args.out, force=args.force, plots=not args.no_plots,
-                         progress=not args.quiet, argv=["xrc", *argv])
+                         progress=not args.quiet, argv=["xrc", *argv], simulation=driver)
     if not args.quiet:
         print_summary(summary)
         print(f"  wrote {args.out}")
         sys.stdout.flush()
     return 0
+
+
+def _policy_driver(args: argparse.Namespace, sc):
+    """The trained policy of --policy driving flow --policy-flow (default 0)
+    of the scenario, with the environment's settings it was saved with."""
+    try:
+        from ..gym import LinearPolicy, PolicyDriver
+    except ImportError as e:
+        raise ScenarioError(f"--policy: {e}") from None
+    try:
+        policy = LinearPolicy.load(args.policy)
+    except ValueError as e:
+        raise ScenarioError(f"--policy: {e}") from None
+    flow = 0 if args.policy_flow is None else args.policy_flow
+    try:
+        return PolicyDriver(policy, sc, flow, **policy.env)
+    except ValueError as e:
+        msg = str(e)
+        raise ScenarioError(f"--policy-flow: {msg}" if msg.startswith("flow:") else msg) from None
 
 
 def print_summary(summary) -> None:

@@ -129,6 +129,14 @@ def _inputs(pts: list[dict[str, Any]], traces: list[Path]) -> dict[str, Any]:
     return {f: {"sha256": sha256_file(f), "bytes": os.path.getsize(f)} for f in files}
 
 
+def studied_schemes() -> list[str]:
+    """The schemes the studies run: every one the core knows but those that
+    need a caller stepping the simulator (``xrc.schemes.DRIVEN``)."""
+    from ..schemes import DRIVEN
+
+    return [s for s in _core.schemes() if s not in DRIVEN]
+
+
 def plan(*, quick: bool = False, seeds: int = 5, traces: str | Path | None = None,
          variants: tuple[str, ...] = DEFAULT_VARIANTS) -> dict[str, Any]:
     """What `reproduce` would run: the points (the XRC arms once more per
@@ -136,7 +144,7 @@ def plan(*, quick: bool = False, seeds: int = 5, traces: str | Path | None = Non
     (``{"points", "traces", "traces_source"}``)."""
     seed_list = list(range(1, (1 if quick else seeds) + 1))
     trace_list = trace_files(traces)
-    pts = [p.as_dict() for p in points(quick, seed_list, list(_core.schemes()), trace_list)]
+    pts = [p.as_dict() for p in points(quick, seed_list, studied_schemes(), trace_list)]
     for v in variants:
         pts += [d for d in (variant_point(p, v) for p in pts if "variant" not in p) if d is not None]
     source = "bundled" if traces is None else str(Path(traces).resolve())
@@ -163,7 +171,7 @@ def reproduce(out: str | Path, *, quick: bool = False, seeds: int = 5, jobs: int
     # Checked before the runs (an hour of them) and again when writing.
     check(out, force, what="report directory")
     jobs = jobs or os.cpu_count() or 1
-    schemes = list(_core.schemes())
+    schemes = studied_schemes()
     for v in variants:
         if v not in schemes or v == "xrc":
             raise ValueError(f"--variant: {v!r} is not a scheme other than xrc (one of: "

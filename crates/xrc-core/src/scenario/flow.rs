@@ -48,6 +48,9 @@ pub(super) struct Flow {
     pub video: Option<VideoSource>,
     /// A finite transfer's last byte reached the receiving application.
     pub completed_at: Option<SimTime>,
+    /// Bytes the receiving application had got at the last probe of the
+    /// control port (`World::probe`).
+    pub probed_delivered: u64,
 }
 
 impl Flow {
@@ -84,6 +87,7 @@ impl Flow {
                 _ => None,
             },
             completed_at: None,
+            probed_delivered: 0,
         })
     }
 

@@ -60,6 +60,9 @@ use super::access::{AccessNet, AccessTimer, TraceTexts};
 use super::config::{ScenarioConfig, Topology, Traffic};
 use super::flow::{Flow, FlowState};
 
+mod control;
+pub use control::Probe;
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Ev {
     FlowStart(u32),

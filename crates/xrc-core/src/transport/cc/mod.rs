@@ -48,6 +48,7 @@ pub mod abc;
 pub mod bbr;
 pub mod copa;
 pub mod cubic;
+pub mod external;
 pub mod helpers;
 pub mod illinois;
 pub mod nacubic;
@@ -301,6 +302,9 @@ pub enum Feedback {
     /// should leave the sender at `at` to reach the bottleneck just before
     /// a delivery opportunity that is the flow's.
     Departure { at: SimTime },
+    /// The caller's setpoint for an externally driven flow (`external`),
+    /// delivered out of band at a decision point.
+    Setpoint(external::Setpoint),
 }
 
 /// When the next packet may leave, by the algorithm's own departure
@@ -471,6 +475,12 @@ pub trait CongestionControl: Send {
     /// The algorithm's estimate of queuing delay, if it keeps one (XRC's σ),
     /// for traces.
     fn queuing_delay(&self) -> Option<SimDuration> {
+        None
+    }
+
+    /// The control port of an algorithm driven from outside
+    /// ([`external::External`]); `None` for every other.
+    fn external(&mut self) -> Option<&mut external::External> {
         None
     }
 }

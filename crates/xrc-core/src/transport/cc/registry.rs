@@ -54,6 +54,7 @@ pub const REGISTRY: &[Scheme] = &[
     scheme!("roccet", super::roccet::Config),
     scheme!("oracle-rate", super::oracle_rate::Config),
     scheme!("xrc2", super::xrc2::Config),
+    scheme!("external", super::external::Config),
 ];
 
 /// The names scenarios may use in `cc = "..."`, in [`REGISTRY`] order.

@@ -262,6 +262,15 @@ impl TcpSender {
     pub fn pacing_rate(&self) -> Option<BitRate> {
         self.effective_pacing_rate()
     }
+    /// The control port, if the flow's algorithm is driven from outside
+    /// (`external`).
+    pub fn external(&mut self) -> Option<&mut super::cc::external::External> {
+        self.cc.external()
+    }
+    /// Whether `cc.init` has run (the first segment was sent).
+    pub fn initialized(&self) -> bool {
+        self.initialized
+    }
     /// The network signals this flow's algorithm needs.
     pub fn signals(&self) -> Signals {
         self.signals
