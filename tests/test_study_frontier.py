@@ -48,11 +48,13 @@ def test_a_quick_study_writes_its_report_table_and_figures_and_nothing_beats_the
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("# The throughput-delay frontier")
     t = pd.read_parquet(out / "frontier.parquet")
-    assert set(t["cc"]) == {"cubic", "bbr", "vegas", "xrc", "oracle", "xrc2"} and len(t) == 8
-    assert sorted(t[t["cc"] == "xrc2"]["setting"]) == [5.0, 10.0, 40.0]
+    assert set(t["cc"]) == {"cubic", "bbr", "vegas", "xrc", "oracle", "xrc2"}
+    # The bundled trace link and Fig. 1's cell under LTE timing, 8 points each.
+    assert sorted(t["trace"].value_counts().items()) == [("fig1-lte", 8), ("synthetic-lte.down", 8)]
+    assert sorted(t[(t["cc"] == "xrc2") & (t["trace"] == "fig1-lte")]["setting"]) == [5.0, 10.0, 40.0]
     links = json.loads((out / "links.json").read_text())
-    assert len(links) == 1 and links[0]["beat_oracle"] == []
-    assert len(list((out / "plots").glob("*.png"))) == 1
+    assert [x["half"] for x in links] == ["cell", "tune"] and all(x["beat_oracle"] == [] for x in links)
+    assert len(list((out / "plots").glob("*.png"))) == 2
     # Again into the same directory: --force replaces its own report.
     r = subprocess.run([*XRC, "study", "frontier", "--quick", "--jobs", "1", "--out", str(out), "--force"],
                        capture_output=True, text=True, timeout=300)

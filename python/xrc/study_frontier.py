@@ -30,8 +30,12 @@ it helps the held-out half.
 Writes ``report.md``, ``runs.json`` and ``frontier.parquet`` (one row per
 run), ``links.json`` (the verdict per link) and one
 figure per link (goodput against mean queuing delay, ``xrc2``'s curve as a
-line) into ``--out``. Not done yet: the cellular scenarios (Fig. 1's cell
-under LTE timing, a 4-UE PF cell) of the same question.
+line) into ``--out``. The same question on two cellular links: Fig. 1's
+cell under the simulator's default LTE timing (``fig1-lte``) and that cell
+with four UEs sharing it under proportional fairness, each with one flow
+of the scheme (``cell4-pf``; its goodput is the cell's total, its delay
+every packet's at the RLC buffers; no oracle there: the physical-limit
+oracle needs its UE to be the only one with flows).
 """
 
 from __future__ import annotations
@@ -63,27 +67,65 @@ TITLE = "# The throughput-delay frontier: every scheme alone on each link, and x
 
 
 def halves(traces: list[Path]) -> dict[str, str]:
-    """Each trace's half ("tune" or "holdout"), by name or by its place."""
-    out = {}
+    """Each trace's half ("tune" or "holdout"), by name or by its place;
+    the cellular links are "cell"."""
+    out = {c: "cell" for c in CELLS}
     for i, t in enumerate(sorted(traces)):
         n = t.name
         out[n] = "holdout" if "holdout" in n else "tune" if "-tune-" in n else ("holdout" if i % 2 else "tune")
     return out
 
 
-def run_one(trace: str, rtt_ms: float, buffer: int, cc: str, setting: float | None, duration_s: float) -> dict:
-    overrides = [f"flows.0.cc={cc}", f"trace.downlink={trace}", f"trace.buffer_bytes={buffer}",
-                 f"internet.delay_ms={rtt_ms / 2}", f"duration_s={duration_s}"]
+#: The simulator's default LTE timing (BLER 0.1, an SR every 10 ms, 3 ms to
+#: the grant, 4 ms after a buffer report), as `docs/reproduction.md`'s
+#: `fig1-lte`.
+LTE_TIMING = ("cell.harq.bler=0.1", "cell.uplink.sr_period_ms=10", "cell.uplink.sr_grant_delay_ms=3",
+              "cell.uplink.bsr_grant_delay_ms=4")
+#: The cellular links: Fig. 1's cell under LTE timing, and the same cell
+#: with four UEs (each its own random-jump channel, one flow each, all of
+#: the scheme under test) sharing it under proportional fairness. Their
+#: RTT is Fig. 1's (30 ms wired); their buffer the RLC's 128 packets.
+CELLS = ("fig1-lte", "cell4-pf")
+CELL_RTT_MS = 30.0
+CELL_BUFFER_BYTES = 128 * 1500
+
+
+def _cell_overrides(cell: str, cc: str, setting: float | None) -> list[str]:
+    n = 4 if cell == "cell4-pf" else 1
+    out = list(LTE_TIMING)
+    if n > 1:
+        ue = "{kind = \"distance\", pathloss = {model = \"urban_macro\"}, tx_power_dbm = 46.0, " \
+             "noise_figure_db = 9.0, trajectory = {kind = \"random_jumps\", interval_s = 2.0, min_m = 300.0, " \
+             "max_m = 1500.0}}"
+        out.append("ues=[" + ", ".join(f"{{channel = {ue}}}" for _ in range(n)) + "]")
+        out.append("flows=[" + ", ".join(f"{{id = \"f{k}\", ue = {k}, cc = \"{cc}\", start_s = 0.0}}"
+                                         for k in range(n)) + "]")
+    else:
+        out.append(f"flows.0.cc={cc}")
     if setting is not None:
-        overrides.append(f"flows.0.cc_params.{KNOB}={setting}")
-    sc = load(bundled.scenario(TEMPLATE), overrides=overrides, seed=1)
+        out += [f"flows.{k}.cc_params.{KNOB}={setting}" for k in range(n)]
+    return out
+
+
+def run_one(trace: str, rtt_ms: float, buffer: int, cc: str, setting: float | None, duration_s: float) -> dict:
+    if trace in CELLS:
+        overrides = [*_cell_overrides(trace, cc, setting), f"duration_s={duration_s}"]
+        sc = load(bundled.scenario("paper/fig1-time-varying"), overrides=overrides, seed=1)
+    else:
+        overrides = [f"flows.0.cc={cc}", f"trace.downlink={trace}", f"trace.buffer_bytes={buffer}",
+                     f"internet.delay_ms={rtt_ms / 2}", f"duration_s={duration_s}"]
+        if setting is not None:
+            overrides.append(f"flows.0.cc_params.{KNOB}={setting}")
+        sc = load(bundled.scenario(TEMPLATE), overrides=overrides, seed=1)
     r = simulate(sc)
     t = r["tables"]
     fl = t["flows"]
     q = np.asarray(t["queue_delay"]["delay_ms"], dtype=float)
-    span = float(fl["end_s"][0] - fl["start_s"][0]) or duration_s
+    # Goodput: every flow's delivered payload over the run (one flow but in
+    # the 4-UE cell, where it is the cell's total).
+    span = duration_s
     return {"trace": Path(trace).name, "rtt_ms": rtt_ms, "buffer_bytes": buffer, "cc": cc,
-            "setting": setting, "goodput_mbps": float(fl["bytes_delivered"][0]) * 8 / span / 1e6,
+            "setting": setting, "goodput_mbps": float(np.sum(fl["bytes_delivered"])) * 8 / span / 1e6,
             "qdelay_mean_ms": float(q.mean()) if q.size else float("nan"),
             "qdelay_p95_ms": float(np.percentile(q, 95)) if q.size else float("nan"),
             "events": r["events"], "wall_s": r["wall_time_s"]}
@@ -152,13 +194,15 @@ def report(runs: list[dict], links: list[dict], command: str) -> str:
     lines = [TITLE, "", f"Command: `{command}`. Each scheme alone; goodput over the run; queuing delay of every "
              "packet at the trace's queue. `xrc2`'s default setting: "
              f"`{KNOB}` = {DEFAULT_SETTING}.", ""]
-    for half in ("tune", "holdout"):
+    for half in ("tune", "holdout", "cell"):
         ls = [x for x in links if x["half"] == half]
         if not ls:
             continue
         n_dom = sum(1 for x in ls if x["dominating_default"])
         n_cov = sum(1 for x in ls if not x["not_covered"])
-        lines += [f"## The {'tuning' if half == 'tune' else 'held-out'} half: {len(ls)} links", "",
+        head = {"tune": "The tuning half", "holdout": "The held-out half",
+                "cell": "The cellular links (RTT 30 ms wired, RLC buffer 128 packets)"}[half]
+        lines += [f"## {head}: {len(ls)} links", "",
                   f"- xrc2's default is dominated on {n_dom} of {len(ls)} links;",
                   f"- xrc2's curve covers every scheme on {n_cov} of {len(ls)} links.", "",
                   "| trace | RTT ms | buffer kB | dominate xrc2's default | not covered by xrc2's curve "
@@ -203,6 +247,12 @@ def study(out: str | Path | None, traces: str | Path | None = None, quick: bool 
         settings = (5.0, DEFAULT_SETTING, 40.0) if quick else SETTINGS
         todo = [(str(t), rtt, b, cc, None, dur) for t in files for rtt in rtts for b in bufs for cc in schemes]
         todo += [(str(t), rtt, b, "xrc2", s, dur) for t in files for rtt in rtts for b in bufs for s in settings]
+        cells = CELLS[:1] if quick else CELLS
+        # The physical-limit oracle needs its UE to be the cell's only UE
+        # with flows: no bound on the 4-UE cell.
+        todo += [(c, CELL_RTT_MS, CELL_BUFFER_BYTES, cc, None, dur) for c in cells for cc in schemes
+                 if not (cc == "oracle" and c == "cell4-pf")]
+        todo += [(c, CELL_RTT_MS, CELL_BUFFER_BYTES, "xrc2", s, dur) for c in cells for s in settings]
         runs = [_run(a) for a in todo] if jobs == 1 else map_parallel(_run, todo, jobs)
         half = halves(files)
         for r in runs:
