@@ -67,9 +67,8 @@ TITLE = "# The throughput-delay frontier: every scheme alone on each link, and x
 
 
 def halves(traces: list[Path]) -> dict[str, str]:
-    """Each trace's half ("tune" or "holdout"), by name or by its place;
-    the cellular links are "cell"."""
-    out = {c: "cell" for c in CELLS}
+    """Each trace's half ("tune" or "holdout"), by name or by its place."""
+    out = {}
     for i, t in enumerate(sorted(traces)):
         n = t.name
         out[n] = "holdout" if "holdout" in n else "tune" if "-tune-" in n else ("holdout" if i % 2 else "tune")
@@ -254,7 +253,7 @@ def study(out: str | Path | None, traces: str | Path | None = None, quick: bool 
                  if not (cc == "oracle" and c == "cell4-pf")]
         todo += [(c, CELL_RTT_MS, CELL_BUFFER_BYTES, "xrc2", s, dur) for c in cells for s in settings]
         runs = [_run(a) for a in todo] if jobs == 1 else map_parallel(_run, todo, jobs)
-        half = halves(files)
+        half = {**halves(files), **{c: "cell" for c in CELLS}}
         for r in runs:
             r["half"] = half[r["trace"]]
         links = analyse(runs)
