@@ -136,10 +136,11 @@
 //!    flight. The window never goes below [`Config::min_cwnd`] = 2 (genericCC
 //!    and mvfst).
 //! 8. *Pacing.* `pacing_gain·cwnd/RTT_standing` packets per second, turned into
-//!    bits per second with the wire size of a full segment (MSS + 52 bytes of
-//!    TCP/IP headers), because the framework spaces packets by their wire size.
-//!    genericCC paces at `RTT_standing/(2·cwnd)` between packets, and mvfst at
-//!    `2·cwnd/srtt`. There is no pacing before the first RTT sample.
+//!    bits per second with the payload of a full segment (MSS), because the
+//!    framework spaces packets by their payload, as Linux's internal pacing
+//!    does (`skb->len`). genericCC paces at `RTT_standing/(2·cwnd)` between
+//!    packets, and mvfst at `2·cwnd/srtt`. There is no pacing before the
+//!    first RTT sample.
 //! 9. *Restarts.* A timeout (`set_state(Loss)`) and a restart after idle
 //!    (`CaEvent::CwndRestart`) both re-initialise the controller as genericCC's
 //!    `init()` does, and set the framework's window to the initial window at once.
@@ -162,7 +163,6 @@ use serde::{Deserialize, Serialize};
 
 use super::CcConfig;
 use super::{CaEvent, CaState, CongestionControl, ConnView, RateSample, Window, INFINITE_SSTHRESH};
-use crate::net::packet::TCP_IP_HEADER_BYTES;
 use crate::units::{BitRate, SimDuration, SimTime};
 
 /// Copa's parameters. The defaults are the paper's and genericCC's
@@ -711,15 +711,15 @@ impl CongestionControl for Copa {
         true
     }
 
-    /// `pacing_gain·cwnd/RTT_standing` packets per second at the wire size of
-    /// a full segment (deviation 8).
+    /// `pacing_gain·cwnd/RTT_standing` packets per second of a full
+    /// segment's payload, which the framework paces (deviation 8).
     fn pacing_rate(&self) -> Option<BitRate> {
         let standing = self.standing_rtt.get()?;
         if standing.is_zero() || self.mss == 0 {
             return None;
         }
-        let wire_bits = (self.mss + TCP_IP_HEADER_BYTES) as f64 * 8.0;
-        let bps = self.cfg.pacing_gain * self.cwnd * wire_bits / standing.as_secs_f64();
+        let segment_bits = self.mss as f64 * 8.0;
+        let bps = self.cfg.pacing_gain * self.cwnd * segment_bits / standing.as_secs_f64();
         Some(BitRate::from_bps(bps.min(u64::MAX as f64) as u64))
     }
 
@@ -1219,17 +1219,12 @@ mod tests {
         assert_eq!(f.cc.pacing_rate(), None, "no pacing before an RTT sample");
         f.ack(at(0.0), ms(40.0));
         f.ack(at(100.0), ms(50.0));
-        let wire_bits = (MSS + TCP_IP_HEADER_BYTES) as f64 * 8.0;
-        let want = 2.0 * f.cc.cwnd() * wire_bits / 0.050;
+        let want = 2.0 * f.cc.cwnd() * MSS as f64 * 8.0 / 0.050;
         let got = f.cc.pacing_rate().unwrap().bps() as f64;
         assert!((got - want).abs() <= 1.0, "{got} vs {want}");
         // Two full segments per RTT_standing/cwnd: the framework's gap for a
-        // full segment is RTT_standing/(2·cwnd).
-        let gap =
-            f.cc.pacing_rate()
-                .unwrap()
-                .tx_time((MSS + TCP_IP_HEADER_BYTES) as u64)
-                .unwrap();
+        // full segment (its payload) is RTT_standing/(2·cwnd).
+        let gap = f.cc.pacing_rate().unwrap().tx_time(MSS as u64).unwrap();
         assert!((gap.as_secs_f64() - 0.050 / (2.0 * f.cc.cwnd())).abs() < 1e-8);
     }
 

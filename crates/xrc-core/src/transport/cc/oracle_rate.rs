@@ -18,7 +18,7 @@
 //! The model:
 //!
 //! ```text
-//!   pacing rate = C                                         (bit/s on the wire)
+//!   pacing rate = C · MSS / (MSS + 52)                      (payload bit/s: C on the wire)
 //!   cwnd        = ⌈ C · (RTT_base + A) / (8 · (MSS + 52)) ⌉ segments, at least `min_cwnd`
 //! ```
 //!
@@ -30,10 +30,11 @@
 //! Choices, numbered:
 //! 1. *Units.* C counts link bits (the cell's transport blocks after HARQ
 //!    losses; a trace's delivery opportunities), so a segment is counted with
-//!    its TCP/IP headers (MSS + 52 bytes), as the framework's pacing counts
-//!    it. PDCP/RLC/MAC headers (≈ 7 bytes a packet, 0.5 %) are not
-//!    subtracted: the oracle paces at C exactly, and the window bounds the
-//!    queue that 0.5 % could build.
+//!    its TCP/IP headers (MSS + 52 bytes); the framework paces payload bytes,
+//!    as Linux's internal pacing does, so the pacing rate is C scaled by
+//!    MSS/(MSS + 52), which puts C on the wire. PDCP/RLC/MAC headers (≈ 7
+//!    bytes a packet, 0.5 %) are not subtracted: the oracle sends at C
+//!    exactly, and the window bounds the queue that 0.5 % could build.
 //! 2. *Allowance A for the air interface's burstiness* (`allowance_ms`,
 //!    default 20 ms). An RTT with empty queues is longer than the base RTT
 //!    whenever the radio does not line up: a packet waits for its TTI
@@ -184,12 +185,15 @@ impl CongestionControl for Oracle {
         w.cwnd = t.min(w.cwnd_clamp);
     }
 
+    /// C on the wire: the framework paces payload bytes (choice 1).
     fn pacing_rate(&self) -> Option<BitRate> {
         let c = self.capacity_bps?;
         // Choice 3: never a zero rate.
         let rtt = (self.base_rtt + self.allowance).as_secs_f64().max(1e-3);
         let floor = (self.cfg.min_cwnd as f64 * self.wire_bytes as f64 * 8.0 / rtt).round() as u64;
-        Some(BitRate::from_bps(c.max(floor).max(1)))
+        let wire = c.max(floor).max(1) as u128;
+        let payload = self.wire_bytes.saturating_sub(TCP_IP_HEADER_BYTES).max(1) as u128;
+        Some(BitRate::from_bps((wire * payload / self.wire_bytes as u128).max(1) as u64))
     }
 
     fn signals(&self) -> Signals {
@@ -262,7 +266,8 @@ mod tests {
         let mut w = Window::new(10);
         assert_eq!(o.pacing_rate(), None, "no pacing before the first report");
         report(&mut o, &mut w, 17_500_000, 40);
-        assert_eq!(o.pacing_rate(), Some(BitRate::from_bps(17_500_000)));
+        // 17.5 Mbit/s on the wire: 1448 of every 1500 bytes are payload.
+        assert_eq!(o.pacing_rate(), Some(BitRate::from_bps(17_500_000 * 1448 / 1500)));
     }
 
     #[test]
@@ -271,8 +276,8 @@ mod tests {
         let mut w = Window::new(10);
         report(&mut o, &mut w, 0, 40);
         assert_eq!(w.cwnd, 2);
-        // 2 segments of 1500 bytes per 60 ms = 400 kbit/s.
-        assert_eq!(o.pacing_rate(), Some(BitRate::from_bps(400_000)));
+        // 2 segments of 1500 bytes per 60 ms = 400 kbit/s on the wire.
+        assert_eq!(o.pacing_rate(), Some(BitRate::from_bps(400_000 * 1448 / 1500)));
     }
 
     #[test]

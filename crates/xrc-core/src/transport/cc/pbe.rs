@@ -49,10 +49,11 @@
 //!
 //! # Choices, numbered
 //!
-//! 1. *Rate matching.* The pacing rate is the latest report, counted on the
-//!    wire (the framework paces MSS + 52 bytes a segment): C_t is the
-//!    transport-layer rate after PBE's 6.8 % header allowance, which already
-//!    leaves room for the headers.
+//! 1. *Rate matching.* The pacing rate is the latest report. C_t is the
+//!    transport-layer rate after PBE's 6.8 % header allowance, and the
+//!    framework paces payload bytes (as Linux's internal pacing does), so on
+//!    the wire the sender sends (MSS + 52)/MSS of C_f, 3.6 % more, within
+//!    the allowance.
 //! 2. *Window in the wireless state* = C_f · (RTprop + H), H =
 //!    `headroom_ms` (20 ms, the oracle's allowance: one HARQ RTT + one SR
 //!    period + two TTIs): the window is only a safety bound for a paced

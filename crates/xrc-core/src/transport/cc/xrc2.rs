@@ -117,6 +117,10 @@
 //!    paper's eq. (2) divides by the payload MSS (issue 10 item 5: 3.6%
 //!    more than fits at 1448 bytes, a matching standing queue). The cell's
 //!    PDCP header and RLC/MAC overhead (~4 bytes an SDU, 0.3%) are left out.
+//!    The pacing rate P is handed to the framework as it is, and the
+//!    framework paces payload bytes (as Linux), so on the wire the sender
+//!    sends (MSS + 52)/MSS · P, 3.6 % more than the rule says; the budgets
+//!    and the measurements of this page were made with that.
 //! 7. *After a loss* the framework's recovery runs unchanged (Reno's
 //!    ssthresh, choice 6), and the next ACK after it sets cwnd back to W;
 //!    the paper's reset (choice 4) could raise cwnd from ssthresh to twnd

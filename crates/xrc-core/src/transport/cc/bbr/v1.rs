@@ -160,10 +160,10 @@
 //! 4. Earliest departure time. Linux's `bbr_packets_in_net_at_edt` reads
 //!    `tp->tcp_wstamp_ns`, the pacing schedule's next departure. The
 //!    framework's equivalent (its `pace_next`) is not in [`ConnView`]; it is
-//!    rebuilt as `last_send + (mss + 52 B)·8 / pacing_rate`, which is what the
-//!    framework schedules after a full-sized segment (it paces wire bytes,
-//!    see the module docs' framework notes), using the pacing rate in force
-//!    before this ACK.
+//!    rebuilt as `last_send + mss·8 / pacing_rate`, which is what the
+//!    framework schedules after a full-sized segment (it paces payload
+//!    bytes, as Linux does), using the pacing rate in force before this
+//!    ACK.
 //! 5. `tp->delivered_mstamp` is not in [`ConnView`]; it is tracked here as
 //!    Linux maintains it: set to `now` on every ACK that delivered something,
 //!    and to the send time when a segment leaves with nothing outstanding
