@@ -193,7 +193,9 @@ impl CongestionControl for Oracle {
         let floor = (self.cfg.min_cwnd as f64 * self.wire_bytes as f64 * 8.0 / rtt).round() as u64;
         let wire = c.max(floor).max(1) as u128;
         let payload = self.wire_bytes.saturating_sub(TCP_IP_HEADER_BYTES).max(1) as u128;
-        Some(BitRate::from_bps((wire * payload / self.wire_bytes as u128).max(1) as u64))
+        Some(BitRate::from_bps(
+            (wire * payload / self.wire_bytes as u128).max(1) as u64
+        ))
     }
 
     fn signals(&self) -> Signals {

@@ -539,11 +539,13 @@ impl Xrc {
             // Deviation 11: within `regrow_rounds` of the last pulse only σ
             // above `pulse_level` · λ counts towards the next one.
             self.since_pulse = self.since_pulse.saturating_add(1);
+            // Deviation 13 (xrc2): never below `unfair_floor`.
             let level = if self.since_pulse <= t.regrow_rounds {
                 t.pulse_level
             } else {
                 self.budget
-            };
+            }
+            .max(t.unfair_floor);
             let over_pulse = self.sigma.is_some_and(|s| s > level);
             if over_pulse && (self.starved || known) {
                 self.over_budget_rounds += 1;
