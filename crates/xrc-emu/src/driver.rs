@@ -255,7 +255,7 @@ impl Default for Options {
 fn is_pure_ack(bytes: &[u8]) -> bool {
     crate::wire::parse_ipv4(bytes)
         .and_then(|i| i.tcp)
-        .is_some_and(|t| t.payload == 0 && t.has(crate::wire::flags::ACK) && t.flags & 0x07 == 0)
+        .is_some_and(|t| t.is_pure_ack())
 }
 
 /// Bytes of packets inside the emulated paths, by slot.
@@ -651,10 +651,7 @@ impl<I: PacketIo, C: Clock> Emulator<I, C> {
         }
         let slot = self.slab.put(bytes, rec);
         let now = SimTime::from_nanos(t);
-        let is_pure_ack = info
-            .as_ref()
-            .and_then(|i| i.tcp)
-            .is_some_and(|t| t.payload == 0 && t.has(crate::wire::flags::ACK) && t.flags & 0x07 == 0);
+        let is_pure_ack = info.as_ref().and_then(|i| i.tcp).is_some_and(|t| t.is_pure_ack());
         let signalled = ue_port.is_some_and(|p| self.opts.signals.writes_on_acks(p));
         // A pure ACK crossing the cell up is an ACK to the core, so that the
         // cell's agent writes its option into it at the base station (not
@@ -980,7 +977,7 @@ fn short_option(
     }
     let i = parse_ipv4(bytes)?;
     let t = i.tcp?;
-    if !(t.payload == 0 && t.has(crate::wire::flags::ACK) && t.flags & 0x07 == 0) {
+    if !t.is_pure_ack() {
         return None;
     }
     if signals.is_abc(i.sport) {

@@ -45,6 +45,10 @@ impl TcpFields {
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
     }
+    /// A pure ACK: ACK set, no payload, no SYN, FIN or RST.
+    pub fn is_pure_ack(&self) -> bool {
+        self.payload == 0 && self.has(flags::ACK) && self.flags & (flags::FIN | flags::SYN | flags::RST) == 0
+    }
 }
 
 /// One IPv4 packet's addressing and, for TCP, its segment fields.
