@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -122,9 +121,8 @@ def run_one(trace: str, rtt_ms: float, buffer: int, cc: str, setting: float | No
     q = np.asarray(t["queue_delay"]["delay_ms"], dtype=float)
     # Goodput: every flow's delivered payload over the run (one flow but in
     # the 4-UE cell, where it is the cell's total).
-    span = duration_s
     return {"trace": Path(trace).name, "rtt_ms": rtt_ms, "buffer_bytes": buffer, "cc": cc,
-            "setting": setting, "goodput_mbps": float(np.sum(fl["bytes_delivered"])) * 8 / span / 1e6,
+            "setting": setting, "goodput_mbps": float(np.sum(fl["bytes_delivered"])) * 8 / duration_s / 1e6,
             "qdelay_mean_ms": float(q.mean()) if q.size else float("nan"),
             "qdelay_p95_ms": float(np.percentile(q, 95)) if q.size else float("nan"),
             "events": r["events"], "wall_s": r["wall_time_s"]}
@@ -277,4 +275,4 @@ def study(out: str | Path | None, traces: str | Path | None = None, quick: bool 
     return text
 
 
-__all__: list[Any] = ["study", "analyse", "dominates", "covers", "halves"]
+__all__ = ["study", "analyse", "dominates", "covers", "halves"]
