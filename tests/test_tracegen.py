@@ -78,10 +78,14 @@ def test_xrc_trace_synth_writes_a_tuning_half_and_a_held_out_half_and_describes_
     assert (tmp_path / "t" / "synth-holdout-003.down").read_text() == generate(TraceModel(seconds=5), 4).mahimahi()
 
 
-def test_xrc_trace_synth_refuses_bad_input_with_exit_2_naming_it_and_writes_nothing(tmp_path):
-    r = subprocess.run([*XRC, "trace", "synth", str(tmp_path / "t"), "--grant-prob", "2"],
+@pytest.mark.parametrize("args, says", [
+    (["--grant-prob", "2"], "grant_prob must be in (0, 1], got 2.0"),
+    (["--count", "10000", "--seconds", "86400"], "count × seconds must be at most 864000 s"),
+])
+def test_xrc_trace_synth_refuses_bad_input_with_exit_2_naming_it_and_writes_nothing(tmp_path, args, says):
+    r = subprocess.run([*XRC, "trace", "synth", str(tmp_path / "t"), *args],
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "grant_prob must be in (0, 1], got 2.0" in r.stderr, r.stderr
+    assert r.returncode == 2 and says in r.stderr, r.stderr
     assert not (tmp_path / "t").exists()
 
 

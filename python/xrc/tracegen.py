@@ -40,6 +40,10 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+#: The most trace a set may hold, s: ten days (at 40 Mbit/s, about 10 GB
+#: of Mahimahi text).
+MAX_TOTAL_S = 864_000.0
+
 #: Bits of one delivery opportunity (a 1500-byte packet, Mahimahi's).
 OPPORTUNITY_BITS = 12_000
 
@@ -213,6 +217,9 @@ def write_set(out_dir: Path, model: TraceModel, seed: int, count: int) -> list[d
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
         raise TraceGenError(f"count must be an integer in 1..10000, got {count!r}")
     model.check()
+    if count * model.seconds > MAX_TOTAL_S:
+        raise TraceGenError(f"count × seconds must be at most {MAX_TOTAL_S:g} s of traces (gigabytes of text), "
+                            f"got {count} × {model.seconds:g} s")
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = []
     for i in range(count):
