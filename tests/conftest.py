@@ -16,6 +16,25 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
 
 
+#: Run a command as the unprivileged user `nobody` (the tests of refusals
+#: without root, run as root).
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def skip_unless_nobody_can_run_xrc() -> None:
+    """Skips the test, saying why, where the user `nobody` cannot import
+    this checkout's xrc: a directory above it is not world-readable (a clone
+    inside ``mktemp -d``, mode 0700, is one), so a refusal cannot be tested
+    as that user."""
+    import sys
+
+    r = subprocess.run([*AS_NOBODY, sys.executable, "-c", "import xrc.cli"], capture_output=True, text=True,
+                       timeout=60, cwd="/")
+    if r.returncode != 0:
+        pytest.skip(f"the unprivileged user (uid 65534) cannot import xrc from {ROOT} (a parent directory is not "
+                    f"readable to it); clone into a world-readable directory to run this test")
+
+
 def load_script(name: str) -> ModuleType:
     """``scripts/NAME.py`` as a module (the scripts are not a package)."""
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")

@@ -107,6 +107,10 @@ def test_without_root_it_refuses_with_exit_2(tmp_path, capsys):
     # read (pytest's directories are root's alone).
     import tempfile
 
+    from .conftest import skip_unless_nobody_can_run_xrc
+
+    skip_unless_nobody_can_run_xrc()
+
     with tempfile.TemporaryDirectory(prefix="xrc-emulate-noroot-") as d:
         os.chmod(d, 0o755)
         path = Path(d) / "cell.toml"

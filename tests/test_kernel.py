@@ -113,6 +113,9 @@ def test_a_bad_parameter_is_refused_naming_it_before_anything_is_loaded(setting,
 @pytest.mark.skipif(shutil.which("setpriv") is None or os.geteuid() != 0,
                     reason="needs root and setpriv (util-linux) to run as an unprivileged user")
 def test_loading_without_root_is_refused_with_exit_2_saying_so(tmp_path):
+    from .conftest import skip_unless_nobody_can_run_xrc
+
+    skip_unless_nobody_can_run_xrc()
     env = {**os.environ, "HOME": str(tmp_path)}
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *XRC, "kernel", "load"],
                        capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
